@@ -1,0 +1,62 @@
+// contracts/errors.ts: the one error-code table (SPEC.md "Errors") and ServiceError.
+// Every module raises ServiceError with a code from this table; http/errors.ts is the only place
+// that turns an error into a response envelope. Nothing matches on message text.
+
+/** Code → HTTP status and JSON-RPC code. RPC values follow SPEC.md's session error table. */
+export const ERROR_TABLE = {
+  BAD_REQUEST: { status: 400, rpc: -32602 },
+  UNAUTHORIZED: { status: 401, rpc: -32030 },
+  HOOK_DENIED: { status: 403, rpc: -32012 },
+  ScopeDenied: { status: 403, rpc: -32025 },
+  NOT_FOUND: { status: 404, rpc: -32004 },
+  SESSION_NOT_FOUND: { status: 404, rpc: -32001 },
+  SKILL_NOT_FOUND: { status: 404, rpc: -32021 },
+  METHOD_NOT_ALLOWED: { status: 405, rpc: -32601 },
+  SESSION_BUSY: { status: 409, rpc: -32002 },
+  SESSION_NOT_RUNNING: { status: 409, rpc: -32603 },
+  DUPLICATE_REQUEST_ID: { status: 409, rpc: -32006 },
+  CONFLICT: { status: 409, rpc: -32007 },
+  PAYLOAD_TOO_LARGE: { status: 413, rpc: -32008 },
+  UNSUPPORTED_MEDIA_TYPE: { status: 415, rpc: -32009 },
+  SKILL_RESOLUTION_FAILED: { status: 422, rpc: -32022 },
+  BUDGET_EXHAUSTED: { status: 429, rpc: -32011 },
+  REQUEST_CANCELLED: { status: 499, rpc: -32005 },
+  AGENT_ERROR: { status: 500, rpc: -32603 },
+  INTERNAL_ERROR: { status: 500, rpc: -32603 },
+  SESSION_CREATED_WITH_TURN_FAILURE: { status: 500, rpc: -32603 },
+  SESSION_PERSISTENCE_DISABLED: { status: 400, rpc: -32603 },
+  SESSION_COMPACTION_DISABLED: { status: 400, rpc: -32603 },
+  SESSION_DURABLE_TAIL_HELD_FOR_RECOVERY: { status: 409, rpc: -32003 },
+  SESSION_DURABLE_TAIL_RECOVERY_REFUSED: { status: 409, rpc: -32003 },
+  SESSION_DURABLE_EVIDENCE_QUARANTINED: { status: 409, rpc: -32003 },
+  SESSION_STORE_ERROR: { status: 500, rpc: -32603 },
+  SESSION_UNSUPPORTED: { status: 400, rpc: -32603 },
+  SESSION_ERROR: { status: 500, rpc: -32603 },
+  CAPABILITY_UNAVAILABLE: { status: 501, rpc: -32013 },
+  PROVIDER_ERROR: { status: 502, rpc: -32010 },
+  SERVICE_UNAVAILABLE: { status: 503, rpc: -32031 },
+} as const;
+
+export type ErrorCode = keyof typeof ERROR_TABLE;
+
+/** A failure with a table code. `status` always comes from ERROR_TABLE, never from the caller. */
+export class ServiceError extends Error {
+  readonly code: ErrorCode;
+  readonly status: number;
+  readonly details?: unknown;
+  constructor(code: ErrorCode, message: string, details?: unknown, options?: { cause?: unknown }) {
+    super(message, options);
+    this.name = 'ServiceError';
+    this.code = code;
+    this.status = ERROR_TABLE[code].status;
+    if (details !== undefined) this.details = details;
+  }
+}
+
+/** True when `value` is a ServiceError (also across realms of tsx module instances). */
+export function isServiceError(value: unknown): value is ServiceError {
+  return value instanceof ServiceError;
+}
+
+/** Kinds carried in `details.error.kind` for provider failures (SPEC.md "Errors"). */
+export type ProviderFailureKind = 'llm_failure' | 'retry_exhausted';

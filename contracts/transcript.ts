@@ -1,0 +1,102 @@
+// contracts/transcript.ts: content input and transcript message schemas. The transcript row stored
+// by storage/ is exactly the history message sent on the wire (SPEC.md "History"), so one schema
+// serves storage, providers and GET /sessions/{id}/history.
+import { Type, type Static } from 'typebox';
+
+export const TextBlock = Type.Object({ type: Type.Literal('text'), text: Type.String() }, { $id: 'TextBlock' });
+export type TextBlock = Static<typeof TextBlock>;
+
+export const ImageBlock = Type.Object(
+  {
+    type: Type.Literal('image'),
+    media_type: Type.String(),
+    source: Type.Union([Type.Literal('inline'), Type.Literal('blob')]),
+    data: Type.Optional(Type.String()),
+    blob_id: Type.Optional(Type.String()),
+  },
+  { $id: 'ImageBlock' },
+);
+export type ImageBlock = Static<typeof ImageBlock>;
+
+export const ContentBlock = Type.Union([TextBlock, ImageBlock], { $id: 'ContentBlock' });
+export type ContentBlock = Static<typeof ContentBlock>;
+
+/** SPEC.md "Content input": a string or an array of typed content blocks. */
+export const ContentInput = Type.Union([Type.String(), Type.Array(ContentBlock)], { $id: 'ContentInput' });
+export type ContentInput = Static<typeof ContentInput>;
+
+export const StopReason = Type.Union(
+  ['end_turn', 'tool_use', 'max_tokens', 'stop_sequence', 'content_filter', 'cancelled'].map((s) => Type.Literal(s)),
+  { $id: 'StopReason' },
+);
+export type StopReason = 'end_turn' | 'tool_use' | 'max_tokens' | 'stop_sequence' | 'content_filter' | 'cancelled';
+
+export const AssistantBlock = Type.Union(
+  [
+    Type.Object({ block_type: Type.Literal('text'), data: Type.Object({ text: Type.String() }) }),
+    Type.Object({ block_type: Type.Literal('reasoning'), data: Type.Object({ text: Type.String() }) }),
+    Type.Object({
+      block_type: Type.Literal('tool_use'),
+      data: Type.Object({ id: Type.String(), name: Type.String(), args: Type.Unknown() }),
+    }),
+  ],
+  { $id: 'AssistantBlock' },
+);
+export type AssistantBlock =
+  | { block_type: 'text'; data: { text: string } }
+  | { block_type: 'reasoning'; data: { text: string } }
+  | { block_type: 'tool_use'; data: { id: string; name: string; args: unknown } };
+
+export const ToolResult = Type.Object(
+  { tool_use_id: Type.String(), content: Type.String(), is_error: Type.Optional(Type.Boolean()) },
+  { $id: 'ToolResult' },
+);
+export type ToolResult = Static<typeof ToolResult>;
+
+export const SystemMessage = Type.Object({
+  role: Type.Literal('system'),
+  content: Type.String(),
+  created_at: Type.String(),
+  identity: Type.Optional(Type.Object({ idempotency_key: Type.Optional(Type.String()), source: Type.Optional(Type.String()) })),
+  prompt_version: Type.Optional(Type.Object({ key: Type.String(), version: Type.Integer() })),
+});
+export const UserMessage = Type.Object({
+  role: Type.Literal('user'),
+  content: ContentInput,
+  created_at: Type.String(),
+  transcript_role: Type.Optional(
+    Type.Union([Type.Literal('conversational'), Type.Literal('injected_context'), Type.Literal('compaction_summary')]),
+  ),
+});
+export const AssistantMessage = Type.Object({
+  role: Type.Literal('block_assistant'),
+  blocks: Type.Array(AssistantBlock),
+  stop_reason: StopReason,
+  created_at: Type.String(),
+});
+export const ToolResultsMessage = Type.Object({
+  role: Type.Literal('tool_results'),
+  results: Type.Array(ToolResult),
+  created_at: Type.String(),
+});
+
+/** One transcript row = one history message (oldest to newest). */
+export const Message = Type.Union([SystemMessage, UserMessage, AssistantMessage, ToolResultsMessage], { $id: 'Message' });
+export type SystemMessage = Static<typeof SystemMessage>;
+export type UserMessage = Static<typeof UserMessage>;
+export type AssistantMessage = { role: 'block_assistant'; blocks: AssistantBlock[]; stop_reason: StopReason; created_at: string };
+export type ToolResultsMessage = Static<typeof ToolResultsMessage>;
+export type Message = SystemMessage | UserMessage | AssistantMessage | ToolResultsMessage;
+
+/** WireUsage: total_tokens = input + output (cache counts are reported, not added). */
+export const WireUsage = Type.Object(
+  {
+    input_tokens: Type.Integer(),
+    output_tokens: Type.Integer(),
+    total_tokens: Type.Integer(),
+    cache_creation_tokens: Type.Optional(Type.Integer()),
+    cache_read_tokens: Type.Optional(Type.Integer()),
+  },
+  { $id: 'WireUsage' },
+);
+export type WireUsage = Static<typeof WireUsage>;

@@ -1,0 +1,60 @@
+// providers/provider.ts: the Provider interface and the normalised stream events every wire adapter
+// (anthropic, openai, gemini, openai-compatible, scripted) produces. The turn runner is the caller.
+import type { AssistantBlock, Message, StopReason } from '../contracts/transcript.ts';
+
+export type ProviderName = 'anthropic' | 'openai' | 'gemini' | 'self_hosted' | 'other' | 'scripted';
+
+export interface ToolSpec {
+  name: string;
+  description: string;
+  /** JSON Schema of the arguments object. */
+  input_schema: Record<string, unknown>;
+}
+
+export interface ProviderUsage {
+  input_tokens: number;
+  output_tokens: number;
+  cache_creation_tokens?: number;
+  cache_read_tokens?: number;
+}
+
+export interface ProviderRequest {
+  model: string;
+  /** Joined system prompt, or undefined for none. */
+  system?: string;
+  /** Conversation rows (system rows already folded into `system` by the caller are excluded). */
+  messages: Message[];
+  tools: ToolSpec[];
+  max_tokens: number;
+  /** When set, ask the vendor for JSON matching this schema (structured-output extraction). */
+  json_schema?: { name: string; schema: Record<string, unknown>; strict: boolean };
+  signal: AbortSignal;
+}
+
+/** Normalised streaming events, delivered in order while the call runs. */
+export type StreamEvent =
+  | { type: 'text_delta'; delta: string }
+  | { type: 'reasoning_delta'; delta: string };
+
+export interface ProviderResponse {
+  blocks: AssistantBlock[];
+  stop_reason: StopReason;
+  usage: ProviderUsage;
+}
+
+/** Retry notice emitted before a backoff sleep (payload of the `retrying` event). */
+export interface RetryNotice {
+  failure: { kind: 'rate_limited' | 'network_timeout' | 'call_timeout' | 'retryable_provider_error'; message: string; provider: string; retry_after_ms?: number };
+  plan: { attempt: number; max_retries: number; computed_delay_ms: number; selected_delay_ms: number; retry_after_hint_ms?: number; rate_limit_floor_applied: boolean; budget_capped: boolean };
+}
+
+export interface Provider {
+  readonly name: ProviderName;
+  /**
+   * Runs one model call, streaming events through `onEvent`, and resolves with the full reply.
+   * Failures reject with a ServiceError (PROVIDER_ERROR for credentials/auth, AGENT_ERROR otherwise)
+   * whose details.error.kind is 'llm_failure' or 'retry_exhausted'.
+   */
+  call(req: ProviderRequest, onEvent: (e: StreamEvent) => void, onRetry?: (n: RetryNotice) => void): Promise<ProviderResponse>;
+  close?(): Promise<void>;
+}

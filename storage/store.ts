@@ -1,0 +1,66 @@
+// storage/store.ts: the Store interface every backend implements (lmdb default, jsonl, memory).
+// Actors are the only callers; writes go through one chained writer per actor (actors/persistence.ts).
+import type { Message } from '../contracts/transcript.ts';
+
+export type BackendName = 'lmdb' | 'jsonl' | 'memory';
+export const SUPPORTED_BACKENDS: readonly BackendName[] = ['lmdb', 'jsonl', 'memory'];
+
+/** Durable per-session record: metadata plus the session machine's persisted snapshot. */
+export interface SessionRecord {
+  v: 1;
+  session_id: string;
+  created_at_ms: number;
+  updated_at_ms: number;
+  archived: boolean;
+  labels: Record<string, string>;
+  message_count: number;
+  total_tokens: number;
+  /** Opaque JSON owned by actors/ (machine snapshot, settings, pending input). Must be JSON-safe. */
+  state: unknown;
+}
+
+/** One event in a session's ordered ledger. `seq` is monotonic per session, starting at 1. */
+export interface LedgerEntry {
+  seq: number;
+  kind: string;
+  timestamp_ms: number;
+  payload: unknown;
+}
+
+/** One write inside an atomic batch. */
+export type StoreOp =
+  | { op: 'putSession'; session: SessionRecord }
+  /** Writes rows at indexes fromIndex.. (overwriting any already there). */
+  | { op: 'putRows'; sessionId: string; fromIndex: number; rows: Message[] }
+  /** Deletes every row at index >= length. */
+  | { op: 'truncateRows'; sessionId: string; length: number }
+  | { op: 'appendLedger'; sessionId: string; entries: LedgerEntry[] }
+  | { op: 'putRecord'; ns: string; key: string; value: unknown }
+  | { op: 'deleteRecord'; ns: string; key: string };
+
+export interface ListSessionsOptions {
+  includeArchived?: boolean;
+  offset?: number;
+  limit?: number;
+}
+
+export interface Store {
+  readonly backend: BackendName;
+  /** False for memory: nothing survives the process. */
+  readonly persistent: boolean;
+  getSession(sessionId: string): Promise<SessionRecord | undefined>;
+  /** Sessions ordered by creation time (then id); archived excluded unless asked. */
+  listSessions(opts?: ListSessionsOptions): Promise<SessionRecord[]>;
+  countSessions(): Promise<number>;
+  /** Rows [offset, offset+limit) in order, and the total row count. */
+  readRows(sessionId: string, offset?: number, limit?: number): Promise<{ rows: Message[]; total: number }>;
+  /** Ledger entries with seq > afterSeq, ascending, at most `limit`. */
+  readLedger(sessionId: string, afterSeq: number, limit?: number): Promise<LedgerEntry[]>;
+  /** Highest seq in the ledger, 0 when empty. */
+  lastLedgerSeq(sessionId: string): Promise<number>;
+  getRecord<T = unknown>(ns: string, key: string): Promise<T | undefined>;
+  listRecords<T = unknown>(ns: string): Promise<Array<{ key: string; value: T }>>;
+  /** Applies every op atomically and durably (resolves after the data is on disk for persistent backends). */
+  commit(ops: StoreOp[]): Promise<void>;
+  close(): Promise<void>;
+}
