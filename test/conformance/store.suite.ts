@@ -1,0 +1,482 @@
+// test/conformance/store.suite.ts: the behaviour every Store backend must show (lmdb, jsonl, memory).
+// Each backend's test file calls storeConformance with a factory that opens fresh stores.
+import { after, describe, it, type TestContext } from 'node:test';
+import assert from 'node:assert/strict';
+import { isServiceError, type ErrorCode } from '../../contracts/errors.ts';
+import type { Message } from '../../contracts/transcript.ts';
+import type { LedgerEntry, SessionRecord, Store, StoreOp } from '../../storage/store.ts';
+import { tmpDir, type TmpDir } from '../helpers/tmp-dir.ts';
+
+/** Opens stores for the suite. `open` gives a fresh, empty store; `reopen` reopens the last one opened. */
+export interface StoreFactory {
+  open(): Promise<Store>;
+  reopen?(): Promise<Store>;
+  cleanup(): Promise<void>;
+}
+
+/** A factory for a backend that lives in a directory: each open() gets a new temp dir, reopen() the last one. */
+export function dirStoreFactory(prefix: string, openAt: (dir: string) => Promise<Store>): StoreFactory {
+  const dirs: TmpDir[] = [];
+  return {
+    async open() {
+      const dir = await tmpDir(prefix);
+      dirs.push(dir);
+      return openAt(dir.path);
+    },
+    async reopen() {
+      const last = dirs.at(-1);
+      if (!last) throw new Error('reopen before open');
+      return openAt(last.path);
+    },
+    async cleanup() {
+      await Promise.all(dirs.splice(0).map((d) => d.cleanup()));
+    },
+  };
+}
+
+/** A session record with defaults; `over` replaces fields. */
+export function sessionRecord(id: string, createdAtMs: number, over: Partial<SessionRecord> = {}): SessionRecord {
+  return {
+    v: 1,
+    session_id: id,
+    created_at_ms: createdAtMs,
+    updated_at_ms: createdAtMs,
+    archived: false,
+    labels: {},
+    message_count: 0,
+    total_tokens: 0,
+    state: { phase: 'idle', nested: { turns: 0 } },
+    ...over,
+  };
+}
+
+/** A user transcript row whose text is `text`. */
+export function userRow(text: string): Message {
+  return { role: 'user', content: text, created_at: '2026-01-01T00:00:00.000Z' };
+}
+
+/** Ledger entries with the given seqs. */
+export function entries(...seqs: number[]): LedgerEntry[] {
+  return seqs.map((seq) => ({ seq, kind: 'turn_completed', timestamp_ms: 1000 + seq, payload: { seq } }));
+}
+
+const texts = (rows: Message[]): string[] => rows.map((r) => (r.role === 'user' ? String(r.content) : r.role));
+const ids = (list: SessionRecord[]): string[] => list.map((s) => s.session_id);
+
+function withCode(code: ErrorCode): (err: unknown) => boolean {
+  return (err) => isServiceError(err) && err.code === code;
+}
+
+/** Defines the conformance tests for one backend. */
+export function storeConformance(name: string, factory: StoreFactory): void {
+  async function fresh(t: TestContext): Promise<Store> {
+    const store = await factory.open();
+    t.after(() => store.close());
+    return store;
+  }
+
+  describe(`store conformance: ${name}`, () => {
+    after(() => factory.cleanup());
+
+    describe('sessions', () => {
+      it('returns undefined for an unknown session and round-trips a stored one', async (t) => {
+        const store = await fresh(t);
+        assert.equal(await store.getSession('nope'), undefined);
+        const s = sessionRecord('s1', 10, { labels: { team: 'a' }, state: { deep: [1, { x: 'y' }] } });
+        await store.commit([{ op: 'putSession', session: s }]);
+        assert.deepEqual(await store.getSession('s1'), s);
+        await store.commit([{ op: 'putSession', session: { ...s, updated_at_ms: 99, message_count: 3 } }]);
+        assert.equal((await store.getSession('s1'))?.updated_at_ms, 99);
+        assert.equal(await store.countSessions(), 1);
+      });
+
+      it('lists by creation time then id, with offset and limit', async (t) => {
+        const store = await fresh(t);
+        const order: Array<[string, number]> = [['d', 30], ['b', 10], ['c', 20], ['a', 10], ['e', 5]];
+        await store.commit(order.map(([id, at]) => ({ op: 'putSession', session: sessionRecord(id, at) })));
+        assert.deepEqual(ids(await store.listSessions()), ['e', 'a', 'b', 'c', 'd']);
+        assert.deepEqual(ids(await store.listSessions({ offset: 1, limit: 2 })), ['a', 'b']);
+        assert.deepEqual(ids(await store.listSessions({ offset: 4, limit: 10 })), ['d']);
+        assert.deepEqual(ids(await store.listSessions({ offset: 5 })), []);
+        assert.deepEqual(ids(await store.listSessions({ limit: 0 })), []);
+        assert.equal(await store.countSessions(), 5);
+      });
+
+      it('leaves archived sessions out unless asked, and still counts them', async (t) => {
+        const store = await fresh(t);
+        const ops: StoreOp[] = [1, 2, 3, 4].map((n) => ({
+          op: 'putSession',
+          session: sessionRecord(`s${n}`, n, { archived: n % 2 === 0 }),
+        }));
+        await store.commit(ops);
+        assert.deepEqual(ids(await store.listSessions()), ['s1', 's3']);
+        assert.deepEqual(ids(await store.listSessions({ offset: 1 })), ['s3']);
+        assert.deepEqual(ids(await store.listSessions({ includeArchived: true })), ['s1', 's2', 's3', 's4']);
+        assert.deepEqual(ids(await store.listSessions({ includeArchived: true, offset: 1, limit: 2 })), ['s2', 's3']);
+        assert.equal(await store.countSessions(), 4);
+        await store.commit([{ op: 'putSession', session: sessionRecord('s1', 1, { archived: true }) }]);
+        await store.commit([{ op: 'putSession', session: sessionRecord('s2', 2, { archived: false }) }]);
+        assert.deepEqual(ids(await store.listSessions()), ['s2', 's3']);
+        assert.equal(await store.countSessions(), 4);
+      });
+
+      it('moves a session in the order when its created_at_ms changes, without duplicating it', async (t) => {
+        const store = await fresh(t);
+        await store.commit([1, 2, 3].map((n) => ({ op: 'putSession', session: sessionRecord(`s${n}`, n) })));
+        await store.commit([{ op: 'putSession', session: sessionRecord('s1', 9) }]);
+        assert.deepEqual(ids(await store.listSessions({ includeArchived: true })), ['s2', 's3', 's1']);
+        assert.deepEqual(ids(await store.listSessions()), ['s2', 's3', 's1']);
+        assert.equal(await store.countSessions(), 3);
+      });
+    });
+
+    describe('transcript rows', () => {
+      it('reads nothing for a session without rows', async (t) => {
+        const store = await fresh(t);
+        assert.deepEqual(await store.readRows('none'), { rows: [], total: 0 });
+      });
+
+      it('appends, pages and reports the total', async (t) => {
+        const store = await fresh(t);
+        await store.commit([{ op: 'putRows', sessionId: 's', fromIndex: 0, rows: ['r0', 'r1', 'r2'].map(userRow) }]);
+        await store.commit([{ op: 'putRows', sessionId: 's', fromIndex: 3, rows: ['r3', 'r4'].map(userRow) }]);
+        const all = await store.readRows('s');
+        assert.deepEqual(texts(all.rows), ['r0', 'r1', 'r2', 'r3', 'r4']);
+        assert.equal(all.total, 5);
+        assert.deepEqual(all.rows[0], userRow('r0'));
+        const page = await store.readRows('s', 1, 2);
+        assert.deepEqual(texts(page.rows), ['r1', 'r2']);
+        assert.equal(page.total, 5);
+        assert.deepEqual(texts((await store.readRows('s', 4, 10)).rows), ['r4']);
+        assert.deepEqual(await store.readRows('s', 7, 2), { rows: [], total: 5 });
+        assert.deepEqual((await store.readRows('s', 0, 0)).rows, []);
+      });
+
+      it('overwrites from an index, extending past the end', async (t) => {
+        const store = await fresh(t);
+        await store.commit([{ op: 'putRows', sessionId: 's', fromIndex: 0, rows: ['a', 'b', 'c', 'd'].map(userRow) }]);
+        await store.commit([{ op: 'putRows', sessionId: 's', fromIndex: 2, rows: ['C', 'D', 'E'].map(userRow) }]);
+        assert.deepEqual(await store.readRows('s'), { rows: ['a', 'b', 'C', 'D', 'E'].map(userRow), total: 5 });
+      });
+
+      it('truncates, and treats a truncate past the end as a no-op', async (t) => {
+        const store = await fresh(t);
+        await store.commit([{ op: 'putRows', sessionId: 's', fromIndex: 0, rows: ['a', 'b', 'c', 'd'].map(userRow) }]);
+        await store.commit([{ op: 'truncateRows', sessionId: 's', length: 9 }]);
+        assert.equal((await store.readRows('s')).total, 4);
+        await store.commit([{ op: 'truncateRows', sessionId: 's', length: 2 }]);
+        assert.deepEqual(await store.readRows('s'), { rows: ['a', 'b'].map(userRow), total: 2 });
+        await store.commit([
+          { op: 'truncateRows', sessionId: 's', length: 0 },
+          { op: 'putRows', sessionId: 's', fromIndex: 0, rows: [userRow('fresh')] },
+        ]);
+        assert.deepEqual(await store.readRows('s'), { rows: [userRow('fresh')], total: 1 });
+      });
+
+      it('applies several row ops of one batch in order', async (t) => {
+        const store = await fresh(t);
+        await store.commit([
+          { op: 'putRows', sessionId: 's', fromIndex: 0, rows: ['a', 'b'].map(userRow) },
+          { op: 'putRows', sessionId: 's', fromIndex: 2, rows: ['c'].map(userRow) },
+          { op: 'truncateRows', sessionId: 's', length: 1 },
+          { op: 'putRows', sessionId: 's', fromIndex: 1, rows: ['B'].map(userRow) },
+        ]);
+        assert.deepEqual(await store.readRows('s'), { rows: ['a', 'B'].map(userRow), total: 2 });
+      });
+
+      it('refuses a write that would leave a gap, with CONFLICT', async (t) => {
+        const store = await fresh(t);
+        await store.commit([{ op: 'putRows', sessionId: 's', fromIndex: 0, rows: [userRow('a')] }]);
+        await assert.rejects(
+          store.commit([{ op: 'putRows', sessionId: 's', fromIndex: 2, rows: [userRow('c')] }]),
+          withCode('CONFLICT'),
+        );
+        assert.equal((await store.readRows('s')).total, 1);
+      });
+
+      it("keeps session 'a' apart from session 'ab'", async (t) => {
+        const store = await fresh(t);
+        await store.commit([
+          { op: 'putRows', sessionId: 'a', fromIndex: 0, rows: ['a0', 'a1'].map(userRow) },
+          { op: 'putRows', sessionId: 'ab', fromIndex: 0, rows: ['ab0', 'ab1', 'ab2'].map(userRow) },
+        ]);
+        await store.commit([{ op: 'truncateRows', sessionId: 'a', length: 0 }]);
+        assert.deepEqual(await store.readRows('a'), { rows: [], total: 0 });
+        assert.deepEqual(texts((await store.readRows('ab')).rows), ['ab0', 'ab1', 'ab2']);
+      });
+    });
+
+    describe('ledger', () => {
+      it('is empty with last seq 0 for an unknown session', async (t) => {
+        const store = await fresh(t);
+        assert.deepEqual(await store.readLedger('s', 0), []);
+        assert.equal(await store.lastLedgerSeq('s'), 0);
+      });
+
+      it('appends and reads after a seq, with a limit', async (t) => {
+        const store = await fresh(t);
+        await store.commit([{ op: 'appendLedger', sessionId: 's', entries: entries(1, 2, 3) }]);
+        await store.commit([{ op: 'appendLedger', sessionId: 's', entries: entries(4, 5) }]);
+        assert.deepEqual(await store.readLedger('s', 0), entries(1, 2, 3, 4, 5));
+        assert.deepEqual(await store.readLedger('s', 2), entries(3, 4, 5));
+        assert.deepEqual(await store.readLedger('s', 1, 2), entries(2, 3));
+        assert.deepEqual(await store.readLedger('s', 5), []);
+        assert.deepEqual(await store.readLedger('s', 0, 0), []);
+        assert.equal(await store.lastLedgerSeq('s'), 5);
+      });
+
+      it('refuses a seq at or below the last one, with CONFLICT', async (t) => {
+        const store = await fresh(t);
+        await store.commit([{ op: 'appendLedger', sessionId: 's', entries: entries(1, 2) }]);
+        await assert.rejects(
+          store.commit([{ op: 'appendLedger', sessionId: 's', entries: entries(2, 3) }]),
+          withCode('CONFLICT'),
+        );
+        await assert.rejects(
+          store.commit([
+            { op: 'appendLedger', sessionId: 's', entries: entries(3) },
+            { op: 'appendLedger', sessionId: 's', entries: entries(3) },
+          ]),
+          withCode('CONFLICT'),
+        );
+        assert.deepEqual(await store.readLedger('s', 0), entries(1, 2));
+        assert.equal(await store.lastLedgerSeq('s'), 2);
+      });
+
+      it("keeps session 'a' apart from session 'ab'", async (t) => {
+        const store = await fresh(t);
+        await store.commit([
+          { op: 'appendLedger', sessionId: 'ab', entries: entries(1, 2, 3, 4) },
+          { op: 'appendLedger', sessionId: 'a', entries: entries(1, 2) },
+        ]);
+        assert.deepEqual(await store.readLedger('a', 0), entries(1, 2));
+        assert.equal(await store.lastLedgerSeq('a'), 2);
+        assert.equal(await store.lastLedgerSeq('ab'), 4);
+        assert.deepEqual(await store.readLedger('ab', 3), entries(4));
+      });
+    });
+
+    describe('records', () => {
+      it('puts, gets, overwrites, lists in key order and deletes', async (t) => {
+        const store = await fresh(t);
+        assert.equal(await store.getRecord('ns', 'k'), undefined);
+        assert.deepEqual(await store.listRecords('ns'), []);
+        await store.commit([
+          { op: 'putRecord', ns: 'ns', key: 'b', value: { n: 2 } },
+          { op: 'putRecord', ns: 'ns', key: 'a', value: [1, 'x', null] },
+          { op: 'putRecord', ns: 'ns', key: 'c', value: 'plain' },
+        ]);
+        assert.deepEqual(await store.getRecord('ns', 'a'), [1, 'x', null]);
+        await store.commit([{ op: 'putRecord', ns: 'ns', key: 'b', value: { n: 3 } }]);
+        assert.deepEqual(await store.listRecords('ns'), [
+          { key: 'a', value: [1, 'x', null] },
+          { key: 'b', value: { n: 3 } },
+          { key: 'c', value: 'plain' },
+        ]);
+        await store.commit([
+          { op: 'deleteRecord', ns: 'ns', key: 'a' },
+          { op: 'deleteRecord', ns: 'ns', key: 'never-there' },
+        ]);
+        assert.equal(await store.getRecord('ns', 'a'), undefined);
+        assert.deepEqual((await store.listRecords('ns')).map((r) => r.key), ['b', 'c']);
+      });
+
+      it('keeps namespaces apart, including one that prefixes another', async (t) => {
+        const store = await fresh(t);
+        await store.commit([
+          { op: 'putRecord', ns: 'ns', key: 'k', value: 1 },
+          { op: 'putRecord', ns: 'ns2', key: 'k', value: 2 },
+          { op: 'putRecord', ns: 'n', key: 'sk', value: 3 },
+        ]);
+        assert.equal(await store.getRecord('ns', 'k'), 1);
+        assert.equal(await store.getRecord('ns2', 'k'), 2);
+        assert.deepEqual(await store.listRecords('ns'), [{ key: 'k', value: 1 }]);
+        assert.deepEqual(await store.listRecords('n'), [{ key: 'sk', value: 3 }]);
+        await store.commit([{ op: 'deleteRecord', ns: 'ns', key: 'k' }]);
+        assert.equal(await store.getRecord('ns2', 'k'), 2);
+      });
+
+      it('accepts keys with separators, dots, spaces, capitals, non-ASCII and great length', async (t) => {
+        const store = await fresh(t);
+        const keys = ['a/b', '..', '.', 'With Space', 'K', 'k', 'Äö✓', 'x'.repeat(400), 'a%2Fb'];
+        await store.commit(keys.map((key, i) => ({ op: 'putRecord', ns: 'odd/ns', key, value: i })));
+        for (const [i, key] of keys.entries()) assert.equal(await store.getRecord('odd/ns', key), i);
+        assert.deepEqual(new Set((await store.listRecords('odd/ns')).map((r) => r.key)), new Set(keys));
+      });
+    });
+
+    describe('commit', () => {
+      it('resolves for an empty batch', async (t) => {
+        const store = await fresh(t);
+        await store.commit([]);
+        assert.equal(await store.countSessions(), 0);
+      });
+
+      async function assertNothingLanded(store: Store): Promise<void> {
+        assert.equal(await store.getSession('x'), undefined);
+        assert.equal(await store.countSessions(), 0);
+        assert.deepEqual(await store.readRows('x'), { rows: [], total: 0 });
+        assert.deepEqual(await store.readLedger('x', 0), []);
+        assert.equal(await store.lastLedgerSeq('x'), 0);
+        assert.equal(await store.getRecord('ns', 'k'), undefined);
+      }
+
+      const wholeBatch = (bad: StoreOp): StoreOp[] => [
+        { op: 'putSession', session: sessionRecord('x', 1) },
+        { op: 'putRows', sessionId: 'x', fromIndex: 0, rows: [userRow('r')] },
+        { op: 'appendLedger', sessionId: 'x', entries: entries(1) },
+        { op: 'putRecord', ns: 'ns', key: 'k', value: 'v' },
+        bad,
+      ];
+
+      it('writes nothing when one op holds a value JSON cannot carry (bigint, function)', async (t) => {
+        const store = await fresh(t);
+        const bigint: StoreOp = { op: 'putRecord', ns: 'ns', key: 'big', value: { n: 10n } };
+        await assert.rejects(store.commit(wholeBatch(bigint)), withCode('SESSION_STORE_ERROR'));
+        const fn: StoreOp = { op: 'putSession', session: sessionRecord('y', 2, { state: { cb: () => 1 } }) };
+        await assert.rejects(store.commit(wholeBatch(fn)), withCode('SESSION_STORE_ERROR'));
+        await assertNothingLanded(store);
+        assert.equal(await store.getSession('y'), undefined);
+      });
+
+      it('writes nothing when the last op conflicts with stored state', async (t) => {
+        const store = await fresh(t);
+        const gap: StoreOp = { op: 'putRows', sessionId: 'other', fromIndex: 5, rows: [userRow('late')] };
+        await assert.rejects(store.commit(wholeBatch(gap)), withCode('CONFLICT'));
+        await assertNothingLanded(store);
+        // The store is still usable afterwards.
+        await store.commit(wholeBatch({ op: 'deleteRecord', ns: 'ns', key: 'none' }));
+        assert.equal(await store.countSessions(), 1);
+      });
+
+      it('refuses malformed ops: unknown op, empty ids, negative indexes, bad seqs', async (t) => {
+        const store = await fresh(t);
+        const bad: unknown[] = [
+          { op: 'dropEverything' },
+          { op: 'putRows', sessionId: '', fromIndex: 0, rows: [] },
+          { op: 'putRows', sessionId: 's', fromIndex: -1, rows: [] },
+          { op: 'truncateRows', sessionId: 's', length: 1.5 },
+          { op: 'appendLedger', sessionId: 's', entries: entries(0) },
+          { op: 'appendLedger', sessionId: 's', entries: entries(2, 1) },
+          { op: 'putRecord', ns: 'ns', key: 'k', value: undefined },
+          { op: 'putRecord', ns: 'ns', key: 'k', value: Number.NaN },
+          { op: 'putRecord', ns: 'ns', key: 'k', value: new Date(0) },
+          { op: 'putSession', session: { ...sessionRecord('s', 1), v: 2 } },
+        ];
+        for (const op of bad) {
+          await assert.rejects(store.commit([op as StoreOp]), withCode('SESSION_STORE_ERROR'), JSON.stringify(op));
+        }
+        assert.deepEqual(await store.readRows('s'), { rows: [], total: 0 });
+      });
+
+      it('lands every commit issued by many sessions in the same tick', async (t) => {
+        const store = await fresh(t);
+        const n = 40;
+        await Promise.all(
+          Array.from({ length: n }, (_, i) =>
+            store.commit([
+              { op: 'putSession', session: sessionRecord(`c${i}`, i) },
+              { op: 'putRows', sessionId: `c${i}`, fromIndex: 0, rows: [userRow(`row ${i}`)] },
+              { op: 'appendLedger', sessionId: `c${i}`, entries: entries(1, 2) },
+            ]),
+          ),
+        );
+        assert.equal(await store.countSessions(), n);
+        assert.equal((await store.listSessions()).length, n);
+        for (let i = 0; i < n; i++) {
+          assert.deepEqual(texts((await store.readRows(`c${i}`)).rows), [`row ${i}`]);
+          assert.equal(await store.lastLedgerSeq(`c${i}`), 2);
+        }
+      });
+
+      it('does not alias stored state to objects passed in or handed out', async (t) => {
+        const store = await fresh(t);
+        const s = sessionRecord('s', 1);
+        const row = userRow('original');
+        const value = { list: [1, 2] };
+        const ledger = entries(1);
+        await store.commit([
+          { op: 'putSession', session: s },
+          { op: 'putRows', sessionId: 's', fromIndex: 0, rows: [row] },
+          { op: 'appendLedger', sessionId: 's', entries: ledger },
+          { op: 'putRecord', ns: 'ns', key: 'k', value },
+        ]);
+        s.labels.changed = 'yes';
+        (row as { content: string }).content = 'changed';
+        value.list.push(3);
+        ledger[0].kind = 'changed';
+        const got = await store.getSession('s');
+        assert.deepEqual(got, sessionRecord('s', 1));
+        got!.labels.again = 'yes';
+        (await store.listSessions())[0].labels.again = 'yes';
+        assert.deepEqual(await store.getSession('s'), sessionRecord('s', 1));
+        const rows = (await store.readRows('s')).rows;
+        assert.deepEqual(texts(rows), ['original']);
+        (rows[0] as { content: string }).content = 'changed';
+        assert.deepEqual(texts((await store.readRows('s')).rows), ['original']);
+        const readBack = await store.getRecord<{ list: number[] }>('ns', 'k');
+        assert.deepEqual(readBack, { list: [1, 2] });
+        readBack!.list.push(4);
+        (await store.listRecords<{ list: number[] }>('ns'))[0].value.list.push(5);
+        assert.deepEqual(await store.getRecord('ns', 'k'), { list: [1, 2] });
+        const read = await store.readLedger('s', 0);
+        read[0].kind = 'mutated';
+        assert.deepEqual(await store.readLedger('s', 0), entries(1));
+      });
+
+      it('drops undefined object properties the way JSON does', async (t) => {
+        const store = await fresh(t);
+        const s = { ...sessionRecord('s', 1), state: { keep: 1, drop: undefined } };
+        await store.commit([{ op: 'putSession', session: s }]);
+        assert.deepEqual((await store.getSession('s'))?.state, { keep: 1 });
+      });
+    });
+
+    if (factory.reopen) {
+      const reopen = factory.reopen.bind(factory);
+      describe('durability', () => {
+        it('keeps sessions, rows, ledger and records across close and reopen', async (t) => {
+          const first = await fresh(t);
+          assert.equal(first.persistent, true);
+          await first.commit([
+            { op: 'putSession', session: sessionRecord('s2', 2) },
+            { op: 'putSession', session: sessionRecord('s1', 1, { archived: true }) },
+            { op: 'putRows', sessionId: 's1', fromIndex: 0, rows: ['a', 'b', 'c'].map(userRow) },
+            { op: 'appendLedger', sessionId: 's1', entries: entries(1, 2, 3) },
+            { op: 'putRecord', ns: 'ns', key: 'keep', value: { v: 1 } },
+            { op: 'putRecord', ns: 'ns', key: 'gone', value: { v: 2 } },
+          ]);
+          await first.commit([
+            { op: 'putRows', sessionId: 's1', fromIndex: 1, rows: ['B'].map(userRow) },
+            { op: 'truncateRows', sessionId: 's1', length: 2 },
+            { op: 'deleteRecord', ns: 'ns', key: 'gone' },
+          ]);
+          await first.close();
+
+          const second = await reopen();
+          t.after(() => second.close());
+          assert.equal(await second.countSessions(), 2);
+          assert.deepEqual(ids(await second.listSessions({ includeArchived: true })), ['s1', 's2']);
+          assert.deepEqual(ids(await second.listSessions()), ['s2']);
+          assert.deepEqual(await second.getSession('s1'), sessionRecord('s1', 1, { archived: true }));
+          assert.deepEqual(await second.readRows('s1'), { rows: ['a', 'B'].map(userRow), total: 2 });
+          assert.deepEqual(await second.readLedger('s1', 0), entries(1, 2, 3));
+          assert.equal(await second.lastLedgerSeq('s1'), 3);
+          assert.deepEqual(await second.listRecords('ns'), [{ key: 'keep', value: { v: 1 } }]);
+
+          // The reopened store keeps enforcing the stored state.
+          await assert.rejects(
+            second.commit([{ op: 'appendLedger', sessionId: 's1', entries: entries(3) }]),
+            withCode('CONFLICT'),
+          );
+          await second.commit([
+            { op: 'appendLedger', sessionId: 's1', entries: entries(4) },
+            { op: 'putRows', sessionId: 's1', fromIndex: 2, rows: [userRow('c')] },
+          ]);
+          assert.equal(await second.lastLedgerSeq('s1'), 4);
+          assert.equal((await second.readRows('s1')).total, 3);
+        });
+      });
+    }
+  });
+}

@@ -1,0 +1,43 @@
+// test/storage/open-store.test.ts: openStore opens each supported backend and refuses sqlite and unknown names.
+import { describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import { isServiceError } from '../../contracts/errors.ts';
+import { openStore } from '../../storage/open-store.ts';
+import { SUPPORTED_BACKENDS } from '../../storage/store.ts';
+import { tmpDir } from '../helpers/tmp-dir.ts';
+
+describe('openStore', () => {
+  for (const backend of SUPPORTED_BACKENDS) {
+    it(`opens the ${backend} backend`, async (t) => {
+      const dir = await tmpDir(`warren-open-${backend}-`);
+      t.after(() => dir.cleanup());
+      const store = await openStore(backend, dir.path);
+      t.after(() => store.close());
+      assert.equal(store.backend, backend);
+      assert.equal(store.persistent, backend !== 'memory');
+    });
+  }
+
+  it('refuses sqlite with BAD_REQUEST, naming it and listing the supported backends', async () => {
+    await assert.rejects(openStore('sqlite', '/nonexistent'), (err) => {
+      assert.ok(isServiceError(err));
+      assert.equal(err.code, 'BAD_REQUEST');
+      assert.equal(err.status, 400);
+      assert.equal(
+        err.message,
+        "realm backend 'sqlite' is not supported by this build; supported backends: lmdb, jsonl, memory",
+      );
+      assert.deepEqual(err.details, { backend: 'sqlite', supported: ['lmdb', 'jsonl', 'memory'] });
+      return true;
+    });
+  });
+
+  it('refuses an unknown backend the same way', async () => {
+    await assert.rejects(openStore('postgres', '/nonexistent'), (err) => {
+      assert.ok(isServiceError(err));
+      assert.equal(err.code, 'BAD_REQUEST');
+      assert.match(err.message, /'postgres'.*lmdb, jsonl, memory/);
+      return true;
+    });
+  });
+});
