@@ -1,0 +1,302 @@
+// http/server-uws.ts: the default HTTP transport, on uWebSockets.js (native binding, Node 20).
+// Implements http/transport.ts; create-server.ts picks it when the native binding loads.
+// uWS rules followed here (reference/dependencies.md): onAborted is attached before anything else,
+// request data is copied synchronously, onData buffers are copied, every write is corked, and the
+// native response is never touched after abort or end.
+import uWS from 'uWebSockets.js';
+import type { HttpResponse as UwsResponse, HttpRequest as UwsRequest, us_listen_socket } from 'uWebSockets.js';
+import type { Logger } from 'pino';
+import type {
+  HttpRequest,
+  HttpResponder,
+  HttpServer,
+  HttpServerOptions,
+  RequestHandler,
+} from './transport.ts';
+
+const STATUS_TEXT: Record<number, string> = {
+  100: 'Continue', 101: 'Switching Protocols', 200: 'OK', 201: 'Created', 202: 'Accepted',
+  204: 'No Content', 206: 'Partial Content', 301: 'Moved Permanently', 302: 'Found',
+  303: 'See Other', 304: 'Not Modified', 307: 'Temporary Redirect', 308: 'Permanent Redirect',
+  400: 'Bad Request', 401: 'Unauthorized', 403: 'Forbidden', 404: 'Not Found',
+  405: 'Method Not Allowed', 406: 'Not Acceptable', 408: 'Request Timeout', 409: 'Conflict',
+  410: 'Gone', 411: 'Length Required', 412: 'Precondition Failed', 413: 'Payload Too Large',
+  415: 'Unsupported Media Type', 422: 'Unprocessable Entity', 425: 'Too Early',
+  428: 'Precondition Required', 429: 'Too Many Requests', 431: 'Request Header Fields Too Large',
+  500: 'Internal Server Error', 501: 'Not Implemented', 502: 'Bad Gateway',
+  503: 'Service Unavailable', 504: 'Gateway Timeout',
+};
+const statusLines = new Map<number, string>();
+
+/** "413 Payload Too Large" for 413: uWS writes the status line verbatim. */
+function statusLine(status: number): string {
+  let line = statusLines.get(status);
+  if (line === undefined) {
+    line = `${status} ${STATUS_TEXT[status] ?? 'Status'}`;
+    statusLines.set(status, line);
+  }
+  return line;
+}
+
+const INTERNAL_BODY = '{"error":"internal error","code":"INTERNAL_ERROR"}';
+const JSON_HEADERS: Record<string, string> = { 'content-type': 'application/json' };
+const EMPTY = Buffer.alloc(0);
+
+/** Shared per-server state the responders need. */
+interface UwsServerState {
+  readonly open: Set<UwsResponder>;
+  readonly log: Logger;
+}
+
+class UwsResponder implements HttpResponder {
+  aborted = false;
+  /** Ended or aborted: the native response must not be touched any more. */
+  done = false;
+  streaming = false;
+  /** End the connection with the response (oversized body still arriving). */
+  closeAfter = false;
+  private abortCbs: Array<() => void> | undefined;
+  private drainCbs: Array<() => void> | undefined;
+
+  constructor(
+    private readonly res: UwsResponse,
+    private readonly state: UwsServerState,
+  ) {}
+
+  /** Called from the native onAborted: the client went away or close() closed the connection. */
+  handleAbort(): void {
+    if (this.done) return;
+    this.done = true;
+    this.aborted = true;
+    this.state.open.delete(this);
+    const cbs = this.abortCbs;
+    this.abortCbs = undefined;
+    if (cbs) for (const cb of cbs) this.safely(cb, 'abort callback failed');
+  }
+
+  onAbort(cb: () => void): void {
+    if (this.aborted) return;
+    (this.abortCbs ??= []).push(cb);
+  }
+
+  send(status: number, headers: Record<string, string>, body: string | Buffer): void {
+    if (this.done || this.streaming) return;
+    this.done = true;
+    this.state.open.delete(this);
+    const res = this.res;
+    const close = this.closeAfter;
+    res.cork(() => {
+      res.writeStatus(statusLine(status));
+      writeHeaders(res, headers);
+      res.end(body, close);
+    });
+  }
+
+  startStream(status: number, headers: Record<string, string>): void {
+    if (this.done || this.streaming) return;
+    this.streaming = true;
+    const res = this.res;
+    // uWS flushes the header block together with the first chunk (it appends the chunked
+    // framing header on the first write), so clients see the headers on the first write().
+    res.cork(() => {
+      res.writeStatus(statusLine(status));
+      writeHeaders(res, headers);
+    });
+  }
+
+  write(chunk: string): boolean {
+    if (this.done || !this.streaming) return false;
+    if (chunk.length === 0) return true;
+    const res = this.res;
+    let ok = true;
+    res.cork(() => {
+      ok = res.write(chunk);
+    });
+    return ok;
+  }
+
+  onDrain(cb: () => void): void {
+    if (this.done) return;
+    if (this.drainCbs === undefined) {
+      this.drainCbs = [];
+      this.res.onWritable(() => {
+        const cbs = this.drainCbs;
+        if (cbs) for (const fn of cbs) this.safely(fn, 'drain callback failed');
+        // Whatever a callback wrote is buffered by uWS; nothing is left for us to retry.
+        return true;
+      });
+    }
+    this.drainCbs.push(cb);
+  }
+
+  end(): void {
+    if (this.done) return;
+    if (!this.streaming) {
+      this.send(200, {}, EMPTY);
+      return;
+    }
+    this.done = true;
+    this.state.open.delete(this);
+    const res = this.res;
+    res.cork(() => {
+      res.end();
+    });
+  }
+
+  /** Force-closes the connection (server shutdown); the native onAborted follows synchronously. */
+  forceClose(): void {
+    if (this.done) return;
+    this.res.close();
+    this.handleAbort();
+  }
+
+  /** Ends the response after the handler failed: 500 when nothing was sent, else end the stream. */
+  fail(err: unknown, req: HttpRequest): void {
+    this.state.log.error({ err, method: req.method, path: req.path }, 'request handler failed');
+    if (this.done) return;
+    if (this.streaming) this.end();
+    else this.send(500, JSON_HEADERS, INTERNAL_BODY);
+  }
+
+  private safely(fn: () => void, msg: string): void {
+    // An exception escaping a native uWS callback would take the whole process down.
+    try {
+      fn();
+    } catch (err) {
+      this.state.log.error({ err }, msg);
+    }
+  }
+}
+
+function writeHeaders(res: UwsResponse, headers: Record<string, string>): void {
+  for (const name in headers) {
+    // uWS computes the framing itself; a second content-length would corrupt the response.
+    if (name === 'content-length' || name === 'transfer-encoding') continue;
+    res.writeHeader(name, headers[name]);
+  }
+}
+
+function dispatch(handler: RequestHandler, req: HttpRequest, responder: UwsResponder): void {
+  let result: void | Promise<void>;
+  try {
+    result = handler(req, responder);
+  } catch (err) {
+    responder.fail(err, req);
+    return;
+  }
+  if (result) result.then(undefined, (err: unknown) => responder.fail(err, req));
+}
+
+/**
+ * Creates the uWebSockets.js transport. Only import this module where the native binding loads
+ * (create-server.ts checks); on an unsupported Node ABI the package falls back to an incomplete shim.
+ */
+export function createUwsServer(opts: HttpServerOptions): HttpServer {
+  const { handler, maxBodyBytes } = opts;
+  const state: UwsServerState = { open: new Set(), log: opts.logger };
+  const app = uWS.App();
+  let listenSocket: us_listen_socket | undefined;
+
+  app.any('/*', (res: UwsResponse, ureq: UwsRequest) => {
+    const responder = new UwsResponder(res, state);
+    res.onAborted(() => responder.handleAbort());
+    state.open.add(responder);
+
+    const headers: Record<string, string> = {};
+    ureq.forEach((name, value) => {
+      const prev = headers[name];
+      headers[name] = prev === undefined ? value : `${prev}, ${value}`;
+    });
+    const req: HttpRequest = {
+      method: ureq.getMethod().toUpperCase(),
+      path: ureq.getUrl(),
+      query: ureq.getQuery() ?? '',
+      headers,
+      body: EMPTY,
+      bodyTooLarge: false,
+    };
+
+    const lengthHeader = headers['content-length'];
+    const declared = lengthHeader === undefined ? -1 : Number(lengthHeader);
+    if (declared === 0 || (declared < 0 && headers['transfer-encoding'] === undefined)) {
+      dispatch(handler, req, responder);
+      return;
+    }
+    readBody(res, req, responder, declared, maxBodyBytes, handler);
+  });
+
+  return {
+    kind: 'uws',
+    listen(host: string, port: number): Promise<{ port: number }> {
+      return new Promise((resolve, reject) => {
+        app.listen(host, port, (socket) => {
+          if (!socket) {
+            reject(new Error(`uWS could not listen on ${host}:${port}`));
+            return;
+          }
+          listenSocket = socket;
+          resolve({ port: uWS.us_socket_local_port(socket) });
+        });
+      });
+    },
+    close(): Promise<void> {
+      if (listenSocket) {
+        uWS.us_listen_socket_close(listenSocket);
+        listenSocket = undefined;
+      }
+      for (const responder of [...state.open]) responder.forceClose();
+      // The native App.close() (uWS >= 20.27, not in the typings) also closes idle keep-alive sockets.
+      const closeAll = (app as unknown as { close?: () => void }).close;
+      if (typeof closeAll === 'function') closeAll.call(app);
+      return Promise.resolve();
+    },
+  };
+}
+
+/** Buffers the body with a running size check, then dispatches. */
+function readBody(
+  res: UwsResponse,
+  req: HttpRequest,
+  responder: UwsResponder,
+  declared: number,
+  max: number,
+  handler: RequestHandler,
+): void {
+  let received = 0;
+  let tooLarge = false;
+
+  const rejectTooLarge = (): void => {
+    tooLarge = true;
+    req.bodyTooLarge = true;
+    // Discard up to `max` more bytes to keep the connection; beyond that (or with an unknown
+    // length) close it after the 413 rather than reading an arbitrarily large body.
+    responder.closeAfter = declared < 0 || declared - received > max;
+    dispatch(handler, req, responder);
+  };
+
+  if (declared > max) {
+    res.onData(() => {}); // the rest is read and dropped by uWS until the request ends
+    rejectTooLarge();
+    return;
+  }
+
+  // Known length: copy straight into one buffer. Unknown (chunked): collect and concatenate.
+  const target = declared > 0 ? Buffer.allocUnsafe(declared) : undefined;
+  const chunks: Buffer[] = [];
+  res.onData((ab: ArrayBuffer, isLast: boolean) => {
+    if (tooLarge) return;
+    const len = ab.byteLength;
+    if (received + len > max || (target !== undefined && received + len > target.length)) {
+      chunks.length = 0;
+      rejectTooLarge();
+      return;
+    }
+    if (target !== undefined) target.set(new Uint8Array(ab), received);
+    else if (len > 0) chunks.push(Buffer.from(ab.slice(0)));
+    received += len;
+    if (!isLast) return;
+    if (target !== undefined) req.body = received === target.length ? target : target.subarray(0, received);
+    else req.body = chunks.length === 1 ? chunks[0] : Buffer.concat(chunks, received);
+    dispatch(handler, req, responder);
+  });
+}

@@ -1,0 +1,477 @@
+// test/conformance/http-server.suite.ts: the transport conformance suite (http/transport.ts).
+// test/http/server-uws.test.ts and server-node.test.ts run it; every case starts a real server on
+// 127.0.0.1:0 and talks to it over real sockets (undici, or raw node:net where framing matters).
+import { describe, it, type TestContext } from 'node:test';
+import assert from 'node:assert/strict';
+import { connect, type Socket } from 'node:net';
+import { randomBytes } from 'node:crypto';
+import { Readable } from 'node:stream';
+import { setImmediate as nextTurn } from 'node:timers/promises';
+import { pino } from 'pino';
+import { Agent, request } from 'undici';
+import { createHttpServer } from '../../http/create-server.ts';
+import type { HttpRequest, HttpResponder, HttpServer, RequestHandler, TransportKind } from '../../http/transport.ts';
+
+const MAX_BODY = 2 * 1024 * 1024;
+const JSON_CT = { 'content-type': 'application/json' };
+
+interface LogLine {
+  level: number;
+  msg: string;
+}
+
+interface Booted {
+  origin: string;
+  port: number;
+  server: HttpServer;
+  logs: LogLine[];
+  agent: Agent;
+}
+
+interface Deferred<T> {
+  promise: Promise<T>;
+  resolve: (value: T) => void;
+}
+
+function deferred<T = void>(): Deferred<T> {
+  let resolve!: (value: T) => void;
+  const promise = new Promise<T>((r) => {
+    resolve = r;
+  });
+  return { promise, resolve };
+}
+
+async function boot(t: TestContext, kind: TransportKind, handler: RequestHandler): Promise<Booted> {
+  const logs: LogLine[] = [];
+  const logger = pino({ level: 'info' }, { write: (line: string) => void logs.push(JSON.parse(line) as LogLine) });
+  const server = await createHttpServer(kind, { handler, maxBodyBytes: MAX_BODY, logger });
+  assert.equal(server.kind, kind);
+  const { port } = await server.listen('127.0.0.1', 0);
+  const agent = new Agent();
+  t.after(async () => {
+    await server.close();
+    await agent.destroy();
+  });
+  return { origin: `http://127.0.0.1:${port}`, port, server, logs, agent };
+}
+
+/** A handler that answers with what it received, as JSON. */
+const echoHandler: RequestHandler = (req, res) => {
+  res.send(200, { ...JSON_CT, 'x-reply': 'yes' }, describeRequest(req));
+};
+
+function describeRequest(req: HttpRequest): string {
+  const { method, path, query, headers, bodyTooLarge } = req;
+  return JSON.stringify({ method, path, query, headers, bodyTooLarge, body: req.body.toString('base64') });
+}
+
+interface Echo {
+  method: string;
+  path: string;
+  query: string;
+  headers: Record<string, string>;
+  bodyTooLarge: boolean;
+  body: string;
+}
+
+async function get(b: Booted, path: string): Promise<{ status: number; text: string }> {
+  const r = await request(b.origin + path, { dispatcher: b.agent });
+  return { status: r.statusCode, text: await r.body.text() };
+}
+
+/** A raw TCP client that keeps everything it receives. */
+class RawClient {
+  private chunks: Buffer[] = [];
+  length = 0;
+  closed = false;
+  private waiter: (() => void) | undefined;
+
+  private constructor(readonly socket: Socket) {
+    socket.on('data', (chunk: Buffer) => {
+      this.chunks.push(chunk);
+      this.length += chunk.length;
+      this.waiter?.();
+    });
+    socket.on('error', () => {});
+    socket.on('close', () => {
+      this.closed = true;
+      this.waiter?.();
+    });
+  }
+
+  static open(port: number): Promise<RawClient> {
+    return new Promise((resolve, reject) => {
+      const socket = connect(port, '127.0.0.1', () => resolve(new RawClient(socket)));
+      socket.once('error', reject);
+    });
+  }
+
+  buffer(): Buffer {
+    if (this.chunks.length > 1) this.chunks = [Buffer.concat(this.chunks, this.length)];
+    return this.chunks[0] ?? Buffer.alloc(0);
+  }
+
+  /** True when the received bytes end with `suffix` (cheap: looks at the tail only). */
+  endsWith(suffix: string): boolean {
+    const last = this.chunks[this.chunks.length - 1];
+    if (last === undefined) return false;
+    const tail = last.length >= suffix.length || this.chunks.length < 2 ? last : this.buffer();
+    return tail.subarray(Math.max(0, tail.length - suffix.length)).toString('latin1') === suffix;
+  }
+
+  /** Resolves once `check` holds; rejects if the connection closes first. */
+  waitFor(check: (c: RawClient) => boolean): Promise<void> {
+    return new Promise((resolve, reject) => {
+      const poke = (): void => {
+        if (check(this)) {
+          this.waiter = undefined;
+          resolve();
+        } else if (this.closed) {
+          this.waiter = undefined;
+          reject(new Error(`connection closed; got ${this.length} bytes: ${this.buffer().subarray(0, 200).toString('latin1')}`));
+        }
+      };
+      this.waiter = poke;
+      poke();
+    });
+  }
+}
+
+interface RawResponse {
+  status: number;
+  headers: Record<string, string>;
+  body: Buffer;
+}
+
+/** Parses as many complete HTTP/1.1 responses (content-length or chunked) as `buf` holds. */
+function parseResponses(buf: Buffer): RawResponse[] {
+  const out: RawResponse[] = [];
+  let at = 0;
+  for (;;) {
+    const headEnd = buf.indexOf('\r\n\r\n', at);
+    if (headEnd < 0) return out;
+    const lines = buf.subarray(at, headEnd).toString('latin1').split('\r\n');
+    const status = Number(lines[0].split(' ')[1]);
+    const headers: Record<string, string> = {};
+    for (const line of lines.slice(1)) {
+      const colon = line.indexOf(':');
+      headers[line.slice(0, colon).toLowerCase()] = line.slice(colon + 1).trim();
+    }
+    let pos = headEnd + 4;
+    let body: Buffer;
+    if (headers['transfer-encoding'] === 'chunked') {
+      const parts: Buffer[] = [];
+      for (;;) {
+        const lineEnd = buf.indexOf('\r\n', pos);
+        if (lineEnd < 0) return out;
+        const size = parseInt(buf.subarray(pos, lineEnd).toString('latin1'), 16);
+        if (buf.length < lineEnd + 2 + size + 2) return out;
+        pos = lineEnd + 2 + size + 2;
+        if (size === 0) break;
+        parts.push(buf.subarray(lineEnd + 2, lineEnd + 2 + size));
+      }
+      body = Buffer.concat(parts);
+    } else {
+      const len = Number(headers['content-length'] ?? 0);
+      if (buf.length < pos + len) return out;
+      body = buf.subarray(pos, pos + len);
+      pos += len;
+    }
+    out.push({ status, headers, body });
+    at = pos;
+  }
+}
+
+const GET_STREAM = 'GET /stream HTTP/1.1\r\nHost: test\r\n\r\n';
+
+/**
+ * Runs the transport conformance suite against one transport kind.
+ * @param kind the transport under test; createHttpServer must be able to build it.
+ */
+export function httpServerConformance(kind: TransportKind): void {
+  describe(`http transport conformance (${kind})`, () => {
+    it('delivers method, path, raw query and lower-cased headers intact', async (t) => {
+      const b = await boot(t, kind, echoHandler);
+      const r = await request(`${b.origin}/a/b%20c?x=1&y=%20z&x=2`, {
+        method: 'DELETE',
+        headers: { 'X-Custom-Thing': 'Value One' },
+        dispatcher: b.agent,
+      });
+      assert.equal(r.statusCode, 200);
+      assert.equal(r.headers['x-reply'], 'yes');
+      assert.equal(r.headers['content-type'], 'application/json');
+      const echo = (await r.body.json()) as Echo;
+      assert.equal(echo.method, 'DELETE');
+      assert.equal(echo.path, '/a/b%20c');
+      assert.equal(echo.query, 'x=1&y=%20z&x=2');
+      assert.equal(echo.headers['x-custom-thing'], 'Value One');
+      assert.equal(echo.headers.host, `127.0.0.1:${b.port}`);
+      assert.equal(echo.body, '');
+      assert.equal(echo.bodyTooLarge, false);
+
+      const plain = JSON.parse((await get(b, '/plain')).text) as Echo;
+      assert.deepEqual([plain.method, plain.path, plain.query], ['GET', '/plain', '']);
+    });
+
+    it('delivers empty, small, ~1 MB and chunked POST bodies intact', async (t) => {
+      const b = await boot(t, kind, echoHandler);
+      const post = async (body: string | Buffer | Readable): Promise<Echo> => {
+        const r = await request(`${b.origin}/echo`, { method: 'POST', body, dispatcher: b.agent });
+        assert.equal(r.statusCode, 200);
+        return (await r.body.json()) as Echo;
+      };
+      assert.equal((await post('')).body, '');
+      assert.equal(Buffer.from((await post('{"a":1}')).body, 'base64').toString(), '{"a":1}');
+      const big = randomBytes(1024 * 1024 + 17);
+      const bigEcho = await post(big);
+      assert.equal(bigEcho.headers['content-length'], String(big.length));
+      assert.ok(Buffer.from(bigEcho.body, 'base64').equals(big));
+      const parts = [randomBytes(10), randomBytes(70_000), randomBytes(3)];
+      const chunked = await post(Readable.from(parts));
+      assert.equal(chunked.headers['transfer-encoding'], 'chunked');
+      assert.ok(Buffer.from(chunked.body, 'base64').equals(Buffer.concat(parts)));
+    });
+
+    it('flags a body over maxBodyBytes, returns the handler 413 and stays healthy', async (t) => {
+      const seen: HttpRequest[] = [];
+      const b = await boot(t, kind, (req, res) => {
+        seen.push(req);
+        if (req.bodyTooLarge) res.send(413, JSON_CT, '{"error":"too large","code":"PAYLOAD_TOO_LARGE"}');
+        else res.send(200, {}, 'ok');
+      });
+      const r = await request(`${b.origin}/big`, { method: 'POST', body: randomBytes(MAX_BODY + 65_536), dispatcher: b.agent });
+      assert.equal(r.statusCode, 413);
+      assert.equal(((await r.body.json()) as { code: string }).code, 'PAYLOAD_TOO_LARGE');
+      assert.equal(seen[0].bodyTooLarge, true);
+      assert.equal(seen[0].body.length, 0);
+
+      const chunked = await request(`${b.origin}/big`, {
+        method: 'POST',
+        body: Readable.from([randomBytes(MAX_BODY), randomBytes(1000)]),
+        dispatcher: b.agent,
+      });
+      assert.equal(chunked.statusCode, 413);
+      await chunked.body.dump();
+      assert.equal(seen[1].bodyTooLarge, true);
+
+      // A declared length far beyond the limit is answered without reading it all, then closed.
+      const raw = await RawClient.open(b.port);
+      raw.socket.write(`POST /huge HTTP/1.1\r\nHost: test\r\nContent-Length: ${64 * MAX_BODY}\r\n\r\n`);
+      raw.socket.write(randomBytes(256 * 1024));
+      await raw.waitFor((c) => parseResponses(c.buffer()).length === 1);
+      assert.equal(parseResponses(raw.buffer())[0].status, 413);
+      await raw.waitFor((c) => c.closed);
+
+      assert.deepEqual(await get(b, '/after'), { status: 200, text: 'ok' });
+    });
+
+    it('answers 500 INTERNAL_ERROR when the handler throws, sync or async, and stays up', async (t) => {
+      const b = await boot(t, kind, async (req, res) => {
+        if (req.path === '/sync') throw new Error('sync boom');
+        if (req.path === '/async') {
+          await nextTurn();
+          throw new Error('async boom');
+        }
+        res.send(200, {}, 'ok');
+      });
+      // The sync case must throw before the handler's first await: exercise it through a plain function too.
+      for (const path of ['/sync', '/async']) {
+        const r = await request(b.origin + path, { dispatcher: b.agent });
+        assert.equal(r.statusCode, 500);
+        assert.deepEqual(await r.body.json(), { error: 'internal error', code: 'INTERNAL_ERROR' });
+      }
+      assert.equal(b.logs.filter((l) => l.level === 50 && l.msg === 'request handler failed').length, 2);
+      assert.deepEqual(await get(b, '/ok'), { status: 200, text: 'ok' });
+    });
+
+    it('answers 500 when a non-async handler throws synchronously', async (t) => {
+      const b = await boot(t, kind, () => {
+        throw new Error('plain boom');
+      });
+      const r = await get(b, '/x');
+      assert.equal(r.status, 500);
+      assert.equal((JSON.parse(r.text) as { code: string }).code, 'INTERNAL_ERROR');
+    });
+
+    it('supports a handler that responds later', async (t) => {
+      const b = await boot(t, kind, async (req, res) => {
+        await nextTurn();
+        await Promise.resolve();
+        res.send(201, { 'content-type': 'text/plain' }, `late ${req.path}`);
+      });
+      assert.deepEqual(await get(b, '/later'), { status: 201, text: 'late /later' });
+    });
+
+    it('fires onAbort when the client leaves before the response; a later send is a no-op', async (t) => {
+      const entered = deferred<HttpResponder>();
+      const aborted = deferred();
+      const b = await boot(t, kind, (req, res) => {
+        if (req.path === '/ok') return res.send(200, {}, 'ok');
+        res.onAbort(() => aborted.resolve());
+        entered.resolve(res);
+      });
+      const raw = await RawClient.open(b.port);
+      raw.socket.write('GET /hang HTTP/1.1\r\nHost: test\r\n\r\n');
+      const res = await entered.promise;
+      raw.socket.destroy();
+      await aborted.promise;
+      assert.equal(res.aborted, true);
+      res.send(200, {}, 'too late');
+      res.startStream(200, {});
+      assert.equal(res.write('x'), false);
+      res.end();
+      assert.deepEqual(await get(b, '/ok'), { status: 200, text: 'ok' });
+    });
+
+    it('streams chunks to the client in order as they are written', async (t) => {
+      const stream = deferred<HttpResponder>();
+      const b = await boot(t, kind, (req, res) => {
+        if (req.path === '/plain') return res.end();
+        res.startStream(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache' });
+        stream.resolve(res);
+      });
+      const pending = request(`${b.origin}/stream`, { dispatcher: b.agent });
+      const res = await stream.promise;
+      assert.equal(res.write('one;'), true); // uWS sends the header block with the first chunk
+      const r = await pending;
+      assert.equal(r.statusCode, 200);
+      assert.equal(r.headers['content-type'], 'text/event-stream');
+      const reader = r.body[Symbol.asyncIterator]();
+      let got = '';
+      const readUntil = async (want: string): Promise<void> => {
+        while (got !== want) {
+          const next = (await reader.next()) as IteratorResult<Buffer>;
+          assert.equal(next.done, false, `stream ended early with ${got}`);
+          got += next.value.toString();
+        }
+      };
+      await readUntil('one;');
+      res.write('two;');
+      await readUntil('one;two;');
+      res.write('three;');
+      await readUntil('one;two;three;');
+      res.end();
+      assert.equal(((await reader.next()) as IteratorResult<Buffer>).done, true);
+      assert.deepEqual(await get(b, '/plain'), { status: 200, text: '' }); // end() without a stream: empty 200
+    });
+
+    it('reports backpressure and drains to a slow reader with every byte once, in order', async (t) => {
+      const stream = deferred<HttpResponder>();
+      const b = await boot(t, kind, (req, res) => {
+        res.startStream(200, { 'content-type': 'text/plain' });
+        stream.resolve(res);
+      });
+      const raw = await RawClient.open(b.port);
+      raw.socket.pause();
+      raw.socket.write(GET_STREAM);
+      const res = await stream.promise;
+      const written: string[] = [];
+      // Chunks below node's 16 KiB highWaterMark, so false means the socket really is full.
+      const size = 8 * 1024;
+      const chunk = (i: number): string => `<${i}>`.padEnd(size, String.fromCharCode(97 + (i % 26)));
+      for (;;) {
+        const c = chunk(written.length);
+        written.push(c);
+        if (!res.write(c)) break;
+        assert.ok(written.length < 100_000, 'write() never reported backpressure');
+        await nextTurn(); // node:http corks writes within one tick; let each chunk reach the socket
+      }
+      assert.ok(written.length > 8, `backpressure after only ${written.length} writes`);
+      assert.equal(raw.length, 0);
+      let drains = 0;
+      let more = 200;
+      const finished = deferred();
+      // On each drain write more; stop at false and wait for the next drain, as a real writer would.
+      res.onDrain(() => {
+        drains++;
+        while (more > 0) {
+          more--;
+          const c = chunk(written.length);
+          written.push(c);
+          if (!res.write(c)) return;
+        }
+        res.end();
+        finished.resolve();
+      });
+      raw.socket.resume();
+      await finished.promise;
+      await raw.waitFor((c) => c.endsWith('\r\n0\r\n\r\n'));
+      assert.ok(drains >= 1);
+      const [response] = parseResponses(raw.buffer());
+      assert.equal(response.status, 200);
+      assert.equal(response.body.length, written.length * size);
+      assert.ok(response.body.equals(Buffer.from(written.join(''), 'latin1')), 'bytes out of order or duplicated');
+      raw.socket.destroy();
+    });
+
+    it('fires onAbort promptly when a stream client disconnects', async (t) => {
+      const stream = deferred<HttpResponder>();
+      const aborted = deferred();
+      const b = await boot(t, kind, (req, res) => {
+        res.onAbort(() => aborted.resolve());
+        res.startStream(200, { 'content-type': 'text/plain' });
+        res.write('hello');
+        stream.resolve(res);
+      });
+      const raw = await RawClient.open(b.port);
+      raw.socket.write(GET_STREAM);
+      const res = await stream.promise;
+      await raw.waitFor((c) => c.buffer().includes('hello'));
+      raw.socket.destroy();
+      await aborted.promise;
+      assert.equal(res.aborted, true);
+      assert.equal(res.write('more'), false);
+      res.end();
+    });
+
+    it('close() ends open streams and idle connections and resolves', async (t) => {
+      const aborted = deferred();
+      const b = await boot(t, kind, (req, res) => {
+        if (req.path === '/idle') return res.send(200, {}, 'idle');
+        res.onAbort(() => aborted.resolve());
+        res.startStream(200, { 'content-type': 'text/plain' });
+        res.write('hello');
+      });
+      const idle = await RawClient.open(b.port);
+      idle.socket.write('GET /idle HTTP/1.1\r\nHost: test\r\n\r\n');
+      await idle.waitFor((c) => parseResponses(c.buffer()).length === 1);
+      const raw = await RawClient.open(b.port);
+      raw.socket.write(GET_STREAM);
+      await raw.waitFor((c) => c.buffer().includes('hello'));
+      await b.server.close();
+      await aborted.promise;
+      await raw.waitFor((c) => c.closed);
+      await idle.waitFor((c) => c.closed);
+      await assert.rejects(RawClient.open(b.port));
+    });
+
+    it('serves two sequential requests on one keep-alive connection', async (t) => {
+      const b = await boot(t, kind, echoHandler);
+      const raw = await RawClient.open(b.port);
+      raw.socket.write('GET /first HTTP/1.1\r\nHost: test\r\n\r\n');
+      await raw.waitFor((c) => parseResponses(c.buffer()).length === 1);
+      raw.socket.write('POST /second HTTP/1.1\r\nHost: test\r\nContent-Length: 5\r\n\r\nhello');
+      await raw.waitFor((c) => parseResponses(c.buffer()).length === 2);
+      const [first, second] = parseResponses(raw.buffer()).map((r) => JSON.parse(r.body.toString()) as Echo);
+      assert.equal(first.path, '/first');
+      assert.equal(second.path, '/second');
+      assert.equal(Buffer.from(second.body, 'base64').toString(), 'hello');
+      assert.equal(raw.closed, false);
+      raw.socket.destroy();
+    });
+
+    it('answers 100 concurrent requests', async (t) => {
+      const b = await boot(t, kind, async (req, res) => {
+        await nextTurn();
+        res.send(200, {}, req.body);
+      });
+      const replies = await Promise.all(
+        Array.from({ length: 100 }, async (_, i) => {
+          const r = await request(`${b.origin}/c${i}`, { method: 'POST', body: `body-${i}`, dispatcher: b.agent });
+          return `${r.statusCode} ${await r.body.text()}`;
+        }),
+      );
+      assert.deepEqual(replies, Array.from({ length: 100 }, (_, i) => `200 body-${i}`));
+    });
+  });
+}
