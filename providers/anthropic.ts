@@ -1,0 +1,168 @@
+// providers/anthropic.ts: the Anthropic Messages API adapter (POST {base}/v1/messages, stream:true).
+// Maps our transcript to Messages content blocks and decodes the SSE stream (message_start,
+// content_block_*, message_delta, message_stop, ping, error). Built by providers/registry.ts.
+import type { EventSourceMessage } from 'eventsource-parser';
+import type { AssistantBlock, StopReason } from '../contracts/transcript.ts';
+import type { Provider, ProviderRequest, ProviderResponse, ProviderUsage, StreamEvent } from './provider.ts';
+import { missingApiKey, statusFailure, streamFailure } from './errors.ts';
+import { count, contentParts, parseData, parseToolArgs, pushMerged, systemText } from './transcript-map.ts';
+import { createWireCaller, endpointUrl, type AdapterOptions, type StreamDecoder } from './wire-call.ts';
+
+export const ANTHROPIC_DEFAULT_BASE_URL = 'https://api.anthropic.com';
+const ANTHROPIC_VERSION = '2023-06-01';
+const P = 'anthropic';
+
+type Json = Record<string, unknown>;
+interface WireMessage { role: 'user' | 'assistant'; content: Json[] }
+
+/** Creates the Anthropic adapter. A missing apiKey fails each call with PROVIDER_ERROR. */
+export function createAnthropicProvider(opts: AdapterOptions = {}): Provider {
+  const caller = createWireCaller('anthropic', opts);
+  const url = endpointUrl(opts.baseUrl ?? ANTHROPIC_DEFAULT_BASE_URL, 'v1', 'messages');
+  return {
+    name: 'anthropic',
+    async call(req, onEvent, onRetry) {
+      if (!opts.apiKey) throw missingApiKey(P, req.model, opts.apiKeyEnv ?? 'ANTHROPIC_API_KEY');
+      return caller.call({
+        model: req.model, url, signal: req.signal, onEvent, onRetry, body: anthropicBody(req),
+        headers: { 'x-api-key': opts.apiKey, 'anthropic-version': ANTHROPIC_VERSION },
+        decoder: (emit) => anthropicDecoder(req.model, emit),
+      });
+    },
+    close: () => caller.close(),
+  };
+}
+
+/** @internal The Messages request body for `req`. */
+export function anthropicBody(req: ProviderRequest): Json {
+  const body: Json = { model: req.model, max_tokens: req.max_tokens, stream: true, messages: anthropicMessages(req) };
+  const system = systemText(req);
+  if (system) body.system = system;
+  if (req.tools.length > 0) {
+    body.tools = req.tools.map((t) => ({ name: t.name, description: t.description, input_schema: t.input_schema }));
+  }
+  if (req.json_schema) body.output_config = { format: { type: 'json_schema', schema: req.json_schema.schema } };
+  return body;
+}
+
+function anthropicMessages(req: ProviderRequest): WireMessage[] {
+  const out: WireMessage[] = [];
+  // Consecutive same-role turns are merged, so tool results and a following user text share one
+  // user message with the tool_result blocks first, as the API requires.
+  const add = (m: WireMessage): void => {
+    if (m.content.length > 0) pushMerged(out, m, (prev, next) => prev.content.push(...next.content));
+  };
+  for (const m of req.messages) {
+    if (m.role === 'user') {
+      add({
+        role: 'user',
+        content: contentParts(m.content).map((p) =>
+          p.kind === 'text' ? { type: 'text', text: p.text } : { type: 'image', source: { type: 'base64', media_type: p.media_type, data: p.data } },
+        ),
+      });
+    } else if (m.role === 'block_assistant') {
+      const content: Json[] = [];
+      for (const b of m.blocks) {
+        if (b.block_type === 'text' && b.data.text !== '') content.push({ type: 'text', text: b.data.text });
+        if (b.block_type === 'tool_use') content.push({ type: 'tool_use', id: b.data.id, name: b.data.name, input: b.data.args ?? {} });
+        // Reasoning blocks are dropped: replaying thinking needs the vendor signature we do not keep.
+      }
+      add({ role: 'assistant', content });
+    } else if (m.role === 'tool_results') {
+      add({
+        role: 'user',
+        content: m.results.map((r) => {
+          const block: Json = { type: 'tool_result', tool_use_id: r.tool_use_id, content: r.content };
+          if (r.is_error) block.is_error = true;
+          return block;
+        }),
+      });
+    }
+  }
+  return out;
+}
+
+const STOP: Record<string, StopReason> = {
+  end_turn: 'end_turn', tool_use: 'tool_use', max_tokens: 'max_tokens', stop_sequence: 'stop_sequence',
+  refusal: 'content_filter', pause_turn: 'end_turn', model_context_window_exceeded: 'max_tokens',
+};
+
+/** Anthropic stream error types → the HTTP status they stand for. */
+const ERROR_STATUS: Record<string, number> = {
+  invalid_request_error: 400, authentication_error: 401, billing_error: 402, permission_error: 403,
+  not_found_error: 404, request_too_large: 413, rate_limit_error: 429, api_error: 500, timeout_error: 504, overloaded_error: 529,
+};
+
+type Slot = { type: 'text' | 'thinking'; text: string } | { type: 'tool_use'; id: string; name: string; json: string };
+
+/** @internal Decodes one Messages SSE stream. */
+export function anthropicDecoder(model: string, emit: (e: StreamEvent) => void): StreamDecoder<ProviderResponse> {
+  const slots = new Map<number, Slot>();
+  const usage: ProviderUsage = { input_tokens: 0, output_tokens: 0 };
+  let stop: StopReason = 'end_turn';
+  let done = false;
+
+  const readUsage = (u: unknown): void => {
+    if (!u || typeof u !== 'object') return;
+    const x = u as Json;
+    if (x.input_tokens !== undefined) usage.input_tokens = count(x.input_tokens);
+    if (x.output_tokens !== undefined) usage.output_tokens = count(x.output_tokens);
+    if (x.cache_creation_input_tokens !== undefined) usage.cache_creation_tokens = count(x.cache_creation_input_tokens);
+    if (x.cache_read_input_tokens !== undefined) usage.cache_read_tokens = count(x.cache_read_input_tokens);
+  };
+
+  return {
+    onEvent(ev: EventSourceMessage) {
+      const d = parseData(P, model, ev.data);
+      switch (d.type) {
+        case 'message_start':
+          readUsage((d.message as Json | undefined)?.usage);
+          break;
+        case 'content_block_start': {
+          const b = (d.content_block ?? {}) as Json;
+          const index = Number(d.index);
+          if (b.type === 'text') slots.set(index, { type: 'text', text: String(b.text ?? '') });
+          else if (b.type === 'thinking') slots.set(index, { type: 'thinking', text: String(b.thinking ?? '') });
+          else if (b.type === 'tool_use') slots.set(index, { type: 'tool_use', id: String(b.id), name: String(b.name), json: '' });
+          break;
+        }
+        case 'content_block_delta': {
+          const slot = slots.get(Number(d.index));
+          const delta = (d.delta ?? {}) as Json;
+          if (delta.type === 'text_delta' && slot?.type === 'text') {
+            slot.text += String(delta.text);
+            emit({ type: 'text_delta', delta: String(delta.text) });
+          } else if (delta.type === 'thinking_delta' && slot?.type === 'thinking') {
+            slot.text += String(delta.thinking);
+            emit({ type: 'reasoning_delta', delta: String(delta.thinking) });
+          } else if (delta.type === 'input_json_delta' && slot?.type === 'tool_use') {
+            slot.json += String(delta.partial_json);
+          }
+          break;
+        }
+        case 'message_delta':
+          stop = STOP[String((d.delta as Json | undefined)?.stop_reason)] ?? stop;
+          readUsage(d.usage);
+          break;
+        case 'message_stop':
+          done = true;
+          break;
+        case 'error': {
+          const e = (d.error ?? {}) as Json;
+          throw statusFailure(P, model, ERROR_STATUS[String(e.type)] ?? 500, String(e.message ?? e.type ?? 'stream error'));
+        }
+        default: // ping, content_block_stop and future event types carry nothing we need.
+      }
+    },
+    finish() {
+      if (!done) throw streamFailure(P, model, 'ended before message_stop');
+      const blocks: AssistantBlock[] = [];
+      for (const [, s] of [...slots].sort((a, b) => a[0] - b[0])) {
+        if (s.type === 'thinking') blocks.push({ block_type: 'reasoning', data: { text: s.text } });
+        else if (s.type === 'text' && s.text !== '') blocks.push({ block_type: 'text', data: { text: s.text } });
+        else if (s.type === 'tool_use') blocks.push({ block_type: 'tool_use', data: { id: s.id, name: s.name, args: parseToolArgs(P, model, s.json) } });
+      }
+      return { blocks, stop_reason: stop, usage };
+    },
+  };
+}

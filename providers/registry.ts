@@ -1,0 +1,156 @@
+// providers/registry.ts: picks and lazily builds the provider for a session. The one place that
+// reads provider env vars (*_API_KEY, *_BASE_URL) and `[providers.<name>]` config sections.
+// Called by app.ts (composition root) and the session actors through `resolve`.
+import type { Logger } from 'pino';
+import { ServiceError } from '../contracts/errors.ts';
+import type { Provider, ProviderName } from './provider.ts';
+import { misconfigured } from './errors.ts';
+import { defaultModel, defaultModelFor, inferProvider } from './catalog.ts';
+import type { RetryPolicy, SleepFn } from './retry.ts';
+import type { AdapterOptions } from './wire-call.ts';
+import { ANTHROPIC_DEFAULT_BASE_URL, createAnthropicProvider } from './anthropic.ts';
+import { OPENAI_DEFAULT_BASE_URL, createOpenAIProvider } from './openai.ts';
+import { GEMINI_DEFAULT_BASE_URL, createGeminiProvider } from './gemini.ts';
+import { createOpenAICompatibleProvider } from './openai-compatible.ts';
+import { scriptedFromConfig } from './scripted.ts';
+
+export const PROVIDER_NAMES: readonly ProviderName[] = ['anthropic', 'openai', 'gemini', 'self_hosted', 'other', 'scripted'];
+
+/** `[providers.<name>]`. `default_model` is used by self_hosted/other when no model is given. */
+export interface ProviderConfigSection {
+  base_url?: string;
+  /** Name of the env variable holding the key (overrides ANTHROPIC_API_KEY etc.). */
+  api_key_env?: string;
+  /** Whole-call deadline per attempt. */
+  timeout_secs?: number;
+  default_model?: string;
+  [key: string]: unknown;
+}
+
+export interface ProviderRegistryOptions {
+  env: NodeJS.ProcessEnv;
+  config: { providers?: Record<string, ProviderConfigSection | undefined> };
+  logger?: Logger;
+  /** Ready-made providers (tests, bench): used instead of building an adapter for that name. */
+  overrides?: Partial<Record<ProviderName, Provider>>;
+  retry?: Partial<RetryPolicy>;
+  /** Injected into every adapter (tests use an instant sleep). */
+  sleep?: SleepFn;
+  random?: () => number;
+}
+
+export interface ResolvedProvider {
+  provider: Provider;
+  name: ProviderName;
+  model: string;
+}
+
+export interface ProviderRegistry {
+  /** The provider for `name`, built on first use. */
+  get(name: ProviderName): Provider;
+  /**
+   * Chooses provider and model: an explicit provider wins (BAD_REQUEST when unknown); otherwise the
+   * provider is inferred from the model; no model means the provider's (or the global) default.
+   */
+  resolve(model?: string | null, provider?: string | null): ResolvedProvider;
+  /** Closes every adapter built so far. */
+  close(): Promise<void>;
+}
+
+const KEY_ENV: Record<ProviderName, string> = {
+  anthropic: 'ANTHROPIC_API_KEY', openai: 'OPENAI_API_KEY', gemini: 'GEMINI_API_KEY',
+  self_hosted: 'SELF_HOSTED_API_KEY', other: 'OTHER_API_KEY', scripted: '',
+};
+const BASE_ENV: Partial<Record<ProviderName, string>> = {
+  anthropic: 'ANTHROPIC_BASE_URL', openai: 'OPENAI_BASE_URL', gemini: 'GEMINI_BASE_URL',
+};
+const DEFAULT_BASE: Partial<Record<ProviderName, string>> = {
+  anthropic: ANTHROPIC_DEFAULT_BASE_URL, openai: OPENAI_DEFAULT_BASE_URL, gemini: GEMINI_DEFAULT_BASE_URL,
+};
+
+function isProviderName(v: string): v is ProviderName {
+  return (PROVIDER_NAMES as readonly string[]).includes(v);
+}
+
+/** Creates the registry. Nothing is built and no key is checked until a provider is used. */
+export function createProviderRegistry(opts: ProviderRegistryOptions): ProviderRegistry {
+  const built = new Map<ProviderName, Provider>();
+  const section = (name: ProviderName): ProviderConfigSection => opts.config.providers?.[name] ?? {};
+  const nonEmpty = (v: string | undefined): string | undefined => (v && v.trim() !== '' ? v : undefined);
+
+  function adapterOptions(name: ProviderName): AdapterOptions {
+    const s = section(name);
+    const apiKeyEnv = s.api_key_env ?? KEY_ENV[name];
+    let apiKey = nonEmpty(opts.env[apiKeyEnv]);
+    if (!apiKey && name === 'gemini' && !s.api_key_env) apiKey = nonEmpty(opts.env.GOOGLE_API_KEY);
+    const baseEnv = BASE_ENV[name];
+    const baseUrl = nonEmpty(s.base_url) ?? (baseEnv ? nonEmpty(opts.env[baseEnv]) : undefined) ?? DEFAULT_BASE[name];
+    const o: AdapterOptions = { apiKey, apiKeyEnv, baseUrl, logger: opts.logger, retry: opts.retry, sleep: opts.sleep, random: opts.random };
+    if (typeof s.timeout_secs === 'number' && s.timeout_secs > 0) o.callTimeoutMs = s.timeout_secs * 1000;
+    return o;
+  }
+
+  function build(name: ProviderName): Provider {
+    const o = adapterOptions(name);
+    switch (name) {
+      case 'anthropic': return createAnthropicProvider(o);
+      case 'openai': return createOpenAIProvider(o);
+      case 'gemini': return createGeminiProvider(o);
+      case 'scripted': return scriptedFromConfig(opts.config.providers?.scripted);
+      case 'self_hosted':
+      case 'other':
+        if (!o.baseUrl) return unconfigured(name, `[providers.${name}] base_url is not set`);
+        // The key is optional for self-hosted servers unless api_key_env names one explicitly.
+        return createOpenAICompatibleProvider({ ...o, baseUrl: o.baseUrl, name, requireApiKey: section(name).api_key_env !== undefined });
+    }
+  }
+
+  function get(name: ProviderName): Provider {
+    const override = opts.overrides?.[name];
+    if (override) return override;
+    let p = built.get(name);
+    if (!p) built.set(name, (p = build(name)));
+    return p;
+  }
+
+  function defaultModelOf(name: ProviderName): string {
+    if (name === 'anthropic' || name === 'openai' || name === 'gemini') return defaultModelFor(name);
+    if (name === 'scripted') return 'scripted';
+    const m = nonEmpty(section(name).default_model);
+    if (!m) throw new ServiceError('BAD_REQUEST', `provider '${name}' requires a model (or [providers.${name}] default_model)`);
+    return m;
+  }
+
+  return {
+    get,
+    resolve(model, provider) {
+      const m = nonEmpty(model ?? undefined);
+      const p = nonEmpty(provider ?? undefined);
+      if (p !== undefined) {
+        if (!isProviderName(p)) {
+          throw new ServiceError('BAD_REQUEST', `unknown provider '${p}'; expected one of ${PROVIDER_NAMES.join(', ')}`);
+        }
+        return { provider: get(p), name: p, model: m ?? defaultModelOf(p) };
+      }
+      const chosen = m ?? defaultModel();
+      const inferred = inferProvider(chosen);
+      if (!inferred) throw new ServiceError('BAD_REQUEST', `model '${chosen}' requires an explicit provider or a catalogued model`);
+      return { provider: get(inferred), name: inferred, model: chosen };
+    },
+    async close() {
+      const all = [...built.values()];
+      built.clear();
+      await Promise.all(all.map((p) => p.close?.()));
+    },
+  };
+}
+
+/** A provider whose every call fails with PROVIDER_ERROR (so sessions can still be created). */
+function unconfigured(name: ProviderName, message: string): Provider {
+  return {
+    name,
+    async call(req) {
+      throw misconfigured(name, req.model, message);
+    },
+  };
+}
