@@ -1,0 +1,189 @@
+// config/flags.ts: the `warren` command line (SPEC.md "What the service does", server start options).
+// main.ts calls parseCli; app.ts takes the resulting StartOptions. Pure: no IO beyond path.resolve.
+import { resolve } from 'node:path';
+import { LOG_LEVELS, type LogLevel } from './logger.ts';
+
+/** Backends `--realm-backend` accepts. sqlite parses, but opening a realm with it fails clearly. */
+export const REALM_BACKEND_CHOICES = ['lmdb', 'jsonl', 'memory', 'sqlite'] as const;
+export type RealmBackendChoice = (typeof REALM_BACKEND_CHOICES)[number];
+
+export const HTTP_TRANSPORT_CHOICES = ['uws', 'node', 'auto'] as const;
+export type HttpTransportChoice = (typeof HTTP_TRANSPORT_CHOICES)[number];
+
+/** Everything `warren serve` was asked to do. Omitted optional fields take their documented defaults. */
+export interface StartOptions {
+  /** Realm to open; omitted means a new isolated `realm-…` realm. */
+  realm?: string;
+  /** Open a new isolated opaque realm (the default when `realm` is omitted). */
+  isolated: boolean;
+  instance?: string;
+  /** Creation hint only: a realm's manifest pins its backend after the first open. */
+  realmBackend?: RealmBackendChoice;
+  /** Absolute path; realms live directly under it (`<stateRoot>/<realm>/`). */
+  stateRoot?: string;
+  contextRoot?: string;
+  userConfigRoot?: string;
+  exposePaths: boolean;
+  /** Listen address; when omitted, config `[rest] host`, else 127.0.0.1. */
+  host?: string;
+  /** Listen port (0 = any free port); when omitted, config `[rest] port`. */
+  port?: number;
+  httpTransport: HttpTransportChoice;
+  logLevel: LogLevel;
+}
+
+/** What the command line asks for. */
+export type CliCommand = { command: 'help' } | { command: 'serve'; options: StartOptions };
+
+/** A bad command line; the message is one line, printed as `warren: <message>`. */
+export class FlagError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'FlagError';
+  }
+}
+
+export const HELP_TEXT = `Usage: warren serve [options]
+       warren --help
+
+Runs the Warren HTTP server for LLM agent sessions.
+
+Options:
+  --realm <id>              Realm to open (1-64 chars: letters, digits, '_' or '-', starting with a
+                            letter or digit; not UUID-shaped). Default: a new isolated realm-<id>.
+  --isolated                Open a new isolated opaque realm (cannot be combined with --realm).
+  --instance <id>           Instance id of this process within the realm (same format as realm ids).
+  --realm-backend <name>    Storage backend for a NEW realm: lmdb (default), jsonl, memory or sqlite
+                            (sqlite is not built yet and is refused). Once a realm exists, the backend
+                            pinned in its realm_manifest.json wins.
+  --state-root <path>       Directory holding realms: each realm is <path>/<realm>/. Default:
+                            <app data>/warren/realms (~/.local/share or $XDG_DATA_HOME on Linux,
+                            ~/Library/Application Support on macOS, %APPDATA% on Windows).
+  --context-root <path>     Project directory the agent tools work in.
+  --user-config-root <path> Directory of user-level configuration.
+  --expose-paths            Include resolved_paths (realm file locations) in GET /config.
+  --host <addr>             Listen address. Default: config [rest] host, else 127.0.0.1.
+  --port <n>                Listen port, 0-65535 (0 picks a free port). Default: config [rest] port.
+  --http-transport <kind>   uws, node or auto (default auto: uWebSockets.js where it loads, else node:http).
+  --log-level <level>       fatal, error, warn, info (default), debug, trace or silent.
+  -h, --help                Show this help.
+
+Options take their value as "--opt value" or "--opt=value".
+`;
+
+const REALM_ID = /^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$/;
+const UUID_SHAPED = /^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$/;
+
+/** Why `id` is not a valid realm or instance id, or undefined when it is (wire-notes §1.4). */
+export function realmIdProblem(id: string): string | undefined {
+  if (!REALM_ID.test(id)) {
+    return 'must be 1-64 characters of letters, digits, "_" or "-", starting with a letter or digit';
+  }
+  if (UUID_SHAPED.test(id)) return 'must not be UUID-shaped';
+  return undefined;
+}
+
+type ValueOption =
+  | 'realm' | 'instance' | 'realmBackend' | 'stateRoot' | 'contextRoot' | 'userConfigRoot'
+  | 'host' | 'port' | 'httpTransport' | 'logLevel';
+type FlagOption = 'isolated' | 'exposePaths';
+
+const VALUE_OPTIONS: Record<string, ValueOption> = {
+  '--realm': 'realm',
+  '--instance': 'instance',
+  '--realm-backend': 'realmBackend',
+  '--state-root': 'stateRoot',
+  '--context-root': 'contextRoot',
+  '--user-config-root': 'userConfigRoot',
+  '--host': 'host',
+  '--port': 'port',
+  '--http-transport': 'httpTransport',
+  '--log-level': 'logLevel',
+};
+const FLAG_OPTIONS: Record<string, FlagOption> = { '--isolated': 'isolated', '--expose-paths': 'exposePaths' };
+
+function oneOf<T extends string>(name: string, value: string, choices: readonly T[]): T {
+  const found = choices.find((choice) => choice === value);
+  if (found === undefined) throw new FlagError(`${name} must be one of ${choices.join(', ')} (got '${value}')`);
+  return found;
+}
+
+function parsePort(value: string): number {
+  if (!/^\d{1,5}$/.test(value) || Number(value) > 65535) {
+    throw new FlagError(`--port must be an integer from 0 to 65535 (got '${value}')`);
+  }
+  return Number(value);
+}
+
+function checkedId(name: string, value: string): string {
+  const problem = realmIdProblem(value);
+  if (problem) throw new FlagError(`${name} '${value}' is invalid: ${problem}`);
+  return value;
+}
+
+/** Stores one option's value into `out`, validating it. */
+function applyValue(out: StartOptions, name: string, key: ValueOption, value: string): void {
+  switch (key) {
+    case 'realm': out.realm = checkedId(name, value); break;
+    case 'instance': out.instance = checkedId(name, value); break;
+    case 'realmBackend': out.realmBackend = oneOf(name, value, REALM_BACKEND_CHOICES); break;
+    case 'stateRoot': out.stateRoot = resolve(value); break;
+    case 'contextRoot': out.contextRoot = resolve(value); break;
+    case 'userConfigRoot': out.userConfigRoot = resolve(value); break;
+    case 'host': out.host = value; break;
+    case 'port': out.port = parsePort(value); break;
+    case 'httpTransport': out.httpTransport = oneOf(name, value, HTTP_TRANSPORT_CHOICES); break;
+    case 'logLevel': out.logLevel = oneOf(name, value, LOG_LEVELS); break;
+  }
+}
+
+/**
+ * Parses the options that follow `warren serve` (a leading 'serve' token is also accepted).
+ * Throws FlagError on an unknown option, a missing or bad value, a repeated option or a stray argument.
+ */
+export function parseServeArgs(argv: string[]): StartOptions {
+  const args = argv[0] === 'serve' ? argv.slice(1) : argv;
+  const out: StartOptions = { isolated: false, exposePaths: false, httpTransport: 'auto', logLevel: 'info' };
+  const seen = new Set<string>();
+  for (let i = 0; i < args.length; i++) {
+    const arg = args[i] ?? '';
+    if (!arg.startsWith('--')) throw new FlagError(`unexpected argument '${arg}'`);
+    const eq = arg.indexOf('=');
+    const name = eq === -1 ? arg : arg.slice(0, eq);
+    const inline = eq === -1 ? undefined : arg.slice(eq + 1);
+    const flagKey = FLAG_OPTIONS[name];
+    const valueKey = VALUE_OPTIONS[name];
+    if (!flagKey && !valueKey) throw new FlagError(`unknown option '${name}'`);
+    if (seen.has(name)) throw new FlagError(`${name} given more than once`);
+    seen.add(name);
+    if (flagKey) {
+      if (inline !== undefined) throw new FlagError(`${name} takes no value`);
+      out[flagKey] = true;
+      continue;
+    }
+    let value = inline;
+    if (value === undefined) {
+      const next = args[i + 1];
+      if (next === undefined || next.startsWith('--')) throw new FlagError(`${name} needs a value`);
+      value = next;
+      i++;
+    }
+    if (value === '') throw new FlagError(`${name} needs a non-empty value`);
+    applyValue(out, name, valueKey as ValueOption, value);
+  }
+  if (out.isolated && out.realm !== undefined) throw new FlagError('--isolated cannot be combined with --realm');
+  return out;
+}
+
+/**
+ * Parses the whole command line (process.argv.slice(2)): `serve [options]`, `--help`, `serve --help`.
+ * Help wins over any other problem on the line.
+ */
+export function parseCli(argv: string[]): CliCommand {
+  const [command, ...rest] = argv;
+  if (command === '--help' || command === '-h' || command === 'help') return { command: 'help' };
+  if (command === undefined) throw new FlagError("missing command: expected 'serve' (see 'warren --help')");
+  if (command !== 'serve') throw new FlagError(`unknown command '${command}' (see 'warren --help')`);
+  if (rest.includes('--help') || rest.includes('-h')) return { command: 'help' };
+  return { command: 'serve', options: parseServeArgs(rest) };
+}

@@ -1,0 +1,52 @@
+// config/logger.ts: builds the one root pino logger (JSON lines, base {service:'warren'}, credentials
+// redacted). main.ts creates it and app.ts passes it down; tests pass a destination to capture lines.
+import { pino, type DestinationStream, type Logger } from 'pino';
+
+export type { Logger };
+
+/** Log levels accepted by `--log-level`. */
+export const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
+export type LogLevel = (typeof LOG_LEVELS)[number];
+
+/** Credential fields, wherever a log object carries them at the top level or one level down. */
+const SECRET_FIELDS = [
+  'api_key',
+  'apiKey',
+  'secret',
+  'token',
+  'access_token',
+  'refresh_token',
+  'id_token',
+  'client_secret',
+  'password',
+  'pairing_password',
+  'authorization',
+];
+
+/** Header names that carry credentials (lowercase, as Node and uWS deliver them). */
+const SECRET_HEADERS = ['authorization', 'proxy-authorization', 'cookie', 'x-api-key', 'x-goog-api-key', 'x-webhook-secret'];
+
+const HEADER_HOLDERS = ['headers', 'req.headers', 'request.headers', 'res.headers', '*.headers'];
+
+/** fast-redact paths covered by the root logger. @internal exported for tests. */
+export const REDACT_PATHS: readonly string[] = [
+  ...SECRET_FIELDS,
+  ...SECRET_FIELDS.map((field) => `*.${field}`),
+  ...HEADER_HOLDERS.flatMap((holder) => SECRET_HEADERS.map((header) => `${holder}["${header}"]`)),
+];
+
+export interface LoggerOptions {
+  level: LogLevel;
+  /** Where JSON lines go; stdout (synchronous) when omitted. */
+  destination?: DestinationStream;
+}
+
+/** Creates the root logger: pino JSON with `service: 'warren'` and credentials censored as '[redacted]'. */
+export function createLogger({ level, destination }: LoggerOptions): Logger {
+  const options = {
+    level,
+    base: { service: 'warren' },
+    redact: { paths: [...REDACT_PATHS], censor: '[redacted]' },
+  };
+  return destination ? pino(options, destination) : pino(options);
+}

@@ -1,0 +1,156 @@
+// contracts/config.ts: the realm Config object (wire-notes §2.8) and the GET/PUT/PATCH /config bodies.
+// Every known section is always present after defaults; unknown keys (top level and inside sections)
+// are kept so user data is never dropped, but known keys are checked strictly (types and ranges).
+// config/toml.ts applies the defaults and validates; config/realm-config.ts serves the envelope.
+import { Type, type Static } from 'typebox';
+
+/** A section: an object with defaults for its known keys that keeps any extra keys the user wrote. */
+const sectionOptions = { default: {}, additionalProperties: true } as const;
+const Nullable = <T extends Parameters<typeof Type.Union>[0][number]>(t: T) => Type.Union([t, Type.Null()]);
+
+export const RestSection = Type.Object(
+  {
+    host: Type.String({ minLength: 1, default: '127.0.0.1' }),
+    port: Type.Integer({ minimum: 0, maximum: 65535, default: 8080 }),
+  },
+  sectionOptions,
+);
+
+export const AgentSection = Type.Object(
+  {
+    /** '' selects the model catalog's default model. */
+    model: Type.String({ default: '' }),
+    max_tokens_per_turn: Type.Integer({ minimum: 1, default: 16384 }),
+    system_prompt: Type.Optional(Type.String()),
+    structured_output_retries: Type.Integer({ minimum: 0, maximum: 100, default: 2 }),
+    budget_warning_threshold: Type.Number({ minimum: 0, maximum: 1, default: 0.8 }),
+  },
+  sectionOptions,
+);
+
+export const ToolsSection = Type.Object(
+  {
+    builtins_enabled: Type.Boolean({ default: false }),
+    shell_enabled: Type.Boolean({ default: false }),
+    schedule_enabled: Type.Boolean({ default: true }),
+    workgraph_enabled: Type.Boolean({ default: false }),
+    comms_enabled: Type.Boolean({ default: false }),
+    mob_enabled: Type.Boolean({ default: false }),
+    default_timeout_secs: Type.Number({ exclusiveMinimum: 0, default: 600 }),
+    max_concurrent: Type.Integer({ minimum: 1, default: 10 }),
+  },
+  sectionOptions,
+);
+
+export const ShellSection = Type.Object(
+  {
+    program: Type.String({ minLength: 1, default: 'bash' }),
+    timeout_secs: Type.Number({ exclusiveMinimum: 0, default: 30 }),
+    max_output_chars: Type.Integer({ minimum: 1, default: 100000 }),
+  },
+  sectionOptions,
+);
+
+export const RetrySection = Type.Object(
+  {
+    max_retries: Type.Integer({ minimum: 0, default: 3 }),
+    initial_delay_ms: Type.Integer({ minimum: 0, default: 500 }),
+    max_delay_ms: Type.Integer({ minimum: 0, default: 30000 }),
+    multiplier: Type.Number({ minimum: 1, default: 2 }),
+  },
+  sectionOptions,
+);
+
+export const SkillsSection = Type.Object({ enabled: Type.Boolean({ default: false }) }, sectionOptions);
+
+export const LimitsSection = Type.Object(
+  {
+    max_sessions: Type.Integer({ minimum: 1, default: 100000 }),
+    max_body_bytes: Type.Integer({ minimum: 1, default: 4194304 }),
+  },
+  sectionOptions,
+);
+
+/** Per-provider settings; free-form apart from the keys Warren reads. */
+export const ProviderSettings = Type.Object(
+  {
+    base_url: Type.Optional(Type.String({ minLength: 1 })),
+    api_key_env: Type.Optional(Type.String({ minLength: 1 })),
+    timeout_secs: Type.Optional(Type.Number({ exclusiveMinimum: 0 })),
+    /** Scripted provider only: the replies it plays back. */
+    replies: Type.Optional(Type.Array(Type.Unknown())),
+    mode: Type.Optional(Type.String()),
+  },
+  { additionalProperties: true },
+);
+export type ProviderSettings = Static<typeof ProviderSettings>;
+
+export const Config = Type.Object(
+  {
+    rest: RestSection,
+    agent: AgentSection,
+    tools: ToolsSection,
+    shell: ShellSection,
+    retry: RetrySection,
+    skills: SkillsSection,
+    limits: LimitsSection,
+    providers: Type.Record(Type.String(), ProviderSettings, { default: {} }),
+    /** Top-level output cap kept for compatibility with the reference config (omitted when unset). */
+    max_tokens: Type.Optional(Type.Integer({ minimum: 1 })),
+  },
+  { $id: 'Config', additionalProperties: true },
+);
+export type Config = Static<typeof Config>;
+
+/** Filesystem locations of a realm, shown in the envelope only with `--expose-paths`. */
+export const ResolvedPaths = Type.Object({
+  root: Type.String(),
+  manifest_path: Type.String(),
+  config_path: Type.String(),
+  config_state_path: Type.String(),
+  store_dir: Type.String(),
+});
+export type ResolvedPaths = Static<typeof ResolvedPaths>;
+
+/** GET /config, and the reply of PUT/PATCH /config. realm_id/instance_id/backend are present even when null. */
+export const ConfigEnvelope = Type.Object(
+  {
+    config: Config,
+    generation: Type.Integer({ minimum: 0 }),
+    realm_id: Nullable(Type.String()),
+    instance_id: Nullable(Type.String()),
+    backend: Nullable(Type.String()),
+    resolved_paths: Type.Optional(ResolvedPaths),
+  },
+  { $id: 'ConfigEnvelope' },
+);
+export type ConfigEnvelope = Static<typeof ConfigEnvelope>;
+
+/** Compare-and-set guard: omitted or null means "no check". */
+export const ExpectedGeneration = Type.Optional(Nullable(Type.Integer({ minimum: 0 })));
+
+/** Any JSON object; the full check (defaults, types, ranges) happens in config/realm-config.ts. */
+const AnyObject = Type.Object({}, { additionalProperties: true });
+
+/**
+ * PUT /config body: a direct Config object, or `{config, expected_generation?}`. The wrapped form wins
+ * when the body's keys are exactly `config` plus optional `expected_generation` (wire-notes §11 item 18).
+ */
+export const ConfigPutBody = Type.Union(
+  [
+    Type.Object({ config: AnyObject, expected_generation: ExpectedGeneration }, { additionalProperties: false }),
+    AnyObject,
+  ],
+  { $id: 'ConfigPutBody' },
+);
+export type ConfigPutBody = Static<typeof ConfigPutBody>;
+
+/** PATCH /config body: a direct RFC 7396 merge patch, or `{patch, expected_generation?}` (same rule). */
+export const ConfigPatchBody = Type.Union(
+  [
+    Type.Object({ patch: AnyObject, expected_generation: ExpectedGeneration }, { additionalProperties: false }),
+    AnyObject,
+  ],
+  { $id: 'ConfigPatchBody' },
+);
+export type ConfigPatchBody = Static<typeof ConfigPatchBody>;

@@ -1,0 +1,77 @@
+// main.ts: the `warren` command. Parses flags, builds the root logger, starts the app through
+// createApp (app.ts) and turns SIGINT/SIGTERM into a clean close. The only file that uses console or
+// process.exit.
+import { FlagError, HELP_TEXT, parseCli } from './config/flags.ts';
+import { createLogger, type Logger } from './config/logger.ts';
+
+/** One line for stderr, whatever the error holds. */
+function oneLine(err: unknown): string {
+  const message = err instanceof Error ? err.message : String(err);
+  return message.split('\n')[0] ?? message;
+}
+
+async function main(argv: string[]): Promise<void> {
+  let cli;
+  try {
+    cli = parseCli(argv);
+  } catch (err) {
+    if (err instanceof FlagError) {
+      console.error(`warren: ${err.message}`);
+      process.exit(1);
+    }
+    throw err;
+  }
+  if (cli.command === 'help') {
+    process.stdout.write(HELP_TEXT);
+    process.exit(0);
+  }
+
+  const options = cli.options;
+  const logger: Logger = createLogger({ level: options.logLevel });
+  process.on('uncaughtException', (err) => {
+    logger.fatal({ err }, 'uncaught exception');
+    console.error(`warren: fatal: ${oneLine(err)}`);
+    process.exit(1);
+  });
+  process.on('unhandledRejection', (err) => {
+    logger.fatal({ err }, 'unhandled rejection');
+    console.error(`warren: fatal: ${oneLine(err)}`);
+    process.exit(1);
+  });
+
+  let app;
+  try {
+    const { createApp } = await import('./app.ts');
+    app = await createApp({ ...options, logger });
+  } catch (err) {
+    logger.fatal({ err }, 'startup failed');
+    console.error(`warren: ${oneLine(err)}`);
+    process.exit(1);
+  }
+
+  const running = app;
+  let closing = false;
+  const shutdown = (signal: NodeJS.Signals): void => {
+    if (closing) {
+      logger.warn({ signal }, 'second signal during shutdown; exiting now');
+      process.exit(1);
+    }
+    closing = true;
+    logger.info({ signal }, 'shutting down');
+    running.close().then(
+      () => process.exit(0),
+      (err: unknown) => {
+        logger.error({ err }, 'shutdown failed');
+        console.error(`warren: shutdown failed: ${oneLine(err)}`);
+        process.exit(1);
+      },
+    );
+  };
+  process.on('SIGINT', shutdown);
+  process.on('SIGTERM', shutdown);
+}
+
+main(process.argv.slice(2)).catch((err: unknown) => {
+  console.error(`warren: ${oneLine(err)}`);
+  process.exit(1);
+});
