@@ -1,0 +1,92 @@
+// contracts/routes-later.ts: catalog entries of SPEC.md routes whose capability is not built yet. Each
+// carries `capability`, no body or query schema and a generic response, so the router answers 501
+// CAPABILITY_UNAVAILABLE (never 404) whatever the request holds. When a capability is built, its routes
+// move into that resource's catalog with real schemas and handlers.
+import type { HttpMethod, RouteDef } from './route.ts';
+
+type ContentType = NonNullable<RouteDef['response']['contentType']>;
+
+function later(
+  capability: string,
+  id: string,
+  method: HttpMethod,
+  path: string,
+  summary: string,
+  response: { status?: number; contentType?: ContentType; headers?: string[] } = {},
+): RouteDef {
+  const route: RouteDef = {
+    id,
+    method,
+    path,
+    summary,
+    response: { status: response.status ?? 200, contentType: response.contentType ?? 'application/json' },
+    errors: ['CAPABILITY_UNAVAILABLE'],
+    capability,
+  };
+  if (response.headers) route.headers = response.headers;
+  return route;
+}
+
+const webhook = { status: 202, headers: ['x-webhook-secret'] };
+const sse = { contentType: 'text/event-stream' as const };
+const MEMBER = '/mob/{id}/members/{agent_identity}';
+
+/** Every not-yet-built SPEC.md route, each gated by its capability id. */
+export const LATER_ROUTES: RouteDef[] = [
+  later('help', 'help.ask', 'POST', '/help', 'Run a help session for a question'),
+
+  later('ingress', 'sessions.externalEvent', 'POST', '/sessions/{id}/external-events', 'Queue an external event', webhook),
+  later('ingress', 'sessions.peerResponseTerminal', 'POST', '/sessions/{id}/peer-response-terminal', 'Queue a terminal peer response', webhook),
+
+  later('skills', 'skills.list', 'GET', '/skills', 'List active and shadowed skills'),
+
+  later('auth', 'auth.profiles.list', 'GET', '/auth/profiles', 'List auth profiles, backend profiles and bindings'),
+  later('auth', 'auth.profiles.store', 'POST', '/auth/profiles', 'Store credentials for a binding', { status: 201 }),
+  later('auth', 'auth.bindings.get', 'GET', '/auth/bindings/{binding_id}', 'Resolve a binding profile'),
+  later('auth', 'auth.bindings.clear', 'DELETE', '/auth/bindings/{binding_id}', 'Clear stored credentials'),
+  later('auth', 'auth.bindings.test', 'POST', '/auth/bindings/{binding_id}/test', 'Test that a binding resolves'),
+  later('auth', 'auth.bindings.status', 'GET', '/auth/bindings/{binding_id}/status', 'Binding credential status'),
+  later('auth', 'auth.bindings.logout', 'POST', '/auth/bindings/{binding_id}/logout', 'Clear credentials and release the binding'),
+  later('auth', 'auth.login.start', 'POST', '/auth/login/start', 'Start an OAuth loopback login'),
+  later('auth', 'auth.login.complete', 'POST', '/auth/login/complete', 'Complete an OAuth loopback login'),
+  later('auth', 'auth.login.deviceStart', 'POST', '/auth/login/device/start', 'Start a device-code login'),
+  later('auth', 'auth.login.deviceComplete', 'POST', '/auth/login/device/complete', 'Poll a device-code login'),
+
+  later('comms', 'comms.peers', 'GET', '/comms/peers', 'List peers visible to a session'),
+  later('comms', 'comms.send', 'POST', '/comms/send', 'Send a comms message'),
+
+  later('schedule', 'schedules.create', 'POST', '/schedules', 'Create a schedule'),
+  later('schedule', 'schedules.list', 'GET', '/schedules', 'List schedules'),
+  later('schedule', 'schedules.get', 'GET', '/schedules/{id}', 'Read a schedule'),
+  later('schedule', 'schedules.update', 'PATCH', '/schedules/{id}', 'Update a schedule'),
+  later('schedule', 'schedules.delete', 'DELETE', '/schedules/{id}', 'Soft-delete a schedule'),
+  later('schedule', 'schedules.pause', 'POST', '/schedules/{id}/pause', 'Pause a schedule'),
+  later('schedule', 'schedules.resume', 'POST', '/schedules/{id}/resume', 'Resume a schedule'),
+  later('schedule', 'schedules.occurrences', 'GET', '/schedules/{id}/occurrences', 'List planned occurrences'),
+  later('schedule', 'schedule.tools', 'GET', '/schedule/tools', 'List schedule tool declarations'),
+  later('schedule', 'schedule.call', 'POST', '/schedule/call', 'Call a schedule tool'),
+
+  later('work_graph', 'workgraph.items', 'GET', '/workgraph/items', 'List work items'),
+  later('work_graph', 'workgraph.item', 'GET', '/workgraph/items/{id}', 'Read a work item'),
+  later('work_graph', 'workgraph.ready', 'GET', '/workgraph/ready', 'List ready work items'),
+  later('work_graph', 'workgraph.snapshot', 'GET', '/workgraph/snapshot', 'WorkGraph snapshot'),
+  later('work_graph', 'workgraph.events', 'GET', '/workgraph/events', 'WorkGraph events'),
+  later('work_graph', 'workgraph.goalStatus', 'POST', '/workgraph/goal/status', 'Read a goal status'),
+  later('work_graph', 'workgraph.attentionList', 'POST', '/workgraph/attention/list', 'List attention bindings'),
+
+  later('mcp_live', 'sessions.mcpAdd', 'POST', '/sessions/{id}/mcp/add', 'Stage adding an MCP server'),
+  later('mcp_live', 'sessions.mcpRemove', 'POST', '/sessions/{id}/mcp/remove', 'Stage removing an MCP server'),
+  later('mcp_live', 'sessions.mcpReload', 'POST', '/sessions/{id}/mcp/reload', 'Stage reloading MCP servers'),
+
+  later('mob', 'mob.events', 'GET', '/mob/{id}/events', 'Mob event stream (SSE)', sse),
+  later('mob', 'mob.spawnHelper', 'POST', '/mob/{id}/spawn-helper', 'Spawn a helper and wait for its result'),
+  later('mob', 'mob.forkHelper', 'POST', '/mob/{id}/fork-helper', 'Fork a helper and wait for its result'),
+  later('mob', 'mob.waitKickoff', 'POST', '/mob/{id}/wait-kickoff', 'Wait for member kickoff'),
+  later('mob', 'mob.wireMembersBatch', 'POST', '/mob/{id}/wire-members-batch', 'Wire member pairs'),
+  later('mob', 'mob.memberStatus', 'GET', `${MEMBER}/status`, 'Member status snapshot'),
+  later('mob', 'mob.memberHistory', 'GET', `${MEMBER}/history`, 'Member history page'),
+  later('mob', 'mob.memberCancel', 'POST', `${MEMBER}/cancel`, 'Cancel a member'),
+  later('mob', 'mob.memberRespawn', 'POST', `${MEMBER}/respawn`, 'Respawn a member'),
+  later('mob', 'mob.hosts', 'GET', '/mob/{id}/hosts', 'Mob hosts'),
+  later('mob', 'mob.routeInstalls', 'GET', '/mob/{id}/route-installs', 'Outstanding route installs'),
+];

@@ -1,0 +1,55 @@
+// http/validate.ts: compiles every route's body and query schema once at startup (typebox Compile) and
+// turns a mismatch into 400 BAD_REQUEST with `details.errors`. Called by http/router.ts.
+import type { TSchema } from 'typebox';
+import { Compile } from 'typebox/compile';
+import { ServiceError } from '../contracts/errors.ts';
+import type { RouteDef } from '../contracts/route.ts';
+
+/** How many schema errors a 400 reports; the first few are enough to fix a request. */
+const MAX_REPORTED_ERRORS = 5;
+
+/** One reported schema error: a JSON pointer into the value and a human message. */
+export interface ValidationIssue {
+  path: string;
+  message: string;
+}
+
+/** The compiled checks of one route. Both throw ServiceError('BAD_REQUEST') on a mismatch. */
+export interface RouteValidators {
+  checkBody(value: unknown): void;
+  checkQuery(value: Record<string, string>): void;
+}
+
+type Check = (value: unknown) => void;
+
+const noCheck: Check = () => {};
+
+/**
+ * Compiles the body and query schemas of every route, keyed by route id.
+ * Throws at startup on a duplicate route id (a catalog bug).
+ */
+export function compileRoutes(routes: readonly RouteDef[]): Map<string, RouteValidators> {
+  const out = new Map<string, RouteValidators>();
+  for (const route of routes) {
+    if (out.has(route.id)) throw new Error(`duplicate route id in catalog: ${route.id}`);
+    const checkBody = route.body ? compileCheck(route.body, 'invalid request body') : noCheck;
+    const checkQuery = route.query ? compileCheck(route.query, 'invalid query parameters') : noCheck;
+    out.set(route.id, { checkBody, checkQuery });
+  }
+  return out;
+}
+
+function compileCheck(schema: TSchema, what: string): Check {
+  const validator = Compile(schema);
+  return (value) => {
+    if (validator.Check(value)) return;
+    const errors: ValidationIssue[] = [];
+    for (const e of validator.Errors(value)) {
+      errors.push({ path: e.instancePath === '' ? '/' : e.instancePath, message: e.message });
+      if (errors.length >= MAX_REPORTED_ERRORS) break;
+    }
+    const first = errors[0];
+    const summary = first ? `: ${first.path} ${first.message}` : '';
+    throw new ServiceError('BAD_REQUEST', `${what}${summary}`, { errors });
+  };
+}
