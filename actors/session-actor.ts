@@ -1,0 +1,307 @@
+// actors/session-actor.ts: one session's runtime. Owns the XState session actor (which decides busy),
+// the event hub, the chained writer, and runs turns through turn-runner.ts. All session IO lives here;
+// the supervisor routes commands in, http/handlers never touch it directly.
+import { createActor, type ActorRefFrom } from 'xstate';
+import type { Logger } from 'pino';
+import { ServiceError } from '../contracts/errors.ts';
+import type { ContentInput, Message } from '../contracts/transcript.ts';
+import { sessionMachine, type HoldClass, type TurnPhase } from '../machines/session-machine.ts';
+import type { SessionRecord, StoreOp } from '../storage/store.ts';
+import { EventHub } from './event-hub.ts';
+import { SessionWriter } from './session-writer.ts';
+import { runTurn } from './turn-runner.ts';
+import type { PersistedState, SessionDeps, SessionSettings } from './session-types.ts';
+
+/** What a caller asks a turn to do (create's first turn or a continue). */
+export interface TurnCommand {
+  requestId: string;
+  kind: 'create' | 'continue';
+  prompt: ContentInput;
+  injectedContext?: ContentInput[] | null;
+  transientContext?: string | null;
+  /** Continue only: appends one System message at this turn boundary. */
+  systemAppend?: string | null;
+  signal: AbortSignal;
+  /** Called when the turn enters its commit (cancel can no longer stop it). */
+  onCommitting(): void;
+}
+
+export interface TurnOutcome {
+  text: string;
+  turns: number;
+  toolCalls: number;
+  usage: { input_tokens: number; output_tokens: number; total_tokens: number; cache_creation_tokens?: number; cache_read_tokens?: number };
+}
+
+type MachineRef = ActorRefFrom<typeof sessionMachine>;
+
+export class SessionActor {
+  readonly machine: MachineRef;
+  readonly hub: EventHub;
+  readonly writer: SessionWriter | null;
+  private record: SessionRecord;
+  private state: PersistedState;
+  private abort: AbortController | null = null;
+  private settledTurn: Promise<void> = Promise.resolve();
+  private readonly log: Logger;
+  lastUsedMs: number;
+
+  constructor(record: SessionRecord, lastSeq: number, private readonly deps: SessionDeps) {
+    this.record = record;
+    this.state = record.state as PersistedState;
+    this.log = deps.log;
+    this.lastUsedMs = deps.now();
+    const persistent = deps.store.persistent;
+    this.writer = persistent
+      ? new SessionWriter(deps.store, record.session_id, (entries) => this.hub.deliver(entries), deps.log)
+      : null;
+    this.hub = new EventHub(record.session_id, lastSeq, this.writer ? (e) => this.writer!.appendEvent(e) : null, deps.now);
+    const snapshot = this.state.machine as Parameters<typeof createActor<typeof sessionMachine>>[1] extends infer O
+      ? O extends { snapshot?: infer S } ? S : never : never;
+    this.machine = createActor(sessionMachine, {
+      input: { sessionId: record.session_id },
+      ...(snapshot ? { snapshot } : {}),
+    });
+    // Hazard 2 (dependencies.md): an actor error with no observer becomes an uncaughtException.
+    this.machine.subscribe({ error: (err) => this.log.error({ err, sessionId: record.session_id }, 'session machine error') });
+    this.machine.start();
+  }
+
+  get id(): string {
+    return this.record.session_id;
+  }
+
+  get snapshotRecord(): SessionRecord {
+    return this.record;
+  }
+
+  get settings(): SessionSettings {
+    return this.state.settings;
+  }
+
+  get revision(): number {
+    return this.state.revision;
+  }
+
+  /** 'idle' | 'running' | 'held' | 'archived', plus the running sub-step. */
+  status(): { state: string; phase?: string; hold?: HoldClass } {
+    const snap = this.machine.getSnapshot();
+    if (typeof snap.value === 'string') return snap.context.hold ? { state: snap.value, hold: snap.context.hold } : { state: snap.value };
+    return { state: 'running', phase: (snap.value as { running: string }).running };
+  }
+
+  isRunning(): boolean {
+    return this.machine.getSnapshot().matches('running');
+  }
+
+  isIdle(): boolean {
+    return this.machine.getSnapshot().matches('idle');
+  }
+
+  /** Restore path: a snapshot persisted mid-turn comes back resumable or held (never re-runs the call). */
+  recover(hold: HoldClass | null): void {
+    const wasRunning = this.isRunning();
+    if (!wasRunning && !hold) return;
+    this.machine.send({ type: 'recovery.detected', hold });
+    if (wasRunning) this.log.warn({ sessionId: this.id, requestId: this.state.pending?.request_id, hold }, 'turn interrupted by restart');
+    delete this.state.pending;
+  }
+
+  /** Persists the current record (used for creation and state-only changes). */
+  persist(extra: StoreOp[] = []): Promise<void> {
+    const ops: StoreOp[] = [{ op: 'putSession', session: this.freshRecord() }, ...extra];
+    return this.commit(ops);
+  }
+
+  /** Runs one turn: the machine decides busy, then model/tool loop, then one durable commit. */
+  async runTurn(cmd: TurnCommand): Promise<TurnOutcome> {
+    this.lastUsedMs = this.deps.now();
+    this.machine.send({ type: 'turn.requested', requestId: cmd.requestId });
+    const decision = this.machine.getSnapshot().context.lastDecision;
+    if (!decision || decision.requestId !== cmd.requestId || decision.verdict !== 'accepted') {
+      throw this.rejection(decision?.verdict ?? 'busy', cmd.kind);
+    }
+    const generation = this.machine.getSnapshot().context.generation;
+    const abort = new AbortController();
+    this.abort = abort;
+    const onExternalAbort = () => abort.abort(cmd.signal.reason);
+    if (cmd.signal.aborted) abort.abort(cmd.signal.reason);
+    else cmd.signal.addEventListener('abort', onExternalAbort, { once: true });
+    let settle!: () => void;
+    this.settledTurn = new Promise<void>((r) => (settle = r));
+    const started = this.deps.now();
+    try {
+      return await this.executeTurn(cmd, generation, abort.signal, started);
+    } finally {
+      cmd.signal.removeEventListener('abort', onExternalAbort);
+      if (this.abort === abort) this.abort = null;
+      // Safety net: whatever failed, this generation must not leave the machine busy.
+      if (this.isRunning() && this.machine.getSnapshot().context.generation === generation) {
+        this.machine.send({ type: 'turn.settled', generation, outcome: 'failed' });
+      }
+      settle();
+    }
+  }
+
+  private async executeTurn(cmd: TurnCommand, generation: number, signal: AbortSignal, started: number): Promise<TurnOutcome> {
+    const settings = this.state.settings;
+    const nowIso = () => new Date(this.deps.now()).toISOString();
+    const newRows: Message[] = [];
+    for (const ctx of cmd.injectedContext ?? []) newRows.push({ role: 'user', content: ctx, created_at: nowIso(), transcript_role: 'injected_context' });
+    if (cmd.systemAppend) newRows.push({ role: 'system', content: cmd.systemAppend, created_at: nowIso() });
+    newRows.push({ role: 'user', content: cmd.prompt, created_at: nowIso() });
+    // Earlier writes (a previous turn, a system-context append) must be durable before rows are read.
+    if (this.writer) await this.writer.flushed();
+    const { rows: history, total } = await this.deps.store.readRows(this.id);
+    this.state.pending = {
+      request_id: cmd.requestId,
+      started_at_ms: started,
+      prompt: cmd.prompt,
+      ...(cmd.transientContext ? { transient_turn_context: cmd.transientContext } : {}),
+    };
+    // The pending input rides the next write; the turn does not wait for it (the commit is chained after it).
+    const pendingWrite = this.persist().catch((err) => this.log.error({ err, sessionId: this.id }, 'pending input write failed'));
+    this.hub.publish('run_started', { session_id: this.id, input: { kind: 'content', content: cmd.prompt } });
+    const onPhase = (phase: TurnPhase) => this.machine.send({ type: 'turn.phase', generation, phase });
+    try {
+      const { provider, model } = this.deps.providers.resolve(settings.model, settings.provider);
+      const cfg = this.deps.config();
+      const result = await runTurn({
+        sessionId: this.id,
+        model,
+        provider,
+        maxTokens: settings.max_tokens,
+        history,
+        newRows,
+        transientContext: cmd.transientContext ?? undefined,
+        toolset: this.deps.buildToolset(this.id, { builtins: settings.builtins, shell: settings.shell }),
+        contextRoot: this.deps.contextRoot,
+        maxIterations: 64,
+        maxConcurrentTools: cfg.tools.max_concurrent,
+        signal,
+        emit: (kind, payload) => this.hub.publish(kind, payload),
+        onPhase,
+        now: nowIso,
+      });
+      signal.throwIfAborted();
+      onPhase('committing');
+      cmd.onCommitting();
+      const usage = {
+        ...result.usage,
+        total_tokens: result.usage.input_tokens + result.usage.output_tokens,
+      };
+      if (usage.output_tokens >= cfg.agent.budget_warning_threshold * settings.max_tokens * result.turns) {
+        this.hub.publish('budget_warning', { budget_type: 'tokens', used: usage.output_tokens, limit: settings.max_tokens * result.turns, percent: usage.output_tokens / (settings.max_tokens * result.turns) });
+      }
+      const rows = newRows.concat(result.producedRows);
+      delete this.state.pending;
+      this.state.revision++;
+      this.record = {
+        ...this.record,
+        message_count: total + rows.length,
+        total_tokens: this.record.total_tokens + usage.total_tokens,
+      };
+      this.machine.send({ type: 'turn.settled', generation, outcome: 'succeeded' });
+      this.hub.publish('run_completed', { session_id: this.id, result: result.text, extraction_required: false, usage });
+      await pendingWrite;
+      await this.persist([{ op: 'putRows', sessionId: this.id, fromIndex: total, rows }]);
+      return { text: result.text, turns: result.turns, toolCalls: result.toolCalls, usage };
+    } catch (err) {
+      const cancelled = signal.aborted;
+      delete this.state.pending;
+      if (this.isRunning() && this.machine.getSnapshot().context.generation === generation) {
+        this.machine.send({ type: 'turn.settled', generation, outcome: cancelled ? 'cancelled' : 'failed' });
+      }
+      const error = cancelled ? new ServiceError('REQUEST_CANCELLED', 'turn cancelled before commit', { session_id: this.id }) : err;
+      const kind = cancelled ? 'cancelled' : errorKind(err);
+      this.hub.publish('run_failed', {
+        session_id: this.id,
+        error_report: { class: cancelled ? 'cancelled' : errorCode(err), message: err instanceof Error ? err.message : String(err) },
+        terminal_cause_kind: kind,
+      });
+      await pendingWrite;
+      await this.persist().catch((e) => this.log.error({ err: e, sessionId: this.id }, 'failed-turn state write failed'));
+      throw error;
+    }
+  }
+
+  private rejection(verdict: string, kind: 'create' | 'continue'): ServiceError {
+    if (verdict === 'archived') return new ServiceError('SESSION_NOT_FOUND', `Session not found: ${this.id}`);
+    if (verdict === 'held') return heldError(this.id, this.machine.getSnapshot().context.hold ?? 'tail_held_for_recovery');
+    // SPEC "Errors": busy during create maps to 400 BAD_REQUEST, a busy continue to 409 SESSION_BUSY.
+    if (kind === 'create') return new ServiceError('BAD_REQUEST', 'session is busy: a turn is already running', { session_id: this.id });
+    return new ServiceError('SESSION_BUSY', 'a turn is already running on this session', { session_id: this.id });
+  }
+
+  /** Stops a running turn (its late results are dropped by generation). Idle: a no-op. */
+  interrupt(): 'interrupted' | 'staged_noop' {
+    this.lastUsedMs = this.deps.now();
+    if (!this.isRunning()) return 'staged_noop';
+    this.machine.send({ type: 'interrupt.requested' });
+    this.abort?.abort(new ServiceError('REQUEST_CANCELLED', 'interrupted'));
+    return 'interrupted';
+  }
+
+  /** Resolves when no turn is running. */
+  async whenSettled(): Promise<void> {
+    while (this.isRunning()) await this.settledTurn;
+  }
+
+  async archive(): Promise<void> {
+    if (this.isRunning()) {
+      this.interrupt();
+      await this.whenSettled();
+    }
+    this.machine.send({ type: 'archive.requested' });
+    this.record = { ...this.record, archived: true };
+    await this.persist();
+    this.hub.closeAll('archived');
+  }
+
+  /** Applies a state-only mutation then persists it with optional row writes. */
+  async mutate(fn: (state: PersistedState, record: SessionRecord) => { ops?: StoreOp[]; record?: Partial<SessionRecord> }): Promise<void> {
+    const { ops = [], record } = fn(this.state, this.record);
+    if (record) this.record = { ...this.record, ...record };
+    await this.persist(ops);
+  }
+
+  private freshRecord(): SessionRecord {
+    this.record = {
+      ...this.record,
+      updated_at_ms: this.deps.now(),
+      state: { ...this.state, machine: this.machine.getPersistedSnapshot() },
+    };
+    return this.record;
+  }
+
+  private commit(ops: StoreOp[]): Promise<void> {
+    if (this.writer) return this.writer.commit(ops);
+    return this.deps.store.commit(ops);
+  }
+
+  /** Flushes pending writes and stops the machine (eviction or shutdown). */
+  async stop(): Promise<void> {
+    if (this.writer) await this.writer.flushed();
+    this.machine.stop();
+  }
+}
+
+export function heldError(sessionId: string, hold: HoldClass): ServiceError {
+  const codes: Record<HoldClass, string> = {
+    tail_held_for_recovery: 'SESSION_DURABLE_TAIL_HELD_FOR_RECOVERY',
+    recovery_refused: 'SESSION_DURABLE_TAIL_RECOVERY_REFUSED',
+    evidence_quarantined: 'SESSION_DURABLE_EVIDENCE_QUARANTINED',
+  };
+  return new ServiceError('SESSION_NOT_RUNNING', 'session is held for durable recovery', {
+    durable_resume_hold: { hold_class: hold, session_error_code: codes[hold], session_id: sessionId, content_retained: true },
+  });
+}
+
+function errorKind(err: unknown): string {
+  const d = err instanceof ServiceError ? (err.details as { error?: { kind?: string } } | undefined) : undefined;
+  return d?.error?.kind ?? 'fatal_failure';
+}
+
+function errorCode(err: unknown): string {
+  return err instanceof ServiceError ? err.code : 'INTERNAL_ERROR';
+}

@@ -1,0 +1,204 @@
+// actors/session-commands.ts: the session commands the HTTP handlers send (create, continue, system
+// context, system prompt). Each resolves its session through the supervisor and lets the session's
+// machine decide busy; the reply is built from the committed result.
+import { createHash, randomUUID } from 'node:crypto';
+import { ServiceError } from '../contracts/errors.ts';
+import type { ContinueSessionRequest, CreateSessionRequest, SystemContextRequest, SystemPromptRequest } from '../contracts/session.ts';
+import type { Message } from '../contracts/transcript.ts';
+import { defaultModel } from '../providers/catalog.ts';
+import type { ProviderName } from '../providers/provider.ts';
+import { resolveToolFlags, ToolConfigError } from '../tools/registry.ts';
+import type { SessionRecord } from '../storage/store.ts';
+import type { TurnOutcome } from './session-actor.ts';
+import type { PersistedState, SessionSettings } from './session-types.ts';
+import type { Supervisor } from './supervisor.ts';
+
+export interface TurnReply extends TurnOutcome {
+  sessionId: string;
+}
+
+/** Thrown when a session was durably created but its first turn failed (SPEC "States and transitions"). */
+export class CreatedWithTurnFailure extends Error {
+  constructor(readonly sessionId: string, readonly cause: unknown) {
+    super('session created but its first turn failed');
+  }
+}
+
+function resolveFlags(body: CreateSessionRequest, defaults: { builtins_enabled: boolean; shell_enabled: boolean }) {
+  try {
+    return resolveToolFlags(body, defaults);
+  } catch (err) {
+    if (err instanceof ToolConfigError) throw new ServiceError('BAD_REQUEST', err.message);
+    throw err;
+  }
+}
+
+/** POST /sessions: creates the session durably, then runs its first turn. */
+export async function createSession(sup: Supervisor, body: CreateSessionRequest, requestId: string, signal: AbortSignal, onCommitting: () => void): Promise<TurnReply> {
+  const { deps } = sup;
+  const cfg = deps.config();
+  if (body.keep_alive === true && !body.comms_name) throw new ServiceError('BAD_REQUEST', 'keep_alive requires comms_name');
+  if (body.keep_alive === true) throw new ServiceError('BAD_REQUEST', 'keep_alive requires the comms capability, which this build does not include');
+  if (body.output_schema) throw new ServiceError('CAPABILITY_UNAVAILABLE', 'structured output extraction is not built yet', { capability: 'structured_output' });
+  const resolved = deps.providers.resolve(body.model ?? (cfg.agent.model || defaultModel()), body.provider ?? null);
+  const flags = resolveFlags(body, cfg.tools);
+  const settings: SessionSettings = {
+    model: resolved.model,
+    provider: resolved.name,
+    max_tokens: body.max_tokens ?? cfg.max_tokens ?? cfg.agent.max_tokens_per_turn,
+    system_prompt_disabled: typeof body.system_prompt === 'object' && body.system_prompt !== null,
+    builtins: flags.builtins,
+    shell: flags.shell,
+    keep_alive: false,
+    ...(body.comms_name ? { comms_name: body.comms_name } : {}),
+    ...(body.structured_output_retries != null ? { structured_output_retries: body.structured_output_retries } : {}),
+  };
+  const now = deps.now();
+  const systemText = typeof body.system_prompt === 'string' ? body.system_prompt : body.system_prompt == null ? cfg.agent.system_prompt : undefined;
+  const rows: Message[] = systemText ? [{ role: 'system', content: systemText, created_at: new Date(now).toISOString() }] : [];
+  const sessionId = randomUUID();
+  const state: PersistedState = { v: 1, machine: null, settings, sysctx: {}, prompts: {}, revision: rows.length ? 1 : 0 };
+  const record: SessionRecord = {
+    v: 1, session_id: sessionId, created_at_ms: now, updated_at_ms: now, archived: false,
+    labels: body.labels ?? {}, message_count: rows.length, total_tokens: 0, state,
+  };
+  const actor = sup.adopt(record);
+  const created = actor.persist(rows.length ? [{ op: 'putRows', sessionId, fromIndex: 0, rows }] : []);
+  try {
+    const outcome = await actor.runTurn({
+      requestId, kind: 'create', prompt: body.prompt, injectedContext: body.injected_context,
+      transientContext: body.transient_turn_context, signal, onCommitting,
+    });
+    return { sessionId, ...outcome };
+  } catch (err) {
+    await created;
+    throw new CreatedWithTurnFailure(sessionId, err);
+  }
+}
+
+/** POST /sessions/{id}/messages. Model, provider and max_tokens hot-swap for the rest of the session. */
+export async function continueSession(sup: Supervisor, sessionId: string, body: ContinueSessionRequest, requestId: string, signal: AbortSignal, onCommitting: () => void): Promise<TurnReply> {
+  if (body.session_id !== sessionId) {
+    throw new ServiceError('BAD_REQUEST', `Session ID mismatch: path=${sessionId} body=${body.session_id}`);
+  }
+  const actor = await sup.get(sessionId);
+  if (actor.snapshotRecord.archived) throw new ServiceError('SESSION_NOT_FOUND', `Session not found: ${sessionId}`);
+  const s = actor.settings;
+  if (body.keep_alive === true && !(body.comms_name ?? s.comms_name)) throw new ServiceError('BAD_REQUEST', 'keep_alive requires comms_name');
+  if (body.keep_alive === true) throw new ServiceError('BAD_REQUEST', 'keep_alive requires the comms capability, which this build does not include');
+  if (body.output_schema) throw new ServiceError('CAPABILITY_UNAVAILABLE', 'structured output extraction is not built yet', { capability: 'structured_output' });
+  if (body.model != null || body.provider != null) {
+    const keepProvider = body.provider ?? (body.model != null ? null : s.provider);
+    const r = sup.deps.providers.resolve(body.model ?? s.model, keepProvider);
+    s.model = r.model;
+    s.provider = r.name as ProviderName;
+  }
+  if (body.max_tokens != null) s.max_tokens = body.max_tokens;
+  if (body.comms_name != null) s.comms_name = body.comms_name;
+  if (body.structured_output_retries != null) s.structured_output_retries = body.structured_output_retries;
+  const outcome = await actor.runTurn({
+    requestId, kind: 'continue', prompt: body.prompt, injectedContext: body.injected_context,
+    transientContext: body.transient_turn_context, systemAppend: body.system_prompt, signal, onCommitting,
+  });
+  return { sessionId, ...outcome };
+}
+
+function fingerprint(text: string): string {
+  return createHash('sha256').update(text).digest('base64url');
+}
+
+function renderContext(content: SystemContextRequest['content']): string {
+  if (content.type === 'text') return content.text;
+  if (content.type === 'json') return JSON.stringify(content.value);
+  return content.blocks.map((b) => (b.type === 'text' ? b.text : `[image: ${b.media_type}]`)).join('\n');
+}
+
+/** POST /sessions/{id}/system_context: one durable System row at the admitted boundary (after a running turn). */
+export async function appendSystemContext(sup: Supervisor, sessionId: string, body: SystemContextRequest): Promise<'applied' | 'duplicate'> {
+  const actor = await sup.get(sessionId);
+  if (actor.snapshotRecord.archived) throw new ServiceError('SESSION_NOT_FOUND', `Session not found: ${sessionId}`);
+  await actor.whenSettled();
+  const text = renderContext(body.content);
+  const fp = fingerprint(text + '\u0000' + (body.source ?? ''));
+  let status: 'applied' | 'duplicate' = 'applied';
+  await actor.mutate((state, record) => {
+    if (body.idempotency_key) {
+      const seen = state.sysctx[body.idempotency_key];
+      if (seen === fp) {
+        status = 'duplicate';
+        return {};
+      }
+      if (seen) throw new ServiceError('CONFLICT', 'idempotency_key reused with different content', { idempotency_key: body.idempotency_key });
+      state.sysctx[body.idempotency_key] = fp;
+    }
+    const row: Message = { role: 'system', content: text, created_at: new Date(sup.deps.now()).toISOString() };
+    if (body.source || body.idempotency_key) {
+      row.identity = { ...(body.idempotency_key ? { idempotency_key: body.idempotency_key } : {}), ...(body.source ? { source: body.source } : {}) };
+    }
+    state.revision++;
+    return {
+      ops: [{ op: 'putRows', sessionId, fromIndex: record.message_count, rows: [row] }],
+      record: { message_count: record.message_count + 1 },
+    };
+  });
+  return status;
+}
+
+export interface SystemPromptResult {
+  version: number;
+  message_index: number;
+  status: 'applied' | 'duplicate';
+  transcript_revision: string;
+  commit?: { kind: 'in_place' | 'appended'; message_index: number };
+}
+
+/** POST /sessions/{id}/system_prompt: keyed, versioned replacement of a System row. */
+export async function replaceSystemPrompt(sup: Supervisor, sessionId: string, body: SystemPromptRequest): Promise<SystemPromptResult> {
+  const actor = await sup.get(sessionId);
+  if (actor.snapshotRecord.archived) throw new ServiceError('SESSION_NOT_FOUND', `Session not found: ${sessionId}`);
+  if (actor.isRunning()) throw new ServiceError('SESSION_BUSY', 'Session has active work', { session_id: sessionId });
+  if (body.expected_parent_revision != null && body.expected_parent_revision !== String(actor.revision)) {
+    throw new ServiceError('BAD_REQUEST', `transcript revision conflict: expected ${body.expected_parent_revision}, current ${actor.revision}`);
+  }
+  const { rows } = await sup.deps.store.readRows(sessionId);
+  let result!: SystemPromptResult;
+  await actor.mutate((state, record) => {
+    const existing = state.prompts[body.key];
+    const now = new Date(sup.deps.now()).toISOString();
+    if (existing) {
+      if (body.target_message_index != null) throw new ServiceError('BAD_REQUEST', `key '${body.key}' is already adopted; omit target_message_index`);
+      if (body.expected_version == null || body.expected_version !== existing.version) {
+        throw new ServiceError('BAD_REQUEST', `system prompt version conflict: expected ${body.expected_version ?? 'none'}, current ${existing.version}`);
+      }
+      if (existing.content === body.content) {
+        result = { version: existing.version, message_index: existing.message_index, status: 'duplicate', transcript_revision: String(state.revision) };
+        return {};
+      }
+      const version = existing.version + 1;
+      state.prompts[body.key] = { version, message_index: existing.message_index, content: body.content };
+      state.revision++;
+      const row: Message = { role: 'system', content: body.content, created_at: now, prompt_version: { key: body.key, version } };
+      result = { version, message_index: existing.message_index, status: 'applied', transcript_revision: String(state.revision), commit: { kind: 'in_place', message_index: existing.message_index } };
+      return { ops: [{ op: 'putRows', sessionId, fromIndex: existing.message_index, rows: [row] }] };
+    }
+    if (body.expected_version != null) throw new ServiceError('BAD_REQUEST', `key '${body.key}' has no version yet; omit expected_version`);
+    const row: Message = { role: 'system', content: body.content, created_at: now, prompt_version: { key: body.key, version: 1 } };
+    let index = record.message_count;
+    let kind: 'in_place' | 'appended' = 'appended';
+    if (body.target_message_index != null) {
+      const target = rows[body.target_message_index];
+      if (!target || target.role !== 'system') throw new ServiceError('BAD_REQUEST', `message ${body.target_message_index} is not a System row`);
+      if (target.prompt_version) throw new ServiceError('BAD_REQUEST', `message ${body.target_message_index} is already versioned under '${target.prompt_version.key}'`);
+      index = body.target_message_index;
+      kind = 'in_place';
+    }
+    state.prompts[body.key] = { version: 1, message_index: index, content: body.content };
+    state.revision++;
+    result = { version: 1, message_index: index, status: 'applied', transcript_revision: String(state.revision), commit: { kind, message_index: index } };
+    return {
+      ops: [{ op: 'putRows', sessionId, fromIndex: index, rows: [row] }],
+      ...(kind === 'appended' ? { record: { message_count: record.message_count + 1 } } : {}),
+    };
+  });
+  return result;
+}

@@ -1,0 +1,166 @@
+// actors/turn-runner.ts: one logical turn. Streams model calls through the provider, dispatches the
+// tool calls the model asks for, and loops until the model stops (or max_tokens / the iteration cap).
+// It never writes to storage: it returns the rows to commit and reports progress through `emit`.
+import type { AssistantBlock, Message, StopReason, ToolResult } from '../contracts/transcript.ts';
+import type { Provider, ProviderUsage, ToolSpec } from '../providers/provider.ts';
+import type { ToolContext, ToolOutcome } from '../tools/tool.ts';
+import type { TurnPhase } from '../machines/session-machine.ts';
+
+/** The slice of a tool set the runner needs (tools/registry.ts provides it). */
+export interface TurnToolset {
+  specs: ToolSpec[];
+  dispatch(name: string, args: unknown, ctx: ToolContext): Promise<ToolOutcome>;
+}
+
+export interface TurnRunInput {
+  sessionId: string;
+  model: string;
+  provider: Provider;
+  maxTokens: number;
+  /** Committed transcript rows (system rows included). */
+  history: Message[];
+  /** This turn's new rows: injected context, optional system row, then the user row (last). */
+  newRows: Message[];
+  /** Request-local context placed right before the user message; never stored. */
+  transientContext?: string;
+  /** Session system prompt; undefined = none. System rows of the transcript are appended to it. */
+  systemPrompt?: string;
+  toolset: TurnToolset | null;
+  contextRoot: string;
+  maxIterations: number;
+  maxConcurrentTools: number;
+  signal: AbortSignal;
+  emit(kind: string, payload: unknown): void;
+  onPhase(phase: TurnPhase): void;
+  now(): string;
+}
+
+export interface TurnRunResult {
+  producedRows: Message[];
+  text: string;
+  turns: number;
+  toolCalls: number;
+  usage: ProviderUsage;
+  stopReason: StopReason;
+}
+
+/** Splits the transcript into the provider's system text and its conversation rows. */
+export function projectForProvider(input: Pick<TurnRunInput, 'history' | 'newRows' | 'transientContext' | 'systemPrompt' | 'now'>): {
+  system?: string;
+  messages: Message[];
+} {
+  const systemParts: string[] = input.systemPrompt ? [input.systemPrompt] : [];
+  const messages: Message[] = [];
+  const all = input.history.concat(input.newRows);
+  const lastUser = input.history.length + input.newRows.length - 1;
+  all.forEach((row, i) => {
+    if (row.role === 'system') {
+      systemParts.push(row.content);
+      return;
+    }
+    if (i === lastUser && input.transientContext) {
+      messages.push({ role: 'user', content: input.transientContext, created_at: input.now() });
+    }
+    messages.push(row);
+  });
+  return { system: systemParts.length ? systemParts.join('\n\n') : undefined, messages };
+}
+
+function addUsage(a: ProviderUsage, b: ProviderUsage): ProviderUsage {
+  const out: ProviderUsage = { input_tokens: a.input_tokens + b.input_tokens, output_tokens: a.output_tokens + b.output_tokens };
+  const cc = (a.cache_creation_tokens ?? 0) + (b.cache_creation_tokens ?? 0);
+  const cr = (a.cache_read_tokens ?? 0) + (b.cache_read_tokens ?? 0);
+  if (a.cache_creation_tokens !== undefined || b.cache_creation_tokens !== undefined) out.cache_creation_tokens = cc;
+  if (a.cache_read_tokens !== undefined || b.cache_read_tokens !== undefined) out.cache_read_tokens = cr;
+  return out;
+}
+
+function textOf(blocks: AssistantBlock[]): string {
+  let s = '';
+  for (const b of blocks) if (b.block_type === 'text') s += b.data.text;
+  return s;
+}
+
+/** Runs the model/tool loop. Rejects with the provider's ServiceError, or an AbortError when cancelled. */
+export async function runTurn(input: TurnRunInput): Promise<TurnRunResult> {
+  const produced: Message[] = [];
+  let usage: ProviderUsage = { input_tokens: 0, output_tokens: 0 };
+  let turns = 0;
+  let toolCalls = 0;
+  let text = '';
+  let stopReason: StopReason = 'end_turn';
+  const { system } = projectForProvider(input);
+  for (let iteration = 0; iteration < input.maxIterations; iteration++) {
+    input.signal.throwIfAborted();
+    const { messages } = projectForProvider({ ...input, newRows: input.newRows.concat(produced) });
+    turns++;
+    input.onPhase('calling_model');
+    input.emit('turn_started', { turn_number: turns });
+    const reply = await input.provider.call(
+      { model: input.model, system, messages, tools: input.toolset?.specs ?? [], max_tokens: input.maxTokens, signal: input.signal },
+      (ev) => {
+        if (ev.type === 'text_delta') input.emit('text_delta', { delta: ev.delta });
+        else input.emit('reasoning_delta', { delta: ev.delta });
+      },
+      (notice) => input.emit('retrying', { retry: notice }),
+    );
+    input.signal.throwIfAborted();
+    usage = addUsage(usage, reply.usage);
+    stopReason = reply.stop_reason;
+    produced.push({ role: 'block_assistant', blocks: reply.blocks, stop_reason: reply.stop_reason, created_at: input.now() });
+    const replyText = textOf(reply.blocks);
+    if (replyText) {
+      text = replyText;
+      input.emit('text_complete', { content: replyText });
+    }
+    input.emit('turn_completed', { stop_reason: reply.stop_reason, usage: reply.usage });
+    const calls = reply.blocks.filter((b): b is Extract<AssistantBlock, { block_type: 'tool_use' }> => b.block_type === 'tool_use');
+    if (calls.length === 0 || reply.stop_reason === 'max_tokens') break;
+    input.onPhase('executing_tools');
+    toolCalls += calls.length;
+    const results = await dispatchAll(input, calls);
+    produced.push({ role: 'tool_results', results, created_at: input.now() });
+  }
+  return { producedRows: produced, text, turns, toolCalls, usage, stopReason };
+}
+
+async function dispatchAll(
+  input: TurnRunInput,
+  calls: Array<Extract<AssistantBlock, { block_type: 'tool_use' }>>,
+): Promise<ToolResult[]> {
+  const results: ToolResult[] = new Array(calls.length);
+  let next = 0;
+  const worker = async () => {
+    while (next < calls.length) {
+      const i = next++;
+      const { id, name, args } = calls[i].data;
+      input.emit('tool_call_requested', { id, name, args });
+      results[i] = await dispatchOne(input, id, name, args);
+    }
+  };
+  const n = Math.max(1, Math.min(input.maxConcurrentTools, calls.length));
+  await Promise.all(Array.from({ length: n }, worker));
+  return results;
+}
+
+async function dispatchOne(input: TurnRunInput, id: string, name: string, args: unknown): Promise<ToolResult> {
+  const started = Date.now();
+  input.emit('tool_execution_started', { id, name });
+  let outcome: ToolOutcome;
+  if (!input.toolset) outcome = { content: `unknown tool: ${name}`, is_error: true };
+  else {
+    try {
+      outcome = await input.toolset.dispatch(name, args, { sessionId: input.sessionId, contextRoot: input.contextRoot, signal: input.signal });
+    } catch (err) {
+      outcome = { content: err instanceof Error ? err.message : String(err), is_error: true };
+    }
+  }
+  input.signal.throwIfAborted();
+  const isError = outcome.is_error === true;
+  if (outcome.timed_out) input.emit('tool_execution_timed_out', { id, name, timeout_ms: outcome.timed_out.timeout_ms });
+  input.emit('tool_execution_completed', { id, name, content: outcome.content, is_error: isError, duration_ms: Date.now() - started });
+  input.emit('tool_result_received', { id, name, content: [{ type: 'text', text: outcome.content }], is_error: isError });
+  const result: ToolResult = { tool_use_id: id, content: outcome.content };
+  if (isError) result.is_error = true;
+  return result;
+}

@@ -1,0 +1,71 @@
+// contracts/routes-sessions.ts: catalog entries of the /sessions resource, request cancel and the
+// session event stream and ledger reads. http/handlers/sessions.ts and events.ts serve them.
+import type { RouteDef } from './route.ts';
+import {
+  ArchiveResponse, CancelResponse, ContinueSessionRequest, CreateSessionRequest, History, HistoryQuery,
+  InterruptResponse, ListSessionsQuery, SessionDetail, SessionList, SessionStatus, SystemContextRequest,
+  SystemContextResponse, SystemPromptRequest, SystemPromptResponse, TurnResponse,
+} from './session.ts';
+import { EventsQuery, LedgerPage, LedgerQuery } from './events.ts';
+
+const REQ_HEADER = 'x-warren-request-id';
+
+export const SESSION_ROUTES: RouteDef[] = [
+  {
+    id: 'sessions.create', method: 'POST', path: '/sessions', summary: 'Create a session and run its first turn',
+    body: CreateSessionRequest, response: { status: 200, schema: TurnResponse }, headers: [REQ_HEADER],
+    errors: ['BAD_REQUEST', 'DUPLICATE_REQUEST_ID', 'REQUEST_CANCELLED', 'SESSION_CREATED_WITH_TURN_FAILURE', 'PROVIDER_ERROR', 'AGENT_ERROR', 'CAPABILITY_UNAVAILABLE'],
+  },
+  {
+    id: 'sessions.list', method: 'GET', path: '/sessions', summary: 'List sessions (repeatable label=key=value filters, AND)',
+    query: ListSessionsQuery, response: { status: 200, schema: SessionList }, errors: ['BAD_REQUEST'],
+  },
+  {
+    id: 'sessions.get', method: 'GET', path: '/sessions/{id}', summary: 'Session detail',
+    response: { status: 200, schema: SessionDetail }, errors: ['BAD_REQUEST', 'SESSION_NOT_FOUND'],
+  },
+  {
+    id: 'sessions.status', method: 'GET', path: '/sessions/{id}/status', summary: 'Current runtime state of the session machine',
+    response: { status: 200, schema: SessionStatus }, errors: ['BAD_REQUEST', 'SESSION_NOT_FOUND'],
+  },
+  {
+    id: 'sessions.history', method: 'GET', path: '/sessions/{id}/history', summary: 'Committed transcript, oldest first',
+    query: HistoryQuery, response: { status: 200, schema: History }, errors: ['BAD_REQUEST', 'SESSION_NOT_FOUND'],
+  },
+  {
+    id: 'sessions.continue', method: 'POST', path: '/sessions/{id}/messages', summary: 'Run a turn on an existing session',
+    body: ContinueSessionRequest, response: { status: 200, schema: TurnResponse }, headers: [REQ_HEADER],
+    errors: ['BAD_REQUEST', 'SESSION_NOT_FOUND', 'SESSION_BUSY', 'SESSION_NOT_RUNNING', 'DUPLICATE_REQUEST_ID', 'REQUEST_CANCELLED', 'PROVIDER_ERROR', 'AGENT_ERROR', 'CAPABILITY_UNAVAILABLE'],
+  },
+  {
+    id: 'sessions.system_context', method: 'POST', path: '/sessions/{id}/system_context', summary: 'Append one durable System message',
+    body: SystemContextRequest, response: { status: 200, schema: SystemContextResponse }, errors: ['BAD_REQUEST', 'SESSION_NOT_FOUND', 'CONFLICT'],
+  },
+  {
+    id: 'sessions.system_prompt', method: 'POST', path: '/sessions/{id}/system_prompt', summary: 'Replace a keyed, versioned System prompt',
+    body: SystemPromptRequest, response: { status: 200, schema: SystemPromptResponse }, errors: ['BAD_REQUEST', 'SESSION_NOT_FOUND', 'SESSION_BUSY'],
+  },
+  {
+    id: 'sessions.interrupt', method: 'POST', path: '/sessions/{id}/interrupt', summary: 'Interrupt the running turn (idle: no-op)',
+    response: { status: 200, schema: InterruptResponse }, errors: ['BAD_REQUEST', 'SESSION_NOT_FOUND'],
+  },
+  {
+    id: 'sessions.archive', method: 'DELETE', path: '/sessions/{id}', summary: 'Archive a session',
+    response: { status: 200, schema: ArchiveResponse }, errors: ['BAD_REQUEST', 'SESSION_NOT_FOUND'],
+  },
+  {
+    id: 'requests.cancel', method: 'POST', path: '/requests/{request_id}/cancel', summary: 'Cancel an uncommitted request',
+    response: { status: 200, schema: CancelResponse }, errors: ['NOT_FOUND'],
+  },
+  {
+    id: 'sessions.events', method: 'GET', path: '/sessions/{id}/events',
+    summary: 'SSE stream of session events; Last-Event-ID or after_seq replays from the ledger first',
+    query: EventsQuery, headers: ['last-event-id'], response: { status: 200, contentType: 'text/event-stream' },
+    errors: ['BAD_REQUEST', 'SESSION_NOT_FOUND'],
+  },
+  {
+    id: 'sessions.ledger', method: 'GET', path: '/sessions/{id}/ledger', summary: 'Ledger entries of one session by sequence range',
+    query: LedgerQuery, response: { status: 200, schema: LedgerPage }, errors: ['BAD_REQUEST', 'SESSION_NOT_FOUND', 'SESSION_PERSISTENCE_DISABLED'],
+  },
+];
+

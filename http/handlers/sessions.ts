@@ -1,0 +1,200 @@
+// http/handlers/sessions.ts: the /sessions routes and request cancel. Each handler maps the validated
+// request onto a supervisor command and the result onto the response schema; no business logic here.
+import { randomUUID } from 'node:crypto';
+import { ServiceError } from '../../contracts/errors.ts';
+import type { ContinueSessionRequest, CreateSessionRequest, SystemContextRequest, SystemPromptRequest } from '../../contracts/session.ts';
+import {
+  appendSystemContext, continueSession, createSession, CreatedWithTurnFailure, replaceSystemPrompt, type TurnReply,
+} from '../../actors/session-commands.ts';
+import type { Supervisor } from '../../actors/supervisor.ts';
+import type { SessionRecord } from '../../storage/store.ts';
+import { sessionCreatedWithTurnFailure } from '../errors.ts';
+import type { HandlerContext, HandlerTable } from '../handler.ts';
+import { parseSessionId } from './session-id.ts';
+
+const MAX_REQUEST_ID = 256;
+
+/** Reads the opt-in X-Warren-Request-Id header (trimmed; empty is a client error). */
+function clientRequestId(ctx: HandlerContext): string | undefined {
+  const raw = ctx.headers['x-warren-request-id'];
+  if (raw === undefined) return undefined;
+  const id = raw.trim();
+  if (!id || id.length > MAX_REQUEST_ID) throw new ServiceError('BAD_REQUEST', 'X-Warren-Request-Id must be 1-256 non-blank characters');
+  return id;
+}
+
+function turnBody(realmId: string, r: TurnReply) {
+  return {
+    session_id: r.sessionId,
+    session_ref: `${realmId}:${r.sessionId}`,
+    text: r.text,
+    turns: r.turns,
+    tool_calls: r.toolCalls,
+    usage: r.usage,
+  };
+}
+
+function unixSeconds(ms: number): number {
+  return Math.floor(ms / 1000);
+}
+
+function parseLabelFilters(ctx: HandlerContext): Array<[string, string]> {
+  return ctx.queryAll.getAll('label').map((f) => {
+    const eq = f.indexOf('=');
+    if (eq <= 0) throw new ServiceError('BAD_REQUEST', `malformed label filter '${f}', expected key=value`);
+    return [f.slice(0, eq), f.slice(eq + 1)];
+  });
+}
+
+function intParam(value: string | undefined): number | undefined {
+  return value === undefined ? undefined : Number.parseInt(value, 10);
+}
+
+/** Handlers of SESSION_ROUTES (except the event stream and ledger, see events.ts). */
+export function sessionHandlers(sup: Supervisor, realmId: string): HandlerTable {
+  const liveRecord = async (rawId: string): Promise<SessionRecord> => {
+    const id = parseSessionId(rawId, realmId);
+    const actor = sup.peek(id);
+    const record = actor ? actor.snapshotRecord : await sup.deps.store.getSession(id);
+    if (!record || record.archived) throw new ServiceError('SESSION_NOT_FOUND', `Session not found: ${id}`, { session_id: id });
+    return record;
+  };
+
+  const withRequest = async <T>(ctx: HandlerContext, run: (rid: string, signal: AbortSignal, onCommitting: () => void) => Promise<T>): Promise<T> => {
+    const rid = clientRequestId(ctx) ?? `auto-${randomUUID()}`;
+    const handle = sup.requests.begin(rid);
+    try {
+      return await run(rid, handle.signal, handle.markCommitting);
+    } finally {
+      handle.finish();
+    }
+  };
+
+  return {
+    'sessions.create': async (ctx) => {
+      try {
+        const reply = await withRequest(ctx, (rid, signal, onCommitting) => createSession(sup, ctx.body as CreateSessionRequest, rid, signal, onCommitting));
+        return { status: 200, body: turnBody(realmId, reply) };
+      } catch (err) {
+        if (err instanceof CreatedWithTurnFailure) throw sessionCreatedWithTurnFailure(err.sessionId, `${realmId}:${err.sessionId}`, err.cause);
+        throw err;
+      }
+    },
+    'sessions.continue': async (ctx) => {
+      const id = parseSessionId(ctx.params.id, realmId);
+      const reply = await withRequest(ctx, (rid, signal, onCommitting) => continueSession(sup, id, ctx.body as ContinueSessionRequest, rid, signal, onCommitting));
+      return { status: 200, body: turnBody(realmId, reply) };
+    },
+    'sessions.list': async (ctx) => {
+      const filters = parseLabelFilters(ctx);
+      const offset = intParam(ctx.query.offset) ?? 0;
+      const limit = intParam(ctx.query.limit);
+      let records: SessionRecord[];
+      if (filters.length) {
+        const all = await sup.deps.store.listSessions();
+        const matching = all.filter((r) => filters.every(([k, v]) => r.labels[k] === v));
+        records = matching.slice(offset, limit === undefined ? undefined : offset + limit);
+      } else {
+        records = await sup.deps.store.listSessions({ offset, ...(limit !== undefined ? { limit } : {}) });
+      }
+      const sessions = records.map((r) => {
+        const live = sup.peek(r.session_id);
+        const rec = live ? live.snapshotRecord : r;
+        return {
+          session_id: rec.session_id,
+          session_ref: `${realmId}:${rec.session_id}`,
+          created_at: unixSeconds(rec.created_at_ms),
+          updated_at: unixSeconds(rec.updated_at_ms),
+          message_count: rec.message_count,
+          total_tokens: rec.total_tokens,
+          is_active: live ? live.isRunning() : false,
+          ...(Object.keys(rec.labels).length ? { labels: rec.labels } : {}),
+        };
+      });
+      return { status: 200, body: { sessions } };
+    },
+    'sessions.get': async (ctx) => {
+      const r = await liveRecord(ctx.params.id);
+      return {
+        status: 200,
+        body: {
+          session_id: r.session_id,
+          session_ref: `${realmId}:${r.session_id}`,
+          created_at: new Date(r.created_at_ms).toISOString(),
+          updated_at: new Date(r.updated_at_ms).toISOString(),
+          message_count: r.message_count,
+          total_tokens: r.total_tokens,
+          ...(Object.keys(r.labels).length ? { labels: r.labels } : {}),
+        },
+      };
+    },
+    'sessions.status': async (ctx) => {
+      const id = parseSessionId(ctx.params.id, realmId);
+      const actor = await sup.get(id);
+      const st = actor.status();
+      if (actor.snapshotRecord.archived) return { status: 200, body: { session_id: id, state: 'archived' } };
+      const body: Record<string, unknown> = { session_id: id, state: st.state };
+      if (st.phase) body.phase = st.phase;
+      if (st.hold) body.durable_resume_hold = { hold_class: st.hold, session_id: id, content_retained: true };
+      return { status: 200, body };
+    },
+    'sessions.history': async (ctx) => {
+      const id = parseSessionId(ctx.params.id, realmId);
+      const actor = sup.peek(id);
+      const record = actor ? actor.snapshotRecord : await sup.deps.store.getSession(id);
+      if (!record) throw new ServiceError('SESSION_NOT_FOUND', `Session not found: ${id}`, { session_id: id });
+      // SPEC "Errors": archived or unavailable history returns 400.
+      if (record.archived) throw new ServiceError('BAD_REQUEST', `history of archived session ${id} is not available`, { session_id: id });
+      if (actor?.writer) await actor.writer.flushed();
+      const offset = intParam(ctx.query.offset) ?? 0;
+      const limit = intParam(ctx.query.limit);
+      // Only the committed snapshot: rows beyond the record's message_count belong to no commit yet.
+      const total = record.message_count;
+      const want = limit === undefined ? Math.max(0, total - offset) : Math.max(0, Math.min(limit, total - offset));
+      const { rows } = want > 0 ? await sup.deps.store.readRows(id, offset, want) : { rows: [] };
+      return {
+        status: 200,
+        body: {
+          session_id: id,
+          session_ref: `${realmId}:${id}`,
+          message_count: total,
+          offset,
+          ...(limit !== undefined ? { limit } : {}),
+          has_more: offset + rows.length < total,
+          messages: rows,
+        },
+      };
+    },
+    'sessions.system_context': async (ctx) => {
+      const id = parseSessionId(ctx.params.id, realmId);
+      const status = await appendSystemContext(sup, id, ctx.body as SystemContextRequest);
+      return { status: 200, body: { session_id: id, status } };
+    },
+    'sessions.system_prompt': async (ctx) => {
+      const id = parseSessionId(ctx.params.id, realmId);
+      const body = ctx.body as SystemPromptRequest;
+      const r = await replaceSystemPrompt(sup, id, body);
+      return { status: 200, body: { session_id: id, key: body.key, ...r } };
+    },
+    'sessions.interrupt': async (ctx) => {
+      const id = parseSessionId(ctx.params.id, realmId);
+      const actor = await sup.get(id);
+      if (actor.snapshotRecord.archived) throw new ServiceError('SESSION_NOT_FOUND', `Session not found: ${id}`, { session_id: id });
+      const result = actor.interrupt();
+      return { status: 200, body: { session_id: id, interrupted: true, result } };
+    },
+    'sessions.archive': async (ctx) => {
+      const id = parseSessionId(ctx.params.id, realmId);
+      const actor = await sup.get(id);
+      if (actor.snapshotRecord.archived) throw new ServiceError('SESSION_NOT_FOUND', `Session not found: ${id}`, { session_id: id });
+      await actor.archive();
+      sup.forget(id);
+      ctx.log.info({ sessionId: id }, 'session archived');
+      return { status: 200, body: { session_id: id, archived: true } };
+    },
+    'requests.cancel': (ctx) => {
+      const rid = ctx.params.request_id;
+      return { status: 200, body: { request_id: rid, ...sup.requests.cancel(rid) } };
+    },
+  };
+}

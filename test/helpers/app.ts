@@ -1,0 +1,52 @@
+// test/helpers/app.ts: starts the real server (createApp) on 127.0.0.1:0 with a temp state root and a
+// scripted provider standing in for every vendor, plus small HTTP helpers.
+import type { TestContext } from 'node:test';
+import pino from 'pino';
+import { createApp, type App, type AppOptions } from '../../app.ts';
+import { createScriptedProvider, type Script, type ScriptedProvider } from '../../providers/scripted.ts';
+import { tmpDir } from './tmp-dir.ts';
+
+export interface TestApp extends App {
+  provider: ScriptedProvider;
+  stateRoot: string;
+}
+
+/** Starts an app; registers cleanup on `t`. */
+export async function startApp(t: TestContext, script: Script = [], opts: AppOptions = {}): Promise<TestApp> {
+  const dir = await tmpDir('warren-it-');
+  const provider = createScriptedProvider(script);
+  const app = await createApp({
+    host: '127.0.0.1', port: 0, stateRoot: dir.path, contextRoot: dir.path, realm: 'test-realm',
+    logger: pino({ level: 'silent' }),
+    providerOverrides: { openai: provider, anthropic: provider, gemini: provider, scripted: provider },
+    ...opts,
+  });
+  t.after(async () => {
+    await app.close();
+    await dir.cleanup();
+  });
+  return { ...app, provider, stateRoot: dir.path };
+}
+
+export interface JsonReply {
+  status: number;
+  headers: Headers;
+  body: any; // eslint-disable-line @typescript-eslint/no-explicit-any -- tests read arbitrary JSON
+}
+
+/** One JSON request. */
+export async function call(base: string, method: string, path: string, body?: unknown, headers: Record<string, string> = {}): Promise<JsonReply> {
+  const res = await fetch(base + path, {
+    method,
+    headers: body === undefined ? headers : { 'content-type': 'application/json', ...headers },
+    body: body === undefined ? undefined : typeof body === 'string' ? body : JSON.stringify(body),
+  });
+  const text = await res.text();
+  let parsed: unknown = text;
+  try {
+    parsed = text ? JSON.parse(text) : undefined;
+  } catch {
+    // plain text body
+  }
+  return { status: res.status, headers: res.headers, body: parsed };
+}
