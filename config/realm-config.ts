@@ -10,7 +10,7 @@ import { ServiceError } from '../contracts/errors.ts';
 import { withFileLock } from './file-lock.ts';
 import { fsErrorCode, writeFileAtomic } from './fs-atomic.ts';
 import type { RealmInfo } from './realm.ts';
-import { isPlainObject, loadConfigFile, mergePatch, validateConfig, writeConfigFileAtomic } from './toml.ts';
+import { isPlainObject, loadConfigFile, mergePatch, nestingProblem, validateConfig, writeConfigFileAtomic } from './toml.ts';
 
 export interface RealmConfigOptions {
   instanceId?: string;
@@ -58,6 +58,9 @@ function deepFreeze<T>(value: T): T {
 function unwrap(body: unknown, key: 'config' | 'patch'): { doc: Record<string, unknown>; expected?: number } {
   const invalid = (detail: string) => new ServiceError('BAD_REQUEST', `Invalid ${key}: ${detail}`);
   if (!isPlainObject(body)) throw invalid('expected a JSON object');
+  // Checked before any recursive merge or copy touches the document (a deep body would overflow the stack).
+  const tooDeep = nestingProblem(body);
+  if (tooDeep) throw invalid(tooDeep);
   const keys = Object.keys(body);
   const wrapped = keys.includes(key) && keys.every((k) => k === key || k === 'expected_generation');
   if (!wrapped) return { doc: body };

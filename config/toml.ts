@@ -13,6 +13,13 @@ const checkConfig = Compile(Config);
 /** Keys that would reach an object's prototype if assigned naively. */
 const FORBIDDEN_KEYS = new Set(['__proto__', 'constructor', 'prototype']);
 
+/**
+ * Deepest nesting of objects and arrays a config document may have. Real configs are a few levels
+ * deep; the cap keeps the recursive copy, patch and TOML code below far from the stack limit, so a
+ * hostile body answers 400 instead of overflowing the stack (500).
+ */
+const MAX_CONFIG_DEPTH = 64;
+
 const FILE_HEADER =
   '# Warren realm config. PUT/PATCH /config rewrite this file (comments are not kept).\n\n';
 
@@ -37,6 +44,21 @@ export function isPlainObject(value: unknown): value is Record<string, unknown> 
   if (typeof value !== 'object' || value === null || Array.isArray(value)) return false;
   const proto: unknown = Object.getPrototypeOf(value);
   return proto === Object.prototype || proto === null;
+}
+
+/**
+ * Why `value` nests objects/arrays deeper than `maxDepth`, or undefined. Iterative, so any depth is
+ * safe to inspect.
+ */
+export function nestingProblem(value: unknown, maxDepth: number = MAX_CONFIG_DEPTH): string | undefined {
+  const stack: Array<[unknown, number]> = [[value, 0]];
+  while (stack.length > 0) {
+    const [current, depth] = stack.pop()!;
+    if (typeof current !== 'object' || current === null) continue;
+    if (depth >= maxDepth) return `nested deeper than ${maxDepth} levels`;
+    for (const child of Object.values(current)) stack.push([child, depth + 1]);
+  }
+  return undefined;
 }
 
 /** Defines an own property safely (never invokes a `__proto__` setter). */
@@ -98,6 +120,8 @@ export function validateConfig(value: unknown, label: 'config' | 'patch' = 'conf
     throw new ServiceError('BAD_REQUEST', `Invalid ${label}: ${detail}`);
   };
   if (!isPlainObject(value)) return fail('expected a JSON object');
+  const tooDeep = nestingProblem(value);
+  if (tooDeep) return fail(tooDeep);
   const normalized = normalize(value, '');
   if ('error' in normalized) return fail(normalized.error);
   const withDefaults = Value.Default(Config, normalized.value);
