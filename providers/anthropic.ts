@@ -19,10 +19,12 @@ interface WireMessage { role: 'user' | 'assistant'; content: Json[] }
 export function createAnthropicProvider(opts: AdapterOptions = {}): Provider {
   const caller = createWireCaller('anthropic', opts);
   const url = endpointUrl(opts.baseUrl ?? ANTHROPIC_DEFAULT_BASE_URL, 'v1', 'messages');
+  const missingKey = (model: string) => missingApiKey(P, model, opts.apiKeyEnv ?? 'ANTHROPIC_API_KEY');
   return {
     name: 'anthropic',
+    preflight: (model) => (opts.apiKey ? undefined : missingKey(model)),
     async call(req, onEvent, onRetry) {
-      if (!opts.apiKey) throw missingApiKey(P, req.model, opts.apiKeyEnv ?? 'ANTHROPIC_API_KEY');
+      if (!opts.apiKey) throw missingKey(req.model);
       return caller.call({
         model: req.model, url, signal: req.signal, onEvent, onRetry, body: anthropicBody(req),
         headers: { 'x-api-key': opts.apiKey, 'anthropic-version': ANTHROPIC_VERSION },

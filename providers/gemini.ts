@@ -26,10 +26,12 @@ interface Content { role: 'user' | 'model'; parts: Json[] }
 export function createGeminiProvider(opts: AdapterOptions = {}): Provider {
   const caller = createWireCaller('gemini', opts);
   const base = opts.baseUrl ?? GEMINI_DEFAULT_BASE_URL;
+  const missingKey = (model: string) => missingApiKey(P, model, opts.apiKeyEnv ?? 'GEMINI_API_KEY');
   return {
     name: 'gemini',
+    preflight: (model) => (opts.apiKey ? undefined : missingKey(model)),
     async call(req, onEvent, onRetry) {
-      if (!opts.apiKey) throw missingApiKey(P, req.model, opts.apiKeyEnv ?? 'GEMINI_API_KEY');
+      if (!opts.apiKey) throw missingKey(req.model);
       const url = endpointUrl(base, 'v1beta', `models/${encodeURIComponent(req.model)}:streamGenerateContent?alt=sse`);
       return caller.call({
         model: req.model, url, signal: req.signal, onEvent, onRetry, body: geminiBody(req),

@@ -27,10 +27,13 @@ export function createOpenAICompatibleProvider(opts: OpenAICompatibleOptions): P
   const name = opts.name ?? 'self_hosted';
   const caller = createWireCaller(name, opts);
   const url = endpointUrl(opts.baseUrl, 'v1', 'chat/completions');
+  const preflight = (model: string) => (!opts.apiKey && opts.requireApiKey ? missingApiKey(name, model, opts.apiKeyEnv ?? 'SELF_HOSTED_API_KEY') : undefined);
   return {
     name,
+    preflight,
     async call(req, onEvent, onRetry) {
-      if (!opts.apiKey && opts.requireApiKey) throw missingApiKey(name, req.model, opts.apiKeyEnv ?? 'SELF_HOSTED_API_KEY');
+      const problem = preflight(req.model);
+      if (problem) throw problem;
       return caller.call({
         model: req.model, url, signal: req.signal, onEvent, onRetry, body: chatBody(req),
         headers: opts.apiKey ? { authorization: `Bearer ${opts.apiKey}` } : {},

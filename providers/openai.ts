@@ -17,10 +17,12 @@ type Json = Record<string, unknown>;
 export function createOpenAIProvider(opts: AdapterOptions = {}): Provider {
   const caller = createWireCaller('openai', opts);
   const url = endpointUrl(opts.baseUrl ?? OPENAI_DEFAULT_BASE_URL, 'v1', 'responses');
+  const missingKey = (model: string) => missingApiKey(P, model, opts.apiKeyEnv ?? 'OPENAI_API_KEY');
   return {
     name: 'openai',
+    preflight: (model) => (opts.apiKey ? undefined : missingKey(model)),
     async call(req, onEvent, onRetry) {
-      if (!opts.apiKey) throw missingApiKey(P, req.model, opts.apiKeyEnv ?? 'OPENAI_API_KEY');
+      if (!opts.apiKey) throw missingKey(req.model);
       return caller.call({
         model: req.model, url, signal: req.signal, onEvent, onRetry, body: openaiBody(req),
         headers: { authorization: `Bearer ${opts.apiKey}` },

@@ -1,15 +1,11 @@
 // providers/provider.ts: the Provider interface and the normalised stream events every wire adapter
 // (anthropic, openai, gemini, openai-compatible, scripted) produces. The turn runner is the caller.
 import type { AssistantBlock, Message, StopReason } from '../contracts/transcript.ts';
+import type { ToolSpec } from '../contracts/tool.ts';
+
+export type { ToolSpec };
 
 export type ProviderName = 'anthropic' | 'openai' | 'gemini' | 'self_hosted' | 'other' | 'scripted';
-
-export interface ToolSpec {
-  name: string;
-  description: string;
-  /** JSON Schema of the arguments object. */
-  input_schema: Record<string, unknown>;
-}
 
 export interface ProviderUsage {
   input_tokens: number;
@@ -56,5 +52,10 @@ export interface Provider {
    * whose details.error.kind is 'llm_failure' or 'retry_exhausted'.
    */
   call(req: ProviderRequest, onEvent: (e: StreamEvent) => void, onRetry?: (n: RetryNotice) => void): Promise<ProviderResponse>;
+  /**
+   * The credential or configuration problem a call would fail with (e.g. a missing API key), checked
+   * without any network IO, so a create can answer 502 PROVIDER_ERROR before it creates a session.
+   */
+  preflight?(model: string): Error | undefined;
   close?(): Promise<void>;
 }

@@ -149,6 +149,7 @@ export function createProviderRegistry(opts: ProviderRegistryOptions): ProviderR
 function unconfigured(name: ProviderName, message: string): Provider {
   return {
     name,
+    preflight: (model) => misconfigured(name, model, message),
     async call(req) {
       throw misconfigured(name, req.model, message);
     },

@@ -1,6 +1,6 @@
 // tools/registry.ts: builds a session's tool set from the enabled categories (builtins, shell) and
 // dispatches the model's tool calls to it. The turn runner calls dispatch; app/handlers resolve the flags.
-import type { ToolSpec } from '../providers/provider.ts';
+import type { ToolSpec } from '../contracts/tool.ts';
 import { createDatetimeTool } from './datetime-tool.ts';
 import { createShellTool, type ShellOptions } from './shell-tool.ts';
 import { TaskStore, type RecordStore } from './task-store.ts';

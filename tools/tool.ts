@@ -1,6 +1,6 @@
 // tools/tool.ts: the agent tool interface. tools/registry.ts builds a session's tool set; the turn
 // runner dispatches calls through it.
-import type { ToolSpec } from '../providers/provider.ts';
+import type { ToolSpec } from '../contracts/tool.ts';
 
 export interface ToolContext {
   sessionId: string;
