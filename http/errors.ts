@@ -16,14 +16,13 @@ const INTERNAL: ErrorResponse = { status: 500, body: { error: 'internal error', 
  * Maps any thrown value onto the ordinary envelope `{error, code, details?}` (SPEC.md "Errors").
  * A ServiceError keeps its message, code, table status and details. Anything else becomes
  * 500 INTERNAL_ERROR with a fixed message (internals never leak) and is logged once at error.
- * A ServiceError with a 5xx status is logged too, since it is a server-side failure.
+ * Coded 5xx answers are logged by the router's request line (with the code), not here.
  */
 export function errorResponse(err: unknown, log: Logger): ErrorResponse {
   if (!isServiceError(err)) {
     log.error({ err }, 'unhandled error');
     return { status: INTERNAL.status, body: { ...INTERNAL.body } };
   }
-  if (err.status >= 500) log.error({ err, code: err.code }, 'request failed');
   const body: Record<string, unknown> = { error: err.message, code: err.code };
   if (err.details !== undefined) body.details = err.details;
   return { status: err.status, body };

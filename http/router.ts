@@ -68,8 +68,11 @@ export function createRouter(opts: RouterOptions): RequestHandler {
     const status = write(res, result, requestId, log);
     const durationMs = Math.round((performance.now() - started) * 1000) / 1000;
     const line = { method: req.method, path: req.path, status, durationMs };
-    if (typeof status === 'number' && status >= 500) log.error(line, 'request');
-    else log.debug(line, 'request');
+    // 501 is the expected answer of a route this build does not include, not a server fault.
+    if (typeof status === 'number' && status >= 500 && status !== 501) {
+      const code = 'body' in result && result.body && typeof result.body === 'object' ? (result.body as { code?: unknown }).code : undefined;
+      log.error({ ...line, code }, 'request');
+    } else log.debug(line, 'request');
   };
 }
 
