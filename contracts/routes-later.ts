@@ -38,7 +38,6 @@ export const LATER_ROUTES: RouteDef[] = [
   later('ingress', 'sessions.externalEvent', 'POST', '/sessions/{id}/external-events', 'Queue an external event', webhook),
   later('ingress', 'sessions.peerResponseTerminal', 'POST', '/sessions/{id}/peer-response-terminal', 'Queue a terminal peer response', webhook),
 
-  later('skills', 'skills.list', 'GET', '/skills', 'List active and shadowed skills'),
 
   later('auth', 'auth.profiles.list', 'GET', '/auth/profiles', 'List auth profiles, backend profiles and bindings'),
   later('auth', 'auth.profiles.store', 'POST', '/auth/profiles', 'Store credentials for a binding', { status: 201 }),
