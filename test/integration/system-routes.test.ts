@@ -10,7 +10,6 @@ import { SESSION_ROUTES } from '../../contracts/routes-sessions.ts';
 import { SYSTEM_ROUTES } from '../../contracts/routes-system.ts';
 import { uwsUnavailableReason } from '../../http/create-server.ts';
 import { modelCatalog } from '../../providers/catalog.ts';
-import { call as callJson, startApp } from '../helpers/app.ts';
 import { call, startApp } from '../helpers/app.ts';
 
 const CATALOG = [...SYSTEM_ROUTES, ...SESSION_ROUTES, ...LATER_ROUTES];
@@ -252,7 +251,7 @@ for (const transport of ['uws', 'node'] as const) {
 describe('GET /skills', () => {
   it('answers 404 while skills are not enabled (SPEC: no skill runtime in this build)', async (t) => {
     const app = await startApp(t);
-    const r = await callJson(app.url, 'GET', '/skills');
+    const r = await call(app.url, 'GET', '/skills');
     assert.equal(r.status, 404);
     assert.deepEqual(r.body, { error: 'skills not enabled', code: 'NOT_FOUND' });
   });
