@@ -1,7 +1,7 @@
 // actors/session-actor.ts: one session's runtime. Owns the XState session actor (which decides busy),
 // the event hub, the chained writer, and runs turns through turn-runner.ts. All session IO lives here;
 // the supervisor routes commands in, http/handlers never touch it directly.
-import { createActor, type ActorRefFrom } from 'xstate';
+import { createActor, transition, type ActorRefFrom } from 'xstate';
 import type { Logger } from 'pino';
 import { ServiceError } from '../contracts/errors.ts';
 import type { ContentInput, Message } from '../contracts/transcript.ts';
@@ -21,6 +21,8 @@ export interface TurnCommand {
   transientContext?: string | null;
   /** Continue only: appends one System message at this turn boundary. */
   systemAppend?: string | null;
+  /** Continue only: model/provider/max_tokens hot-swap, applied only once the machine accepts the turn. */
+  settingsPatch?: Partial<SessionSettings>;
   signal: AbortSignal;
   /** Called when the turn enters its commit (cancel can no longer stop it). */
   onCommitting(): void;
@@ -108,8 +110,8 @@ export class SessionActor {
   }
 
   /** Persists the current record (used for creation and state-only changes). */
-  persist(extra: StoreOp[] = []): Promise<void> {
-    const ops: StoreOp[] = [{ op: 'putSession', session: this.freshRecord() }, ...extra];
+  persist(extra: StoreOp[] = [], machineSnapshot?: unknown): Promise<void> {
+    const ops: StoreOp[] = [{ op: 'putSession', session: this.freshRecord(machineSnapshot) }, ...extra];
     return this.commit(ops);
   }
 
@@ -121,6 +123,8 @@ export class SessionActor {
     if (!decision || decision.requestId !== cmd.requestId || decision.verdict !== 'accepted') {
       throw this.rejection(decision?.verdict ?? 'busy', cmd.kind);
     }
+    // Only an accepted turn may change the session: a rejected (busy) continue must not hot-swap the model.
+    if (cmd.settingsPatch) Object.assign(this.state.settings, cmd.settingsPatch);
     const generation = this.machine.getSnapshot().context.generation;
     const abort = new AbortController();
     this.abort = abort;
@@ -147,8 +151,10 @@ export class SessionActor {
     const settings = this.state.settings;
     const nowIso = () => new Date(this.deps.now()).toISOString();
     const newRows: Message[] = [];
-    for (const ctx of cmd.injectedContext ?? []) newRows.push({ role: 'user', content: ctx, created_at: nowIso(), transcript_role: 'injected_context' });
+    // SPEC: injected-context rows sit, in order, right before the user row, so a continue's System row
+    // (appended at the turn boundary) comes first.
     if (cmd.systemAppend) newRows.push({ role: 'system', content: cmd.systemAppend, created_at: nowIso() });
+    for (const ctx of cmd.injectedContext ?? []) newRows.push({ role: 'user', content: ctx, created_at: nowIso(), transcript_role: 'injected_context' });
     newRows.push({ role: 'user', content: cmd.prompt, created_at: nowIso() });
     // Earlier writes (a previous turn, a system-context append) must be durable before rows are read.
     if (this.writer) await this.writer.flushed();
@@ -163,6 +169,7 @@ export class SessionActor {
     const pendingWrite = this.persist().catch((err) => this.log.error({ err, sessionId: this.id }, 'pending input write failed'));
     this.hub.publish('run_started', { session_id: this.id, input: { kind: 'content', content: cmd.prompt } });
     const onPhase = (phase: TurnPhase) => this.machine.send({ type: 'turn.phase', generation, phase });
+    let committing = false;
     try {
       const { provider, model } = this.deps.providers.resolve(settings.model, settings.provider);
       const cfg = this.deps.config();
@@ -184,6 +191,7 @@ export class SessionActor {
         now: nowIso,
       });
       signal.throwIfAborted();
+      committing = true;
       onPhase('committing');
       cmd.onCommitting();
       const usage = {
@@ -194,6 +202,11 @@ export class SessionActor {
         this.hub.publish('budget_warning', { budget_type: 'tokens', used: usage.output_tokens, limit: settings.max_tokens * result.turns, percent: usage.output_tokens / (settings.max_tokens * result.turns) });
       }
       const rows = newRows.concat(result.producedRows);
+      // The turn's state changes are applied now (a write queued meanwhile must carry them) and rolled
+      // back if the commit fails. The machine stays busy (committing) until the commit is durable, so no
+      // other turn or transcript write can start in between; the snapshot persisted with the commit is
+      // already the settled (idle) one.
+      const before = { record: this.record, revision: this.state.revision };
       delete this.state.pending;
       this.state.revision++;
       this.record = {
@@ -201,13 +214,22 @@ export class SessionActor {
         message_count: total + rows.length,
         total_tokens: this.record.total_tokens + usage.total_tokens,
       };
-      this.machine.send({ type: 'turn.settled', generation, outcome: 'succeeded' });
+      // Published before the commit so its ledger entry rides in the same transaction (and is live
+      // before the HTTP reply goes out).
       this.hub.publish('run_completed', { session_id: this.id, result: result.text, extraction_required: false, usage });
       await pendingWrite;
-      await this.persist([{ op: 'putRows', sessionId: this.id, fromIndex: total, rows }]);
+      try {
+        await this.persist([{ op: 'putRows', sessionId: this.id, fromIndex: total, rows }], this.settledSnapshot(generation));
+      } catch (err) {
+        this.record = { ...before.record, updated_at_ms: this.record.updated_at_ms };
+        this.state.revision = before.revision;
+        throw new ServiceError('SESSION_STORE_ERROR', 'the turn could not be committed', { session_id: this.id }, { cause: err });
+      }
+      this.machine.send({ type: 'turn.settled', generation, outcome: 'succeeded' });
       return { text: result.text, turns: result.turns, toolCalls: result.toolCalls, usage };
     } catch (err) {
-      const cancelled = signal.aborted;
+      // Once committing, an interrupt no longer cancels: a failure there is the commit's own.
+      const cancelled = signal.aborted && !committing;
       delete this.state.pending;
       if (this.isRunning() && this.machine.getSnapshot().context.generation === generation) {
         this.machine.send({ type: 'turn.settled', generation, outcome: cancelled ? 'cancelled' : 'failed' });
@@ -248,7 +270,8 @@ export class SessionActor {
   }
 
   async archive(): Promise<void> {
-    if (this.isRunning()) {
+    // A loop: another turn may be admitted between the settle and this continuation.
+    while (this.isRunning()) {
       this.interrupt();
       await this.whenSettled();
     }
@@ -265,13 +288,19 @@ export class SessionActor {
     await this.persist(ops);
   }
 
-  private freshRecord(): SessionRecord {
+  private freshRecord(machineSnapshot?: unknown): SessionRecord {
     this.record = {
       ...this.record,
       updated_at_ms: this.deps.now(),
-      state: { ...this.state, machine: this.machine.getPersistedSnapshot() },
+      state: { ...this.state, machine: machineSnapshot ?? this.machine.getPersistedSnapshot() },
     };
     return this.record;
+  }
+
+  /** The persisted form of the machine as it will be once this generation settles successfully. */
+  private settledSnapshot(generation: number): unknown {
+    const [next] = transition(sessionMachine, this.machine.getSnapshot(), { type: 'turn.settled', generation, outcome: 'succeeded' });
+    return sessionMachine.getPersistedSnapshot(next);
   }
 
   private commit(ops: StoreOp[]): Promise<void> {

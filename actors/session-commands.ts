@@ -63,17 +63,27 @@ export async function createSession(sup: Supervisor, body: CreateSessionRequest,
     labels: body.labels ?? {}, message_count: rows.length, total_tokens: 0, state,
   };
   const actor = sup.adopt(record);
+  // Not awaited: the turn's first write is chained after it. Observed at once so that a failure is
+  // never an unhandled rejection; a session whose creation never became durable is not "created".
   const created = actor.persist(rows.length ? [{ op: 'putRows', sessionId, fromIndex: 0, rows }] : []);
+  created.catch(() => {});
+  let outcome: TurnOutcome;
   try {
-    const outcome = await actor.runTurn({
+    outcome = await actor.runTurn({
       requestId, kind: 'create', prompt: body.prompt, injectedContext: body.injected_context,
       transientContext: body.transient_turn_context, signal, onCommitting,
     });
-    return { sessionId, ...outcome };
   } catch (err) {
-    await created;
+    try {
+      await created;
+    } catch (createErr) {
+      sup.forget(sessionId);
+      throw createErr;
+    }
     throw new CreatedWithTurnFailure(sessionId, err);
   }
+  await created;
+  return { sessionId, ...outcome };
 }
 
 /** POST /sessions/{id}/messages. Model, provider and max_tokens hot-swap for the rest of the session. */
@@ -87,18 +97,20 @@ export async function continueSession(sup: Supervisor, sessionId: string, body: 
   if (body.keep_alive === true && !(body.comms_name ?? s.comms_name)) throw new ServiceError('BAD_REQUEST', 'keep_alive requires comms_name');
   if (body.keep_alive === true) throw new ServiceError('BAD_REQUEST', 'keep_alive requires the comms capability, which this build does not include');
   if (body.output_schema) throw new ServiceError('CAPABILITY_UNAVAILABLE', 'structured output extraction is not built yet', { capability: 'structured_output' });
+  // Resolved (and validated) now, applied by the actor only once the machine accepts the turn.
+  const patch: Partial<SessionSettings> = {};
   if (body.model != null || body.provider != null) {
     const keepProvider = body.provider ?? (body.model != null ? null : s.provider);
     const r = sup.deps.providers.resolve(body.model ?? s.model, keepProvider);
-    s.model = r.model;
-    s.provider = r.name as ProviderName;
+    patch.model = r.model;
+    patch.provider = r.name as ProviderName;
   }
-  if (body.max_tokens != null) s.max_tokens = body.max_tokens;
-  if (body.comms_name != null) s.comms_name = body.comms_name;
-  if (body.structured_output_retries != null) s.structured_output_retries = body.structured_output_retries;
+  if (body.max_tokens != null) patch.max_tokens = body.max_tokens;
+  if (body.comms_name != null) patch.comms_name = body.comms_name;
+  if (body.structured_output_retries != null) patch.structured_output_retries = body.structured_output_retries;
   const outcome = await actor.runTurn({
     requestId, kind: 'continue', prompt: body.prompt, injectedContext: body.injected_context,
-    transientContext: body.transient_turn_context, systemAppend: body.system_prompt, signal, onCommitting,
+    transientContext: body.transient_turn_context, systemAppend: body.system_prompt, settingsPatch: patch, signal, onCommitting,
   });
   return { sessionId, ...outcome };
 }
@@ -117,7 +129,9 @@ function renderContext(content: SystemContextRequest['content']): string {
 export async function appendSystemContext(sup: Supervisor, sessionId: string, body: SystemContextRequest): Promise<'applied' | 'duplicate'> {
   const actor = await sup.get(sessionId);
   if (actor.snapshotRecord.archived) throw new ServiceError('SESSION_NOT_FOUND', `Session not found: ${sessionId}`);
-  await actor.whenSettled();
+  // Re-checked after each wait: a turn admitted meanwhile reads the transcript before this row is
+  // written, so its commit would land on the same index. mutate() runs synchronously after the check.
+  do await actor.whenSettled(); while (actor.isRunning());
   const text = renderContext(body.content);
   const fp = fingerprint(text + '\u0000' + (body.source ?? ''));
   let status: 'applied' | 'duplicate' = 'applied';
@@ -163,6 +177,8 @@ export async function replaceSystemPrompt(sup: Supervisor, sessionId: string, bo
   const { rows } = await sup.deps.store.readRows(sessionId);
   let result!: SystemPromptResult;
   await actor.mutate((state, record) => {
+    // A turn admitted while the rows were read would commit over an appended row: check again, synchronously.
+    if (actor.isRunning()) throw new ServiceError('SESSION_BUSY', 'Session has active work', { session_id: sessionId });
     const existing = state.prompts[body.key];
     const now = new Date(sup.deps.now()).toISOString();
     if (existing) {

@@ -20,6 +20,8 @@ export class Supervisor {
   readonly requests = new RequestRegistry();
   private readonly actors = new Map<string, SessionActor>();
   private readonly hydrating = new Map<string, Promise<SessionActor>>();
+  /** Evicted actors whose last writes are still being flushed; a re-hydration waits for them. */
+  private readonly stopping = new Map<string, Promise<void>>();
   private readonly sweeper: NodeJS.Timeout;
   private closed = false;
 
@@ -63,6 +65,9 @@ export class Supervisor {
 
   private async hydrate(sessionId: string): Promise<SessionActor> {
     if (this.closed) throw new ServiceError('SERVICE_UNAVAILABLE', 'server is shutting down');
+    // Reading the record before an evicted actor's queued writes land would resurrect stale state.
+    const stopping = this.stopping.get(sessionId);
+    if (stopping) await stopping;
     const { store } = this.deps;
     const record = await store.getSession(sessionId);
     if (!record) throw new ServiceError('SESSION_NOT_FOUND', `Session not found: ${sessionId}`, { session_id: sessionId });
@@ -97,8 +102,14 @@ export class Supervisor {
   }
 
   private evict(actor: SessionActor): void {
-    this.actors.delete(actor.id);
-    actor.stop().catch((err) => this.deps.log.error({ err, sessionId: actor.id }, 'evict flush failed'));
+    const id = actor.id;
+    this.actors.delete(id);
+    const done: Promise<void> = actor.stop()
+      .catch((err) => this.deps.log.error({ err, sessionId: id }, 'evict flush failed'))
+      .finally(() => {
+        if (this.stopping.get(id) === done) this.stopping.delete(id);
+      });
+    this.stopping.set(id, done);
   }
 
   /** Drops a session from the registry (after archive). */
@@ -144,6 +155,8 @@ export class Supervisor {
       await a.whenSettled();
       await a.stop();
     }));
+    // Evicted actors still flushing must finish before the store closes.
+    await Promise.all([...this.stopping.values()]);
     this.actors.clear();
   }
 }

@@ -44,14 +44,21 @@ export interface TurnRunResult {
   stopReason: StopReason;
 }
 
-/** Splits the transcript into the provider's system text and its conversation rows. */
-export function projectForProvider(input: Pick<TurnRunInput, 'history' | 'newRows' | 'transientContext' | 'systemPrompt' | 'now'>): {
+/**
+ * Splits the transcript into the provider's system text and its conversation rows. `produced` are the
+ * rows this turn has produced so far (assistant replies, tool results): the transient context stays right
+ * before the turn's user row on every call of the loop, never between a tool call and its result.
+ */
+export function projectForProvider(
+  input: Pick<TurnRunInput, 'history' | 'newRows' | 'transientContext' | 'systemPrompt' | 'now'>,
+  produced: Message[] = [],
+): {
   system?: string;
   messages: Message[];
 } {
   const systemParts: string[] = input.systemPrompt ? [input.systemPrompt] : [];
   const messages: Message[] = [];
-  const all = input.history.concat(input.newRows);
+  const all = input.history.concat(input.newRows, produced);
   const lastUser = input.history.length + input.newRows.length - 1;
   all.forEach((row, i) => {
     if (row.role === 'system') {
@@ -92,7 +99,7 @@ export async function runTurn(input: TurnRunInput): Promise<TurnRunResult> {
   const { system } = projectForProvider(input);
   for (let iteration = 0; iteration < input.maxIterations; iteration++) {
     input.signal.throwIfAborted();
-    const { messages } = projectForProvider({ ...input, newRows: input.newRows.concat(produced) });
+    const { messages } = projectForProvider(input, produced);
     turns++;
     input.onPhase('calling_model');
     input.emit('turn_started', { turn_number: turns });

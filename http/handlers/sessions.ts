@@ -1,7 +1,7 @@
 // http/handlers/sessions.ts: the /sessions routes and request cancel. Each handler maps the validated
 // request onto a supervisor command and the result onto the response schema; no business logic here.
 import { randomUUID } from 'node:crypto';
-import { ServiceError } from '../../contracts/errors.ts';
+import { isServiceError, ServiceError } from '../../contracts/errors.ts';
 import type { ContinueSessionRequest, CreateSessionRequest, SystemContextRequest, SystemPromptRequest } from '../../contracts/session.ts';
 import {
   appendSystemContext, continueSession, createSession, CreatedWithTurnFailure, replaceSystemPrompt, type TurnReply,
@@ -76,7 +76,15 @@ export function sessionHandlers(sup: Supervisor, realmId: string): HandlerTable 
         const reply = await withRequest(ctx, (rid, signal, onCommitting) => createSession(sup, ctx.body as CreateSessionRequest, rid, signal, onCommitting));
         return { status: 200, body: turnBody(realmId, reply) };
       } catch (err) {
-        if (err instanceof CreatedWithTurnFailure) throw sessionCreatedWithTurnFailure(err.sessionId, `${realmId}:${err.sessionId}`, err.cause);
+        if (err instanceof CreatedWithTurnFailure) {
+          const ref = `${realmId}:${err.sessionId}`;
+          // A cancelled first turn answers as cancelled (499, wire-notes §11 item 1), still carrying the
+          // resumable identity of the session that was durably created (SPEC "Rules for turns").
+          if (isServiceError(err.cause) && err.cause.code === 'REQUEST_CANCELLED') {
+            throw new ServiceError('REQUEST_CANCELLED', 'request cancelled', { session_id: err.sessionId, session_ref: ref, session_created: true, resumable: true });
+          }
+          throw sessionCreatedWithTurnFailure(err.sessionId, ref, err.cause);
+        }
         throw err;
       }
     },
@@ -141,11 +149,12 @@ export function sessionHandlers(sup: Supervisor, realmId: string): HandlerTable 
     'sessions.history': async (ctx) => {
       const id = parseSessionId(ctx.params.id, realmId);
       const actor = sup.peek(id);
+      // Read the record after pending writes are durable, so message_count and the rows agree.
+      if (actor?.writer) await actor.writer.flushed();
       const record = actor ? actor.snapshotRecord : await sup.deps.store.getSession(id);
       if (!record) throw new ServiceError('SESSION_NOT_FOUND', `Session not found: ${id}`, { session_id: id });
       // SPEC "Errors": archived or unavailable history returns 400.
       if (record.archived) throw new ServiceError('BAD_REQUEST', `history of archived session ${id} is not available`, { session_id: id });
-      if (actor?.writer) await actor.writer.flushed();
       const offset = intParam(ctx.query.offset) ?? 0;
       const limit = intParam(ctx.query.limit);
       // Only the committed snapshot: rows beyond the record's message_count belong to no commit yet.
