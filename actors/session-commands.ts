@@ -41,6 +41,9 @@ export async function createSession(sup: Supervisor, body: CreateSessionRequest,
   if (body.keep_alive === true) throw new ServiceError('BAD_REQUEST', 'keep_alive requires the comms capability, which this build does not include');
   if (body.output_schema) throw new ServiceError('CAPABILITY_UNAVAILABLE', 'structured output extraction is not built yet', { capability: 'structured_output' });
   const resolved = deps.providers.resolve(body.model ?? (cfg.agent.model || defaultModel()), body.provider ?? null);
+  // A missing key or base URL is known without a call: answer 502 PROVIDER_ERROR before creating anything.
+  const problem = resolved.provider.preflight?.(resolved.model);
+  if (problem) throw problem;
   const flags = resolveFlags(body, cfg.tools);
   const settings: SessionSettings = {
     model: resolved.model,

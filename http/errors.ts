@@ -69,8 +69,8 @@ export function sessionCreatedWithTurnFailure(sessionId: string, sessionRef: str
     resumable: true,
     turn_error_code: 'TURN_ABANDONED',
   };
-  const causeError = causeDetailsError(cause);
-  if (causeError !== undefined) details.error = causeError;
+  // Clients branch on details.error.kind, so a cause without one (e.g. a store fault) still gets a kind.
+  details.error = causeDetailsError(cause) ?? { kind: 'fatal_failure', terminal: true };
   const reason = cause instanceof Error ? `: ${cause.message}` : '';
   return new ServiceError(
     'SESSION_CREATED_WITH_TURN_FAILURE',

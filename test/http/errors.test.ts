@@ -104,9 +104,9 @@ describe('irregular error cases', () => {
     });
   });
 
-  it('sessionCreatedWithTurnFailure omits details.error when the cause has none', () => {
+  it('sessionCreatedWithTurnFailure gives details.error a fatal_failure kind when the cause has none', () => {
     const details = sessionCreatedWithTurnFailure('s-3', 'r:s-3', new Error('boom')).details as Record<string, unknown>;
-    assert.equal('error' in details, false);
+    assert.deepEqual(details.error, { kind: 'fatal_failure', terminal: true });
     assert.equal(details.resumable, true);
   });
 

@@ -170,7 +170,7 @@ describe('POST /sessions first-turn failure', () => {
     assert.deepEqual(hist.body.messages.map((m: { content?: unknown }) => m.content ?? null), ['second', null]);
   });
 
-  it('answers 502 PROVIDER_ERROR on continue when the provider key is missing', async (t) => {
+  it('answers 502 PROVIDER_ERROR naming the key variable when the provider key is missing (continue and create)', async (t) => {
     const openai = createScriptedProvider([]);
     const app = await startApp(t, [], { env: {}, providerOverrides: { openai } });
     const created = await call(app.url, 'POST', '/sessions', { prompt: 'a', model: 'gpt-test' });
@@ -181,11 +181,13 @@ describe('POST /sessions first-turn failure', () => {
     assert.equal(res.body.code, 'PROVIDER_ERROR');
     assert.equal(res.body.details.error.kind, 'llm_failure');
 
-    // On create the same failure still returns the session identity.
+    // On create the missing key is known before anything is created: 502 naming the variable, no session.
+    const before = await call(app.url, 'GET', '/sessions');
     const bad = await call(app.url, 'POST', '/sessions', { prompt: 'a', model: 'claude-test-1' });
-    assert.equal(bad.status, 500);
-    assert.equal(bad.body.code, 'SESSION_CREATED_WITH_TURN_FAILURE');
-    assert.equal(bad.body.details.error.kind, 'llm_failure');
-    assert.equal(bad.body.details.resumable, true);
+    assert.equal(bad.status, 502, JSON.stringify(bad.body));
+    assert.equal(bad.body.code, 'PROVIDER_ERROR');
+    assert.match(bad.body.error, /ANTHROPIC_API_KEY/);
+    const after = await call(app.url, 'GET', '/sessions');
+    assert.equal(after.body.sessions.length, before.body.sessions.length);
   });
 });
