@@ -214,12 +214,13 @@ export class SessionActor {
         message_count: total + rows.length,
         total_tokens: this.record.total_tokens + usage.total_tokens,
       };
-      // Published before the commit so its ledger entry rides in the same transaction (and is live
-      // before the HTTP reply goes out).
+      // The commit is queued first and run_completed published in the same synchronous block, so the
+      // writer's next drain takes both: the event's ledger entry rides in the turn's transaction (and is
+      // live before the HTTP reply). The writer orders the commit after the pending-input write.
+      const committed = this.persist([{ op: 'putRows', sessionId: this.id, fromIndex: total, rows }], this.settledSnapshot(generation));
       this.hub.publish('run_completed', { session_id: this.id, result: result.text, extraction_required: false, usage });
-      await pendingWrite;
       try {
-        await this.persist([{ op: 'putRows', sessionId: this.id, fromIndex: total, rows }], this.settledSnapshot(generation));
+        await committed;
       } catch (err) {
         this.record = { ...before.record, updated_at_ms: this.record.updated_at_ms };
         this.state.revision = before.revision;
