@@ -50,3 +50,10 @@ export async function call(base: string, method: string, path: string, body?: un
   }
   return { status: res.status, headers: res.headers, body: parsed };
 }
+
+/** Creates a session (asserting 200) and returns its id. */
+export async function createSession(base: string, body: Record<string, unknown> = { prompt: 'hi' }): Promise<string> {
+  const res = await call(base, 'POST', '/sessions', body);
+  if (res.status !== 200) throw new Error(`create failed: ${res.status} ${JSON.stringify(res.body)}`);
+  return res.body.session_id;
+}

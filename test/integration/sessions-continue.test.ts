@@ -3,38 +3,13 @@
 // machine's busy decision under concurrent continues.
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { echoReply, type ScriptedReply } from '../../providers/scripted.ts';
-import type { ProviderRequest } from '../../providers/provider.ts';
-import { call, startApp } from '../helpers/app.ts';
-
-function deferred(): { promise: Promise<void>; resolve(): void } {
-  let resolve!: () => void;
-  const promise = new Promise<void>((r) => (resolve = r));
-  return { promise, resolve };
-}
-
-/** A script whose call number `at` signals `entered` and then waits for `open`; other calls echo. */
-function gatedAt(at: number) {
-  const entered = deferred();
-  const open = deferred();
-  const script = (req: ProviderRequest, i: number): ScriptedReply => {
-    if (i !== at) return echoReply(req);
-    entered.resolve();
-    return { text: 'gated reply', waitFor: open.promise };
-  };
-  return { entered, open, script };
-}
-
-async function create(base: string, body: Record<string, unknown> = { prompt: 'hi' }): Promise<string> {
-  const res = await call(base, 'POST', '/sessions', body);
-  assert.equal(res.status, 200, JSON.stringify(res.body));
-  return res.body.session_id;
-}
+import { call, createSession, startApp } from '../helpers/app.ts';
+import { deferred, gatedAt } from '../helpers/gates.ts';
 
 describe('POST /sessions/{id}/messages', () => {
   it('rejects a body session_id that differs from the path with 400, before anything stateful', async (t) => {
     const app = await startApp(t);
-    const id = await create(app.url);
+    const id = await createSession(app.url);
     const other = '00000000-0000-4000-8000-000000000000';
     const res = await call(app.url, 'POST', `/sessions/${id}/messages`, { session_id: other, prompt: 'x' });
     assert.equal(res.status, 400);
@@ -50,7 +25,7 @@ describe('POST /sessions/{id}/messages', () => {
     const res = await call(app.url, 'POST', `/sessions/${unknown}/messages`, { session_id: unknown, prompt: 'x' });
     assert.equal(res.status, 404);
     assert.equal(res.body.code, 'SESSION_NOT_FOUND');
-    const id = await create(app.url);
+    const id = await createSession(app.url);
     assert.equal((await call(app.url, 'DELETE', `/sessions/${id}`)).status, 200);
     const archived = await call(app.url, 'POST', `/sessions/${id}/messages`, { session_id: id, prompt: 'x' });
     assert.equal(archived.status, 404);
@@ -58,17 +33,17 @@ describe('POST /sessions/{id}/messages', () => {
     const bad = await call(app.url, 'POST', '/sessions/not-a-uuid/messages', { session_id: 'not-a-uuid', prompt: 'x' });
     assert.equal(bad.status, 400);
     // The realm-qualified locator is accepted.
-    const live = await create(app.url);
+    const live = await createSession(app.url);
     const qualified = await call(app.url, 'POST', `/sessions/test-realm:${live}/messages`, { session_id: live, prompt: 'x' });
     assert.equal(qualified.status, 200, JSON.stringify(qualified.body));
   });
 
   it('hot-swaps model and max_tokens for later turns, also after the actor is evicted', async (t) => {
     const app = await startApp(t, [], { maxResidentSessions: 1 });
-    const id = await create(app.url, { prompt: 'a', model: 'gpt-test', max_tokens: 100 });
+    const id = await createSession(app.url, { prompt: 'a', model: 'gpt-test', max_tokens: 100 });
     const swap = await call(app.url, 'POST', `/sessions/${id}/messages`, { session_id: id, prompt: 'b', model: 'claude-test-2', max_tokens: 77 });
     assert.equal(swap.status, 200, JSON.stringify(swap.body));
-    await create(app.url); // evicts the first session's actor (one resident at most)
+    await createSession(app.url); // evicts the first session's actor (one resident at most)
     const later = await call(app.url, 'POST', `/sessions/${id}/messages`, { session_id: id, prompt: 'c' });
     assert.equal(later.status, 200, JSON.stringify(later.body));
     const mine = app.provider.requests.filter((_, i) => i !== 2);
@@ -77,7 +52,7 @@ describe('POST /sessions/{id}/messages', () => {
 
   it('appends one System row at the turn boundary for system_prompt on continue', async (t) => {
     const app = await startApp(t);
-    const id = await create(app.url, { prompt: 'a', system_prompt: 'BASE' });
+    const id = await createSession(app.url, { prompt: 'a', system_prompt: 'BASE' });
     const res = await call(app.url, 'POST', `/sessions/${id}/messages`, { session_id: id, prompt: 'b', system_prompt: 'EXTRA' });
     assert.equal(res.status, 200);
     const hist = (await call(app.url, 'GET', `/sessions/${id}/history`)).body;
@@ -98,9 +73,9 @@ describe('POST /sessions/{id}/messages', () => {
 
 describe('concurrent turns on one session', () => {
   it('the machine admits one turn: the second continue gets 409 SESSION_BUSY; creates are never busy', async (t) => {
-    const g = gatedAt(1);
+    const g = gatedAt(1, 'gated reply');
     const app = await startApp(t, g.script);
-    const id = await create(app.url);
+    const id = await createSession(app.url);
     const first = call(app.url, 'POST', `/sessions/${id}/messages`, { session_id: id, prompt: 'one' });
     await g.entered.promise;
     const status = await call(app.url, 'GET', `/sessions/${id}/status`);
@@ -124,9 +99,9 @@ describe('concurrent turns on one session', () => {
   });
 
   it('exactly one of many simultaneous continues wins (node transport)', async (t) => {
-    const g = gatedAt(1);
+    const g = gatedAt(1, 'gated reply');
     const app = await startApp(t, g.script, { httpTransport: 'node' });
-    const id = await create(app.url);
+    const id = await createSession(app.url);
     const sevenAnswered = deferred();
     let answered = 0;
     const all = Array.from({ length: 8 }, (_, i) => call(app.url, 'POST', `/sessions/${id}/messages`, { session_id: id, prompt: `p${i}` })

@@ -5,13 +5,8 @@ import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { echoReply, type ScriptedReply } from '../../providers/scripted.ts';
 import type { ProviderRequest } from '../../providers/provider.ts';
-import { call, startApp } from '../helpers/app.ts';
-
-function deferred(): { promise: Promise<void>; resolve(): void } {
-  let resolve!: () => void;
-  const promise = new Promise<void>((r) => (resolve = r));
-  return { promise, resolve };
-}
+import { call, createSession, startApp } from '../helpers/app.ts';
+import { deferred } from '../helpers/gates.ts';
 
 /** Call number `at` signals `entered` and waits on a gate that never opens; other calls echo. */
 function stuckAt(at: number) {
@@ -27,16 +22,10 @@ function stuckAt(at: number) {
 
 const UNKNOWN = '00000000-0000-4000-8000-00000000beef';
 
-async function create(base: string): Promise<string> {
-  const res = await call(base, 'POST', '/sessions', { prompt: 'hi' });
-  assert.equal(res.status, 200, JSON.stringify(res.body));
-  return res.body.session_id;
-}
-
 describe('POST /sessions/{id}/interrupt', () => {
   it('reports interrupted:true on an idle session (a no-op) and 404 for unknown or archived ones', async (t) => {
     const app = await startApp(t);
-    const id = await create(app.url);
+    const id = await createSession(app.url);
     const res = await call(app.url, 'POST', `/sessions/${id}/interrupt`);
     assert.equal(res.status, 200);
     assert.equal(res.body.interrupted, true);
@@ -52,7 +41,7 @@ describe('POST /sessions/{id}/interrupt', () => {
     it(`ends a gated model call with 499 REQUEST_CANCELLED; nothing is committed (${httpTransport})`, async (t) => {
       const g = stuckAt(1);
       const app = await startApp(t, g.script, { httpTransport });
-      const id = await create(app.url);
+      const id = await createSession(app.url);
       const turn = call(app.url, 'POST', `/sessions/${id}/messages`, { session_id: id, prompt: 'long one' });
       await g.entered.promise;
       const res = await call(app.url, 'POST', `/sessions/${id}/interrupt`);
@@ -94,7 +83,7 @@ describe('POST /sessions/{id}/interrupt', () => {
 describe('DELETE /sessions/{id}', () => {
   it('archives once; a second delete and an unknown id are 404', async (t) => {
     const app = await startApp(t);
-    const id = await create(app.url);
+    const id = await createSession(app.url);
     const res = await call(app.url, 'DELETE', `/sessions/${id}`);
     assert.equal(res.status, 200);
     assert.equal(res.body.archived, true);
@@ -108,7 +97,7 @@ describe('DELETE /sessions/{id}', () => {
   it('archiving a running session stops its turn first', async (t) => {
     const g = stuckAt(1);
     const app = await startApp(t, g.script);
-    const id = await create(app.url);
+    const id = await createSession(app.url);
     const turn = call(app.url, 'POST', `/sessions/${id}/messages`, { session_id: id, prompt: 'x' });
     await g.entered.promise;
     const res = await call(app.url, 'DELETE', `/sessions/${id}`);
@@ -123,7 +112,7 @@ describe('POST /requests/{id}/cancel', () => {
   it('cancels an in-flight request, then answers already_terminal; unknown ids are 404', async (t) => {
     const g = stuckAt(1);
     const app = await startApp(t, g.script);
-    const id = await create(app.url);
+    const id = await createSession(app.url);
     const turn = call(app.url, 'POST', `/sessions/${id}/messages`, { session_id: id, prompt: 'x' }, { 'x-warren-request-id': 'job-7' });
     await g.entered.promise;
     const res = await call(app.url, 'POST', '/requests/job-7/cancel');

@@ -5,12 +5,7 @@ import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { createScriptedProvider } from '../../providers/scripted.ts';
 import { call, startApp } from '../helpers/app.ts';
-
-function deferred(): { promise: Promise<void>; resolve(): void } {
-  let resolve!: () => void;
-  const promise = new Promise<void>((r) => (resolve = r));
-  return { promise, resolve };
-}
+import { deferred } from '../helpers/gates.ts';
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 

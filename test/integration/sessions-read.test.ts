@@ -4,41 +4,20 @@ import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { echoReply, type ScriptedReply } from '../../providers/scripted.ts';
 import type { ProviderRequest } from '../../providers/provider.ts';
-import { call, startApp } from '../helpers/app.ts';
+import { call, createSession, startApp } from '../helpers/app.ts';
+import { gatedAt } from '../helpers/gates.ts';
 
-function deferred(): { promise: Promise<void>; resolve(): void } {
-  let resolve!: () => void;
-  const promise = new Promise<void>((r) => (resolve = r));
-  return { promise, resolve };
-}
-
-function gatedAt(at: number) {
-  const entered = deferred();
-  const open = deferred();
-  const script = (req: ProviderRequest, i: number): ScriptedReply => {
-    if (i !== at) return { ...echoReply(req), usage: { input_tokens: 3, output_tokens: 2 } };
-    entered.resolve();
-    return { text: 'gated', waitFor: open.promise };
-  };
-  return { entered, open, script };
-}
-
+const echoWithUsage = (req: ProviderRequest): ScriptedReply => ({ ...echoReply(req), usage: { input_tokens: 3, output_tokens: 2 } });
 const UNKNOWN = '00000000-0000-4000-8000-00000000f00d';
 const RFC3339 = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?(Z|[+-]\d{2}:\d{2})$/;
 
-async function create(base: string, body: Record<string, unknown> = { prompt: 'hi' }): Promise<string> {
-  const res = await call(base, 'POST', '/sessions', body);
-  assert.equal(res.status, 200, JSON.stringify(res.body));
-  return res.body.session_id;
-}
-
 describe('GET /sessions', () => {
   it('lists summary rows: Unix-second timestamps, session_ref, is_active only while running, labels only when set', async (t) => {
-    const g = gatedAt(2);
+    const g = gatedAt(2, 'gated', echoWithUsage);
     const app = await startApp(t, g.script);
     const before = Math.floor(Date.now() / 1000);
-    const plain = await create(app.url);
-    const labelled = await create(app.url, { prompt: 'x', labels: { team: 'core' } });
+    const plain = await createSession(app.url);
+    const labelled = await createSession(app.url, { prompt: 'x', labels: { team: 'core' } });
     const after = Math.ceil(Date.now() / 1000);
     const turn = call(app.url, 'POST', `/sessions/${plain}/messages`, { session_id: plain, prompt: 'y' });
     await g.entered.promise;
@@ -65,9 +44,9 @@ describe('GET /sessions', () => {
 
   for (const httpTransport of ['auto', 'node'] as const) it(`filters by repeatable label=key=value (AND), rejects a malformed filter, hides archived, pages (${httpTransport})`, async (t) => {
     const app = await startApp(t, [], { httpTransport });
-    const a = await create(app.url, { prompt: 'a', labels: { team: 'core', env: 'prod' } });
-    const b = await create(app.url, { prompt: 'b', labels: { team: 'core', env: 'dev' } });
-    const c = await create(app.url, { prompt: 'c', labels: { team: 'edge', 'k=x': 'v=y' } });
+    const a = await createSession(app.url, { prompt: 'a', labels: { team: 'core', env: 'prod' } });
+    const b = await createSession(app.url, { prompt: 'b', labels: { team: 'core', env: 'dev' } });
+    const c = await createSession(app.url, { prompt: 'c', labels: { team: 'edge', 'k=x': 'v=y' } });
     const ids = async (q: string) => (await call(app.url, 'GET', `/sessions${q}`)).body.sessions.map((r: { session_id: string }) => r.session_id).sort();
     assert.deepEqual(await ids('?label=team=core'), [a, b].sort());
     assert.deepEqual(await ids('?label=team=core&label=env=dev'), [b]);
@@ -95,7 +74,7 @@ describe('GET /sessions', () => {
 describe('GET /sessions/{id} and /status', () => {
   it('answers detail with RFC 3339 timestamps, message_count and total_tokens; unknown is 404', async (t) => {
     const app = await startApp(t, [{ text: 'a', usage: { input_tokens: 7, output_tokens: 1 } }, { text: 'b', usage: { input_tokens: 9, output_tokens: 2 } }]);
-    const id = await create(app.url);
+    const id = await createSession(app.url);
     await call(app.url, 'POST', `/sessions/${id}/messages`, { session_id: id, prompt: 'more' });
     const res = await call(app.url, 'GET', `/sessions/${id}`);
     assert.equal(res.status, 200);
@@ -118,7 +97,7 @@ describe('GET /sessions/{id} and /status', () => {
 describe('GET /sessions/{id}/history', () => {
   it('pages with offset/limit/has_more; limit is omitted when not given', async (t) => {
     const app = await startApp(t);
-    const id = await create(app.url);
+    const id = await createSession(app.url);
     await call(app.url, 'POST', `/sessions/${id}/messages`, { session_id: id, prompt: 'two' });
     await call(app.url, 'POST', `/sessions/${id}/messages`, { session_id: id, prompt: 'three' });
     const full = (await call(app.url, 'GET', `/sessions/${id}/history`)).body;
@@ -142,9 +121,9 @@ describe('GET /sessions/{id}/history', () => {
   });
 
   it('shows only committed rows while a turn is in flight', async (t) => {
-    const g = gatedAt(1);
+    const g = gatedAt(1, 'gated', echoWithUsage);
     const app = await startApp(t, g.script);
-    const id = await create(app.url);
+    const id = await createSession(app.url);
     const turn = call(app.url, 'POST', `/sessions/${id}/messages`, { session_id: id, prompt: 'in flight' });
     await g.entered.promise;
     const during = (await call(app.url, 'GET', `/sessions/${id}/history`)).body;
@@ -160,7 +139,7 @@ describe('GET /sessions/{id}/history', () => {
 
   it('answers 400 for an archived session and 404 for an unknown one', async (t) => {
     const app = await startApp(t);
-    const id = await create(app.url);
+    const id = await createSession(app.url);
     await call(app.url, 'DELETE', `/sessions/${id}`);
     const archived = await call(app.url, 'GET', `/sessions/${id}/history`);
     assert.equal(archived.status, 400);

@@ -2,39 +2,15 @@
 // idempotency conflicts, adoption by target index, versioned updates, CAS on the transcript head, busy.
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { echoReply, type ScriptedReply } from '../../providers/scripted.ts';
-import type { ProviderRequest } from '../../providers/provider.ts';
-import { call, startApp } from '../helpers/app.ts';
-
-function deferred(): { promise: Promise<void>; resolve(): void } {
-  let resolve!: () => void;
-  const promise = new Promise<void>((r) => (resolve = r));
-  return { promise, resolve };
-}
-
-function gatedAt(at: number) {
-  const entered = deferred();
-  const open = deferred();
-  const script = (req: ProviderRequest, i: number): ScriptedReply => {
-    if (i !== at) return echoReply(req);
-    entered.resolve();
-    return { text: 'gated', waitFor: open.promise };
-  };
-  return { entered, open, script };
-}
+import { call, createSession, startApp } from '../helpers/app.ts';
+import { gatedAt } from '../helpers/gates.ts';
 
 const UNKNOWN = '00000000-0000-4000-8000-00000000abcd';
-
-async function create(base: string, body: Record<string, unknown> = { prompt: 'hi' }): Promise<string> {
-  const res = await call(base, 'POST', '/sessions', body);
-  assert.equal(res.status, 200, JSON.stringify(res.body));
-  return res.body.session_id;
-}
 
 describe('POST /sessions/{id}/system_context', () => {
   it('appends a durable System row with identity; a retry is a duplicate; reused key with other content is 409', async (t) => {
     const app = await startApp(t);
-    const id = await create(app.url);
+    const id = await createSession(app.url);
     const body = { content: { type: 'text', text: 'the build is green' }, source: 'ci', idempotency_key: 'k1' };
     const first = await call(app.url, 'POST', `/sessions/${id}/system_context`, body);
     assert.equal(first.status, 200, JSON.stringify(first.body));
@@ -60,7 +36,7 @@ describe('POST /sessions/{id}/system_context', () => {
   it('waits for a running turn and lands after its rows; unknown sessions are 404', async (t) => {
     const g = gatedAt(1);
     const app = await startApp(t, g.script);
-    const id = await create(app.url);
+    const id = await createSession(app.url);
     const turn = call(app.url, 'POST', `/sessions/${id}/messages`, { session_id: id, prompt: 'busy' });
     await g.entered.promise;
     let answered = false;
@@ -82,7 +58,7 @@ describe('POST /sessions/{id}/system_context', () => {
 describe('POST /sessions/{id}/system_prompt', () => {
   it('adopts an unversioned System row, updates by version, reports duplicates and rejects stale versions', async (t) => {
     const app = await startApp(t);
-    const id = await create(app.url, { prompt: 'hi', system_prompt: 'v0 prompt' });
+    const id = await createSession(app.url, { prompt: 'hi', system_prompt: 'v0 prompt' });
     const url = `/sessions/${id}/system_prompt`;
     const adopt = await call(app.url, 'POST', url, { key: 'main', content: 'v1 prompt', target_message_index: 0, actor: 'ops' });
     assert.equal(adopt.status, 200, JSON.stringify(adopt.body));
@@ -112,7 +88,7 @@ describe('POST /sessions/{id}/system_prompt', () => {
 
   it('checks expected_parent_revision against the transcript head', async (t) => {
     const app = await startApp(t);
-    const id = await create(app.url, { prompt: 'hi', system_prompt: 'base' });
+    const id = await createSession(app.url, { prompt: 'hi', system_prompt: 'base' });
     const url = `/sessions/${id}/system_prompt`;
     const adopt = await call(app.url, 'POST', url, { key: 'p', content: 'one', target_message_index: 0 });
     const head = adopt.body.transcript_revision;
@@ -129,7 +105,7 @@ describe('POST /sessions/{id}/system_prompt', () => {
   it('rejects a replacement while a turn runs with 409 SESSION_BUSY; unknown sessions are 404', async (t) => {
     const g = gatedAt(1);
     const app = await startApp(t, g.script);
-    const id = await create(app.url, { prompt: 'hi', system_prompt: 'base' });
+    const id = await createSession(app.url, { prompt: 'hi', system_prompt: 'base' });
     const turn = call(app.url, 'POST', `/sessions/${id}/messages`, { session_id: id, prompt: 'busy' });
     await g.entered.promise;
     const busy = await call(app.url, 'POST', `/sessions/${id}/system_prompt`, { key: 'p', content: 'x', target_message_index: 0 });
