@@ -2,6 +2,9 @@
 // per-session seq; persistent realms deliver an event to subscribers only after the session writer
 // made it durable in the ledger (so a replay after reconnect never misses what a client saw live).
 // Memory realms deliver at once and keep a 256-entry ring for short reconnect gaps.
+// A group commit can make hundreds of events durable at once; they are handed to subscribers at most
+// DELIVERY_SLICE per event-loop turn, so sockets get a chance to drain between slices and a reader that
+// keeps up never trips the 256-entry lag policy of http/sse.ts merely because a commit was slow.
 import type { LedgerEntry } from '../storage/store.ts';
 
 /** A live consumer of a session's events (http/sse.ts implements it). */
@@ -17,11 +20,24 @@ export interface HubEntry extends LedgerEntry {
 }
 
 export const RING_SIZE = 256;
+/** Entries handed to subscribers per event-loop turn (well under the 256-entry subscriber buffer). */
+export const DELIVERY_SLICE = 32;
+
+let liveSubscribers = 0;
+
+/** @internal Live subscriptions across every hub of this process (tests observe cleanup with it). */
+export function liveSubscriberTotal(): number {
+  return liveSubscribers;
+}
 
 export class EventHub {
   private nextSeq: number;
   private readonly subscribers = new Set<EventSubscriber>();
   private readonly ring: HubEntry[] = [];
+  private delivered: number;
+  /** Durable entries not yet handed out (only while a large batch is being paced). */
+  private backlog: HubEntry[] = [];
+  private pumping = false;
 
   constructor(
     readonly sessionId: string,
@@ -30,11 +46,20 @@ export class EventHub {
     private readonly now: () => number,
   ) {
     this.nextSeq = lastSeq + 1;
+    this.delivered = lastSeq;
   }
 
-  /** Highest seq handed out so far. */
+  /** Highest seq handed out so far (persistent realms: possibly not durable yet). */
   get lastSeq(): number {
     return this.nextSeq - 1;
+  }
+
+  /**
+   * Highest seq handed to subscribers. Everything at or below it is durable (persistent realms) and
+   * everything above it reaches a subscriber that subscribes now, so a new stream starts here.
+   */
+  get deliveredSeq(): number {
+    return this.delivered;
   }
 
   get subscriberCount(): number {
@@ -49,32 +74,64 @@ export class EventHub {
     return entry;
   }
 
-  /** Hands durable (or memory) entries to every live subscriber, in seq order. */
+  /** Hands durable (or memory) entries to every live subscriber, in seq order (paced, see header). */
   deliver(entries: HubEntry[]): void {
+    if (!this.pumping && entries.length <= DELIVERY_SLICE) {
+      this.handOut(entries);
+      return;
+    }
+    for (const e of entries) this.backlog.push(e);
+    if (!this.pumping) {
+      this.pumping = true;
+      this.pump();
+    }
+  }
+
+  private pump(): void {
+    this.handOut(this.backlog.splice(0, DELIVERY_SLICE));
+    if (this.backlog.length === 0) {
+      this.pumping = false;
+      return;
+    }
+    setImmediate(() => this.pump());
+  }
+
+  private handOut(entries: HubEntry[]): void {
     for (const e of entries) {
       if (!this.persist) {
         this.ring.push(e);
         if (this.ring.length > RING_SIZE) this.ring.shift();
       }
+      this.delivered = e.seq;
       for (const s of this.subscribers) s.push(e);
     }
   }
 
   /** Retained entries with seq > afterSeq (memory realms only); null when the gap cannot be filled. */
   ringAfter(afterSeq: number): HubEntry[] | null {
-    if (afterSeq >= this.lastSeq) return [];
+    if (afterSeq >= this.delivered) return [];
     const first = this.ring[0];
     if (!first || first.seq > afterSeq + 1) return null;
     return this.ring.filter((e) => e.seq > afterSeq);
   }
 
+  /** Adds a live subscriber; the returned function removes it (idempotent). */
   subscribe(s: EventSubscriber): () => void {
-    this.subscribers.add(s);
-    return () => this.subscribers.delete(s);
+    if (!this.subscribers.has(s)) {
+      this.subscribers.add(s);
+      liveSubscribers++;
+    }
+    return () => {
+      if (this.subscribers.delete(s)) liveSubscribers--;
+    };
   }
 
   closeAll(reason: 'archived' | 'shutdown'): void {
-    for (const s of [...this.subscribers]) s.close(reason);
+    // Whatever is durable goes out before the streams end.
+    if (this.backlog.length) this.handOut(this.backlog.splice(0));
+    const all = [...this.subscribers];
+    liveSubscribers -= all.length;
     this.subscribers.clear();
+    for (const s of all) s.close(reason);
   }
 }

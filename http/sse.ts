@@ -1,13 +1,34 @@
-// http/sse.ts: SSE framing and one live subscriber. Frames carry `id: <seq>`, `event: <kind>` and one
-// `data:` line (JSON has no raw newlines). Each subscriber keeps a bounded best-effort buffer of 256
-// entries: while the connection is backpressured, new events queue there and the OLDEST are dropped
-// beyond 256; when the client catches up it first receives `stream_truncated` {reason: {kind:
-// 'stream_lagged', dropped}} with the exact count, then the retained tail. Writes are coalesced per tick.
+// http/sse.ts: SSE framing and one live subscriber (http/handlers/events.ts creates them). Frames carry
+// `id: <seq>`, `event: <kind>` and one `data:` line (JSON.stringify escapes CR/LF, so a frame never
+// needs multi-line data). Every write holds whole frames only.
+//
+// Drop policy (SPEC.md "Events", "Limits"): each subscriber holds at most SUBSCRIBER_BUFFER (256)
+// entries not yet handed to the transport. Entries go out coalesced once per tick, or at once when a
+// burst fills the buffer, so a reader that keeps up never loses anything. Only while the transport
+// reports backpressure (write() returned false, waiting for onDrain) or a ledger replay is being
+// written do entries wait; beyond 256 the OLDEST waiting entry is dropped and counted. When writing
+// resumes the client first gets `stream_truncated` {reason: {kind: 'stream_lagged', dropped}} with the
+// exact number dropped since the previous marker, then the retained tail in seq order. Memory per
+// subscriber is thus bounded by 256 shared frames plus the one chunk the transport holds.
+// Transport note: uWS closes a response that makes no write progress for about 10 s (its fixed HTTP
+// idle timeout, measured), so on uWS a long stall ends in a disconnect rather than a marker; the
+// client reconnects with Last-Event-ID and is replayed from the ledger (http/handlers/events.ts).
+import type { Logger } from 'pino';
 import type { EventSubscriber, HubEntry } from '../actors/event-hub.ts';
 import type { HttpResponder } from './transport.ts';
 
 export const SUBSCRIBER_BUFFER = 256;
 export const HEARTBEAT_MS = 15_000;
+
+/** @internal Process-wide defaults read when a subscriber is created (tests shorten the heartbeat). */
+export const sseDefaults = { heartbeatMs: HEARTBEAT_MS };
+
+export interface SseOptions {
+  /** Interval of the `: heartbeat` comment (default sseDefaults.heartbeatMs). */
+  heartbeatMs?: number;
+  /** Receives a warn line per stream_truncated marker (STYLE.md: SSE drops are logged at warn). */
+  log?: Logger;
+}
 
 /** The envelope of wire-notes §2.2 (`data:` of a frame, and a row of the ledger route). */
 export function envelopeOf(sessionId: string, e: HubEntry): Record<string, unknown> {
@@ -26,45 +47,58 @@ export function controlFrame(kind: string, data: unknown): string {
   return `event: ${kind}\ndata: ${JSON.stringify(data)}\n\n`;
 }
 
+/** The `stream_truncated` control frame with its reason. */
+export function truncatedFrame(reason: Record<string, unknown>): string {
+  return controlFrame('stream_truncated', { type: 'stream_truncated', reason });
+}
+
+// Written on a drain that has nothing else to send: uWS does not flush its own buffered bytes when an
+// onWritable handler is registered and writes nothing, so an SSE comment pushes them out.
+const KICK = ':\n\n';
+
 export class SseSubscriber implements EventSubscriber {
   private pending: HubEntry[] = [];
   private dropped = 0;
+  /** The transport reported backpressure; nothing is written until onDrain. */
   private blocked = false;
+  /** A ledger replay is being written; live entries wait (bounded like backpressure). */
+  private replaying = false;
   private scheduled = false;
-  private holding = false;
-  private held: HubEntry[] = [];
+  private ended = false;
   private lastSentSeq: number;
   private readonly heartbeat: NodeJS.Timeout;
-  private ended = false;
   private drainWaiters: Array<() => void> = [];
+  private wroteSinceDrain = false;
   /** Total events dropped for lag over the subscription's life. */
   droppedTotal = 0;
+  private readonly log: Logger | undefined;
 
-  constructor(private readonly sessionId: string, private readonly res: HttpResponder, afterSeq: number, onGone: () => void) {
+  constructor(
+    private readonly sessionId: string,
+    private readonly res: HttpResponder,
+    afterSeq: number,
+    onGone: () => void,
+    opts: SseOptions = {},
+  ) {
     this.lastSentSeq = afterSeq;
-    res.onDrain(() => {
-      this.blocked = false;
-      this.wakeWaiters();
-      this.flush();
-    });
+    this.log = opts.log;
+    res.onDrain(() => this.onDrain());
     res.onAbort(() => {
-      this.ended = true;
-      this.wakeWaiters();
-      clearInterval(this.heartbeat);
+      this.dispose();
       onGone();
     });
     this.heartbeat = setInterval(() => {
-      if (!this.blocked && !this.ended) this.blocked = !res.write(': heartbeat\n\n');
-    }, HEARTBEAT_MS);
+      if (!this.blocked && !this.ended) this.write(': heartbeat\n\n');
+    }, opts.heartbeatMs ?? sseDefaults.heartbeatMs);
     this.heartbeat.unref();
   }
 
-  /** While replaying from the ledger, live entries are held (unbounded only for the replay's duration). */
-  holdLive(): void {
-    this.holding = true;
+  /** Live entries wait (bounded, with the drop policy) until endReplay(). */
+  beginReplay(): void {
+    this.replaying = true;
   }
 
-  /** Writes replayed entries directly; resolves when the connection can take more. */
+  /** Writes replayed entries with seq > the last one sent; resolves when the connection can take more. */
   async replay(entries: HubEntry[]): Promise<void> {
     let chunk = '';
     for (const e of entries) {
@@ -80,28 +114,45 @@ export class SseSubscriber implements EventSubscriber {
     await this.writeAndWait(controlFrame(kind, data));
   }
 
-  /** Ends the replay phase: held live entries after the replayed tail are queued normally. */
-  releaseLive(): void {
-    this.holding = false;
-    const held = this.held;
-    this.held = [];
-    for (const e of held) this.push(e);
+  /** Moves the live cursor (a replay that cannot be served continues live from `seq`). */
+  skipTo(seq: number): void {
+    this.lastSentSeq = seq;
+  }
+
+  /**
+   * During a replay: the seq range of live entries dropped from the full buffer since the last call, or
+   * null. A persistent realm re-reads that range from the ledger, so a reconnect stays lossless.
+   */
+  takeReplayGap(): { from: number; to: number } | null {
+    if (this.dropped === 0 || this.pending.length === 0) return null;
+    // Entries arrive contiguously and the oldest are dropped: the gap ends just before the buffer.
+    const gap = { from: this.lastSentSeq + 1, to: this.pending[0].seq - 1 };
+    this.droppedTotal -= this.dropped;
+    this.dropped = 0;
+    return gap;
+  }
+
+  /** Ends the replay phase: waiting live entries (all after the replayed range) go out. */
+  endReplay(): void {
+    this.replaying = false;
+    this.flush();
   }
 
   push(entry: HubEntry): void {
-    if (this.ended) return;
-    if (this.holding) {
-      this.held.push(entry);
-      return;
-    }
-    if (entry.seq <= this.lastSentSeq) return;
+    if (this.ended || entry.seq <= this.lastSentSeq) return;
     this.pending.push(entry);
     if (this.pending.length > SUBSCRIBER_BUFFER) {
       this.pending.shift();
       this.dropped++;
       this.droppedTotal++;
     }
-    if (!this.scheduled && !this.blocked) {
+    if (this.blocked || this.replaying) return;
+    // A burst that fills the buffer goes out now: only a reader that is actually behind loses entries.
+    if (this.pending.length >= SUBSCRIBER_BUFFER) {
+      this.flush();
+      return;
+    }
+    if (!this.scheduled) {
       this.scheduled = true;
       setImmediate(() => {
         this.scheduled = false;
@@ -112,31 +163,67 @@ export class SseSubscriber implements EventSubscriber {
 
   close(_reason: 'archived' | 'shutdown'): void {
     if (this.ended) return;
-    this.flush();
-    this.ended = true;
-    clearInterval(this.heartbeat);
-    this.res.write(controlFrame('done', {}));
+    // The tail goes out even under backpressure (bounded by the buffer), unless a replay is still
+    // being written: sending later entries first would make the client's Last-Event-ID skip a gap.
+    const chunk = (this.replaying ? '' : this.takePending()) + controlFrame('done', {});
+    this.dispose();
+    this.res.write(chunk);
     this.res.end();
   }
 
-  private flush(): void {
-    if (this.blocked || this.ended || (this.pending.length === 0 && this.dropped === 0)) return;
-    let chunk = '';
-    if (this.dropped > 0) {
-      chunk += controlFrame('stream_truncated', { type: 'stream_truncated', reason: { kind: 'stream_lagged', dropped: this.dropped } });
-      this.dropped = 0;
-    }
-    for (const e of this.pending) chunk += frameOf(this.sessionId, e);
-    const last = this.pending[this.pending.length - 1];
-    if (last) this.lastSentSeq = last.seq;
+  /** Stops the heartbeat, frees the buffer and releases a pending replay write. */
+  private dispose(): void {
+    this.ended = true;
+    clearInterval(this.heartbeat);
     this.pending = [];
-    this.blocked = !this.res.write(chunk);
+    this.wakeWaiters();
   }
 
-  private writeAndWait(chunk: string): Promise<void> {
-    if (this.ended) return Promise.resolve();
-    if (this.res.write(chunk)) return Promise.resolve();
-    this.blocked = true;
+  private onDrain(): void {
+    if (this.ended) return;
+    this.blocked = false;
+    this.wroteSinceDrain = false;
+    this.wakeWaiters();
+    this.flush();
+    if (!this.wroteSinceDrain && !this.blocked) this.write(KICK);
+  }
+
+  private flush(): void {
+    if (this.blocked || this.replaying || this.ended) return;
+    const chunk = this.takePending();
+    if (chunk) this.write(chunk);
+  }
+
+  /** The truncation marker (if any) plus every waiting frame not yet sent; empties the buffer. */
+  private takePending(): string {
+    let chunk = '';
+    if (this.dropped > 0) {
+      chunk += truncatedFrame({ kind: 'stream_lagged', dropped: this.dropped });
+      this.log?.warn({ sessionId: this.sessionId, dropped: this.dropped, droppedTotal: this.droppedTotal }, 'sse subscriber lagged; events dropped');
+      this.dropped = 0;
+    }
+    for (const e of this.pending) {
+      if (e.seq <= this.lastSentSeq) continue;
+      chunk += frameOf(this.sessionId, e);
+      this.lastSentSeq = e.seq;
+    }
+    this.pending = [];
+    return chunk;
+  }
+
+  private write(chunk: string): void {
+    this.wroteSinceDrain = true;
+    if (!this.res.write(chunk)) this.blocked = true;
+  }
+
+  private async writeAndWait(chunk: string): Promise<void> {
+    while (this.blocked && !this.ended) await this.drained();
+    if (this.ended) return;
+    this.write(chunk);
+    while (this.blocked && !this.ended) await this.drained();
+  }
+
+  private drained(): Promise<void> {
     return new Promise((resolve) => this.drainWaiters.push(resolve));
   }
 

@@ -1,11 +1,14 @@
 // http/handlers/events.ts: GET /sessions/{id}/events (SSE) and GET /sessions/{id}/ledger. A reconnect
-// with Last-Event-ID (or ?after_seq=) replays the ledger after that seq, then goes live with no gap and
-// no duplicate (live entries are held during the replay and de-duplicated by seq).
+// with Last-Event-ID (or ?after_seq=) replays the ledger (memory realms: the 256-entry ring) after that
+// seq up to the hub's delivered cursor, then goes live from that cursor: no gap, no duplicate. Live
+// entries wait in the subscriber's 256-entry buffer during the replay; in persistent realms any that
+// overflow it are re-read from the ledger before going live, so a slow replay stays lossless.
 import { ServiceError } from '../../contracts/errors.ts';
 import type { Supervisor } from '../../actors/supervisor.ts';
-import type { HubEntry } from '../../actors/event-hub.ts';
+import type { EventHub } from '../../actors/event-hub.ts';
+import type { Store } from '../../storage/store.ts';
 import type { HandlerContext, HandlerTable } from '../handler.ts';
-import { envelopeOf, SseSubscriber } from '../sse.ts';
+import { envelopeOf, SseSubscriber, type SseOptions } from '../sse.ts';
 import { parseSessionId } from './session-id.ts';
 
 const REPLAY_PAGE = 1000;
@@ -19,35 +22,48 @@ function parseAfterSeq(ctx: HandlerContext): number | undefined {
   return Number(raw);
 }
 
+/** Options of the event stream (app.ts may pass them from config). */
+export interface EventHandlerOptions {
+  sse?: SseOptions;
+}
+
 /** Handlers of the event stream and the structural ledger read. */
-export function eventHandlers(sup: Supervisor, realmId: string): HandlerTable {
+export function eventHandlers(sup: Supervisor, realmId: string, opts: EventHandlerOptions = {}): HandlerTable {
   return {
     'sessions.events': async (ctx) => {
       const id = parseSessionId(ctx.params.id, realmId);
       const afterSeq = parseAfterSeq(ctx);
       const actor = await sup.get(id);
+      // From here to subscribe() nothing awaits: the archived check, the delivered cursor and the
+      // subscription see one consistent hub state.
       if (actor.snapshotRecord.archived) throw new ServiceError('SESSION_NOT_FOUND', `Session not found: ${id}`, { session_id: id });
       const { res } = ctx;
+      if (res.aborted) return { streamed: true };
       const hub = actor.hub;
-      let unsubscribe = () => {};
-      const sub = new SseSubscriber(id, res, afterSeq ?? hub.lastSeq, () => unsubscribe());
+      // Every entry up to upTo was delivered (and is durable); every later one reaches this subscriber.
+      const upTo = hub.deliveredSeq;
       res.startStream(200, {
         'content-type': 'text/event-stream',
         'cache-control': 'no-cache',
         'x-accel-buffering': 'no',
       });
-      if (afterSeq !== undefined) sub.holdLive();
+      let unsubscribe = (): void => {};
+      const sub = new SseSubscriber(id, res, afterSeq === undefined ? upTo : Math.min(afterSeq, upTo), () => unsubscribe(), { ...opts.sse, log: ctx.log });
+      if (afterSeq !== undefined) sub.beginReplay();
       unsubscribe = hub.subscribe(sub);
-      if (res.aborted) {
+      try {
+        // The first write: on uWS it also carries the status line and headers.
+        await sub.control('session_loaded', {
+          type: 'session_loaded', session_id: id, message_count: actor.snapshotRecord.message_count, last_seq: upTo,
+        });
+        if (afterSeq !== undefined) {
+          await replay(sup, hub, afterSeq, upTo, sub);
+          sub.endReplay();
+        }
+      } catch (err) {
         unsubscribe();
-        return { streamed: true };
-      }
-      await sub.control('session_loaded', {
-        type: 'session_loaded', session_id: id, message_count: actor.snapshotRecord.message_count, last_seq: hub.lastSeq,
-      });
-      if (afterSeq !== undefined) {
-        await replay(sup, id, afterSeq, hub.lastSeq, sub, actor.hub.ringAfter.bind(actor.hub));
-        sub.releaseLive();
+        sub.close('shutdown');
+        throw err;
       }
       return { streamed: true };
     },
@@ -79,23 +95,35 @@ export function eventHandlers(sup: Supervisor, realmId: string): HandlerTable {
   };
 }
 
-async function replay(
-  sup: Supervisor, id: string, afterSeq: number, upTo: number, sub: SseSubscriber,
-  ringAfter: (after: number) => HubEntry[] | null,
-): Promise<void> {
+/** Writes the ledger (or memory ring) entries in (afterSeq, upTo], or a stream_truncated saying why not. */
+async function replay(sup: Supervisor, hub: EventHub, afterSeq: number, upTo: number, sub: SseSubscriber): Promise<void> {
   const { store } = sup.deps;
-  if (!store.persistent) {
-    const tail = ringAfter(afterSeq);
-    if (tail === null) {
-      await sub.control('stream_truncated', { type: 'stream_truncated', reason: { kind: 'replay_unavailable', requested_after_seq: afterSeq, last_seq: upTo } });
-      return;
-    }
-    await sub.replay(tail);
+  if (afterSeq > upTo) {
+    // An id this session never delivered (another server's, or a ledger that lost its tail).
+    await sub.control('stream_truncated', { type: 'stream_truncated', reason: { kind: 'replay_unavailable', requested_after_seq: afterSeq, last_seq: upTo } });
     return;
   }
-  let cursor = afterSeq;
+  if (!store.persistent) {
+    const tail = hub.ringAfter(afterSeq);
+    if (tail === null) {
+      await sub.control('stream_truncated', { type: 'stream_truncated', reason: { kind: 'replay_unavailable', requested_after_seq: afterSeq, last_seq: upTo } });
+      sub.skipTo(upTo);
+      return;
+    }
+    await sub.replay(tail.filter((e) => e.seq <= upTo));
+    return;
+  }
+  await replayRange(store, hub.sessionId, sub, afterSeq, upTo);
+  // Live entries that overflowed the subscriber's buffer during a slow replay are in the ledger too.
+  for (let gap = sub.takeReplayGap(); gap; gap = sub.takeReplayGap()) {
+    await replayRange(store, hub.sessionId, sub, gap.from - 1, gap.to);
+  }
+}
+
+async function replayRange(store: Store, sessionId: string, sub: SseSubscriber, after: number, upTo: number): Promise<void> {
+  let cursor = after;
   while (cursor < upTo) {
-    const page = await store.readLedger(id, cursor, REPLAY_PAGE);
+    const page = (await store.readLedger(sessionId, cursor, REPLAY_PAGE)).filter((e) => e.seq <= upTo);
     if (page.length === 0) break;
     await sub.replay(page);
     cursor = page[page.length - 1].seq;
@@ -103,5 +131,6 @@ async function replay(
   if (cursor < upTo) {
     // The audit ledger halted (append fault): say so rather than pretend the stream is complete.
     await sub.control('stream_truncated', { type: 'stream_truncated', reason: { kind: 'replay_gap', from_seq: cursor + 1, to_seq: upTo } });
+    sub.skipTo(upTo);
   }
 }

@@ -1,0 +1,91 @@
+// Kill -9 on both transports: the real server runs as a child process (`main.ts serve`, scripted
+// provider from the realm's config.toml) while a client records the seqs it saw; after SIGKILL and a
+// restart on the same realm, a reconnect with Last-Event-ID replays exactly the missing events and the
+// ledger route shows one contiguous sequence that holds everything the client saw.
+import { describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import { call } from '../helpers/app.ts';
+import { startServerProcess, writeRealmConfig } from '../helpers/server-process.ts';
+import { openEvents, range, seqsOf, type Envelope } from '../helpers/sse-client.ts';
+import { tmpDir } from '../helpers/tmp-dir.ts';
+
+const REALM = 'crash-realm';
+const FLOOD = 5_000;
+
+/** The whole ledger through the route, page by page. */
+async function ledger(base: string, id: string): Promise<Envelope[]> {
+  const all: Envelope[] = [];
+  for (;;) {
+    const page = await call(base, 'GET', `/sessions/${id}/ledger?after_seq=${all.at(-1)?.seq ?? 0}&limit=1000`);
+    assert.equal(page.status, 200, JSON.stringify(page.body));
+    all.push(...(page.body.events as Envelope[]));
+    if (!page.body.has_more) return all;
+  }
+}
+
+for (const transport of ['uws', 'node'] as const) {
+  describe(`kill -9 and reconnect (${transport})`, () => {
+    it('replays exactly the missing events after a restart, and the ledger stays contiguous', async (t) => {
+      const dir = await tmpDir('warren-crash-');
+      t.after(() => dir.cleanup());
+      const chunks = Array.from({ length: FLOOD }, (_, i) => `k${i} `);
+      await writeRealmConfig(dir.path, REALM, { providers: { scripted: { replies: [{ text: 'ready' }, { chunks }] } } });
+      const serve = () => startServerProcess({ stateRoot: dir.path, realm: REALM, args: ['--http-transport', transport], t });
+
+      const first = await serve();
+      const created = await call(first.url, 'POST', '/sessions', { prompt: 'hi', provider: 'scripted' });
+      assert.equal(created.status, 200, JSON.stringify(created.body));
+      const id = created.body.session_id as string;
+      const before = await openEvents(first.url, id, {}, '?after_seq=0');
+      const early = await openEvents(first.url, id, {}, '?after_seq=0');
+      t.after(() => before.close());
+      // The flood turn never answers: the server dies under it.
+      call(first.url, 'POST', `/sessions/${id}/messages`, { session_id: id, prompt: 'flood' }).catch(() => {});
+      // `early` leaves well before the crash, so its reconnect must be served across the restart.
+      await early.until((x) => x.envelopes().length >= 100, 'the flood is streaming');
+      early.close();
+      await before.until((x) => x.envelopes().length >= 300, 'the flood is well under way');
+      assert.deepEqual(await first.kill('SIGKILL'), { code: null, signal: 'SIGKILL' });
+      await before.until((x) => x.ended, 'the stream died with the server');
+      const seen = before.envelopes();
+      const lastSeen = seen.at(-1)!.seq;
+      assert.deepEqual(seqsOf(seen), range(1, lastSeen), 'the client saw a contiguous prefix');
+
+      const second = await serve();
+      assert.ok(second.logs.some((l) => l.msg === 'listening' && l.transport === transport));
+      const all = await ledger(second.url, id);
+      const last = all.at(-1)!.seq;
+      assert.deepEqual(seqsOf(all), range(1, last), 'the ledger is contiguous after the crash');
+      assert.ok(last >= lastSeen, 'everything the client saw live was durable');
+      assert.deepEqual(all.slice(0, lastSeen), seen, 'the ledger holds exactly what the client saw');
+
+      const after = await openEvents(second.url, id, { 'Last-Event-ID': String(lastSeen) });
+      t.after(() => after.close());
+      assert.equal(JSON.parse(after.frames[0].data).last_seq, last);
+      await after.until((x) => x.envelopes().length === last - lastSeen, 'the replay');
+      assert.deepEqual(after.envelopes(), all.slice(lastSeen), 'replayed: none missing, none duplicated');
+      assert.equal(after.frames.filter((f) => f.event === 'stream_truncated').length, 0);
+      t.diagnostic(`${transport}: client saw ${lastSeen}, ledger had ${last}, replayed ${last - lastSeen}`);
+
+      const earlySeen = seqsOf(early.envelopes());
+      assert.deepEqual(early.envelopes(), all.slice(0, earlySeen.length));
+      const rejoin = await openEvents(second.url, id, { 'Last-Event-ID': String(earlySeen.at(-1)) });
+      await rejoin.until((x) => x.envelopes().length === last - earlySeen.length, 'the early client\'s replay');
+      rejoin.close();
+      assert.ok(last - earlySeen.length > 0);
+      assert.deepEqual(rejoin.envelopes(), all.slice(earlySeen.length), 'the early client gets exactly what it missed');
+
+      // The restarted session keeps its sequence: a new turn continues right after the ledger's tail.
+      const next = await call(second.url, 'POST', `/sessions/${id}/messages`, { session_id: id, prompt: 'after' });
+      if (next.status === 200) {
+        const runs = (envs: Envelope[]) => envs.filter((e) => e.payload.type === 'run_completed').length;
+        await after.until((x) => runs(x.envelopes()) === runs(all.slice(lastSeen)) + 1, 'the new turn');
+        assert.deepEqual(seqsOf(after.envelopes()), range(lastSeen + 1, after.envelopes().at(-1)!.seq));
+        assert.deepEqual(await ledger(second.url, id), [...seen, ...after.envelopes()]);
+      } else {
+        t.diagnostic(`after restart the session answered ${next.status}: ${JSON.stringify(next.body)}`);
+      }
+      assert.equal((await second.kill('SIGTERM')).code, 0, 'a clean shutdown after the restart');
+    });
+  });
+}
