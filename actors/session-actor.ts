@@ -215,8 +215,8 @@ export class SessionActor {
         total_tokens: this.record.total_tokens + usage.total_tokens,
       };
       // The commit is queued first and run_completed published in the same synchronous block, so the
-      // writer's next drain takes both: the event's ledger entry rides in the turn's transaction (and is
-      // live before the HTTP reply). The writer orders the commit after the pending-input write.
+      // writer's next drain takes both: the event's ledger entry rides in the turn's transaction and is handed to live subscribers
+      // as soon as it is durable. The writer orders the commit after the pending-input write.
       const committed = this.persist([{ op: 'putRows', sessionId: this.id, fromIndex: total, rows }], this.settledSnapshot(generation));
       this.hub.publish('run_completed', { session_id: this.id, result: result.text, extraction_required: false, usage });
       try {

@@ -18,6 +18,10 @@ export class SessionWriter {
   private inFlight: Promise<void> | null = null;
   private scheduled = false;
   private ledgerHalted = false;
+  /** Writes queued so far, and how many of them a finished drain has dealt with. */
+  private queued = 0;
+  private settled = 0;
+  private flushWaiters: Array<{ target: number; resolve(): void }> = [];
 
   constructor(
     private readonly store: Store,
@@ -32,6 +36,7 @@ export class SessionWriter {
 
   /** Queues a ledger entry; it is delivered live once durable. */
   appendEvent(entry: HubEntry): void {
+    this.queued++;
     this.events.push(entry);
     this.schedule();
   }
@@ -39,18 +44,20 @@ export class SessionWriter {
   /** Queues ops; resolves once they (and every earlier write) are durable. */
   commit(ops: StoreOp[]): Promise<void> {
     return new Promise<void>((resolve, reject) => {
+      this.queued++;
       this.ops.push(...ops);
       this.waiters.push({ resolve, reject });
       this.schedule();
     });
   }
 
-  /** Resolves once nothing is queued or in flight. */
-  async flushed(): Promise<void> {
-    while (this.inFlight || this.scheduled || this.ops.length || this.events.length) {
-      if (this.inFlight) await this.inFlight;
-      else await new Promise<void>((r) => queueMicrotask(r));
-    }
+  /**
+   * Resolves once every write queued before this call has been dealt with. Writes queued later (a turn
+   * that keeps streaming events) do not hold it up.
+   */
+  flushed(): Promise<void> {
+    if (this.settled >= this.queued) return Promise.resolve();
+    return new Promise<void>((resolve) => this.flushWaiters.push({ target: this.queued, resolve }));
   }
 
   private schedule(): void {
@@ -67,36 +74,43 @@ export class SessionWriter {
   }
 
   private async drain(): Promise<void> {
+    const upTo = this.queued;
     const ops = this.ops;
     const events = this.events;
     const waiters = this.waiters;
     this.ops = [];
     this.events = [];
     this.waiters = [];
-    const withLedger = events.length && !this.ledgerHalted
-      ? [...ops, { op: 'appendLedger' as const, sessionId: this.sessionId, entries: events.map(plainEntry) }]
-      : ops;
     try {
-      if (withLedger.length) await this.store.commit(withLedger);
+      await this.write(ops, events);
+      for (const w of waiters) w.resolve();
     } catch (err) {
-      if (withLedger === ops || events.length === 0) {
-        for (const w of waiters) w.reject(err);
-        this.onDurable(events);
-        return;
-      }
-      // The ledger part may be the fault: halt the audit and retry the state ops alone.
+      for (const w of waiters) w.reject(err);
+    } finally {
+      // Events are delivered live even when their ledger write failed (the stream is best-effort;
+      // a replay then reports the gap rather than inventing it).
+      this.onDurable(events);
+      this.settled = upTo;
+      const ready = this.flushWaiters.filter((w) => w.target <= upTo);
+      this.flushWaiters = this.flushWaiters.filter((w) => w.target > upTo);
+      for (const w of ready) w.resolve();
+    }
+  }
+
+  /** One transaction of state ops plus ledger entries; a ledger fault halts the audit, not the state. */
+  private async write(ops: StoreOp[], events: HubEntry[]): Promise<void> {
+    if (events.length === 0 || this.ledgerHalted) {
+      if (ops.length) await this.store.commit(ops);
+      return;
+    }
+    try {
+      await this.store.commit([...ops, { op: 'appendLedger', sessionId: this.sessionId, entries: events.map(plainEntry) }]);
+    } catch (err) {
+      // Retry the state ops alone: only if that succeeds was the ledger part at fault.
+      if (ops.length) await this.store.commit(ops);
       this.ledgerHalted = true;
       this.log.error({ err, sessionId: this.sessionId }, 'ledger append failed; later appends halted');
-      try {
-        if (ops.length) await this.store.commit(ops);
-      } catch (err2) {
-        for (const w of waiters) w.reject(err2);
-        this.onDurable(events);
-        return;
-      }
     }
-    for (const w of waiters) w.resolve();
-    this.onDurable(events);
   }
 }
 
