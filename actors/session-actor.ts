@@ -3,7 +3,7 @@
 // the supervisor routes commands in, http/handlers never touch it directly.
 import { createActor, transition, type ActorRefFrom } from 'xstate';
 import type { Logger } from 'pino';
-import { ServiceError } from '../contracts/errors.ts';
+import { busyOnCreate, durableResumeHold, ServiceError } from '../contracts/errors.ts';
 import type { ContentInput, Message } from '../contracts/transcript.ts';
 import { sessionMachine, type HoldClass, type TurnPhase } from '../machines/session-machine.ts';
 import type { SessionRecord, StoreOp } from '../storage/store.ts';
@@ -250,9 +250,9 @@ export class SessionActor {
 
   private rejection(verdict: string, kind: 'create' | 'continue'): ServiceError {
     if (verdict === 'archived') return new ServiceError('SESSION_NOT_FOUND', `Session not found: ${this.id}`);
-    if (verdict === 'held') return heldError(this.id, this.machine.getSnapshot().context.hold ?? 'tail_held_for_recovery');
+    if (verdict === 'held') return durableResumeHold(this.id, this.machine.getSnapshot().context.hold ?? 'tail_held_for_recovery');
     // SPEC "Errors": busy during create maps to 400 BAD_REQUEST, a busy continue to 409 SESSION_BUSY.
-    if (kind === 'create') return new ServiceError('BAD_REQUEST', 'session is busy: a turn is already running', { session_id: this.id });
+    if (kind === 'create') return busyOnCreate(this.id);
     return new ServiceError('SESSION_BUSY', 'a turn is already running on this session', { session_id: this.id });
   }
 
@@ -314,17 +314,6 @@ export class SessionActor {
     if (this.writer) await this.writer.flushed();
     this.machine.stop();
   }
-}
-
-export function heldError(sessionId: string, hold: HoldClass): ServiceError {
-  const codes: Record<HoldClass, string> = {
-    tail_held_for_recovery: 'SESSION_DURABLE_TAIL_HELD_FOR_RECOVERY',
-    recovery_refused: 'SESSION_DURABLE_TAIL_RECOVERY_REFUSED',
-    evidence_quarantined: 'SESSION_DURABLE_EVIDENCE_QUARANTINED',
-  };
-  return new ServiceError('SESSION_NOT_RUNNING', 'session is held for durable recovery', {
-    durable_resume_hold: { hold_class: hold, session_error_code: codes[hold], session_id: sessionId, content_retained: true },
-  });
 }
 
 function errorKind(err: unknown): string {

@@ -60,3 +60,34 @@ export function isServiceError(value: unknown): value is ServiceError {
 
 /** Kinds carried in `details.error.kind` for provider failures (SPEC.md "Errors"). */
 export type ProviderFailureKind = 'llm_failure' | 'retry_exhausted';
+
+// The spec's irregular session cases, beside the table (STYLE.md "Error model").
+
+/** SPEC.md "Errors": a busy session during create maps to 400 BAD_REQUEST, not 409 SESSION_BUSY. */
+export function busyOnCreate(sessionId: string): ServiceError {
+  return new ServiceError('BAD_REQUEST', `session is busy: ${sessionId}`, { session_id: sessionId });
+}
+
+/** Durable resume hold classes (SPEC.md "Errors"). */
+export type DurableHoldClass = 'tail_held_for_recovery' | 'recovery_refused' | 'evidence_quarantined';
+
+const HOLD_CODES: Record<DurableHoldClass, ErrorCode> = {
+  tail_held_for_recovery: 'SESSION_DURABLE_TAIL_HELD_FOR_RECOVERY',
+  recovery_refused: 'SESSION_DURABLE_TAIL_RECOVERY_REFUSED',
+  evidence_quarantined: 'SESSION_DURABLE_EVIDENCE_QUARANTINED',
+};
+
+/**
+ * A durable resume hold is not a fault: 409 SESSION_NOT_RUNNING with a `durable_resume_hold` payload
+ * carrying the hold class, the session error code, the session id and `content_retained: true`.
+ */
+export function durableResumeHold(sessionId: string, holdClass: DurableHoldClass): ServiceError {
+  return new ServiceError('SESSION_NOT_RUNNING', `session is held for durable recovery: ${sessionId}`, {
+    durable_resume_hold: {
+      hold_class: holdClass,
+      session_error_code: HOLD_CODES[holdClass],
+      session_id: sessionId,
+      content_retained: true,
+    },
+  });
+}

@@ -2,7 +2,7 @@
 // plus the spec's irregular cases as named functions. Called by http/router.ts and by handlers whose
 // routes project errors differently (auth routes, webhook admission).
 import type { Logger } from 'pino';
-import { ServiceError, isServiceError, type ErrorCode } from '../contracts/errors.ts';
+import { ServiceError, isServiceError } from '../contracts/errors.ts';
 
 /** An error response ready to send: HTTP status plus the JSON body. */
 export interface ErrorResponse {
@@ -31,11 +31,6 @@ export function errorResponse(err: unknown, log: Logger): ErrorResponse {
 // The irregular cases. Convention: functions that *construct* an error return a ServiceError (throw it
 // from anywhere; errorResponse maps it, so the status still comes from the table). Functions that
 // *project* an error into a non-envelope body return an ErrorResponse for the handler to return as is.
-
-/** SPEC.md "Errors": a busy session during create maps to 400 BAD_REQUEST, not 409 SESSION_BUSY. */
-export function busyOnCreate(sessionId: string): ServiceError {
-  return new ServiceError('BAD_REQUEST', `session is busy: ${sessionId}`, { session_id: sessionId });
-}
 
 /**
  * Auth routes (and realm lookups) reply with `{error}` only (SPEC.md "Errors"; wire-notes §2.9).
@@ -78,34 +73,6 @@ export function sessionCreatedWithTurnFailure(sessionId: string, sessionRef: str
     details,
     { cause },
   );
-}
-
-/** Durable resume hold classes (SPEC.md "Errors"). */
-export type DurableHoldClass = 'tail_held_for_recovery' | 'recovery_refused' | 'evidence_quarantined';
-
-/** Session error codes that a durable resume hold carries. */
-export type DurableHoldErrorCode = Extract<
-  ErrorCode,
-  'SESSION_DURABLE_TAIL_HELD_FOR_RECOVERY' | 'SESSION_DURABLE_TAIL_RECOVERY_REFUSED' | 'SESSION_DURABLE_EVIDENCE_QUARANTINED'
->;
-
-/**
- * A durable resume hold is not a fault: 409 SESSION_NOT_RUNNING with a `durable_resume_hold` payload
- * (SPEC.md "Errors").
- */
-export function durableResumeHold(
-  sessionId: string,
-  holdClass: DurableHoldClass,
-  sessionErrorCode: DurableHoldErrorCode,
-): ServiceError {
-  return new ServiceError('SESSION_NOT_RUNNING', `session is held for durable recovery: ${sessionId}`, {
-    durable_resume_hold: {
-      hold_class: holdClass,
-      session_error_code: sessionErrorCode,
-      session_id: sessionId,
-      content_retained: true,
-    },
-  });
 }
 
 function causeDetailsError(cause: unknown): unknown {

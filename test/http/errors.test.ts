@@ -3,11 +3,9 @@ import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { Writable } from 'node:stream';
 import { pino, type Logger } from 'pino';
-import { ServiceError } from '../../contracts/errors.ts';
+import { busyOnCreate, durableResumeHold, ServiceError } from '../../contracts/errors.ts';
 import {
   authErrorBody,
-  busyOnCreate,
-  durableResumeHold,
   errorResponse,
   sessionCreatedWithTurnFailure,
   webhookInboxFull,
@@ -112,7 +110,7 @@ describe('irregular error cases', () => {
 
   it('durableResumeHold is 409 SESSION_NOT_RUNNING with the durable_resume_hold payload', () => {
     assert.deepEqual(
-      errorResponse(durableResumeHold('s-4', 'evidence_quarantined', 'SESSION_DURABLE_EVIDENCE_QUARANTINED'), log),
+      errorResponse(durableResumeHold('s-4', 'evidence_quarantined'), log),
       {
         status: 409,
         body: {
