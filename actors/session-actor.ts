@@ -19,6 +19,8 @@ export interface TurnCommand {
   prompt: ContentInput;
   injectedContext?: ContentInput[] | null;
   transientContext?: string | null;
+  /** The transcript when the caller already knows it (a new session), so the turn need not read it. */
+  knownHistory?: Message[];
   /** Continue only: appends one System message at this turn boundary. */
   systemAppend?: string | null;
   /** Continue only: model/provider/max_tokens hot-swap, applied only once the machine accepts the turn. */
@@ -109,6 +111,12 @@ export class SessionActor {
     delete this.state.pending;
   }
 
+  /** The committed transcript; earlier writes (a previous turn, a system-context append) land first. */
+  private async readCommitted(): Promise<{ rows: Message[]; total: number }> {
+    if (this.writer) await this.writer.flushed();
+    return this.deps.store.readRows(this.id);
+  }
+
   /** Persists the current record (used for creation and state-only changes). */
   persist(extra: StoreOp[] = [], machineSnapshot?: unknown): Promise<void> {
     const ops: StoreOp[] = [{ op: 'putSession', session: this.freshRecord(machineSnapshot) }, ...extra];
@@ -156,9 +164,9 @@ export class SessionActor {
     if (cmd.systemAppend) newRows.push({ role: 'system', content: cmd.systemAppend, created_at: nowIso() });
     for (const ctx of cmd.injectedContext ?? []) newRows.push({ role: 'user', content: ctx, created_at: nowIso(), transcript_role: 'injected_context' });
     newRows.push({ role: 'user', content: cmd.prompt, created_at: nowIso() });
-    // Earlier writes (a previous turn, a system-context append) must be durable before rows are read.
-    if (this.writer) await this.writer.flushed();
-    const { rows: history, total } = await this.deps.store.readRows(this.id);
+    const { rows: history, total } = cmd.knownHistory
+      ? { rows: cmd.knownHistory, total: cmd.knownHistory.length }
+      : await this.readCommitted();
     this.state.pending = {
       request_id: cmd.requestId,
       started_at_ms: started,

@@ -74,7 +74,7 @@ export async function createSession(sup: Supervisor, body: CreateSessionRequest,
   try {
     outcome = await actor.runTurn({
       requestId, kind: 'create', prompt: body.prompt, injectedContext: body.injected_context,
-      transientContext: body.transient_turn_context, signal, onCommitting,
+      transientContext: body.transient_turn_context, signal, onCommitting, knownHistory: rows,
     });
   } catch (err) {
     try {

@@ -1,7 +1,10 @@
-// actors/session-writer.ts: the one writer of a session. Writes are chained and group-committed:
-// everything queued while a commit is in flight goes into the next single store.commit (one LMDB
-// transaction), ledger entries included. A ledger append fault halts later ledger appends but never
-// undoes or blocks the turn commit it rode with (SPEC.md "Events": audit append faults).
+// actors/session-writer.ts: the one writer of a session. Writes are group-committed: everything queued
+// in one synchronous run goes into a single store.commit (one LMDB transaction), ledger entries
+// included. Up to PIPELINE batches may be in flight at once: LMDB applies and syncs transactions in
+// issue order, so a turn's pending-input write and its final commit overlap instead of paying two
+// serial fsyncs. Callers and subscribers still see completions strictly in issue order.
+// A ledger append fault halts later ledger appends but never undoes or blocks the state it rode with
+// (SPEC.md "Events": audit append faults).
 import type { Logger } from 'pino';
 import type { Store, StoreOp } from '../storage/store.ts';
 import type { HubEntry } from './event-hub.ts';
@@ -11,14 +14,21 @@ interface Waiter {
   reject(err: unknown): void;
 }
 
+/** Batches in flight at once. */
+const PIPELINE = 2;
+
 export class SessionWriter {
   private ops: StoreOp[] = [];
   private events: HubEntry[] = [];
   private waiters: Waiter[] = [];
-  private inFlight: Promise<void> | null = null;
   private scheduled = false;
+  private inFlight = 0;
+  /** Completion chain: each batch settles (resolves waiters, delivers events) after the one before. */
+  private tail: Promise<void> = Promise.resolve();
   private ledgerHalted = false;
-  /** Writes queued so far, and how many of them a finished drain has dealt with. */
+  /** Number of batches that carried state ops; a failed batch may retry its ops only if it is the latest. */
+  private stateBatches = 0;
+  /** Writes queued so far, and how many of them have settled. */
   private queued = 0;
   private settled = 0;
   private flushWaiters: Array<{ target: number; resolve(): void }> = [];
@@ -52,8 +62,8 @@ export class SessionWriter {
   }
 
   /**
-   * Resolves once every write queued before this call has been dealt with. Writes queued later (a turn
-   * that keeps streaming events) do not hold it up.
+   * Resolves once every write queued before this call has settled. Writes queued later (a turn that
+   * keeps streaming events) do not hold it up.
    */
   flushed(): Promise<void> {
     if (this.settled >= this.queued) return Promise.resolve();
@@ -61,19 +71,18 @@ export class SessionWriter {
   }
 
   private schedule(): void {
-    if (this.scheduled || this.inFlight) return;
+    if (this.scheduled || this.inFlight >= PIPELINE) return;
     this.scheduled = true;
     // A microtask lets everything published in this synchronous run join one transaction.
     queueMicrotask(() => {
       this.scheduled = false;
-      this.inFlight = this.drain().finally(() => {
-        this.inFlight = null;
-        if (this.ops.length || this.events.length) this.schedule();
-      });
+      this.issue();
     });
   }
 
-  private async drain(): Promise<void> {
+  /** Starts one batch with everything queued; its completion is chained after the batches before it. */
+  private issue(): void {
+    if (this.ops.length === 0 && this.events.length === 0) return;
     const upTo = this.queued;
     const ops = this.ops;
     const events = this.events;
@@ -81,12 +90,15 @@ export class SessionWriter {
     this.ops = [];
     this.events = [];
     this.waiters = [];
-    try {
-      await this.write(ops, events);
-      for (const w of waiters) w.resolve();
-    } catch (err) {
-      for (const w of waiters) w.reject(err);
-    } finally {
+    const batch = ops.length ? ++this.stateBatches : 0;
+    this.inFlight++;
+    const attempt = this.write(ops, events, batch).then(() => undefined, (err: unknown) => err ?? new Error('store commit failed'));
+    const prev = this.tail;
+    this.tail = (async () => {
+      const failure = await attempt;
+      await prev;
+      if (failure === undefined) for (const w of waiters) w.resolve();
+      else for (const w of waiters) w.reject(failure);
       // Events are delivered live even when their ledger write failed (the stream is best-effort;
       // a replay then reports the gap rather than inventing it).
       this.onDurable(events);
@@ -94,11 +106,13 @@ export class SessionWriter {
       const ready = this.flushWaiters.filter((w) => w.target <= upTo);
       this.flushWaiters = this.flushWaiters.filter((w) => w.target > upTo);
       for (const w of ready) w.resolve();
-    }
+      this.inFlight--;
+      if (this.ops.length || this.events.length) this.schedule();
+    })();
   }
 
   /** One transaction of state ops plus ledger entries; a ledger fault halts the audit, not the state. */
-  private async write(ops: StoreOp[], events: HubEntry[]): Promise<void> {
+  private async write(ops: StoreOp[], events: HubEntry[], batch: number): Promise<void> {
     if (events.length === 0 || this.ledgerHalted) {
       if (ops.length) await this.store.commit(ops);
       return;
@@ -106,8 +120,12 @@ export class SessionWriter {
     try {
       await this.store.commit([...ops, { op: 'appendLedger', sessionId: this.sessionId, entries: events.map(plainEntry) }]);
     } catch (err) {
-      // Retry the state ops alone: only if that succeeds was the ledger part at fault.
-      if (ops.length) await this.store.commit(ops);
+      // Retry the state ops alone: only if that succeeds was the ledger part at fault. A later state
+      // batch already issued supersedes these ops, so replaying them after it would write stale state.
+      if (ops.length) {
+        if (batch !== this.stateBatches) throw err;
+        await this.store.commit(ops);
+      }
       this.ledgerHalted = true;
       this.log.error({ err, sessionId: this.sessionId }, 'ledger append failed; later appends halted');
     }
