@@ -1,0 +1,105 @@
+// bench/server.ts: the Warren server process the benchmarks start (bench/server-process.ts spawns it,
+// pinned to core 0). Same composition root as main.ts (createApp with a pino logger), plus what main.ts
+// does not expose: idleEvictMs / maxResidentSessions, and an IPC channel to report the URL, run a full
+// GC (node --expose-gc) and read process.memoryUsage().
+import { writeFile } from 'node:fs/promises';
+import { Session } from 'node:inspector/promises';
+import { writeHeapSnapshot } from 'node:v8';
+import { createApp } from '../app.ts';
+import { createLogger, type LogLevel } from '../config/logger.ts';
+
+interface Args {
+  port: number;
+  stateRoot: string;
+  realm: string;
+  httpTransport: 'uws' | 'node';
+  realmBackend: 'lmdb' | 'memory' | 'jsonl';
+  logLevel: LogLevel;
+  idleEvictMs: number;
+  maxResident: number;
+}
+
+function parse(argv: string[]): Args {
+  const get = (name: string, fallback?: string): string => {
+    const i = argv.indexOf(`--${name}`);
+    const v = i >= 0 ? argv[i + 1] : fallback;
+    if (v === undefined) throw new Error(`bench/server.ts: --${name} is required`);
+    return v;
+  };
+  return {
+    port: Number(get('port', '0')),
+    stateRoot: get('state-root'),
+    realm: get('realm'),
+    httpTransport: get('http-transport', 'uws') as Args['httpTransport'],
+    realmBackend: get('realm-backend', 'lmdb') as Args['realmBackend'],
+    logLevel: get('log-level', 'warn') as LogLevel,
+    idleEvictMs: Number(get('idle-evict-ms', String(3_600_000))),
+    maxResident: Number(get('max-resident', String(2_000_000))),
+  };
+}
+
+type Msg = { type: 'gc' } | { type: 'memory' } | { type: 'stop' } | { type: 'profile-start'; intervalUs?: number } | { type: 'profile-stop'; path: string } | { type: 'heap-snapshot'; path: string };
+
+/** The V8 sampling profiler of this process, started and stopped over IPC (only the measured window). */
+class Profiler {
+  private session: Session | null = null;
+
+  async start(intervalUs: number): Promise<void> {
+    this.session = new Session();
+    this.session.connect();
+    await this.session.post('Profiler.enable');
+    await this.session.post('Profiler.setSamplingInterval', { interval: intervalUs });
+    await this.session.post('Profiler.start');
+  }
+
+  async stop(path: string): Promise<void> {
+    if (!this.session) throw new Error('profiler not started');
+    const { profile } = await this.session.post('Profiler.stop');
+    this.session.disconnect();
+    this.session = null;
+    await writeFile(path, JSON.stringify(profile));
+  }
+}
+
+async function main(): Promise<void> {
+  const a = parse(process.argv.slice(2));
+  const logger = createLogger({ level: a.logLevel });
+  const app = await createApp({
+    host: '127.0.0.1', port: a.port, stateRoot: a.stateRoot, contextRoot: a.stateRoot, realm: a.realm,
+    httpTransport: a.httpTransport, realmBackend: a.realmBackend, logger,
+    idleEvictMs: a.idleEvictMs, maxResidentSessions: a.maxResident,
+  });
+  const send = (m: unknown): void => {
+    process.send?.(m);
+  };
+  const profiler = new Profiler();
+  let stopping = false;
+  const stop = (): void => {
+    if (stopping) return;
+    stopping = true;
+    // A clean exit, so that --cpu-prof writes its profile.
+    app.close().then(() => process.exit(0), () => process.exit(1));
+  };
+  process.on('SIGTERM', stop);
+  process.on('SIGINT', stop);
+  process.on('message', (m: Msg) => {
+    if (m.type === 'gc' || m.type === 'memory') {
+      const g = (globalThis as { gc?: () => void }).gc;
+      if (m.type === 'gc' && g) for (let i = 0; i < 4; i++) g();
+      send({ type: m.type, memory: process.memoryUsage(), gc: Boolean(g) });
+    } else if (m.type === 'profile-start') {
+      profiler.start(m.intervalUs ?? 100).then(() => send({ type: m.type }), (err: unknown) => send({ type: m.type, error: String(err) }));
+    } else if (m.type === 'profile-stop') {
+      profiler.stop(m.path).then(() => send({ type: m.type }), (err: unknown) => send({ type: m.type, error: String(err) }));
+    } else if (m.type === 'heap-snapshot') {
+      writeHeapSnapshot(m.path);
+      send({ type: m.type });
+    } else if (m.type === 'stop') stop();
+  });
+  send({ type: 'listening', url: app.url, transport: app.transport, pid: process.pid });
+}
+
+main().catch((err: unknown) => {
+  process.stderr.write(`bench server failed: ${err instanceof Error ? err.stack : String(err)}\n`);
+  process.exit(1);
+});

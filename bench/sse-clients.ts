@@ -1,0 +1,102 @@
+// bench/sse-clients.ts: many raw-TCP SSE subscribers for the fan-out scenario. Every client counts event
+// frames (`\nevent: ` occurrences, so heartbeats are not counted) with Buffer.indexOf; a sample of the
+// clients also parses text_delta frames for the fake LLM's ` t<ns>` stamps and records token-to-client
+// latency against process.hrtime (CLOCK_MONOTONIC).
+import { connect, type Socket } from 'node:net';
+import { Samples } from './stats.ts';
+
+const EVENT = Buffer.from('\nevent: ');
+const TRUNCATED = Buffer.from('event: stream_truncated');
+const STAMP = /"delta":" t(\d+)"/g;
+
+interface Client {
+  socket: Socket;
+  events: number;
+  truncated: number;
+  /** Last bytes of the previous chunk, so a pattern split across reads is still found. */
+  tail: Buffer;
+  sampled: boolean;
+  text: string;
+  ready: boolean;
+}
+
+export interface SseFanout {
+  /** Sum of event frames seen by all clients. */
+  events(): number;
+  truncated(): number;
+  /** Latency samples (ms) since the last reset. */
+  latencies(): Float64Array;
+  resetLatencies(): void;
+  readyCount(): number;
+  close(): void;
+}
+
+function count(buf: Buffer, pattern: Buffer): number {
+  let n = 0;
+  let at = buf.indexOf(pattern);
+  while (at !== -1) {
+    n++;
+    at = buf.indexOf(pattern, at + pattern.length);
+  }
+  return n;
+}
+
+/**
+ * Opens `n` subscribers to `GET {path}` on host:port and resolves once every one has received its first
+ * frame (session_loaded). `sampleEvery`: every k-th client parses stamps for latency.
+ */
+export async function openFanout(host: string, port: number, path: string, n: number, sampleEvery: number, timeoutMs = 60_000): Promise<SseFanout> {
+  const clients: Client[] = [];
+  let lat = new Samples();
+  let ready = 0;
+  let failed: Error | undefined;
+  const request = `GET ${path} HTTP/1.1\r\nHost: ${host}:${port}\r\nAccept: text/event-stream\r\n\r\n`;
+  for (let i = 0; i < n; i++) {
+    const c: Client = { socket: connect(port, host), events: 0, truncated: 0, tail: Buffer.alloc(0), sampled: i % sampleEvery === 0, text: '', ready: false };
+    c.socket.setNoDelay(true);
+    c.socket.on('connect', () => c.socket.write(request));
+    c.socket.on('error', (err) => {
+      failed ??= err;
+    });
+    c.socket.on('data', (chunk: Buffer) => {
+      const now = process.hrtime.bigint();
+      const probe = c.tail.length ? Buffer.concat([c.tail, chunk]) : chunk;
+      const seen = count(probe, EVENT);
+      c.events += seen;
+      c.truncated += count(probe, TRUNCATED);
+      c.tail = probe.subarray(Math.max(0, probe.length - (EVENT.length - 1)));
+      if (!c.ready && seen > 0) {
+        c.ready = true;
+        ready++;
+      }
+      if (c.sampled) {
+        c.text += chunk.toString('latin1');
+        const end = c.text.lastIndexOf('\n\n');
+        if (end >= 0) {
+          const complete = c.text.slice(0, end);
+          c.text = c.text.slice(end + 2);
+          for (const m of complete.matchAll(STAMP)) lat.push(Number(now - BigInt(m[1])) / 1e6);
+        }
+      }
+    });
+    clients.push(c);
+  }
+  const deadline = Date.now() + timeoutMs;
+  while (ready < n) {
+    if (failed) throw failed;
+    if (Date.now() > deadline) throw new Error(`only ${ready} of ${n} SSE subscribers connected`);
+    await new Promise((r) => setTimeout(r, 20));
+  }
+  return {
+    events: () => clients.reduce((s, c) => s + c.events, 0),
+    truncated: () => clients.reduce((s, c) => s + c.truncated, 0),
+    latencies: () => lat.values(),
+    resetLatencies: () => {
+      lat = new Samples();
+    },
+    readyCount: () => ready,
+    close: () => {
+      for (const c of clients) c.socket.destroy();
+    },
+  };
+}
