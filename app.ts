@@ -33,6 +33,8 @@ export interface AppOptions extends Partial<StartOptions> {
   env?: NodeJS.ProcessEnv;
   /** Idle session actors are evicted after this long (default 5 minutes). */
   idleEvictMs?: number;
+  /** An idle session sheds its live XState actor, hub and writer after this long (default 2 s). */
+  shedAfterMs?: number;
   maxResidentSessions?: number;
 }
 
@@ -97,6 +99,7 @@ export async function createApp(opts: AppOptions = {}): Promise<App> {
   };
   const supervisor = new Supervisor(deps, {
     idleEvictMs: opts.idleEvictMs ?? 5 * 60_000,
+    shedAfterMs: opts.shedAfterMs ?? 2_000,
     maxResident: opts.maxResidentSessions ?? 200_000,
     overdueRunMs: 30 * 60_000,
   });

@@ -66,6 +66,11 @@ export class EventHub {
     return this.subscribers.size;
   }
 
+  /** Nothing would be lost by dropping this hub: no subscriber, no paced backlog, no replay ring. */
+  get quiet(): boolean {
+    return this.subscribers.size === 0 && this.backlog.length === 0 && this.ring.length === 0 && this.delivered === this.lastSeq;
+  }
+
   /** Sequences an event; delivery happens now (memory) or once durable (persistent). */
   publish(kind: string, payload: unknown): HubEntry {
     const entry: HubEntry = { seq: this.nextSeq++, kind, timestamp_ms: this.now(), payload };

@@ -1,16 +1,13 @@
-// actors/session-actor.ts: one session's runtime. Owns the XState session actor (which decides busy),
-// the event hub, the chained writer, and runs turns through turn-runner.ts. All session IO lives here;
-// the supervisor routes commands in, http/handlers never touch it directly.
-import { createActor, transition, type ActorRefFrom } from 'xstate';
-import type { Logger } from 'pino';
+// actors/session-actor.ts: one session's commands: turns (through turn-runner.ts), interrupt, archive
+// and state mutations. The XState machine (in SessionCore) decides busy. All session IO lives here and
+// in session-core.ts; the supervisor routes commands in, http/handlers never touch it directly.
 import { busyOnCreate, durableResumeHold, ServiceError } from '../contracts/errors.ts';
 import type { ContentInput, Message } from '../contracts/transcript.ts';
-import { sessionMachine, type HoldClass, type TurnPhase } from '../machines/session-machine.ts';
+import type { TurnPhase } from '../machines/session-machine.ts';
 import type { SessionRecord, StoreOp } from '../storage/store.ts';
-import { EventHub } from './event-hub.ts';
-import { SessionWriter } from './session-writer.ts';
+import { SessionCore } from './session-core.ts';
 import { runTurn } from './turn-runner.ts';
-import type { PersistedState, SessionDeps, SessionSettings } from './session-types.ts';
+import type { PersistedState, SessionSettings } from './session-types.ts';
 
 /** What a caller asks a turn to do (create's first turn or a continue). */
 export interface TurnCommand {
@@ -37,91 +34,9 @@ export interface TurnOutcome {
   usage: { input_tokens: number; output_tokens: number; total_tokens: number; cache_creation_tokens?: number; cache_read_tokens?: number };
 }
 
-type MachineRef = ActorRefFrom<typeof sessionMachine>;
-
-export class SessionActor {
-  readonly machine: MachineRef;
-  readonly hub: EventHub;
-  readonly writer: SessionWriter | null;
-  private record: SessionRecord;
-  private state: PersistedState;
+export class SessionActor extends SessionCore {
   private abort: AbortController | null = null;
   private settledTurn: Promise<void> = Promise.resolve();
-  private readonly log: Logger;
-  lastUsedMs: number;
-
-  constructor(record: SessionRecord, lastSeq: number, private readonly deps: SessionDeps) {
-    this.record = record;
-    this.state = record.state as PersistedState;
-    this.log = deps.log;
-    this.lastUsedMs = deps.now();
-    const persistent = deps.store.persistent;
-    this.writer = persistent
-      ? new SessionWriter(deps.store, record.session_id, (entries) => this.hub.deliver(entries), deps.log)
-      : null;
-    this.hub = new EventHub(record.session_id, lastSeq, this.writer ? (e) => this.writer!.appendEvent(e) : null, deps.now);
-    const snapshot = this.state.machine as Parameters<typeof createActor<typeof sessionMachine>>[1] extends infer O
-      ? O extends { snapshot?: infer S } ? S : never : never;
-    this.machine = createActor(sessionMachine, {
-      input: { sessionId: record.session_id },
-      ...(snapshot ? { snapshot } : {}),
-    });
-    // Hazard 2 (dependencies.md): an actor error with no observer becomes an uncaughtException.
-    this.machine.subscribe({ error: (err) => this.log.error({ err, sessionId: record.session_id }, 'session machine error') });
-    this.machine.start();
-  }
-
-  get id(): string {
-    return this.record.session_id;
-  }
-
-  get snapshotRecord(): SessionRecord {
-    return this.record;
-  }
-
-  get settings(): SessionSettings {
-    return this.state.settings;
-  }
-
-  get revision(): number {
-    return this.state.revision;
-  }
-
-  /** 'idle' | 'running' | 'held' | 'archived', plus the running sub-step. */
-  status(): { state: string; phase?: string; hold?: HoldClass } {
-    const snap = this.machine.getSnapshot();
-    if (typeof snap.value === 'string') return snap.context.hold ? { state: snap.value, hold: snap.context.hold } : { state: snap.value };
-    return { state: 'running', phase: (snap.value as { running: string }).running };
-  }
-
-  isRunning(): boolean {
-    return this.machine.getSnapshot().matches('running');
-  }
-
-  isIdle(): boolean {
-    return this.machine.getSnapshot().matches('idle');
-  }
-
-  /** Restore path: a snapshot persisted mid-turn comes back resumable or held (never re-runs the call). */
-  recover(hold: HoldClass | null): void {
-    const wasRunning = this.isRunning();
-    if (!wasRunning && !hold) return;
-    this.machine.send({ type: 'recovery.detected', hold });
-    if (wasRunning) this.log.warn({ sessionId: this.id, requestId: this.state.pending?.request_id, hold }, 'turn interrupted by restart');
-    delete this.state.pending;
-  }
-
-  /** The committed transcript; earlier writes (a previous turn, a system-context append) land first. */
-  private async readCommitted(): Promise<{ rows: Message[]; total: number }> {
-    if (this.writer) await this.writer.flushed();
-    return this.deps.store.readRows(this.id);
-  }
-
-  /** Persists the current record (used for creation and state-only changes). */
-  persist(extra: StoreOp[] = [], machineSnapshot?: unknown): Promise<void> {
-    const ops: StoreOp[] = [{ op: 'putSession', session: this.freshRecord(machineSnapshot) }, ...extra];
-    return this.commit(ops);
-  }
 
   /** Runs one turn: the machine decides busy, then model/tool loop, then one durable commit. */
   async runTurn(cmd: TurnCommand): Promise<TurnOutcome> {
@@ -287,7 +202,7 @@ export class SessionActor {
     this.machine.send({ type: 'archive.requested' });
     this.record = { ...this.record, archived: true };
     await this.persist();
-    this.hub.closeAll('archived');
+    this.closeStreams('archived');
   }
 
   /** Applies a state-only mutation then persists it with optional row writes. */
@@ -295,32 +210,6 @@ export class SessionActor {
     const { ops = [], record } = fn(this.state, this.record);
     if (record) this.record = { ...this.record, ...record };
     await this.persist(ops);
-  }
-
-  private freshRecord(machineSnapshot?: unknown): SessionRecord {
-    this.record = {
-      ...this.record,
-      updated_at_ms: this.deps.now(),
-      state: { ...this.state, machine: machineSnapshot ?? this.machine.getPersistedSnapshot() },
-    };
-    return this.record;
-  }
-
-  /** The persisted form of the machine as it will be once this generation settles successfully. */
-  private settledSnapshot(generation: number): unknown {
-    const [next] = transition(sessionMachine, this.machine.getSnapshot(), { type: 'turn.settled', generation, outcome: 'succeeded' });
-    return sessionMachine.getPersistedSnapshot(next);
-  }
-
-  private commit(ops: StoreOp[]): Promise<void> {
-    if (this.writer) return this.writer.commit(ops);
-    return this.deps.store.commit(ops);
-  }
-
-  /** Flushes pending writes and stops the machine (eviction or shutdown). */
-  async stop(): Promise<void> {
-    if (this.writer) await this.writer.flushed();
-    this.machine.stop();
   }
 }
 

@@ -70,6 +70,7 @@ export async function createSession(sup: Supervisor, body: CreateSessionRequest,
   // never an unhandled rejection; a session whose creation never became durable is not "created".
   const created = actor.persist(rows.length ? [{ op: 'putRows', sessionId, fromIndex: 0, rows }] : []);
   created.catch(() => {});
+  sup.noteCreation(created);
   let outcome: TurnOutcome;
   try {
     outcome = await actor.runTurn({

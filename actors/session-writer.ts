@@ -44,6 +44,11 @@ export class SessionWriter {
     return this.ledgerHalted;
   }
 
+  /** Nothing queued, nothing in flight, and the ledger healthy (a halted writer is kept for its state). */
+  get idle(): boolean {
+    return this.settled >= this.queued && this.inFlight === 0 && !this.ledgerHalted;
+  }
+
   /** Queues a ledger entry; it is delivered live once durable. */
   appendEvent(entry: HubEntry): void {
     this.queued++;

@@ -10,6 +10,8 @@ import type { SessionDeps } from './session-types.ts';
 export interface SupervisorOptions {
   /** An idle actor with no subscribers is evicted after this long (ms). */
   idleEvictMs: number;
+  /** An idle session sheds its live actor, hub and writer after this long (ms), keeping its snapshot. */
+  shedAfterMs: number;
   /** Upper bound on resident actors; the least recently used idle ones go first. */
   maxResident: number;
   /** A turn running longer than this counts against session_run_start health. */
@@ -26,12 +28,29 @@ export class Supervisor {
   private closed = false;
 
   constructor(readonly deps: SessionDeps, private readonly opts: SupervisorOptions) {
-    this.sweeper = setInterval(() => this.sweep(), Math.max(1000, Math.min(opts.idleEvictMs, 30_000)));
+    this.sweeper = setInterval(() => this.sweep(), Math.max(500, Math.min(opts.idleEvictMs, opts.shedAfterMs, 30_000)));
     this.sweeper.unref();
   }
 
   get residentCount(): number {
     return this.actors.size;
+  }
+
+  /**
+   * Creation writes still in flight. A first turn's model call starts without waiting for its
+   * creation to be durable; listings wait for these so a session is listed once its turn has begun.
+   */
+  private readonly creations = new Set<Promise<void>>();
+
+  noteCreation(write: Promise<void>): void {
+    const tracked = write.then(() => undefined, () => undefined);
+    this.creations.add(tracked);
+    void tracked.then(() => this.creations.delete(tracked));
+  }
+
+  /** Resolves once every creation write started so far has settled. */
+  async creationsSettled(): Promise<void> {
+    if (this.creations.size) await Promise.all([...this.creations]);
   }
 
   /** Registers a freshly created session actor. */
@@ -98,7 +117,7 @@ export class Supervisor {
   }
 
   private evictable(actor: SessionActor): boolean {
-    return !actor.isRunning() && actor.hub.subscriberCount === 0;
+    return !actor.isRunning() && actor.subscriberCount === 0;
   }
 
   private evict(actor: SessionActor): void {
@@ -119,9 +138,14 @@ export class Supervisor {
   }
 
   private sweep(): void {
-    const cutoff = this.deps.now() - this.opts.idleEvictMs;
-    for (const actor of [...this.actors.values()]) {
+    const now = this.deps.now();
+    const cutoff = now - this.opts.idleEvictMs;
+    const shedCutoff = now - this.opts.shedAfterMs;
+    // Deleting the current entry while iterating a Map is safe.
+    for (const actor of this.actors.values()) {
+      if (actor.lastUsedMs >= shedCutoff) continue;
       if (actor.lastUsedMs < cutoff && this.evictable(actor)) this.evict(actor);
+      else actor.shed();
     }
   }
 
@@ -135,9 +159,9 @@ export class Supervisor {
     for (const a of this.actors.values()) {
       const st = a.status().state;
       if (st === 'held') liveness++;
-      if (a.writer?.halted) durability++;
+      if (a.ledgerHalted) durability++;
       if (a.isRunning() && a.lastUsedMs < overdue) runStart++;
-      if (a.machine.getSnapshot().status !== 'active') loop++;
+      if (a.machineFailed()) loop++;
     }
     return { session_liveness: liveness, session_durability: durability, session_run_start: runStart, session_runtime_loop: loop };
   }
@@ -149,7 +173,7 @@ export class Supervisor {
     const all = [...this.actors.values()];
     for (const a of all) {
       a.interrupt();
-      a.hub.closeAll('shutdown');
+      a.closeStreams('shutdown');
     }
     await Promise.all(all.map(async (a) => {
       await a.whenSettled();

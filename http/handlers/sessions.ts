@@ -95,6 +95,7 @@ export function sessionHandlers(sup: Supervisor, realmId: string): HandlerTable 
     },
     'sessions.list': async (ctx) => {
       const filters = parseLabelFilters(ctx);
+      await sup.creationsSettled();
       const offset = intParam(ctx.query.offset) ?? 0;
       const limit = intParam(ctx.query.limit);
       let records: SessionRecord[];

@@ -234,9 +234,7 @@ for (const transport of ['uws', 'node'] as const) {
       const ac = new AbortController();
       const pending = fetch(`${app.url}/sessions`, { method: 'POST', headers: JSON_HEADERS, body: '{"prompt":"slow"}', signal: ac.signal });
       await entered.promise;
-      // The model call may start before the creation write is durable; the session is listed once it is.
-      let session: { session_id: string } | undefined;
-      while (!session) [session] = (await call(app.url, 'GET', '/sessions')).body.sessions;
+      const [session] = (await call(app.url, 'GET', '/sessions')).body.sessions;
       const events = await fetch(`${app.url}/sessions/${session.session_id}/events`);
       const reader = events.body!.getReader();
       await untilEvent(reader, 'session_loaded');

@@ -1,0 +1,190 @@
+// actors/session-core.ts: a session's state and persistence, with its live parts made lazily. The XState
+// actor, the event hub and the writer exist only while the session is in use: an idle session can
+// shed them (supervisor sweep) and is then held as its record plus the machine's persisted snapshot,
+// which wakes into a live actor on the next event. SessionActor (session-actor.ts) adds the commands.
+import { createActor, transition, type ActorRefFrom, type SnapshotFrom } from 'xstate';
+import type { Logger } from 'pino';
+import type { Message } from '../contracts/transcript.ts';
+import { sessionMachine, type HoldClass, type SessionContext } from '../machines/session-machine.ts';
+import type { SessionRecord, StoreOp } from '../storage/store.ts';
+import { EventHub } from './event-hub.ts';
+import { SessionWriter } from './session-writer.ts';
+import type { PersistedState, SessionDeps, SessionSettings } from './session-types.ts';
+
+type MachineRef = ActorRefFrom<typeof sessionMachine>;
+type PersistedMachine = ReturnType<MachineRef['getPersistedSnapshot']>;
+
+export class SessionCore {
+  protected record: SessionRecord;
+  protected state: PersistedState;
+  protected readonly log: Logger;
+  private live: MachineRef | null = null;
+  private liveHub: EventHub | null = null;
+  private liveWriter: SessionWriter | null = null;
+  /** Ledger high-water mark while the hub is shed. */
+  private lastSeq: number;
+  lastUsedMs: number;
+
+  constructor(record: SessionRecord, lastSeq: number, protected readonly deps: SessionDeps) {
+    this.record = record;
+    this.state = record.state as PersistedState;
+    this.log = deps.log;
+    this.lastSeq = lastSeq;
+    this.lastUsedMs = deps.now();
+  }
+
+  /** The live XState actor, woken from the persisted snapshot when shed. */
+  get machine(): MachineRef {
+    if (!this.live) {
+      const snapshot = (this.state.machine ?? undefined) as PersistedMachine | undefined;
+      const actor = createActor(sessionMachine, { input: { sessionId: this.record.session_id }, ...(snapshot ? { snapshot } : {}) });
+      // Hazard 2 (dependencies.md): an actor error with no observer becomes an uncaughtException.
+      actor.subscribe({ error: (err) => this.log.error({ err, sessionId: this.id }, 'session machine error') });
+      actor.start();
+      this.live = actor;
+    }
+    return this.live;
+  }
+
+  get hub(): EventHub {
+    if (!this.liveHub) {
+      const writer = this.writer;
+      this.liveHub = new EventHub(this.id, this.lastSeq, writer ? (e) => writer.appendEvent(e) : null, this.deps.now);
+    }
+    return this.liveHub;
+  }
+
+  /** The chained writer (persistent realms only). */
+  get writer(): SessionWriter | null {
+    if (!this.liveWriter && this.deps.store.persistent) {
+      this.liveWriter = new SessionWriter(this.deps.store, this.id, (entries) => this.hub.deliver(entries), this.log);
+    }
+    return this.liveWriter;
+  }
+
+  get id(): string {
+    return this.record.session_id;
+  }
+
+  get snapshotRecord(): SessionRecord {
+    return this.record;
+  }
+
+  get settings(): SessionSettings {
+    return this.state.settings;
+  }
+
+  get revision(): number {
+    return this.state.revision;
+  }
+
+  /** The machine's state without waking it. */
+  private view(): { value: unknown; context: SessionContext; status: string } {
+    if (this.live) return this.live.getSnapshot();
+    const persisted = this.state.machine as { value: unknown; context: SessionContext; status: string } | null;
+    return persisted ?? { value: 'idle', context: { hold: null } as SessionContext, status: 'active' };
+  }
+
+  /** 'idle' | 'running' | 'held' | 'archived', plus the running sub-step. */
+  status(): { state: string; phase?: string; hold?: HoldClass } {
+    const { value, context } = this.view();
+    if (typeof value === 'string') return context.hold ? { state: value, hold: context.hold } : { state: value };
+    return { state: 'running', phase: (value as { running: string }).running };
+  }
+
+  isRunning(): boolean {
+    const { value } = this.view();
+    return typeof value === 'object' && value !== null && 'running' in value;
+  }
+
+  isIdle(): boolean {
+    return this.view().value === 'idle';
+  }
+
+  /** True when the live machine stopped on an error (runtime-loop health). */
+  machineFailed(): boolean {
+    return this.live !== null && this.live.getSnapshot().status !== 'active';
+  }
+
+  get subscriberCount(): number {
+    return this.liveHub?.subscriberCount ?? 0;
+  }
+
+  get ledgerHalted(): boolean {
+    return this.liveWriter?.halted ?? false;
+  }
+
+  /** Restore path: a snapshot persisted mid-turn comes back resumable or held (never re-runs the call). */
+  recover(hold: HoldClass | null): void {
+    const wasRunning = this.isRunning();
+    if (!wasRunning && !hold) return;
+    this.machine.send({ type: 'recovery.detected', hold });
+    if (wasRunning) this.log.warn({ sessionId: this.id, requestId: this.state.pending?.request_id, hold }, 'turn interrupted by restart');
+    delete this.state.pending;
+  }
+
+  /** The committed transcript; earlier writes (a previous turn, a system-context append) land first. */
+  protected async readCommitted(): Promise<{ rows: Message[]; total: number }> {
+    await this.liveWriter?.flushed();
+    return this.deps.store.readRows(this.id);
+  }
+
+  /** Persists the current record (creation and state changes), with optional extra ops, in one write. */
+  persist(extra: StoreOp[] = [], machineSnapshot?: unknown): Promise<void> {
+    const ops: StoreOp[] = [{ op: 'putSession', session: this.freshRecord(machineSnapshot) }, ...extra];
+    const writer = this.writer;
+    return writer ? writer.commit(ops) : this.deps.store.commit(ops);
+  }
+
+  private freshRecord(machineSnapshot?: unknown): SessionRecord {
+    this.state.machine = machineSnapshot ?? (this.live ? this.live.getPersistedSnapshot() : this.state.machine);
+    // The queued record gets its own copy of the state: later in-place edits (e.g. clearing the
+    // pending input) must not reach a write that the store has not encoded yet.
+    this.record = { ...this.record, updated_at_ms: this.deps.now(), state: { ...this.state } };
+    return this.record;
+  }
+
+  /** The persisted form of the machine as it will be once this generation settles successfully. */
+  protected settledSnapshot(generation: number): unknown {
+    const [next] = transition(sessionMachine, this.machine.getSnapshot() as SnapshotFrom<typeof sessionMachine>, { type: 'turn.settled', generation, outcome: 'succeeded' });
+    return sessionMachine.getPersistedSnapshot(next);
+  }
+
+  /**
+   * Drops the live actor, hub and writer of a quiet session (no turn, no subscriber, nothing queued),
+   * keeping the persisted snapshot. Returns whether anything was shed.
+   */
+  shed(): boolean {
+    if (this.isRunning()) return false;
+    let shed = false;
+    if (this.live) {
+      this.state.machine = this.live.getPersistedSnapshot();
+      this.record = { ...this.record, state: { ...this.state } };
+      this.live.stop();
+      this.live = null;
+      shed = true;
+    }
+    // The hub and writer go only when nothing would be lost (a memory realm's replay ring stays).
+    if (this.liveHub?.quiet && (!this.liveWriter || this.liveWriter.idle)) {
+      this.lastSeq = this.liveHub.lastSeq;
+      this.liveHub = null;
+      this.liveWriter = null;
+      shed = true;
+    } else if (!this.liveHub && this.liveWriter?.idle) {
+      this.liveWriter = null;
+      shed = true;
+    }
+    return shed;
+  }
+
+  /** Ends every live event stream of this session (archive, shutdown). */
+  closeStreams(reason: 'archived' | 'shutdown'): void {
+    this.liveHub?.closeAll(reason);
+  }
+
+  /** Flushes pending writes and stops the machine (eviction or shutdown). */
+  async stop(): Promise<void> {
+    await this.liveWriter?.flushed();
+    this.live?.stop();
+  }
+}
