@@ -23,7 +23,14 @@ interface Snapshot {
   rss: number;
 }
 
+/**
+ * Idle sessions shed their live XState actor, hub and writer after 2 s (createApp's shedAfterMs; the
+ * supervisor sweeps every 0.5 s), so a measurement of *idle* sessions waits that out first.
+ */
+const IDLE_SETTLE_MS = 3_000;
+
 async function snapshot(server: ServerHandle): Promise<Snapshot> {
+  await new Promise((r) => setTimeout(r, IDLE_SETTLE_MS));
   const node = await server.gc();
   const proc = await server.memory();
   return { node, rssAnon: proc.rssAnonBytes, rss: proc.rssBytes };
@@ -246,7 +253,7 @@ export const memoryScenario: Scenario = {
       columns: ['measure', 'sessions', 'heapUsed KB/session', 'RssAnon KB/session', 'RSS KB/session', 'server RSS MB', 'p50 ms', 'p99 ms', 'server CPU ms/turn', 'store MB', 'setup s'],
       rows,
       notes: [
-        'Resident = a SessionActor (XState actor, event hub, session writer, record) held in the supervisor registry. The server runs with idleEvictMs = 1 h and maxResidentSessions above the count, so nothing is evicted during the measurement.',
+        'Resident = a SessionActor held in the supervisor registry. An idle session sheds its live XState actor, event hub and writer after 2 s (it keeps its record and the machine\'s persisted snapshot, and wakes into a live actor on its next command), so measurements are taken 3 s after the last command. The server runs with idleEvictMs = 1 h and maxResidentSessions above the count, so nothing is evicted from the registry during the measurement.',
         'Per-session figures are (after − before) / sessions, each read after 4× gc() in the server (node --expose-gc); RssAnon excludes the LMDB file pages mapped into RSS.',
         `Stored sessions are written through the Store (bench/populate.ts: openLmdbStore + commit of putSession and putRows records copied from a session the server wrote), in batches of 2,000, into a scratch environment that is then copied with compaction into the realm's store; the event ledger is not copied. Each stored session holds ${JSON.parse(template.json).rows.length} transcript rows.`,
         'Why compaction: loaded in place, the bulk transactions leave a large LMDB free-page list, and every later commit pays for it until the pages are reused (measured: 42-70 ms of server CPU per create+turn for ~6 s after loading 100k sessions, 150 ms per turn with 1M); a realm grown turn by turn does not carry such a list. See the report notes on bulk writes.',
