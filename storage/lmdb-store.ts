@@ -2,11 +2,11 @@
 // Safe for several processes on one realm (LMDB serialises writers across processes); app.ts opens it via openStore.
 import { mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
-import { open, type Database, type RootDatabase } from 'lmdb';
+import { asBinary, open, type Database, type Key, type RootDatabase } from 'lmdb';
 import { ServiceError } from '../contracts/errors.ts';
 import type { Message } from '../contracts/transcript.ts';
 import type { LedgerEntry, ListSessionsOptions, SessionRecord, Store, StoreOp } from './store.ts';
-import { pageBounds, planBatch, prepareOps } from './prepare-ops.ts';
+import { checkOps, pageBounds, planBatch } from './prepare-ops.ts';
 
 type CreatedKey = [number, string];
 type SeqKey = [string, number];
@@ -25,10 +25,50 @@ interface Dbs {
   ledger: Database<LedgerEntry, SeqKey>;
   /** [ns, key] → JSON value. The one-element form is only a range bound. */
   records: Database<unknown, [string, string] | [string]>;
+  /**
+   * session_id → the ledger's last seq, written with every append. A cheap stand-in for a reverse cursor scan,
+   * checked against the ledger before use (see #lastSeq); absent for ledgers written before it existed.
+   */
+  ledgerLast: Database<number, string>;
 }
 
-// Room for the six databases above plus later additions without reopening old realms.
+// Room for the seven databases above plus later additions without reopening old realms.
 const MAX_DBS = 32;
+
+/** A value already serialised with its database's own encoder (so stored bytes are exactly what put() writes). */
+type Encoded = Uint8Array;
+
+/**
+ * A commit op with every value serialised at commit() time: the transaction runs later, in lmdb's batched
+ * write, and the caller may change its objects meanwhile. Also the shape planBatch reads.
+ */
+type Write =
+  | { op: 'putSession'; id: string; createdAtMs: number; archived: boolean; value: Encoded }
+  | { op: 'putRows'; sessionId: string; fromIndex: number; rows: Encoded[] }
+  | { op: 'truncateRows'; sessionId: string; length: number }
+  | { op: 'appendLedger'; sessionId: string; entries: Array<{ seq: number; value: Encoded }> }
+  | { op: 'putRecord'; key: [string, string]; value: Encoded }
+  | { op: 'deleteRecord'; key: [string, string] };
+
+interface ValueEncoder {
+  encode(value: unknown): Encoded;
+}
+
+/**
+ * The msgpack encoder lmdb made for `db` (lmdb's typings omit it). A plain encode() returns a slice of the
+ * encoder's buffer that later encodes never overwrite (each starts past the last one's end; lmdb's own
+ * reuse mode rewinds only to its own start, and this store hands lmdb nothing but asBinary values anyway).
+ */
+function encoderOf(db: Database<unknown, Key>): ValueEncoder {
+  const { encoder } = db as unknown as { encoder?: Partial<ValueEncoder> };
+  if (typeof encoder?.encode !== 'function') throw new Error('lmdb database has no value encoder');
+  return encoder as ValueEncoder;
+}
+
+/** Writes bytes from encoderOf(db) as they are (lmdb skips its own encoding for asBinary values). */
+function putEncoded<K extends Key>(db: Database<unknown, K>, key: K, value: Encoded): void {
+  db.putSync(key, asBinary(value));
+}
 
 /** Highest numeric second key element under `first`, or -1 when there is none. */
 function lastIndex(db: Database<unknown, SeqKey>, first: string): number {
@@ -36,11 +76,21 @@ function lastIndex(db: Database<unknown, SeqKey>, first: string): number {
   return -1;
 }
 
+/**
+ * The session's row count, confirmed with point lookups when it equals `guess`: rows are contiguous from 0,
+ * so row guess-1 present and row guess absent mean exactly `guess` rows. Otherwise a reverse cursor scan.
+ */
+function rowCount(rows: Database<unknown, SeqKey>, sessionId: string, guess: number): number {
+  if ((guess === 0 || rows.doesExist([sessionId, guess - 1])) && !rows.doesExist([sessionId, guess])) return guess;
+  return lastIndex(rows, sessionId) + 1;
+}
+
 class LmdbStore implements Store {
   readonly backend = 'lmdb' as const;
   readonly persistent = true;
   readonly #env: RootDatabase;
   readonly #db: Dbs;
+  readonly #enc: { sessions: ValueEncoder; rows: ValueEncoder; ledger: ValueEncoder; records: ValueEncoder };
   #closed = false;
 
   constructor(env: RootDatabase) {
@@ -52,6 +102,13 @@ class LmdbStore implements Store {
       rows: env.openDB({ name: 'rows' }),
       ledger: env.openDB({ name: 'ledger' }),
       records: env.openDB({ name: 'records' }),
+      ledgerLast: env.openDB({ name: 'ledger-last-seq' }),
+    };
+    this.#enc = {
+      sessions: encoderOf(this.#db.sessions),
+      rows: encoderOf(this.#db.rows),
+      ledger: encoderOf(this.#db.ledger),
+      records: encoderOf(this.#db.records),
     };
   }
 
@@ -86,13 +143,19 @@ class LmdbStore implements Store {
   async readRows(sessionId: string, offset?: number, limit?: number): Promise<{ rows: Message[]; total: number }> {
     const db = this.#open();
     const page = pageBounds(offset, limit);
-    const total = lastIndex(db.rows, sessionId) + 1;
-    const end = Math.min(total, page.offset + page.limit);
     const rows: Message[] = [];
-    if (page.offset < end) {
-      for (const { value } of db.rows.getRange({ start: [sessionId, page.offset], end: [sessionId, end] })) rows.push(value);
+    if (page.limit > 0) {
+      const range = db.rows.getRange({
+        start: [sessionId, page.offset],
+        end: [sessionId, Infinity],
+        limit: Number.isFinite(page.limit) ? page.limit : undefined,
+      });
+      for (const { value } of range) rows.push(value);
     }
-    return { rows, total };
+    // Rows are contiguous from 0, so a page that ends before its limit ends at the last row; the scan for
+    // the total is needed only for a full page or one that starts past the end.
+    if (rows.length < page.limit && (rows.length > 0 || page.offset === 0)) return { rows, total: page.offset + rows.length };
+    return { rows, total: lastIndex(db.rows, sessionId) + 1 };
   }
 
   async readLedger(sessionId: string, afterSeq: number, limit?: number): Promise<LedgerEntry[]> {
@@ -111,7 +174,19 @@ class LmdbStore implements Store {
   }
 
   async lastLedgerSeq(sessionId: string): Promise<number> {
-    return Math.max(0, lastIndex(this.#open().ledger, sessionId));
+    return this.#lastSeq(this.#open(), sessionId);
+  }
+
+  /**
+   * The ledger's last seq from `ledgerLast`, trusted only when the ledger has no entry at the next seq: every
+   * commit of this store keeps it exact (it is written in the same transaction as the entries, and entries are
+   * never removed, so it is never ahead), and the check catches appends by a build that did not keep it
+   * (they append at last + 1). Otherwise, or when absent, a reverse cursor scan.
+   */
+  #lastSeq(db: Dbs, sessionId: string): number {
+    const known = db.ledgerLast.get(sessionId);
+    if (typeof known === 'number' && !db.ledger.doesExist([sessionId, known + 1])) return known;
+    return Math.max(0, lastIndex(db.ledger, sessionId));
   }
 
   async getRecord<T = unknown>(ns: string, key: string): Promise<T | undefined> {
@@ -131,53 +206,87 @@ class LmdbStore implements Store {
 
   async commit(ops: StoreOp[]): Promise<void> {
     const db = this.#open();
-    const prepared = prepareOps(ops);
-    if (prepared.length === 0) return;
+    const writes = this.#encode(checkOps(ops));
+    if (writes.length === 0) return;
     // A child transaction inside lmdb's batched async write: commits issued in the same event turn share one
     // LMDB transaction (and one fsync), while a callback that throws aborts only its own writes. The promise
     // resolves after the commit is flushed (default overlappingSync; see reference/dependencies.md).
-    await db.sessions.childTransaction(() => this.#apply(db, prepared));
+    await db.sessions.childTransaction(() => this.#apply(db, writes));
   }
 
-  /** Runs inside the write transaction, so reads see every committed write, from any process. */
-  #apply(db: Dbs, ops: StoreOp[]): void {
-    planBatch(ops, {
-      rowCount: (id) => lastIndex(db.rows, id) + 1,
-      lastSeq: (id) => Math.max(0, lastIndex(db.ledger, id)),
-    });
-    for (const op of ops) {
+  /** Serialises every value now (checkOps leaves plain values as the caller's objects). */
+  #encode(ops: StoreOp[]): Write[] {
+    const enc = this.#enc;
+    return ops.map((op): Write => {
       switch (op.op) {
         case 'putSession': {
           const s = op.session;
-          const old = db.sessions.get(s.session_id);
-          if (old) {
-            db.created.removeSync([old.created_at_ms, old.session_id]);
-            db.active.removeSync([old.created_at_ms, old.session_id]);
-          }
-          db.sessions.putSync(s.session_id, s);
-          db.created.putSync([s.created_at_ms, s.session_id], 1);
-          if (!s.archived) db.active.putSync([s.created_at_ms, s.session_id], 1);
+          return { op: 'putSession', id: s.session_id, createdAtMs: s.created_at_ms, archived: s.archived, value: enc.sessions.encode(s) };
+        }
+        case 'putRows':
+          return { op: 'putRows', sessionId: op.sessionId, fromIndex: op.fromIndex, rows: op.rows.map((row) => enc.rows.encode(row)) };
+        case 'truncateRows':
+          return op;
+        case 'appendLedger':
+          return { op: 'appendLedger', sessionId: op.sessionId, entries: op.entries.map((e) => ({ seq: e.seq, value: enc.ledger.encode(e) })) };
+        case 'putRecord':
+          return { op: 'putRecord', key: [op.ns, op.key], value: enc.records.encode(op.value) };
+        case 'deleteRecord':
+          return { op: 'deleteRecord', key: [op.ns, op.key] };
+      }
+    });
+  }
+
+  /** Runs inside the write transaction, so reads see every committed write, from any process. */
+  #apply(db: Dbs, writes: Write[]): void {
+    const plan = planBatch(writes, {
+      rowCount: (id, guess) => rowCount(db.rows, id, guess),
+      lastSeq: (id) => this.#lastSeq(db, id),
+    });
+    for (const w of writes) {
+      switch (w.op) {
+        case 'putSession': {
+          const key: CreatedKey = [w.createdAtMs, w.id];
+          // Each stored session has exactly one key in `created` and, unless archived, the same key in `active`,
+          // both from its stored created_at_ms. So when the new record's key is there (in `active` for a live
+          // session; in `created` and not `active` for an archived one) the index is already right, whichever
+          // process wrote it. Only a new session, or a changed created_at_ms or archived flag, reads the old record.
+          const indexed = w.archived ? db.created.doesExist(key) && !db.active.doesExist(key) : db.active.doesExist(key);
+          if (!indexed) this.#reindex(db, w.id, key, w.archived);
+          putEncoded(db.sessions, w.id, w.value);
           break;
         }
         case 'putRows':
-          op.rows.forEach((row, i) => db.rows.putSync([op.sessionId, op.fromIndex + i], row));
+          for (let i = 0; i < w.rows.length; i++) putEncoded(db.rows, [w.sessionId, w.fromIndex + i], w.rows[i]);
           break;
         case 'truncateRows': {
-          const doomed = [...db.rows.getKeys({ start: [op.sessionId, op.length], end: [op.sessionId, Infinity] })];
+          const doomed = [...db.rows.getKeys({ start: [w.sessionId, w.length], end: [w.sessionId, Infinity] })];
           for (const key of doomed) db.rows.removeSync(key);
           break;
         }
         case 'appendLedger':
-          for (const entry of op.entries) db.ledger.putSync([op.sessionId, entry.seq], entry);
+          for (const entry of w.entries) putEncoded(db.ledger, [w.sessionId, entry.seq], entry.value);
           break;
         case 'putRecord':
-          db.records.putSync([op.ns, op.key], op.value);
+          putEncoded(db.records, w.key, w.value);
           break;
         case 'deleteRecord':
-          db.records.removeSync([op.ns, op.key]);
+          db.records.removeSync(w.key);
           break;
       }
     }
+    for (const [id, seq] of plan.lastSeqs) db.ledgerLast.putSync(id, seq);
+  }
+
+  /** Moves a session's creation-order index keys from its stored record's to `key`. */
+  #reindex(db: Dbs, id: string, key: CreatedKey, archived: boolean): void {
+    const old = db.sessions.get(id);
+    if (old) {
+      db.created.removeSync([old.created_at_ms, id]);
+      db.active.removeSync([old.created_at_ms, id]);
+    }
+    db.created.putSync(key, 1);
+    if (!archived) db.active.putSync(key, 1);
   }
 
   async close(): Promise<void> {

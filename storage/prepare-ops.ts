@@ -1,10 +1,14 @@
 // storage/prepare-ops.ts: the checks every Store backend runs on a commit batch, so all three behave alike.
-// prepareOps validates shapes and copies values into plain JSON; planBatch checks rows/ledger against stored state.
+// prepareOps validates shapes and copies values into plain JSON (checkOps validates without copying);
+// planBatch checks rows/ledger against stored state.
 import { ServiceError } from '../contracts/errors.ts';
 import type { LedgerEntry, SessionRecord, StoreOp } from './store.ts';
 
 /** Longest id, namespace or record key accepted, in UTF-8 bytes (LMDB keys are bounded). Control characters are refused. */
 const MAX_KEY_BYTES = 512;
+
+/** Nesting depth up to which isPlainJson answers; anything deeper (or cyclic) goes through the checked copy. */
+const PLAIN_DEPTH = 64;
 
 function invalid(message: string, details?: unknown): ServiceError {
   return new ServiceError('SESSION_STORE_ERROR', message, details);
@@ -37,20 +41,70 @@ function copy(value: unknown, where: string, seen: Set<object>): unknown {
   seen.add(value);
   let out: unknown;
   if (Array.isArray(value)) {
-    out = value.map((item, i) => (item === undefined ? null : copy(item, `${where}[${i}]`, seen)));
+    const arr = new Array<unknown>(value.length);
+    for (let i = 0; i < value.length; i++) {
+      const item: unknown = value[i];
+      arr[i] = item === undefined ? null : copy(item, `${where}[${i}]`, seen);
+    }
+    out = arr;
   } else {
     const proto = Object.getPrototypeOf(value);
     if (proto !== Object.prototype && proto !== null) throw invalid(`${where} is not a plain object`);
     const obj: Record<string, unknown> = {};
-    for (const [k, v] of Object.entries(value)) {
+    for (const k of Object.keys(value)) {
+      const v = (value as Record<string, unknown>)[k];
       if (v === undefined) continue;
+      const c = copy(v, `${where}.${k}`, seen);
       // defineProperty so that a '__proto__' key stays data and never swaps the prototype
-      Object.defineProperty(obj, k, { value: copy(v, `${where}.${k}`, seen), enumerable: true, writable: true, configurable: true });
+      if (k === '__proto__') Object.defineProperty(obj, k, { value: c, enumerable: true, writable: true, configurable: true });
+      else obj[k] = c;
     }
     out = obj;
   }
   seen.delete(value);
   return out;
+}
+
+/**
+ * True when `value` is already exactly the JSON it would round-trip to: finite numbers, strings, booleans,
+ * null, and arrays and Object.prototype objects of those, no `undefined` member, no '__proto__' key, nested
+ * at most PLAIN_DEPTH deep. Allocates nothing. False does not mean invalid: toJsonValue decides that.
+ */
+function isPlainJson(value: unknown, depth: number): boolean {
+  switch (typeof value) {
+    case 'string':
+    case 'boolean':
+      return true;
+    case 'number':
+      return Number.isFinite(value);
+    case 'object':
+      break;
+    default:
+      return false;
+  }
+  if (value === null) return true;
+  if (depth > PLAIN_DEPTH) return false;
+  if (Array.isArray(value)) {
+    for (let i = 0; i < value.length; i++) {
+      const item: unknown = value[i];
+      if (item === undefined || !isPlainJson(item, depth + 1)) return false;
+    }
+    return true;
+  }
+  if (Object.getPrototypeOf(value) !== Object.prototype) return false;
+  for (const k in value) {
+    const v = (value as Record<string, unknown>)[k];
+    if (v === undefined || k === '__proto__' || !isPlainJson(v, depth + 1)) return false;
+  }
+  return true;
+}
+
+/**
+ * The JSON value to store for `value`: with `copyAll`, always a fresh copy; otherwise `value` itself when it
+ * is plain JSON already (the caller then must not hold on to it past its own commit call), else the copy.
+ */
+function jsonValue(value: unknown, where: string, copyAll: boolean): unknown {
+  return !copyAll && isPlainJson(value, 0) ? value : toJsonValue(value, where);
 }
 
 function checkKey(value: unknown, what: string): string {
@@ -66,8 +120,8 @@ function checkIndex(value: unknown, what: string, min: number): number {
   return value as number;
 }
 
-function checkSession(session: SessionRecord): SessionRecord {
-  const s = toJsonValue(session, 'session') as SessionRecord;
+function checkSession(session: SessionRecord, copyAll: boolean): SessionRecord {
+  const s = jsonValue(session, 'session', copyAll) as SessionRecord;
   if (s === null || typeof s !== 'object' || s.v !== 1) throw invalid('session record must have v: 1');
   checkKey(s.session_id, 'session_id');
   for (const f of ['created_at_ms', 'updated_at_ms', 'message_count', 'total_tokens'] as const) {
@@ -78,39 +132,44 @@ function checkSession(session: SessionRecord): SessionRecord {
   return s;
 }
 
-function checkEntries(entries: LedgerEntry[]): LedgerEntry[] {
+function checkEntries(entries: LedgerEntry[], copyAll: boolean): LedgerEntry[] {
   if (!Array.isArray(entries)) throw invalid('appendLedger.entries must be an array');
+  const out = new Array<LedgerEntry>(entries.length);
   let prev = 0;
-  return entries.map((entry, i) => {
-    const e = toJsonValue(entry, `entries[${i}]`) as LedgerEntry;
+  for (let i = 0; i < entries.length; i++) {
+    const entry: unknown = entries[i];
+    // The position string is built only for the slow path: this runs for every ledger entry of every turn.
+    const e = (!copyAll && isPlainJson(entry, 0) ? entry : toJsonValue(entry, `entries[${i}]`)) as LedgerEntry;
     if (e === null || typeof e !== 'object') throw invalid('ledger entry must be an object');
-    const seq = checkIndex(e.seq, `entries[${i}].seq`, 1);
+    const seq = e.seq;
+    if (!Number.isSafeInteger(seq) || seq < 1) throw invalid(`entries[${i}].seq must be an integer >= 1`);
     if (seq <= prev) throw invalid('ledger entries must have strictly increasing seq');
     if (typeof e.kind !== 'string' || typeof e.timestamp_ms !== 'number') throw invalid('ledger entry needs kind and timestamp_ms');
     prev = seq;
-    return e;
-  });
+    out[i] = e;
+  }
+  return out;
 }
 
-function prepareOne(op: StoreOp): StoreOp {
+function prepareOne(op: StoreOp, copyAll: boolean): StoreOp {
   switch (op?.op) {
     case 'putSession':
-      return { op: 'putSession', session: checkSession(op.session) };
+      return { op: 'putSession', session: checkSession(op.session, copyAll) };
     case 'putRows':
       if (!Array.isArray(op.rows)) throw invalid('putRows.rows must be an array');
       return {
         op: 'putRows',
         sessionId: checkKey(op.sessionId, 'sessionId'),
         fromIndex: checkIndex(op.fromIndex, 'fromIndex', 0),
-        rows: toJsonValue(op.rows, 'rows') as typeof op.rows,
+        rows: jsonValue(op.rows, 'rows', copyAll) as typeof op.rows,
       };
     case 'truncateRows':
       return { op: 'truncateRows', sessionId: checkKey(op.sessionId, 'sessionId'), length: checkIndex(op.length, 'length', 0) };
     case 'appendLedger':
-      return { op: 'appendLedger', sessionId: checkKey(op.sessionId, 'sessionId'), entries: checkEntries(op.entries) };
+      return { op: 'appendLedger', sessionId: checkKey(op.sessionId, 'sessionId'), entries: checkEntries(op.entries, copyAll) };
     case 'putRecord':
       if (op.value === undefined) throw invalid('putRecord.value must not be undefined');
-      return { op: 'putRecord', ns: checkKey(op.ns, 'ns'), key: checkKey(op.key, 'key'), value: toJsonValue(op.value, 'value') };
+      return { op: 'putRecord', ns: checkKey(op.ns, 'ns'), key: checkKey(op.key, 'key'), value: jsonValue(op.value, 'value', copyAll) };
     case 'deleteRecord':
       return { op: 'deleteRecord', ns: checkKey(op.ns, 'ns'), key: checkKey(op.key, 'key') };
     default:
@@ -118,17 +177,43 @@ function prepareOne(op: StoreOp): StoreOp {
   }
 }
 
+function prepareAll(ops: readonly StoreOp[], copyAll: boolean): StoreOp[] {
+  if (!Array.isArray(ops)) throw invalid('commit expects an array of ops');
+  const out = new Array<StoreOp>(ops.length);
+  for (let i = 0; i < ops.length; i++) out[i] = prepareOne(ops[i], copyAll);
+  return out;
+}
+
 /** Validates a batch and returns JSON-normalised copies; throws SESSION_STORE_ERROR before anything is written. */
 export function prepareOps(ops: readonly StoreOp[]): StoreOp[] {
-  if (!Array.isArray(ops)) throw invalid('commit expects an array of ops');
-  return ops.map(prepareOne);
+  return prepareAll(ops, true);
+}
+
+/**
+ * Validates a batch like prepareOps, but copies only values that are not plain JSON already (an `undefined`
+ * member, say); the rest stay the caller's own objects. For a backend that serialises every value before its
+ * commit call returns, so later changes by the caller cannot reach the store.
+ */
+export function checkOps(ops: readonly StoreOp[]): StoreOp[] {
+  return prepareAll(ops, false);
 }
 
 /** Reads a backend's current per-session counters (inside its write transaction, where it has one). */
 export interface BatchState {
-  rowCount(sessionId: string): number;
+  /**
+   * Rows stored for the session. `guess` is what the batch implies (the index its first row op starts at);
+   * a backend may use it to confirm the count cheaply, but must return the true count.
+   */
+  rowCount(sessionId: string, guess: number): number;
   lastSeq(sessionId: string): number;
 }
+
+/** What planBatch reads of an op: StoreOps, or a backend's own already-serialised form of them. */
+export type PlanOp =
+  | { op: 'putRows'; sessionId: string; fromIndex: number; rows: { length: number } }
+  | { op: 'truncateRows'; sessionId: string; length: number }
+  | { op: 'appendLedger'; sessionId: string; entries: ReadonlyArray<{ seq: number }> }
+  | { op: 'putSession' | 'putRecord' | 'deleteRecord' };
 
 /** Row counts and last ledger seqs after the batch, for every session the batch touches. */
 export interface BatchPlan {
@@ -140,12 +225,12 @@ export interface BatchPlan {
  * Replays the batch's row and ledger ops over `state` and throws CONFLICT when one would leave a gap
  * in the transcript or append a ledger seq that is not above the stored last seq.
  */
-export function planBatch(ops: readonly StoreOp[], state: BatchState): BatchPlan {
+export function planBatch(ops: readonly PlanOp[], state: BatchState): BatchPlan {
   const rowCounts = new Map<string, number>();
   const lastSeqs = new Map<string, number>();
   for (const op of ops) {
     if (op.op === 'putRows' || op.op === 'truncateRows') {
-      const count = rowCounts.get(op.sessionId) ?? state.rowCount(op.sessionId);
+      const count = rowCounts.get(op.sessionId) ?? state.rowCount(op.sessionId, op.op === 'putRows' ? op.fromIndex : op.length);
       if (op.op === 'truncateRows') {
         rowCounts.set(op.sessionId, Math.min(count, op.length));
       } else {

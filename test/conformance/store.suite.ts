@@ -424,6 +424,62 @@ export function storeConformance(name: string, factory: StoreFactory): void {
         assert.deepEqual(await store.readLedger('s', 0), entries(1));
       });
 
+      it('stores each value as it was when commit was called, even if the caller changes it before the commit lands', async (t) => {
+        const store = await fresh(t);
+        await store.commit([{ op: 'putSession', session: sessionRecord('s', 1) }]);
+        const s = sessionRecord('s', 1, { labels: { team: 'a' } });
+        const rows = [userRow('r0'), userRow('r1')];
+        const ledger = entries(1, 2);
+        const value = { list: [1, 2] };
+        const landed = store.commit([
+          { op: 'putSession', session: s },
+          { op: 'putRows', sessionId: 's', fromIndex: 0, rows },
+          { op: 'appendLedger', sessionId: 's', entries: ledger },
+          { op: 'putRecord', ns: 'ns', key: 'k', value },
+        ]);
+        // Changed synchronously, before the commit has had a chance to run its transaction.
+        s.labels.team = 'changed';
+        s.archived = true;
+        s.created_at_ms = 99;
+        (rows[0] as { content: string }).content = 'changed';
+        rows.push(userRow('r2'));
+        ledger[0].kind = 'changed';
+        ledger[1].seq = 7;
+        value.list.push(3);
+        await landed;
+        assert.deepEqual(await store.getSession('s'), sessionRecord('s', 1, { labels: { team: 'a' } }));
+        assert.deepEqual(ids(await store.listSessions()), ['s']);
+        assert.deepEqual(await store.readRows('s'), { rows: [userRow('r0'), userRow('r1')], total: 2 });
+        assert.deepEqual(await store.readLedger('s', 0), entries(1, 2));
+        assert.equal(await store.lastLedgerSeq('s'), 2);
+        assert.deepEqual(await store.getRecord('ns', 'k'), { list: [1, 2] });
+      });
+
+      it('turns undefined array items into null the way JSON does', async (t) => {
+        const store = await fresh(t);
+        await store.commit([
+          { op: 'putSession', session: sessionRecord('s', 1, { state: { list: [1, undefined, 2] } }) },
+          { op: 'putRecord', ns: 'ns', key: 'k', value: [undefined, { a: undefined, b: 1 }] },
+        ]);
+        assert.deepEqual((await store.getSession('s'))?.state, { list: [1, null, 2] });
+        assert.deepEqual(await store.getRecord('ns', 'k'), [null, { b: 1 }]);
+      });
+
+      it('refuses a cyclic value and accepts a deeply nested one', async (t) => {
+        const store = await fresh(t);
+        const cyclic: Record<string, unknown> = { a: 1 };
+        cyclic.self = { back: cyclic };
+        await assert.rejects(
+          store.commit([{ op: 'putRecord', ns: 'ns', key: 'cyclic', value: cyclic }]),
+          withCode('SESSION_STORE_ERROR'),
+        );
+        let deep: unknown = 'bottom';
+        for (let i = 0; i < 200; i++) deep = i % 2 ? { d: deep } : [deep];
+        await store.commit([{ op: 'putRecord', ns: 'ns', key: 'deep', value: deep }]);
+        assert.deepEqual(await store.getRecord('ns', 'deep'), deep);
+        assert.equal(await store.getRecord('ns', 'cyclic'), undefined);
+      });
+
       it('drops undefined object properties the way JSON does', async (t) => {
         const store = await fresh(t);
         const s = { ...sessionRecord('s', 1), state: { keep: 1, drop: undefined } };

@@ -1,14 +1,17 @@
 // test/storage/lmdb-store.test.ts: the lmdb backend passes the store conformance suite, pages a large index,
-// and works from two OS processes on one realm at the same time.
+// works from two OS processes on one realm at the same time, and reads realms written without its last-seq table.
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import { once } from 'node:events';
 import { createInterface } from 'node:readline';
+import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { isServiceError } from '../../contracts/errors.ts';
+import { open } from 'lmdb';
 import { openLmdbStore } from '../../storage/lmdb-store.ts';
 import type { StoreOp } from '../../storage/store.ts';
-import { dirStoreFactory, sessionRecord, storeConformance } from '../conformance/store.suite.ts';
+import { dirStoreFactory, entries, sessionRecord, storeConformance, userRow } from '../conformance/store.suite.ts';
 import { tmpDir } from '../helpers/tmp-dir.ts';
 import { appendContended } from '../helpers/lmdb-child.ts';
 
@@ -47,6 +50,72 @@ describe('lmdb store', () => {
     const tail = await store.listSessions({ offset: n - 2 });
     assert.deepEqual(tail.map((s) => s.session_id), []);
     assert.equal((await store.listSessions({ includeArchived: true, offset: n - 2 })).length, 2);
+  });
+
+  /** Writes ledger entries the way a build without the `ledger-last-seq` table did: straight into `ledger`. */
+  async function appendRaw(dir: string, sessionId: string, seqs: number[]): Promise<void> {
+    const env = open({ path: join(dir, 'warren.lmdb'), maxDbs: 32 });
+    const ledger = env.openDB({ name: 'ledger' });
+    for (const e of entries(...seqs)) await ledger.put([sessionId, e.seq], e);
+    await env.close();
+  }
+
+  const conflict = (err: unknown): boolean => isServiceError(err) && err.code === 'CONFLICT';
+
+  it('finds the last seq of a ledger written without the last-seq table, and keeps enforcing it', async (t) => {
+    const dir = await tmpDir('warren-lmdb-');
+    t.after(() => dir.cleanup());
+    await appendRaw(dir.path, 'old', [1, 2, 3, 7]);
+    const store = await openLmdbStore(dir.path);
+    t.after(() => store.close());
+    assert.equal(await store.lastLedgerSeq('old'), 7);
+    await assert.rejects(store.commit([{ op: 'appendLedger', sessionId: 'old', entries: entries(7) }]), conflict);
+    await store.commit([{ op: 'appendLedger', sessionId: 'old', entries: entries(8) }]);
+    assert.equal(await store.lastLedgerSeq('old'), 8);
+    assert.deepEqual((await store.readLedger('old', 0)).map((e) => e.seq), [1, 2, 3, 7, 8]);
+  });
+
+  it('notices appends made by a writer that did not update the last-seq table', async (t) => {
+    const dir = await tmpDir('warren-lmdb-');
+    t.after(() => dir.cleanup());
+    const first = await openLmdbStore(dir.path);
+    await first.commit([{ op: 'appendLedger', sessionId: 's', entries: entries(1, 2) }]);
+    await first.close();
+    await appendRaw(dir.path, 's', [3, 4]);
+    const store = await openLmdbStore(dir.path);
+    t.after(() => store.close());
+    assert.equal(await store.lastLedgerSeq('s'), 4);
+    await assert.rejects(store.commit([{ op: 'appendLedger', sessionId: 's', entries: entries(3) }]), conflict);
+    await store.commit([{ op: 'appendLedger', sessionId: 's', entries: entries(5) }]);
+    assert.deepEqual((await store.readLedger('s', 0)).map((e) => e.seq), [1, 2, 3, 4, 5]);
+  });
+
+  it('counts rows right for appends, overwrites and truncations in one batch', async (t) => {
+    const dir = await tmpDir('warren-lmdb-');
+    t.after(() => dir.cleanup());
+    const store = await openLmdbStore(dir.path);
+    t.after(() => store.close());
+    const rows = (...texts: string[]) => texts.map(userRow);
+    await store.commit([{ op: 'putRows', sessionId: 's', fromIndex: 0, rows: rows('a', 'b', 'c', 'd') }]);
+    // Starts inside the stored rows, so the count cannot be read off the batch.
+    await store.commit([{ op: 'putRows', sessionId: 's', fromIndex: 1, rows: rows('B') }]);
+    await assert.rejects(store.commit([{ op: 'putRows', sessionId: 's', fromIndex: 5, rows: rows('x') }]), conflict);
+    await store.commit([{ op: 'putRows', sessionId: 's', fromIndex: 4, rows: rows('e') }]);
+    await store.commit([
+      { op: 'truncateRows', sessionId: 's', length: 3 },
+      { op: 'putRows', sessionId: 's', fromIndex: 3, rows: rows('D') },
+    ]);
+    await assert.rejects(
+      store.commit([
+        { op: 'truncateRows', sessionId: 's', length: 2 },
+        { op: 'putRows', sessionId: 's', fromIndex: 3, rows: rows('x') },
+      ]),
+      conflict,
+    );
+    assert.deepEqual(await store.readRows('s'), { rows: rows('a', 'B', 'c', 'D'), total: 4 });
+    assert.deepEqual(await store.readRows('s', 3), { rows: rows('D'), total: 4 });
+    assert.deepEqual(await store.readRows('s', 1, 3), { rows: rows('B', 'c', 'D'), total: 4 });
+    assert.deepEqual(await store.readRows('s', 9), { rows: [], total: 4 });
   });
 
   it('lets two processes read and write one realm at the same time', async (t) => {
