@@ -89,7 +89,9 @@ export class SessionActor extends SessionCore {
       ...(cmd.transientContext ? { transient_turn_context: cmd.transientContext } : {}),
     };
     // The pending input rides the next write; the turn does not wait for it (the commit is chained after it).
-    const pendingWrite = this.persist().catch((err) => this.log.error({ err, sessionId: this.id }, 'pending input write failed'));
+    // Snapshots are persisted at rest only: the pending input itself marks the turn as in flight, so this
+    // write keeps the pre-turn snapshot (and skips serializing the live one).
+    const pendingWrite = this.persist([], this.state.machine ?? null).catch((err) => this.log.error({ err, sessionId: this.id }, 'pending input write failed'));
     this.hub.publish('run_started', { session_id: this.id, input: { kind: 'content', content: cmd.prompt } });
     const onPhase = (phase: TurnPhase) => this.machine.send({ type: 'turn.phase', generation, phase });
     let committing = false;

@@ -116,9 +116,11 @@ export class SessionCore {
 
   /** Restore path: a snapshot persisted mid-turn comes back resumable or held (never re-runs the call). */
   recover(hold: HoldClass | null): void {
-    const wasRunning = this.isRunning();
+    // A turn in flight is marked by its pending input (its snapshot stays the one at rest); a snapshot
+    // persisted in `running` (older data) means the same.
+    const wasRunning = this.isRunning() || this.state.pending !== undefined;
     if (!wasRunning && !hold) return;
-    this.machine.send({ type: 'recovery.detected', hold });
+    if (this.isRunning() || hold) this.machine.send({ type: 'recovery.detected', hold });
     if (wasRunning) this.log.warn({ sessionId: this.id, requestId: this.state.pending?.request_id, hold }, 'turn interrupted by restart');
     delete this.state.pending;
   }
@@ -129,7 +131,10 @@ export class SessionCore {
     return this.deps.store.readRows(this.id);
   }
 
-  /** Persists the current record (creation and state changes), with optional extra ops, in one write. */
+  /**
+   * Persists the current record (creation and state changes), with optional extra ops, in one write.
+   * `machineSnapshot` overrides the persisted machine (undefined: the live machine's, if awake).
+   */
   persist(extra: StoreOp[] = [], machineSnapshot?: unknown): Promise<void> {
     const ops: StoreOp[] = [{ op: 'putSession', session: this.freshRecord(machineSnapshot) }, ...extra];
     const writer = this.writer;
@@ -137,7 +142,8 @@ export class SessionCore {
   }
 
   private freshRecord(machineSnapshot?: unknown): SessionRecord {
-    this.state.machine = machineSnapshot ?? (this.live ? this.live.getPersistedSnapshot() : this.state.machine);
+    if (machineSnapshot !== undefined) this.state.machine = machineSnapshot;
+    else if (this.live) this.state.machine = this.live.getPersistedSnapshot();
     // The queued record gets its own copy of the state: later in-place edits (e.g. clearing the
     // pending input) must not reach a write that the store has not encoded yet.
     this.record = { ...this.record, updated_at_ms: this.deps.now(), state: { ...this.state } };

@@ -77,6 +77,9 @@ export class SessionWriter {
 
   private schedule(): void {
     if (this.scheduled || this.inFlight >= PIPELINE) return;
+    // Ledger-only batches wait for the batch in flight: events streamed during a fast turn then ride
+    // with its commit instead of paying a transaction (and an fsync) of their own.
+    if (this.inFlight > 0 && this.ops.length === 0) return;
     this.scheduled = true;
     // A microtask lets everything published in this synchronous run join one transaction.
     queueMicrotask(() => {

@@ -1,6 +1,7 @@
 // machines/session-machine.ts: the session lifecycle. Pure: no IO, no clock, no node:* imports.
 // States: idle, running (calling_model | executing_tools | committing | cancelling), held, archived.
-// Safe-to-restore states: idle, held, archived. A snapshot persisted in `running` is restored through
+// Safe-to-restore states: idle, held, archived; actors persist snapshots only in these (a turn in flight
+// is marked by its pending input instead). A snapshot found in `running` is restored through
 // `recovery.detected`, which never re-runs the in-flight model call (dependencies.md hazard 3): the
 // session comes back idle (resumable) or held for recovery.
 import { assign, setup } from 'xstate';
