@@ -106,6 +106,11 @@ export class SessionCore {
     return this.live !== null && this.live.getSnapshot().status !== 'active';
   }
 
+  /** True when no live machine, hub or writer is held (only the record and its snapshot). */
+  get dormant(): boolean {
+    return this.live === null && this.liveHub === null && this.liveWriter === null;
+  }
+
   get subscriberCount(): number {
     return this.liveHub?.subscriberCount ?? 0;
   }

@@ -18,6 +18,9 @@ export interface SupervisorOptions {
   overdueRunMs: number;
 }
 
+/** How often the whole registry is scanned for idle actors to evict. */
+const EVICT_SWEEP_MS = 10_000;
+
 export class Supervisor {
   readonly requests = new RequestRegistry();
   private readonly actors = new Map<string, SessionActor>();
@@ -25,6 +28,9 @@ export class Supervisor {
   /** Evicted actors whose last writes are still being flushed; a re-hydration waits for them. */
   private readonly stopping = new Map<string, Promise<void>>();
   private readonly sweeper: NodeJS.Timeout;
+  /** Actors used since the last sweep that may still hold a live machine, hub or writer. */
+  private readonly recent = new Set<SessionActor>();
+  private lastEvictSweep = 0;
   private closed = false;
 
   constructor(readonly deps: SessionDeps, private readonly opts: SupervisorOptions) {
@@ -67,6 +73,7 @@ export class Supervisor {
       // Map order is the LRU order.
       this.actors.delete(sessionId);
       this.actors.set(sessionId, live);
+      this.recent.add(live);
       return live;
     }
     let pending = this.hydrating.get(sessionId);
@@ -103,6 +110,7 @@ export class Supervisor {
 
   private insert(actor: SessionActor): void {
     this.actors.set(actor.id, actor);
+    this.recent.add(actor);
     if (this.actors.size > this.opts.maxResident) this.evictLru(this.actors.size - this.opts.maxResident);
   }
 
@@ -123,6 +131,7 @@ export class Supervisor {
   private evict(actor: SessionActor): void {
     const id = actor.id;
     this.actors.delete(id);
+    this.recent.delete(actor);
     const done: Promise<void> = actor.stop()
       .catch((err) => this.deps.log.error({ err, sessionId: id }, 'evict flush failed'))
       .finally(() => {
@@ -137,15 +146,25 @@ export class Supervisor {
     if (actor) this.evict(actor);
   }
 
-  private sweep(): void {
+  /**
+   * Sheds the live parts of recently used sessions that went quiet (only those are visited, so a sweep
+   * costs the working set, not the registry), and every EVICT_SWEEP_MS evicts long-idle actors.
+   */
+  /** @internal exposed for tests (the interval timer calls it too) */
+  sweep(): void {
     const now = this.deps.now();
-    const cutoff = now - this.opts.idleEvictMs;
     const shedCutoff = now - this.opts.shedAfterMs;
+    for (const actor of this.recent) {
+      if (actor.lastUsedMs >= shedCutoff || actor.isRunning()) continue;
+      actor.shed();
+      this.recent.delete(actor);
+    }
+    if (now - this.lastEvictSweep < Math.min(this.opts.idleEvictMs, EVICT_SWEEP_MS)) return;
+    this.lastEvictSweep = now;
+    const cutoff = now - this.opts.idleEvictMs;
     // Deleting the current entry while iterating a Map is safe.
     for (const actor of this.actors.values()) {
-      if (actor.lastUsedMs >= shedCutoff) continue;
       if (actor.lastUsedMs < cutoff && this.evictable(actor)) this.evict(actor);
-      else actor.shed();
     }
   }
 
@@ -182,5 +201,6 @@ export class Supervisor {
     // Evicted actors still flushing must finish before the store closes.
     await Promise.all([...this.stopping.values()]);
     this.actors.clear();
+    this.recent.clear();
   }
 }

@@ -1,0 +1,84 @@
+import { describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import pino from 'pino';
+import { Supervisor } from '../../actors/supervisor.ts';
+import type { PersistedState, SessionDeps } from '../../actors/session-types.ts';
+import { defaultConfig } from '../../config/toml.ts';
+import { createScriptedProvider } from '../../providers/scripted.ts';
+import { openLmdbStore } from '../../storage/lmdb-store.ts';
+import type { SessionRecord } from '../../storage/store.ts';
+import { tmpDir } from '../helpers/tmp-dir.ts';
+
+function record(id: string, now: number): SessionRecord {
+  const state: PersistedState = {
+    v: 1, machine: null, sysctx: {}, prompts: {}, revision: 0,
+    settings: { model: 'scripted', provider: 'scripted', max_tokens: 100, system_prompt_disabled: false, builtins: false, shell: false, keep_alive: false },
+  };
+  return { v: 1, session_id: id, created_at_ms: now, updated_at_ms: now, archived: false, labels: {}, message_count: 0, total_tokens: 0, state };
+}
+
+const turn = (requestId: string) => ({ requestId, kind: 'continue' as const, prompt: 'hi', signal: new AbortController().signal, onCommitting: () => {} });
+
+describe('supervisor (real lmdb, injected clock)', () => {
+  it('sheds quiet sessions, evicts long-idle ones, and hydrates them back intact', async (t) => {
+    const dir = await tmpDir('warren-sup-');
+    const store = await openLmdbStore(dir.path);
+    let clock = 1_000_000;
+    const provider = createScriptedProvider([{ text: 'a' }, { text: 'b' }]);
+    const deps: SessionDeps = {
+      store, log: pino({ level: 'silent' }), realmId: 'r', contextRoot: dir.path,
+      providers: { resolve: () => ({ provider, name: 'scripted', model: 'scripted' }) },
+      config: () => defaultConfig(), buildToolset: () => null, now: () => clock,
+    };
+    const sup = new Supervisor(deps, { idleEvictMs: 60_000, shedAfterMs: 2_000, maxResident: 10, overdueRunMs: 60_000 });
+    t.after(async () => {
+      await sup.close();
+      await store.close();
+      await dir.cleanup();
+    });
+    const actor = sup.adopt(record('s1', clock));
+    await actor.persist();
+    assert.equal((await actor.runTurn(turn('r1'))).text, 'a');
+    assert.equal(actor.dormant, false);
+
+    clock += 1_000;
+    sup.sweep();
+    assert.equal(actor.dormant, false, 'not quiet long enough');
+    clock += 1_500;
+    sup.sweep();
+    assert.equal(actor.dormant, true, 'shed after shedAfterMs');
+    assert.equal(sup.residentCount, 1);
+
+    clock += 60_000;
+    sup.sweep();
+    assert.equal(sup.residentCount, 0, 'evicted after idleEvictMs');
+    const back = await sup.get('s1');
+    assert.notEqual(back, actor, 'a new actor was hydrated from storage');
+    assert.equal(back.snapshotRecord.message_count, 2);
+    assert.equal((await back.runTurn(turn('r2'))).text, 'b');
+    assert.equal(back.machine.getSnapshot().context.turnCount, 2, 'the machine context survived shed, evict and hydrate');
+  });
+
+  it('evicts the least recently used idle actors beyond maxResident', async (t) => {
+    const dir = await tmpDir('warren-sup-');
+    const store = await openLmdbStore(dir.path);
+    const provider = createScriptedProvider([]);
+    const deps: SessionDeps = {
+      store, log: pino({ level: 'silent' }), realmId: 'r', contextRoot: dir.path,
+      providers: { resolve: () => ({ provider, name: 'scripted', model: 'scripted' }) },
+      config: () => defaultConfig(), buildToolset: () => null, now: Date.now,
+    };
+    const sup = new Supervisor(deps, { idleEvictMs: 600_000, shedAfterMs: 600_000, maxResident: 3, overdueRunMs: 60_000 });
+    t.after(async () => {
+      await sup.close();
+      await store.close();
+      await dir.cleanup();
+    });
+    for (const id of ['a', 'b', 'c']) await sup.adopt(record(id, 1)).persist();
+    await sup.get('a'); // 'a' becomes most recently used
+    await sup.adopt(record('d', 1)).persist();
+    assert.equal(sup.residentCount, 3);
+    assert.equal(sup.peek('b'), undefined, 'the least recently used one went');
+    assert.ok(sup.peek('a') && sup.peek('c') && sup.peek('d'));
+  });
+});
