@@ -3,8 +3,6 @@
 import type { AssistantBlock, Message, StopReason } from '../contracts/transcript.ts';
 import type { ToolSpec } from '../contracts/tool.ts';
 
-export type { ToolSpec };
-
 export type ProviderName = 'anthropic' | 'openai' | 'gemini' | 'self_hosted' | 'other' | 'scripted';
 
 export interface ProviderUsage {

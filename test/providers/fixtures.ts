@@ -1,6 +1,7 @@
 // test/providers/fixtures.ts: one conversation with a tool round-trip, used by every adapter's
 // request-shape test so the four vendor mappings are checked against the same transcript.
-import type { ProviderRequest, ToolSpec } from '../../providers/provider.ts';
+import type { ToolSpec } from '../../contracts/tool.ts';
+import type { ProviderRequest } from '../../providers/provider.ts';
 import { baseRequest } from './adapter-suite.ts';
 
 const at = '2026-01-01T00:00:00Z';
