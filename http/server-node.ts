@@ -2,6 +2,7 @@
 // Implements http/transport.ts with the same semantics as server-uws.ts; create-server.ts picks it.
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { Logger } from 'pino';
+import { closeAfterTooLarge, declaredBodyLength, dispatch, newRequest } from './transport-request.ts';
 import type {
   HttpRequest,
   HttpResponder,
@@ -100,17 +101,6 @@ class NodeResponder implements HttpResponder {
   }
 }
 
-function dispatch(handler: RequestHandler, req: HttpRequest, responder: NodeResponder): void {
-  let result: void | Promise<void>;
-  try {
-    result = handler(req, responder);
-  } catch (err) {
-    responder.fail(err, req);
-    return;
-  }
-  if (result) result.then(undefined, (err: unknown) => responder.fail(err, req));
-}
-
 function copyHeaders(raw: IncomingMessage['headers']): Record<string, string> {
   const headers: Record<string, string> = {};
   for (const name in raw) {
@@ -130,18 +120,10 @@ export function createNodeServer(opts: HttpServerOptions): HttpServer {
     const url = ireq.url ?? '/';
     const q = url.indexOf('?');
     const headers = copyHeaders(ireq.headers);
-    const req: HttpRequest = {
-      method: ireq.method ?? 'GET',
-      path: q < 0 ? url : url.slice(0, q),
-      query: q < 0 ? '' : url.slice(q + 1),
-      headers,
-      body: EMPTY,
-      bodyTooLarge: false,
-    };
+    const req = newRequest(ireq.method ?? 'GET', q < 0 ? url : url.slice(0, q), q < 0 ? '' : url.slice(q + 1), headers);
 
-    const lengthHeader = headers['content-length'];
-    const declared = lengthHeader === undefined ? -1 : Number(lengthHeader);
-    if (declared === 0 || (declared < 0 && headers['transfer-encoding'] === undefined)) {
+    const declared = declaredBodyLength(headers);
+    if (declared === 0) {
       dispatch(handler, req, responder);
       return;
     }
@@ -155,7 +137,7 @@ export function createNodeServer(opts: HttpServerOptions): HttpServer {
       req.bodyTooLarge = true;
       // Discard up to `max` more bytes to keep the connection; beyond that (or with an unknown
       // length) end the connection once the 413 is out instead of reading an unbounded body.
-      if (declared < 0 || declared - received > max) res.shouldKeepAlive = false;
+      if (closeAfterTooLarge(declared, received, max)) res.shouldKeepAlive = false;
       dispatch(handler, req, responder);
     };
 

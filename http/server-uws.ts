@@ -6,6 +6,7 @@
 import uWS from 'uWebSockets.js';
 import type { HttpResponse as UwsResponse, HttpRequest as UwsRequest, us_listen_socket } from 'uWebSockets.js';
 import type { Logger } from 'pino';
+import { closeAfterTooLarge, declaredBodyLength, dispatch, newRequest } from './transport-request.ts';
 import type {
   HttpRequest,
   HttpResponder,
@@ -176,17 +177,6 @@ function writeHeaders(res: UwsResponse, headers: Record<string, string>): void {
   }
 }
 
-function dispatch(handler: RequestHandler, req: HttpRequest, responder: UwsResponder): void {
-  let result: void | Promise<void>;
-  try {
-    result = handler(req, responder);
-  } catch (err) {
-    responder.fail(err, req);
-    return;
-  }
-  if (result) result.then(undefined, (err: unknown) => responder.fail(err, req));
-}
-
 /**
  * Creates the uWebSockets.js transport. Only import this module where the native binding loads
  * (create-server.ts checks); on an unsupported Node ABI the package falls back to an incomplete shim.
@@ -207,18 +197,10 @@ export function createUwsServer(opts: HttpServerOptions): HttpServer {
       const prev = headers[name];
       headers[name] = prev === undefined ? value : `${prev}, ${value}`;
     });
-    const req: HttpRequest = {
-      method: ureq.getMethod().toUpperCase(),
-      path: ureq.getUrl(),
-      query: ureq.getQuery() ?? '',
-      headers,
-      body: EMPTY,
-      bodyTooLarge: false,
-    };
+    const req = newRequest(ureq.getMethod().toUpperCase(), ureq.getUrl(), ureq.getQuery() ?? '', headers);
 
-    const lengthHeader = headers['content-length'];
-    const declared = lengthHeader === undefined ? -1 : Number(lengthHeader);
-    if (declared === 0 || (declared < 0 && headers['transfer-encoding'] === undefined)) {
+    const declared = declaredBodyLength(headers);
+    if (declared === 0) {
       dispatch(handler, req, responder);
       return;
     }
@@ -270,7 +252,7 @@ function readBody(
     req.bodyTooLarge = true;
     // Discard up to `max` more bytes to keep the connection; beyond that (or with an unknown
     // length) close it after the 413 rather than reading an arbitrarily large body.
-    responder.closeAfter = declared < 0 || declared - received > max;
+    responder.closeAfter = closeAfterTooLarge(declared, received, max);
     dispatch(handler, req, responder);
   };
 

@@ -5,7 +5,7 @@ import { SessionWriter } from '../../actors/session-writer.ts';
 import type { HubEntry } from '../../actors/event-hub.ts';
 import { openLmdbStore } from '../../storage/lmdb-store.ts';
 import type { Store } from '../../storage/store.ts';
-import { entries, sessionRecord, userRow } from '../conformance/store.suite.ts';
+import { entries, sessionRecord, userRow } from '../helpers/store-builders.ts';
 import { tmpDir } from '../helpers/tmp-dir.ts';
 
 const SID = 'sess-w';

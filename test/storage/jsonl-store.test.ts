@@ -9,7 +9,8 @@ import { join } from 'node:path';
 import { isServiceError } from '../../contracts/errors.ts';
 import { openJsonlStore } from '../../storage/jsonl-store.ts';
 import { writeJournal } from '../../storage/jsonl-journal.ts';
-import { dirStoreFactory, entries, sessionRecord, storeConformance, userRow } from '../conformance/store.suite.ts';
+import { storeConformance } from '../conformance/store.suite.ts';
+import { dirStoreFactory, entries, sessionRecord, userRow } from '../helpers/store-builders.ts';
 import { tmpDir } from '../helpers/tmp-dir.ts';
 
 storeConformance('jsonl', dirStoreFactory('warren-jsonl-', openJsonlStore));

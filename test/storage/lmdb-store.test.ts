@@ -11,7 +11,8 @@ import { isServiceError } from '../../contracts/errors.ts';
 import { open } from 'lmdb';
 import { openLmdbStore } from '../../storage/lmdb-store.ts';
 import type { StoreOp } from '../../storage/store.ts';
-import { dirStoreFactory, entries, sessionRecord, storeConformance, userRow } from '../conformance/store.suite.ts';
+import { storeConformance } from '../conformance/store.suite.ts';
+import { dirStoreFactory, entries, sessionRecord, userRow } from '../helpers/store-builders.ts';
 import { tmpDir } from '../helpers/tmp-dir.ts';
 import { appendContended } from '../helpers/lmdb-child.ts';
 
