@@ -33,13 +33,30 @@ function resolveFlags(body: CreateSessionRequest, defaults: { builtins_enabled: 
   }
 }
 
+/**
+ * Request features this build does not include answer 501 CAPABILITY_UNAVAILABLE rather than being
+ * silently ignored (a caller asking for hooks or memory must not get a run without them).
+ */
+function refuseUnbuilt(body: Partial<CreateSessionRequest> & Pick<ContinueSessionRequest, 'output_schema' | 'hooks_override'>): void {
+  const unbuilt: Array<[boolean, string, string]> = [
+    [body.output_schema != null, 'structured_output', 'structured output extraction'],
+    [body.hooks_override != null, 'hooks', 'hook overrides'],
+    [body.enable_memory === true, 'memory_store', 'semantic memory tools'],
+    [body.enable_schedule === true, 'schedule', 'schedule tools'],
+    [body.enable_workgraph === true, 'work_graph', 'WorkGraph tools'],
+  ];
+  for (const [asked, capability, what] of unbuilt) {
+    if (asked) throw new ServiceError('CAPABILITY_UNAVAILABLE', `${what} is not built in this version of Warren`, { capability });
+  }
+}
+
 /** POST /sessions: creates the session durably, then runs its first turn. */
 export async function createSession(sup: Supervisor, body: CreateSessionRequest, requestId: string, signal: AbortSignal, onCommitting: () => void): Promise<TurnReply> {
   const { deps } = sup;
   const cfg = deps.config();
   if (body.keep_alive === true && !body.comms_name) throw new ServiceError('BAD_REQUEST', 'keep_alive requires comms_name');
   if (body.keep_alive === true) throw new ServiceError('BAD_REQUEST', 'keep_alive requires the comms capability, which this build does not include');
-  if (body.output_schema) throw new ServiceError('CAPABILITY_UNAVAILABLE', 'structured output extraction is not built yet', { capability: 'structured_output' });
+  refuseUnbuilt(body);
   const resolved = deps.providers.resolve(body.model ?? (cfg.agent.model || defaultModel()), body.provider ?? null);
   // A missing key or base URL is known without a call: answer 502 PROVIDER_ERROR before creating anything.
   const problem = resolved.provider.preflight?.(resolved.model);
@@ -100,7 +117,7 @@ export async function continueSession(sup: Supervisor, sessionId: string, body: 
   const s = actor.settings;
   if (body.keep_alive === true && !(body.comms_name ?? s.comms_name)) throw new ServiceError('BAD_REQUEST', 'keep_alive requires comms_name');
   if (body.keep_alive === true) throw new ServiceError('BAD_REQUEST', 'keep_alive requires the comms capability, which this build does not include');
-  if (body.output_schema) throw new ServiceError('CAPABILITY_UNAVAILABLE', 'structured output extraction is not built yet', { capability: 'structured_output' });
+  refuseUnbuilt(body);
   // Resolved (and validated) now, applied by the actor only once the machine accepts the turn.
   const patch: Partial<SessionSettings> = {};
   if (body.model != null || body.provider != null) {
