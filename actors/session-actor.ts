@@ -151,6 +151,7 @@ export class SessionActor extends SessionCore {
         this.state.revision = before.revision;
         throw new ServiceError('SESSION_STORE_ERROR', 'the turn could not be committed', { session_id: this.id }, { cause: err });
       }
+      this.cacheRows(history.concat(rows));
       this.machine.send({ type: 'turn.settled', generation, outcome: 'succeeded' });
       return { text: result.text, turns: result.turns, toolCalls: result.toolCalls, usage };
     } catch (err) {

@@ -21,6 +21,11 @@ export class SessionCore {
   private live: MachineRef | null = null;
   private liveHub: EventHub | null = null;
   private liveWriter: SessionWriter | null = null;
+  /**
+   * The committed transcript while the session is awake (set after a turn commit, dropped by any other
+   * row write and by shedding), so consecutive turns do not re-read and re-decode the whole history.
+   */
+  private rowsCache: Message[] | null = null;
   /** Ledger high-water mark while the hub is shed. */
   private lastSeq: number;
   lastUsedMs: number;
@@ -132,6 +137,8 @@ export class SessionCore {
 
   /** The committed transcript; earlier writes (a previous turn, a system-context append) land first. */
   protected async readCommitted(): Promise<{ rows: Message[]; total: number }> {
+    const cached = this.rowsCache;
+    if (cached && cached.length === this.record.message_count) return { rows: cached, total: cached.length };
     await this.liveWriter?.flushed();
     return this.deps.store.readRows(this.id);
   }
@@ -141,6 +148,7 @@ export class SessionCore {
    * `machineSnapshot` overrides the persisted machine (undefined: the live machine's, if awake).
    */
   persist(extra: StoreOp[] = [], machineSnapshot?: unknown): Promise<void> {
+    if (extra.some((op) => op.op === 'putRows' || op.op === 'truncateRows')) this.rowsCache = null;
     const ops: StoreOp[] = [{ op: 'putSession', session: this.freshRecord(machineSnapshot) }, ...extra];
     const writer = this.writer;
     return writer ? writer.commit(ops) : this.deps.store.commit(ops);
@@ -153,6 +161,11 @@ export class SessionCore {
     // pending input) must not reach a write that the store has not encoded yet.
     this.record = { ...this.record, updated_at_ms: this.deps.now(), state: { ...this.state } };
     return this.record;
+  }
+
+  /** Remembers the committed transcript after a turn commit (see rowsCache). */
+  protected cacheRows(rows: Message[]): void {
+    this.rowsCache = rows;
   }
 
   /** The persisted form of the machine as it will be once this generation settles successfully. */
@@ -173,6 +186,7 @@ export class SessionCore {
       this.record = { ...this.record, state: { ...this.state } };
       this.live.stop();
       this.live = null;
+      this.rowsCache = null;
       shed = true;
     }
     // The hub and writer go only when nothing would be lost (a memory realm's replay ring stays).

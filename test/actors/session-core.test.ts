@@ -27,7 +27,7 @@ async function setup(t: { after(fn: () => Promise<void>): void }) {
     settings: { model: 'scripted', provider: 'scripted', max_tokens: 100, system_prompt_disabled: false, builtins: false, shell: false, keep_alive: false },
   };
   const record: SessionRecord = { v: 1, session_id: 's1', created_at_ms: 1, updated_at_ms: 1, archived: false, labels: {}, message_count: 0, total_tokens: 0, state };
-  return { store, deps, record };
+  return { store, deps, record, provider };
 }
 
 const turn = (requestId: string) => ({ requestId, kind: 'continue' as const, prompt: 'hi', signal: new AbortController().signal, onCommitting: () => {} });
@@ -58,5 +58,23 @@ describe('session core (real lmdb)', () => {
     assert.equal(actor.isRunning(), true);
     assert.equal(actor.shed(), false);
     assert.equal(actor.isRunning(), true);
+  });
+
+  it('serves consecutive turns from the cached transcript, and any other row write invalidates it', async (t) => {
+    const { store, deps, record, provider } = await setup(t);
+    const actor = new SessionActor(record, 0, deps);
+    await actor.persist();
+    await actor.runTurn(turn('r1'));
+    // A row rewritten in place outside a turn (as system_prompt does; the count does not change) must
+    // reach the next model call.
+    await actor.mutate((state) => {
+      state.revision++;
+      return { ops: [{ op: 'putRows', sessionId: 's1', fromIndex: 0, rows: [{ role: 'system', content: 'ctx-rewritten', created_at: '2026-01-01T00:00:00.000Z' }] }] };
+    });
+    await actor.runTurn(turn('r2'));
+    const second = provider.requests[1];
+    assert.match(second.system ?? '', /ctx-rewritten/);
+    assert.deepEqual(second.messages.map((m) => m.role), ['block_assistant', 'user']);
+    assert.equal((await store.readRows('s1')).total, 4);
   });
 });
