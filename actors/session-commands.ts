@@ -112,8 +112,7 @@ export async function continueSession(sup: Supervisor, sessionId: string, body: 
   if (body.session_id !== sessionId) {
     throw new ServiceError('BAD_REQUEST', `Session ID mismatch: path=${sessionId} body=${body.session_id}`);
   }
-  const actor = await sup.get(sessionId);
-  if (actor.snapshotRecord.archived) throw new ServiceError('SESSION_NOT_FOUND', `Session not found: ${sessionId}`);
+  const actor = await sup.getActive(sessionId);
   const s = actor.settings;
   if (body.keep_alive === true && !(body.comms_name ?? s.comms_name)) throw new ServiceError('BAD_REQUEST', 'keep_alive requires comms_name');
   if (body.keep_alive === true) throw new ServiceError('BAD_REQUEST', 'keep_alive requires the comms capability, which this build does not include');
@@ -148,8 +147,7 @@ function renderContext(content: SystemContextRequest['content']): string {
 
 /** POST /sessions/{id}/system_context: one durable System row at the admitted boundary (after a running turn). */
 export async function appendSystemContext(sup: Supervisor, sessionId: string, body: SystemContextRequest): Promise<'applied' | 'duplicate'> {
-  const actor = await sup.get(sessionId);
-  if (actor.snapshotRecord.archived) throw new ServiceError('SESSION_NOT_FOUND', `Session not found: ${sessionId}`);
+  const actor = await sup.getActive(sessionId);
   // Re-checked after each wait: a turn admitted meanwhile reads the transcript before this row is
   // written, so its commit would land on the same index. mutate() runs synchronously after the check.
   do await actor.whenSettled(); while (actor.isRunning());
@@ -189,8 +187,7 @@ export interface SystemPromptResult {
 
 /** POST /sessions/{id}/system_prompt: keyed, versioned replacement of a System row. */
 export async function replaceSystemPrompt(sup: Supervisor, sessionId: string, body: SystemPromptRequest): Promise<SystemPromptResult> {
-  const actor = await sup.get(sessionId);
-  if (actor.snapshotRecord.archived) throw new ServiceError('SESSION_NOT_FOUND', `Session not found: ${sessionId}`);
+  const actor = await sup.getActive(sessionId);
   if (actor.isRunning()) throw new ServiceError('SESSION_BUSY', 'Session has active work', { session_id: sessionId });
   if (body.expected_parent_revision != null && body.expected_parent_revision !== String(actor.revision)) {
     throw new ServiceError('BAD_REQUEST', `transcript revision conflict: expected ${body.expected_parent_revision}, current ${actor.revision}`);

@@ -84,6 +84,13 @@ export class Supervisor {
     return pending;
   }
 
+  /** Like get(), but an archived session is as unknown as a missing one (404 SESSION_NOT_FOUND). */
+  async getActive(sessionId: string): Promise<SessionActor> {
+    const actor = await this.get(sessionId);
+    if (actor.snapshotRecord.archived) throw new ServiceError('SESSION_NOT_FOUND', `Session not found: ${sessionId}`, { session_id: sessionId });
+    return actor;
+  }
+
   /** The resident actor, without hydrating. */
   peek(sessionId: string): SessionActor | undefined {
     return this.actors.get(sessionId);

@@ -188,15 +188,13 @@ export function sessionHandlers(sup: Supervisor, realmId: string): HandlerTable 
     },
     'sessions.interrupt': async (ctx) => {
       const id = parseSessionId(ctx.params.id, realmId);
-      const actor = await sup.get(id);
-      if (actor.snapshotRecord.archived) throw new ServiceError('SESSION_NOT_FOUND', `Session not found: ${id}`, { session_id: id });
+      const actor = await sup.getActive(id);
       const result = actor.interrupt();
       return { status: 200, body: { session_id: id, interrupted: true, result } };
     },
     'sessions.archive': async (ctx) => {
       const id = parseSessionId(ctx.params.id, realmId);
-      const actor = await sup.get(id);
-      if (actor.snapshotRecord.archived) throw new ServiceError('SESSION_NOT_FOUND', `Session not found: ${id}`, { session_id: id });
+      const actor = await sup.getActive(id);
       await actor.archive();
       sup.forget(id);
       ctx.log.info({ sessionId: id }, 'session archived');
