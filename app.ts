@@ -3,28 +3,34 @@
 import { mkdir } from 'node:fs/promises';
 import type { Logger } from 'pino';
 import { Supervisor } from './actors/supervisor.ts';
-import type { SessionDeps } from './actors/session-types.ts';
 import type { Config } from './contracts/config.ts';
 import { LATER_ROUTES } from './contracts/routes-later.ts';
-import { SESSION_ROUTES } from './contracts/routes-sessions.ts';
-import { SYSTEM_ROUTES, WARREN_VERSION } from './contracts/routes-system.ts';
+import { WARREN_VERSION } from './contracts/routes-system.ts';
 import type { StartOptions } from './config/flags.ts';
 import { createLogger } from './config/logger.ts';
 import { RealmConfig } from './config/realm-config.ts';
 import { openRealm } from './config/realm.ts';
 import { createHttpServer } from './http/create-server.ts';
-import { eventHandlers } from './http/handlers/events.ts';
-import { sessionHandlers } from './http/handlers/sessions.ts';
-import { systemHandlers } from './http/handlers/system.ts';
+import { composeModules, type ModuleFactory } from './http/module-unit.ts';
+import { eventsModule } from './http/modules/events-module.ts';
+import { sessionsModule } from './http/modules/sessions-module.ts';
+import { systemModule } from './http/modules/system-module.ts';
 import { buildOpenApi } from './http/openapi.ts';
 import { createRouter } from './http/router.ts';
 import { modelCatalog } from './providers/catalog.ts';
 import type { Provider, ProviderName } from './providers/provider.ts';
 import { createProviderRegistry, type ProviderRegistry } from './providers/registry.ts';
 import { openStore } from './storage/open-store.ts';
-import type { Store } from './storage/store.ts';
-import { buildToolset } from './tools/registry.ts';
-import type { RecordStore } from './tools/task-store.ts';
+
+/**
+ * Every subsystem, one line each, in route catalog order (see docs/runtime.md "How to add a subsystem").
+ * Routes of capabilities no module builds yet (contracts/routes-later.ts) follow and answer 501.
+ */
+const MODULES: readonly ModuleFactory[] = [
+  systemModule,
+  sessionsModule,
+  eventsModule,
+];
 
 export interface AppOptions extends Partial<StartOptions> {
   logger?: Logger;
@@ -43,17 +49,6 @@ export interface App {
   realmId: string;
   transport: 'uws' | 'node';
   close(): Promise<void>;
-}
-
-/** Capabilities this build implements (everything else reports NotCompiled). */
-const BUILT = new Set(['sessions', 'streaming', 'builtins', 'shell', 'session_store', 'session_events', 'session_streams', 'runtime_backed_sessions', 'event_replay']);
-
-function recordsFor(store: Store, ns: string): RecordStore {
-  return {
-    get: (key) => store.getRecord(ns, key),
-    put: (key, value) => store.commit([{ op: 'putRecord', ns, key, value }]),
-    list: (async () => store.listRecords(ns)) as RecordStore['list'],
-  };
 }
 
 /** Starts a Warren server. Resolves once it listens; `close()` stops it and flushes storage. */
@@ -80,47 +75,31 @@ export async function createApp(opts: AppOptions = {}): Promise<App> {
     providers = makeProviders(cfg);
   });
 
-  const deps: SessionDeps = {
+  const supervisor = new Supervisor({
     store,
     log: log.child({ component: 'sessions' }),
     realmId: realm.realmId,
     contextRoot,
     providers: { resolve: (m, p) => providers.resolve(m, p) },
     config: () => realmConfig.current(),
-    buildToolset: (sessionId, flags) => {
-      if (!flags.builtins && !flags.shell) return null;
-      const cfg = realmConfig.current();
-      return buildToolset({
-        builtins: flags.builtins, shell: flags.shell, records: recordsFor(store, `tasks:${sessionId}`),
-        shellOptions: { program: cfg.shell.program, timeoutSecs: cfg.shell.timeout_secs, maxOutputChars: cfg.shell.max_output_chars },
-      });
-    },
     now: Date.now,
-  };
-  const supervisor = new Supervisor(deps, {
-    idleEvictMs: opts.idleEvictMs ?? 5 * 60_000,
-    shedAfterMs: opts.shedAfterMs ?? 2_000,
-    maxResident: opts.maxResidentSessions ?? 200_000,
-    overdueRunMs: 30 * 60_000,
   });
-
-  const routes = [...SYSTEM_ROUTES, ...SESSION_ROUTES, ...LATER_ROUTES];
-  const openapi = buildOpenApi(routes, { title: 'Warren', version: WARREN_VERSION });
   let baseUrl = '';
-  const handlers = {
-    ...systemHandlers({
-      config: realmConfig,
-      realm: { realmId: realm.realmId, instanceId: opts.instance, backend: realm.backend, stateRoot: opts.stateRoot, contextRoot },
-      catalog: modelCatalog,
-      sessionHealth: () => supervisor.health(),
-      baseUrl: () => baseUrl,
-      routes,
-      openapi: () => openapi,
-      built: BUILT,
-    }),
-    ...sessionHandlers(supervisor, realm.realmId),
-    ...eventHandlers(supervisor, realm.realmId),
-  };
+  const { routes, handlers } = composeModules(MODULES, {
+    supervisor,
+    sessionPolicy: {
+      idleEvictMs: opts.idleEvictMs ?? 5 * 60_000,
+      shedAfterMs: opts.shedAfterMs ?? 2_000,
+      maxResident: opts.maxResidentSessions ?? 200_000,
+      overdueRunMs: 30 * 60_000,
+    },
+    realm: { realmId: realm.realmId, instanceId: opts.instance, backend: realm.backend, stateRoot: opts.stateRoot, contextRoot },
+    config: realmConfig,
+    modelCatalog,
+    openapi: (all) => buildOpenApi(all, { title: 'Warren', version: WARREN_VERSION }),
+    baseUrl: () => baseUrl,
+    later: LATER_ROUTES,
+  });
   const maxBodyBytes = realmConfig.current().limits.max_body_bytes;
   const httpLog = log.child({ component: 'http' });
   const server = await createHttpServer(opts.httpTransport ?? 'auto', {

@@ -106,7 +106,7 @@ export class SessionActor extends SessionCore {
         history,
         newRows,
         transientContext: cmd.transientContext ?? undefined,
-        toolset: this.deps.buildToolset(this.id, { builtins: settings.builtins, shell: settings.shell }),
+        toolset: this.deps.buildToolset(this.id, settings),
         contextRoot: this.deps.contextRoot,
         maxIterations: 64,
         maxConcurrentTools: cfg.tools.max_concurrent,

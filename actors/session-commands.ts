@@ -1,5 +1,5 @@
 // actors/session-commands.ts: the session commands the HTTP handlers send (create, continue, system
-// context, system prompt). Each resolves its session through the supervisor and lets the session's
+// context, system prompt). Each resolves its session through the SessionHost (session-host.ts) and lets the session's
 // machine decide busy; the reply is built from the committed result.
 import { createHash, randomUUID } from 'node:crypto';
 import { ServiceError } from '../contracts/errors.ts';
@@ -11,7 +11,7 @@ import { resolveToolFlags, ToolConfigError } from '../tools/registry.ts';
 import type { SessionRecord } from '../storage/store.ts';
 import type { TurnOutcome } from './session-actor.ts';
 import type { PersistedState, SessionSettings } from './session-types.ts';
-import type { Supervisor } from './supervisor.ts';
+import type { SessionHost } from './session-host.ts';
 
 export interface TurnReply extends TurnOutcome {
   sessionId: string;
@@ -34,29 +34,28 @@ function resolveFlags(body: CreateSessionRequest, defaults: { builtins_enabled: 
 }
 
 /**
- * Request features this build does not include answer 501 CAPABILITY_UNAVAILABLE rather than being
- * silently ignored (a caller asking for hooks or memory must not get a run without them).
+ * Request features whose capability is not built answer 501 CAPABILITY_UNAVAILABLE (the capability
+ * registry decides) rather than being silently ignored: a caller asking for hooks must not get a run
+ * without them. keep_alive needs comms and answers 400 without it (SPEC "Errors").
  */
-function refuseUnbuilt(body: Partial<CreateSessionRequest> & Pick<ContinueSessionRequest, 'output_schema' | 'hooks_override'>): void {
-  const unbuilt: Array<[boolean, string, string]> = [
-    [body.output_schema != null, 'structured_output', 'structured output extraction'],
-    [body.hooks_override != null, 'hooks', 'hook overrides'],
-    [body.enable_memory === true, 'memory_store', 'semantic memory tools'],
-    [body.enable_schedule === true, 'schedule', 'schedule tools'],
-    [body.enable_workgraph === true, 'work_graph', 'WorkGraph tools'],
-  ];
-  for (const [asked, capability, what] of unbuilt) {
-    if (asked) throw new ServiceError('CAPABILITY_UNAVAILABLE', `${what} is not built in this version of Warren`, { capability });
+function requireCapabilities(host: SessionHost, body: Partial<CreateSessionRequest> & Pick<ContinueSessionRequest, 'output_schema' | 'hooks_override' | 'keep_alive'>): void {
+  const caps = host.capabilities;
+  if (body.keep_alive === true && !caps.isBuilt('comms')) {
+    throw new ServiceError('BAD_REQUEST', 'keep_alive requires the comms capability, which this build does not include');
   }
+  if (body.output_schema != null) caps.require('structured_output', 'structured output extraction');
+  if (body.hooks_override != null) caps.require('hooks', 'hook overrides');
+  if (body.enable_memory === true) caps.require('memory_store', 'semantic memory tools');
+  if (body.enable_schedule === true) caps.require('schedule', 'schedule tools');
+  if (body.enable_workgraph === true) caps.require('work_graph', 'WorkGraph tools');
 }
 
 /** POST /sessions: creates the session durably, then runs its first turn. */
-export async function createSession(sup: Supervisor, body: CreateSessionRequest, requestId: string, signal: AbortSignal, onCommitting: () => void): Promise<TurnReply> {
+export async function createSession(sup: SessionHost, body: CreateSessionRequest, requestId: string, signal: AbortSignal, onCommitting: () => void): Promise<TurnReply> {
   const { deps } = sup;
   const cfg = deps.config();
   if (body.keep_alive === true && !body.comms_name) throw new ServiceError('BAD_REQUEST', 'keep_alive requires comms_name');
-  if (body.keep_alive === true) throw new ServiceError('BAD_REQUEST', 'keep_alive requires the comms capability, which this build does not include');
-  refuseUnbuilt(body);
+  requireCapabilities(sup, body);
   const resolved = deps.providers.resolve(body.model ?? (cfg.agent.model || defaultModel()), body.provider ?? null);
   // A missing key or base URL is known without a call: answer 502 PROVIDER_ERROR before creating anything.
   const problem = resolved.provider.preflight?.(resolved.model);
@@ -108,15 +107,14 @@ export async function createSession(sup: Supervisor, body: CreateSessionRequest,
 }
 
 /** POST /sessions/{id}/messages. Model, provider and max_tokens hot-swap for the rest of the session. */
-export async function continueSession(sup: Supervisor, sessionId: string, body: ContinueSessionRequest, requestId: string, signal: AbortSignal, onCommitting: () => void): Promise<TurnReply> {
+export async function continueSession(sup: SessionHost, sessionId: string, body: ContinueSessionRequest, requestId: string, signal: AbortSignal, onCommitting: () => void): Promise<TurnReply> {
   if (body.session_id !== sessionId) {
     throw new ServiceError('BAD_REQUEST', `Session ID mismatch: path=${sessionId} body=${body.session_id}`);
   }
   const actor = await sup.getActive(sessionId);
   const s = actor.settings;
   if (body.keep_alive === true && !(body.comms_name ?? s.comms_name)) throw new ServiceError('BAD_REQUEST', 'keep_alive requires comms_name');
-  if (body.keep_alive === true) throw new ServiceError('BAD_REQUEST', 'keep_alive requires the comms capability, which this build does not include');
-  refuseUnbuilt(body);
+  requireCapabilities(sup, body);
   // Resolved (and validated) now, applied by the actor only once the machine accepts the turn.
   const patch: Partial<SessionSettings> = {};
   if (body.model != null || body.provider != null) {
@@ -146,7 +144,7 @@ function renderContext(content: SystemContextRequest['content']): string {
 }
 
 /** POST /sessions/{id}/system_context: one durable System row at the admitted boundary (after a running turn). */
-export async function appendSystemContext(sup: Supervisor, sessionId: string, body: SystemContextRequest): Promise<'applied' | 'duplicate'> {
+export async function appendSystemContext(sup: SessionHost, sessionId: string, body: SystemContextRequest): Promise<'applied' | 'duplicate'> {
   const actor = await sup.getActive(sessionId);
   // Re-checked after each wait: a turn admitted meanwhile reads the transcript before this row is
   // written, so its commit would land on the same index. mutate() runs synchronously after the check.
@@ -186,7 +184,7 @@ export interface SystemPromptResult {
 }
 
 /** POST /sessions/{id}/system_prompt: keyed, versioned replacement of a System row. */
-export async function replaceSystemPrompt(sup: Supervisor, sessionId: string, body: SystemPromptRequest): Promise<SystemPromptResult> {
+export async function replaceSystemPrompt(sup: SessionHost, sessionId: string, body: SystemPromptRequest): Promise<SystemPromptResult> {
   const actor = await sup.getActive(sessionId);
   if (actor.isRunning()) throw new ServiceError('SESSION_BUSY', 'Session has active work', { session_id: sessionId });
   if (body.expected_parent_revision != null && body.expected_parent_revision !== String(actor.revision)) {

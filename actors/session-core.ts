@@ -1,6 +1,6 @@
 // actors/session-core.ts: a session's state and persistence, with its live parts made lazily. The XState
 // actor, the event hub and the writer exist only while the session is in use: an idle session can
-// shed them (supervisor sweep) and is then held as its record plus the machine's persisted snapshot,
+// shed them (the actor registry's sweep) and is then held as its record plus the machine's persisted snapshot,
 // which wakes into a live actor on the next event. SessionActor (session-actor.ts) adds the commands.
 import { createActor, transition, type ActorRefFrom, type SnapshotFrom } from 'xstate';
 import type { Logger } from 'pino';
@@ -88,6 +88,11 @@ export class SessionCore {
     if (this.live) return this.live.getSnapshot();
     const persisted = this.state.machine as { value: unknown; context: SessionContext; status: string } | null;
     return persisted ?? { value: 'idle', context: { hold: null } as SessionContext, status: 'active' };
+  }
+
+  /** The machine's state value without waking it (for the viewer's actor list). */
+  stateValue(): unknown {
+    return this.view().value;
   }
 
   /** 'idle' | 'running' | 'held' | 'archived', plus the running sub-step. */

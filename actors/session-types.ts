@@ -1,10 +1,8 @@
 // actors/session-types.ts: the persisted session state (SessionRecord.state) and the dependencies a
-// session actor is built with. Shared by supervisor.ts, session-actor.ts and session-commands.ts.
-import type { Logger } from 'pino';
+// session actor is built with. Shared by the session files (session-host.ts, -core, -actor, -commands).
 import type { ContentInput } from '../contracts/transcript.ts';
-import type { Config } from '../contracts/config.ts';
-import type { Provider, ProviderName } from '../providers/provider.ts';
-import type { Store } from '../storage/store.ts';
+import type { ProviderName } from '../providers/provider.ts';
+import type { RuntimeDeps } from './supervisor.ts';
 import type { TurnToolset } from './turn-runner.ts';
 
 export interface SessionSettings {
@@ -40,17 +38,7 @@ export interface PersistedState {
   revision: number;
 }
 
-export interface ProviderResolver {
-  resolve(model?: string | null, provider?: string | null): { provider: Provider; name: ProviderName; model: string };
-}
-
-export interface SessionDeps {
-  store: Store;
-  log: Logger;
-  realmId: string;
-  contextRoot: string;
-  providers: ProviderResolver;
-  config(): Config;
-  buildToolset(sessionId: string, flags: { builtins: boolean; shell: boolean }): TurnToolset | null;
-  now(): number;
+/** What a session actor is built with: the runtime's dependencies plus its tool set factory. */
+export interface SessionDeps extends RuntimeDeps {
+  buildToolset(sessionId: string, settings: SessionSettings): TurnToolset | null;
 }

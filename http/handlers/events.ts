@@ -4,7 +4,7 @@
 // entries wait in the subscriber's 256-entry buffer during the replay; in persistent realms any that
 // overflow it are re-read from the ledger before going live, so a slow replay stays lossless.
 import { ServiceError } from '../../contracts/errors.ts';
-import type { Supervisor } from '../../actors/supervisor.ts';
+import type { SessionHost } from '../../actors/session-host.ts';
 import type { EventHub } from '../../actors/event-hub.ts';
 import type { Store } from '../../storage/store.ts';
 import type { HandlerContext, HandlerTable } from '../handler.ts';
@@ -28,7 +28,7 @@ export interface EventHandlerOptions {
 }
 
 /** Handlers of the event stream and the structural ledger read. */
-export function eventHandlers(sup: Supervisor, realmId: string, opts: EventHandlerOptions = {}): HandlerTable {
+export function eventHandlers(sup: SessionHost, realmId: string, opts: EventHandlerOptions = {}): HandlerTable {
   return {
     'sessions.events': async (ctx) => {
       const id = parseSessionId(ctx.params.id, realmId);
@@ -96,7 +96,7 @@ export function eventHandlers(sup: Supervisor, realmId: string, opts: EventHandl
 }
 
 /** Writes the ledger (or memory ring) entries in (afterSeq, upTo], or a stream_truncated saying why not. */
-async function replay(sup: Supervisor, hub: EventHub, afterSeq: number, upTo: number, sub: SseSubscriber): Promise<void> {
+async function replay(sup: SessionHost, hub: EventHub, afterSeq: number, upTo: number, sub: SseSubscriber): Promise<void> {
   const { store } = sup.deps;
   if (afterSeq > upTo) {
     // An id this session never delivered (another server's, or a ledger that lost its tail).

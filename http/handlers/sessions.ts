@@ -6,7 +6,7 @@ import type { ContinueSessionRequest, CreateSessionRequest, SystemContextRequest
 import {
   appendSystemContext, continueSession, createSession, CreatedWithTurnFailure, replaceSystemPrompt, type TurnReply,
 } from '../../actors/session-commands.ts';
-import type { Supervisor } from '../../actors/supervisor.ts';
+import type { SessionHost } from '../../actors/session-host.ts';
 import type { SessionRecord } from '../../storage/store.ts';
 import { sessionCreatedWithTurnFailure } from '../errors.ts';
 import type { HandlerContext, HandlerTable } from '../handler.ts';
@@ -51,7 +51,7 @@ function intParam(value: string | undefined): number | undefined {
 }
 
 /** Handlers of SESSION_ROUTES (except the event stream and ledger, see events.ts). */
-export function sessionHandlers(sup: Supervisor, realmId: string): HandlerTable {
+export function sessionHandlers(sup: SessionHost, realmId: string): HandlerTable {
   const liveRecord = async (rawId: string): Promise<SessionRecord> => {
     const id = parseSessionId(rawId, realmId);
     const actor = sup.peek(id);

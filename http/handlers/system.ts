@@ -4,19 +4,13 @@
 import { ServiceError } from '../../contracts/errors.ts';
 import type { RouteDef } from '../../contracts/route.ts';
 import {
-  CAPABILITY_IDS,
   CONTRACT_VERSION,
-  RUNTIME_FEATURE_FLAGS,
   WARREN_VERSION,
-  type Capability,
   type CapabilitiesResponse,
-  type CapabilityId,
-  type CapabilityStatus,
   type HostInfo,
   type RealmDetail,
   type RealmSummary,
   type RuntimeCapabilities,
-  type RuntimeFeatureFlag,
   type RuntimeHealth,
 } from '../../contracts/routes-system.ts';
 import { authErrorBody } from '../errors.ts';
@@ -56,62 +50,11 @@ export interface SystemDeps {
   /** `http://<host>:<port>` of the listening server. */
   baseUrl(): string;
   /** The full route catalog (listed in host_info endpoints). */
-  routes: RouteDef[];
+  routes(): readonly RouteDef[];
   openapi(): object;
-  /**
-   * Capability and feature ids actually built: capability ids (CAPABILITY_IDS, plus 'mob') and the host
-   * features without a capability row ('event_replay', 'blobs', 'artifacts', 'approvals', 'external_members',
-   * 'secure_remote_rpc', 'multi_host_mobs', 'durable_jobs'). Anything absent reports NotCompiled / false.
-   */
-  built: Set<string>;
+  /** The capability registry (actors/capability-registry.ts): what this build has, and its config gates. */
+  capabilities: { report(): CapabilitiesResponse; runtime(): RuntimeCapabilities };
 }
-
-const DESCRIPTIONS: Record<CapabilityId, string> = {
-  sessions: 'Session lifecycle: create, continue, read, list, archive',
-  streaming: 'Session event streaming over SSE',
-  structured_output: 'Structured-output extraction against a caller schema',
-  hooks: 'Run-scoped hooks around model calls and tool execution',
-  builtins: 'Built-in task and utility tools',
-  shell: 'Shell command tool',
-  comms: 'Inter-agent comms between sessions and peers',
-  memory_store: 'Semantic memory store',
-  schedule: 'Realm-scoped schedules and schedule tools',
-  work_graph: 'WorkGraph work items and tools',
-  session_store: 'Durable session persistence',
-  session_compaction: 'Context compaction of long sessions',
-  skills: 'Skill sources, resolution and listing',
-  mcp_live: 'Live MCP tool-server changes',
-};
-
-/** Config gates (wire-notes §2.8 descriptions); capabilities absent here are gated only by the build. */
-type Current = ReturnType<SystemDeps['config']['current']>;
-const POLICY_GATES: Partial<Record<CapabilityId, { enabled(c: Current): boolean; description: string }>> = {
-  builtins: { enabled: (c) => c.tools.builtins_enabled, description: 'tools.builtins_enabled = false' },
-  shell: { enabled: (c) => c.tools.shell_enabled, description: 'tools.shell_enabled = false' },
-  schedule: { enabled: (c) => c.tools.schedule_enabled, description: 'config.tools.schedule_enabled is false' },
-  work_graph: { enabled: (c) => c.tools.workgraph_enabled, description: 'config.tools.workgraph_enabled is false' },
-  skills: { enabled: (c) => c.skills?.enabled ?? true, description: 'config.skills.enabled is false' },
-};
-
-/** Host feature flag → the built id that makes it true. */
-const FEATURE_SOURCE: Record<RuntimeFeatureFlag, string> = {
-  runtime_backed_sessions: 'sessions',
-  mobs: 'mob',
-  multi_host_mobs: 'multi_host_mobs',
-  mcp_live: 'mcp_live',
-  comms: 'comms',
-  blobs: 'blobs',
-  session_events: 'streaming',
-  session_streams: 'streaming',
-  schedules: 'schedule',
-  skills: 'skills',
-  event_replay: 'event_replay',
-  artifacts: 'artifacts',
-  approvals: 'approvals',
-  external_members: 'external_members',
-  secure_remote_rpc: 'secure_remote_rpc',
-  durable_jobs: 'durable_jobs',
-};
 
 /** Handlers keyed by the SYSTEM_ROUTES ids. */
 export function systemHandlers(deps: SystemDeps): HandlerTable {
@@ -131,33 +74,12 @@ export function systemHandlers(deps: SystemDeps): HandlerTable {
       // Realm lookups answer auth-style `{error}` bodies (wire-notes §2.8).
       return authErrorBody(new ServiceError('NOT_FOUND', `Unknown realm: ${ctx.params.id}`), ctx.log);
     },
-    'capabilities.get': () => ({ status: 200, body: capabilities(deps) }),
-    'runtime.capabilities': () => ({ status: 200, body: runtimeCapabilities(deps) }),
+    'capabilities.get': () => ({ status: 200, body: deps.capabilities.report() }),
+    'runtime.capabilities': () => ({ status: 200, body: deps.capabilities.runtime() }),
     'runtime.health': () => ({ status: 200, body: runtimeHealth(deps) }),
     'runtime.hostInfo': () => ({ status: 200, body: hostInfo(deps) }),
     'models.catalog': () => ({ status: 200, body: deps.catalog() }),
   };
-}
-
-function capabilities(deps: SystemDeps): CapabilitiesResponse {
-  const current = deps.config.current();
-  const rows: Capability[] = CAPABILITY_IDS.map((id) => ({ id, description: DESCRIPTIONS[id], status: statusOf(id, deps, current) }));
-  return { contract_version: { ...CONTRACT_VERSION }, capabilities: rows };
-}
-
-function statusOf(id: CapabilityId, deps: SystemDeps, current: Current): CapabilityStatus {
-  if (!deps.built.has(id)) return { NotCompiled: { feature: id } };
-  const gate = POLICY_GATES[id];
-  if (gate && !gate.enabled(current)) return { DisabledByPolicy: { description: gate.description } };
-  return 'Available';
-}
-
-function runtimeCapabilities(deps: SystemDeps): RuntimeCapabilities {
-  const features = {} as Record<RuntimeFeatureFlag, boolean>;
-  for (const flag of RUNTIME_FEATURE_FLAGS) features[flag] = deps.built.has(FEATURE_SOURCE[flag]);
-  // "skills: <skill runtime present>": built and enabled by config.
-  features.skills &&= deps.config.current().skills?.enabled ?? true;
-  return { contract_version: { ...CONTRACT_VERSION }, features };
 }
 
 /**
@@ -204,10 +126,10 @@ function hostInfo(deps: SystemDeps): HostInfo {
     host_id_scope: scoped ? 'realm_instance' : 'process',
     process_name: 'warren',
     process_version: WARREN_VERSION,
-    capabilities: runtimeCapabilities(deps),
+    capabilities: deps.capabilities.runtime(),
     health: runtimeHealth(deps),
     realm: realmInfo,
-    endpoints: { rest_base_url: deps.baseUrl(), rest_paths: [...new Set(deps.routes.map((r) => r.path))] },
+    endpoints: { rest_base_url: deps.baseUrl(), rest_paths: [...new Set(deps.routes().map((r) => r.path))] },
   };
 }
 

@@ -4,6 +4,7 @@ import { after, before, beforeEach, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { pino } from 'pino';
+import { CapabilityRegistry } from '../../actors/capability-registry.ts';
 import { LATER_ROUTES } from '../../contracts/routes-later.ts';
 import { CAPABILITY_IDS, RUNTIME_FEATURE_FLAGS, SYSTEM_ROUTES, WARREN_VERSION } from '../../contracts/routes-system.ts';
 import { systemHandlers, type SystemDeps } from '../../http/handlers/system.ts';
@@ -15,6 +16,13 @@ const routes = [...SYSTEM_ROUTES, ...LATER_ROUTES];
 const openapiDoc = buildOpenApi(routes, { title: 'Warren', version: WARREN_VERSION });
 const calls: Array<[string, unknown]> = [];
 let base = '';
+
+/** A capability registry in which `ids` are built, gated by the test's current config. */
+function registryOf(ids: string[]): CapabilityRegistry {
+  const registry = new CapabilityRegistry(() => deps.config.current());
+  for (const id of ids) registry.declare({ id }, 'test');
+  return registry;
+}
 
 function freshDeps(): SystemDeps {
   return {
@@ -35,9 +43,9 @@ function freshDeps(): SystemDeps {
     catalog: () => ({ contract_version: '0.1.0', providers: [] }),
     sessionHealth: () => ({ session_liveness: 0, session_durability: 0, session_run_start: 0, session_runtime_loop: 0 }),
     baseUrl: () => base,
-    routes,
+    routes: () => routes,
     openapi: () => openapiDoc,
-    built: new Set(['sessions', 'streaming', 'structured_output', 'builtins', 'shell', 'schedule', 'work_graph', 'session_store', 'skills', 'event_replay']),
+    capabilities: registryOf(['sessions', 'streaming', 'structured_output', 'builtins', 'shell', 'schedule', 'work_graph', 'session_store', 'skills', 'event_replay']),
   };
 }
 
@@ -120,7 +128,7 @@ describe('system handlers', () => {
   });
 
   it('GET /capabilities prefers NotCompiled over a policy gate', async () => {
-    deps.built = new Set(['sessions']);
+    deps.capabilities = registryOf(['sessions']);
     const rows = (await get('/capabilities')).json.capabilities as Array<{ id: string; status: unknown }>;
     assert.deepEqual(rows.find((c) => c.id === 'builtins')?.status, { NotCompiled: { feature: 'builtins' } });
   });

@@ -1,8 +1,9 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import pino from 'pino';
-import { Supervisor } from '../../actors/supervisor.ts';
-import type { PersistedState, SessionDeps } from '../../actors/session-types.ts';
+import { SessionHost } from '../../actors/session-host.ts';
+import type { PersistedState } from '../../actors/session-types.ts';
+import { Supervisor, type RuntimeDeps } from '../../actors/supervisor.ts';
 import { defaultConfig } from '../../config/toml.ts';
 import { createScriptedProvider } from '../../providers/scripted.ts';
 import { openLmdbStore } from '../../storage/lmdb-store.ts';
@@ -19,20 +20,21 @@ function record(id: string, now: number): SessionRecord {
 
 const turn = (requestId: string) => ({ requestId, kind: 'continue' as const, prompt: 'hi', signal: new AbortController().signal, onCommitting: () => {} });
 
-describe('supervisor (real lmdb, injected clock)', () => {
+describe('session host in the actor registry (real lmdb, injected clock)', () => {
   it('sheds quiet sessions, evicts long-idle ones, and hydrates them back intact', async (t) => {
     const dir = await tmpDir('warren-sup-');
     const store = await openLmdbStore(dir.path);
     let clock = 1_000_000;
     const provider = createScriptedProvider([{ text: 'a' }, { text: 'b' }]);
-    const deps: SessionDeps = {
+    const deps: RuntimeDeps = {
       store, log: pino({ level: 'silent' }), realmId: 'r', contextRoot: dir.path,
       providers: { resolve: () => ({ provider, name: 'scripted', model: 'scripted' }) },
-      config: () => defaultConfig(), buildToolset: () => null, now: () => clock,
+      config: () => defaultConfig(), now: () => clock,
     };
-    const sup = new Supervisor(deps, { idleEvictMs: 60_000, shedAfterMs: 2_000, maxResident: 10, overdueRunMs: 60_000 });
+    const runtime = new Supervisor(deps);
+    const sup = new SessionHost(runtime, { idleEvictMs: 60_000, shedAfterMs: 2_000, maxResident: 10, overdueRunMs: 60_000 });
     t.after(async () => {
-      await sup.close();
+      await runtime.close();
       await store.close();
       await dir.cleanup();
     });
@@ -42,15 +44,15 @@ describe('supervisor (real lmdb, injected clock)', () => {
     assert.equal(actor.dormant, false);
 
     clock += 1_000;
-    sup.sweep();
+    runtime.registry.sweep();
     assert.equal(actor.dormant, false, 'not quiet long enough');
     clock += 1_500;
-    sup.sweep();
+    runtime.registry.sweep();
     assert.equal(actor.dormant, true, 'shed after shedAfterMs');
     assert.equal(sup.residentCount, 1);
 
     clock += 60_000;
-    sup.sweep();
+    runtime.registry.sweep();
     assert.equal(sup.residentCount, 0, 'evicted after idleEvictMs');
     const back = await sup.get('s1');
     assert.notEqual(back, actor, 'a new actor was hydrated from storage');
@@ -63,14 +65,15 @@ describe('supervisor (real lmdb, injected clock)', () => {
     const dir = await tmpDir('warren-sup-');
     const store = await openLmdbStore(dir.path);
     const provider = createScriptedProvider([]);
-    const deps: SessionDeps = {
+    const deps: RuntimeDeps = {
       store, log: pino({ level: 'silent' }), realmId: 'r', contextRoot: dir.path,
       providers: { resolve: () => ({ provider, name: 'scripted', model: 'scripted' }) },
-      config: () => defaultConfig(), buildToolset: () => null, now: Date.now,
+      config: () => defaultConfig(), now: Date.now,
     };
-    const sup = new Supervisor(deps, { idleEvictMs: 600_000, shedAfterMs: 600_000, maxResident: 3, overdueRunMs: 60_000 });
+    const runtime = new Supervisor(deps);
+    const sup = new SessionHost(runtime, { idleEvictMs: 600_000, shedAfterMs: 600_000, maxResident: 3, overdueRunMs: 60_000 });
     t.after(async () => {
-      await sup.close();
+      await runtime.close();
       await store.close();
       await dir.cleanup();
     });

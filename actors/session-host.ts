@@ -1,0 +1,160 @@
+// actors/session-host.ts: the session actor kind. Registers sessions with the actor registry (hydrate
+// from the store, busy while a turn runs, shed when quiet, quarantine a transcript that disagrees with
+// its record) and is what session commands and handlers hold: get/getActive/adopt/peek/forget, the
+// creation writes in flight, and the session health probes.
+import type { Config } from '../contracts/config.ts';
+import { ServiceError } from '../contracts/errors.ts';
+import type { SessionRecord, Store } from '../storage/store.ts';
+import { buildToolset } from '../tools/registry.ts';
+import type { RecordStore } from '../tools/task-store.ts';
+import type { ActorPolicy, KindTable } from './actor-registry.ts';
+import { SessionActor } from './session-actor.ts';
+import type { SessionDeps, SessionSettings } from './session-types.ts';
+import type { Supervisor } from './supervisor.ts';
+import type { TurnToolset } from './turn-runner.ts';
+
+/** The session kind's name in the actor registry. */
+export const SESSION_KIND = 'session';
+
+export interface SessionPolicy extends ActorPolicy {
+  /** A turn running longer than this counts against session_run_start health (ms). */
+  overdueRunMs: number;
+}
+
+/** The four session health dimensions (wire-notes §2.8), each the number of bad resident sessions. */
+export type SessionHealth = Record<'session_liveness' | 'session_durability' | 'session_run_start' | 'session_runtime_loop', number>;
+
+export function sessionNotFound(sessionId: string): ServiceError {
+  return new ServiceError('SESSION_NOT_FOUND', `Session not found: ${sessionId}`, { session_id: sessionId });
+}
+
+function recordsFor(store: Store, ns: string): RecordStore {
+  return {
+    get: (key) => store.getRecord(ns, key),
+    put: (key, value) => store.commit([{ op: 'putRecord', ns, key, value }]),
+    list: (async () => store.listRecords(ns)) as RecordStore['list'],
+  };
+}
+
+/** The session's tools: builtins and shell by its flags, plus what other modules contribute. */
+function sessionToolset(sup: Supervisor, cfg: Config, sessionId: string, settings: SessionSettings): TurnToolset | null {
+  const extra = sup.contributedTools(sessionId, settings as unknown as Readonly<Record<string, unknown>>);
+  if (!settings.builtins && !settings.shell && extra.length === 0) return null;
+  return buildToolset({
+    builtins: settings.builtins, shell: settings.shell, records: recordsFor(sup.deps.store, `tasks:${sessionId}`),
+    shellOptions: { program: cfg.shell.program, timeoutSecs: cfg.shell.timeout_secs, maxOutputChars: cfg.shell.max_output_chars },
+    extra,
+  });
+}
+
+export class SessionHost {
+  readonly deps: SessionDeps;
+  private readonly table: KindTable<SessionActor>;
+  /**
+   * Creation writes still in flight. A first turn's model call starts without waiting for its
+   * creation to be durable; listings wait for these so a session is listed once its turn has begun.
+   */
+  private readonly creations = new Set<Promise<void>>();
+
+  constructor(readonly sup: Supervisor, private readonly policy: SessionPolicy) {
+    const deps: SessionDeps = { ...sup.deps, buildToolset: (id, settings) => sessionToolset(sup, deps.config(), id, settings) };
+    this.deps = deps;
+    this.table = sup.registry.register<SessionActor>({
+      kind: SESSION_KIND,
+      policy,
+      hydrate: (id) => this.hydrate(id),
+      notFound: sessionNotFound,
+      busy: (a) => a.isRunning(),
+      evictable: (a) => a.subscriberCount === 0,
+      shed: (a) => void a.shed(),
+      stop: (a) => a.stop(),
+      quiesce: async (a) => {
+        a.interrupt();
+        a.closeStreams('shutdown');
+        await a.whenSettled();
+      },
+      describe: (a) => ({ state: a.stateValue(), labels: a.snapshotRecord.labels }),
+    });
+  }
+
+  get requests() {
+    return this.sup.requests;
+  }
+
+  get capabilities() {
+    return this.sup.capabilities;
+  }
+
+  get residentCount(): number {
+    return this.table.residentCount;
+  }
+
+  noteCreation(write: Promise<void>): void {
+    const tracked = write.then(() => undefined, () => undefined);
+    this.creations.add(tracked);
+    void tracked.then(() => this.creations.delete(tracked));
+  }
+
+  /** Resolves once every creation write started so far has settled. */
+  async creationsSettled(): Promise<void> {
+    if (this.creations.size) await Promise.all([...this.creations]);
+  }
+
+  /** Registers a freshly created session actor. */
+  adopt(record: SessionRecord): SessionActor {
+    return this.table.adopt(new SessionActor(record, 0, this.deps));
+  }
+
+  /** The live actor for a session (hydrated from storage if needed). Unknown → 404 SESSION_NOT_FOUND. */
+  get(sessionId: string): Promise<SessionActor> {
+    return this.table.get(sessionId);
+  }
+
+  /** Like get(), but an archived session is as unknown as a missing one (404 SESSION_NOT_FOUND). */
+  async getActive(sessionId: string): Promise<SessionActor> {
+    const actor = await this.table.get(sessionId);
+    if (actor.snapshotRecord.archived) throw sessionNotFound(sessionId);
+    return actor;
+  }
+
+  /** The resident actor, without hydrating. */
+  peek(sessionId: string): SessionActor | undefined {
+    return this.table.peek(sessionId);
+  }
+
+  /** Drops a session from the registry (after archive). */
+  forget(sessionId: string): void {
+    this.table.forget(sessionId);
+  }
+
+  private async hydrate(sessionId: string): Promise<SessionActor | undefined> {
+    const { store } = this.deps;
+    const record = await store.getSession(sessionId);
+    if (!record) return undefined;
+    const lastSeq = store.persistent ? await store.lastLedgerSeq(sessionId) : 0;
+    const { total } = await store.readRows(sessionId, 0, 0);
+    const actor = new SessionActor(record, lastSeq, this.deps);
+    // A transcript that disagrees with its committed record is quarantined, not served as if intact.
+    const hold = total !== record.message_count ? 'evidence_quarantined' : null;
+    if (hold) this.deps.log.error({ sessionId, rows: total, expected: record.message_count }, 'session transcript disagrees with its record');
+    actor.recover(hold);
+    return actor;
+  }
+
+  /** Measured session dimensions of GET /runtime/health: the number of bad resident sessions each. */
+  health(): SessionHealth {
+    let liveness = 0;
+    let durability = 0;
+    let runStart = 0;
+    let loop = 0;
+    const overdue = this.deps.now() - this.policy.overdueRunMs;
+    for (const a of this.table.resident()) {
+      const st = a.status().state;
+      if (st === 'held') liveness++;
+      if (a.ledgerHalted) durability++;
+      if (a.isRunning() && a.lastUsedMs < overdue) runStart++;
+      if (a.machineFailed()) loop++;
+    }
+    return { session_liveness: liveness, session_durability: durability, session_run_start: runStart, session_runtime_loop: loop };
+  }
+}
