@@ -3,7 +3,7 @@
 import { resolve } from 'node:path';
 import { LOG_LEVELS, type LogLevel } from './logger.ts';
 
-/** Backends `--realm-backend` accepts. sqlite parses, but opening a realm with it fails clearly. */
+/** Backends `--realm-backend` accepts. */
 export const REALM_BACKEND_CHOICES = ['lmdb', 'jsonl', 'memory', 'sqlite'] as const;
 export type RealmBackendChoice = (typeof REALM_BACKEND_CHOICES)[number];
 
@@ -53,9 +53,8 @@ Options:
                             letter or digit; not UUID-shaped). Default: a new isolated realm-<id>.
   --isolated                Open a new isolated opaque realm (cannot be combined with --realm).
   --instance <id>           Instance id of this process within the realm (same format as realm ids).
-  --realm-backend <name>    Storage backend for a NEW realm: lmdb (default), jsonl, memory or sqlite
-                            (sqlite is not built yet and is refused). Once a realm exists, the backend
-                            pinned in its realm_manifest.json wins.
+  --realm-backend <name>    Storage backend for a NEW realm: lmdb (default), sqlite, jsonl or memory.
+                            Once a realm exists, the backend pinned in its realm_manifest.json wins.
   --state-root <path>       Directory holding realms: each realm is <path>/<realm>/. Default:
                             <app data>/warren/realms (~/.local/share or $XDG_DATA_HOME on Linux,
                             ~/Library/Application Support on macOS, %APPDATA% on Windows).

@@ -1,8 +1,9 @@
 // storage/open-store.ts: picks the Store backend named by `--realm-backend`; app.ts is the caller.
-// An unsupported name (sqlite from SPEC.md, or anything else) fails loudly: there is no silent fallback.
+// An unsupported name fails loudly: there is no silent fallback.
 import { ServiceError } from '../contracts/errors.ts';
 import { SUPPORTED_BACKENDS, type Store } from './store.ts';
 import { openLmdbStore } from './lmdb-store.ts';
+import { openSqliteStore } from './sqlite-store.ts';
 import { openJsonlStore } from './jsonl-store.ts';
 import { createMemoryStore } from './memory-store.ts';
 
@@ -14,6 +15,8 @@ export async function openStore(backend: string, dir: string): Promise<Store> {
   switch (backend) {
     case 'lmdb':
       return openLmdbStore(dir);
+    case 'sqlite':
+      return openSqliteStore(dir);
     case 'jsonl':
       return openJsonlStore(dir);
     case 'memory':

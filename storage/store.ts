@@ -1,9 +1,9 @@
-// storage/store.ts: the Store interface every backend implements (lmdb default, jsonl, memory).
+// storage/store.ts: the Store interface every backend implements (lmdb default, sqlite, jsonl, memory).
 // Actors are the only callers; writes go through one chained writer per actor (actors/persistence.ts).
 import type { Message } from '../contracts/transcript.ts';
 
-export type BackendName = 'lmdb' | 'jsonl' | 'memory';
-export const SUPPORTED_BACKENDS: readonly BackendName[] = ['lmdb', 'jsonl', 'memory'];
+export type BackendName = 'lmdb' | 'sqlite' | 'jsonl' | 'memory';
+export const SUPPORTED_BACKENDS: readonly BackendName[] = ['lmdb', 'sqlite', 'jsonl', 'memory'];
 
 /** Durable per-session record: metadata plus the session machine's persisted snapshot. */
 export interface SessionRecord {

@@ -113,13 +113,22 @@ describe('openRealm', () => {
     assert.deepEqual((await readdir(join(stateRoot, 'shared'))).sort(), ['config.toml', 'config_state.json', 'realm_manifest.json', 'store']);
   });
 
-  it('refuses to create a realm on the unbuilt sqlite backend and writes nothing', async () => {
+  it('pins a new realm to sqlite when asked', async () => {
     const stateRoot = join(root, 'sqlite');
+    const realm = await openRealm({ realm: 'lite', stateRoot, backendHint: 'sqlite', isolated: false, logger: capturingLogger().logger });
+    assert.equal(realm.backend, 'sqlite');
+    const manifest = JSON.parse(await readFile(join(stateRoot, 'lite', 'realm_manifest.json'), 'utf8')) as Record<string, unknown>;
+    assert.equal(manifest.backend, 'sqlite');
+  });
+
+  it('refuses to create a realm on a backend this build lacks and writes nothing', async () => {
+    const stateRoot = join(root, 'unbuilt');
+    const backendHint = 'postgres' as unknown as 'sqlite';
     await assert.rejects(
-      openRealm({ realm: 'lite', stateRoot, backendHint: 'sqlite', isolated: false, logger: capturingLogger().logger }),
-      (err: unknown) => err instanceof ServiceError && /sqlite.*supported backends: lmdb, jsonl, memory/.test(err.message),
+      openRealm({ realm: 'pg', stateRoot, backendHint, isolated: false, logger: capturingLogger().logger }),
+      (err: unknown) => err instanceof ServiceError && /postgres.*supported backends: lmdb, sqlite, jsonl, memory/.test(err.message),
     );
-    await assert.rejects(readdir(join(stateRoot, 'lite')), { code: 'ENOENT' });
+    await assert.rejects(readdir(join(stateRoot, 'pg')), { code: 'ENOENT' });
   });
 
   it('rejects an invalid realm id and --isolated with a realm', async () => {

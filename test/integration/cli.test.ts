@@ -1,10 +1,10 @@
 // test/integration/cli.test.ts: `warren serve` as a real child process (main.ts): it logs a JSON
-// 'listening' line, serves real HTTP, exits 0 on SIGTERM, refuses an unbuilt backend in one line, and
+// 'listening' line, serves real HTTP, exits 0 on SIGTERM, creates a sqlite realm when asked, and
 // creates an opaque `realm-…` realm when --realm is omitted (SPEC.md "What the service does").
 import { describe, it, type TestContext } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn, type ChildProcess } from 'node:child_process';
-import { readdir, stat } from 'node:fs/promises';
+import { readdir, readFile, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
@@ -104,15 +104,15 @@ describe('warren serve (cli)', () => {
     });
   }
 
-  it('refuses --realm-backend sqlite with exit 1 and a one-line reason naming the supported backends', TIMEOUT, async (t) => {
+  it('creates a sqlite realm with --realm-backend sqlite: the manifest pins it and the store is one SQLite file', TIMEOUT, async (t) => {
     const root = await stateRoot(t);
-    const run = spawnWarren(t, ['--port', '0', '--state-root', root, '--realm', 'sq', '--realm-backend', 'sqlite']);
-    const { code } = await run.exit;
-    assert.equal(code, 1);
-    const stderr = run.stderr();
-    assert.match(stderr, /^warren: [^\n]+\n$/, `one line on stderr: ${JSON.stringify(stderr)}`);
-    for (const word of ['sqlite', 'lmdb', 'jsonl', 'memory']) assert.ok(stderr.includes(word), `${word} missing: ${stderr}`);
-    assert.deepEqual(await readdir(root), [], 'no realm was created');
+    const run = await startWarren(t, ['--port', '0', '--state-root', root, '--realm', 'sq', '--realm-backend', 'sqlite', '--http-transport', 'node']);
+    assert.equal(run.listening.backend, 'sqlite');
+    const manifest = JSON.parse(await readFile(join(root, 'sq', 'realm_manifest.json'), 'utf8')) as { backend: string };
+    assert.equal(manifest.backend, 'sqlite');
+    assert.ok((await readdir(join(root, 'sq', 'store'))).includes('warren.sqlite'));
+    run.child.kill('SIGTERM');
+    assert.deepEqual(await run.exit, { code: 0, signal: null });
   });
 
   it('creates a new opaque realm-… directory under the state root when --realm is omitted', TIMEOUT, async (t) => {

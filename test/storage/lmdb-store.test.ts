@@ -2,11 +2,7 @@
 // works from two OS processes on one realm at the same time, and reads realms written without its last-seq table.
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
-import { once } from 'node:events';
-import { createInterface } from 'node:readline';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { isServiceError } from '../../contracts/errors.ts';
 import { open } from 'lmdb';
 import { openLmdbStore } from '../../storage/lmdb-store.ts';
@@ -14,10 +10,7 @@ import type { StoreOp } from '../../storage/store.ts';
 import { storeConformance } from '../conformance/store.suite.ts';
 import { dirStoreFactory, entries, sessionRecord, userRow } from '../helpers/store-builders.ts';
 import { tmpDir } from '../helpers/tmp-dir.ts';
-import { appendContended } from '../helpers/lmdb-child.ts';
-
-const repoRoot = fileURLToPath(new URL('../../', import.meta.url));
-const childScript = fileURLToPath(new URL('../helpers/lmdb-child.ts', import.meta.url));
+import { twoProcessContention } from '../helpers/two-process-store.ts';
 
 storeConformance('lmdb', dirStoreFactory('warren-lmdb-', openLmdbStore));
 
@@ -124,39 +117,6 @@ describe('lmdb store', () => {
     t.after(() => dir.cleanup());
     const store = await openLmdbStore(dir.path);
     t.after(() => store.close());
-    await store.commit([{ op: 'putSession', session: sessionRecord('parent', 1) }]);
-
-    const perWriter = 30;
-    const child = spawn(process.execPath, ['--import', 'tsx', childScript, dir.path, String(perWriter)], {
-      cwd: repoRoot,
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    t.after(() => {
-      if (child.exitCode === null) child.kill();
-    });
-    let stderr = '';
-    child.stderr.setEncoding('utf8').on('data', (chunk: string) => (stderr += chunk));
-    const exited = once(child, 'exit');
-    const lines = createInterface({ input: child.stdout })[Symbol.asyncIterator]();
-
-    const ready = await lines.next();
-    assert.equal(ready.done, false, `child ended early: ${stderr}`);
-    assert.deepEqual(JSON.parse(ready.value as string), { ready: true, sawParent: true });
-
-    // Both processes now race for the same session's next ledger seq.
-    await appendContended(store, 'shared', 'parent', perWriter);
-    const [code] = await exited;
-    assert.equal(code, 0, stderr);
-    const done = await lines.next();
-    assert.equal(JSON.parse(done.value as string).done, true);
-
-    const child2 = await store.getSession('child');
-    assert.equal(child2?.labels.pid, String(child.pid));
-    assert.equal(await store.countSessions(), 2);
-    const ledger = await store.readLedger('shared', 0);
-    assert.deepEqual(ledger.map((e) => e.seq), Array.from({ length: 2 * perWriter }, (_, i) => i + 1));
-    const writers = ledger.map((e) => (e.payload as { writer: string }).writer);
-    assert.equal(writers.filter((w) => w === 'parent').length, perWriter);
-    assert.equal(writers.filter((w) => w === 'child').length, perWriter);
+    await twoProcessContention(t, 'lmdb', dir.path, store);
   });
 });

@@ -1,20 +1,27 @@
-// test/helpers/lmdb-child.ts: a second OS process on one lmdb realm, for test/storage/lmdb-store.test.ts.
-// Run as `node --import tsx test/helpers/lmdb-child.ts <dir> <count>`; it reports JSON lines on stdout.
+// test/helpers/store-child.ts: a second OS process on one realm store (lmdb or sqlite), for the two-process
+// tests in test/storage/. Run as `node --import tsx test/helpers/store-child.ts <backend> <dir> <count>`;
+// it reports JSON lines on stdout and starts writing when a line arrives on stdin.
+import { once } from 'node:events';
+import { createInterface } from 'node:readline';
 import { pathToFileURL } from 'node:url';
 import { isServiceError } from '../../contracts/errors.ts';
-import { openLmdbStore } from '../../storage/lmdb-store.ts';
+import { openStore } from '../../storage/open-store.ts';
 import type { Store } from '../../storage/store.ts';
 
 /**
- * Appends `count` entries by `writer` to one session's ledger at lastLedgerSeq + 1, retrying on CONFLICT
- * when another writer (another process) took that seq first.
+ * Commits `count` turn-like batches by `writer` to one session: a transcript row at the current row count and
+ * a ledger entry at lastLedgerSeq + 1, in one commit. Both are read before the commit, so another writer
+ * (another process) may get there first: the stale batch must fail whole with CONFLICT (its row would
+ * overwrite, but its ledger seq is taken), and it is retried with fresh reads.
  */
 export async function appendContended(store: Store, sessionId: string, writer: string, count: number): Promise<number> {
   let conflicts = 0;
   for (let done = 0; done < count; ) {
     const seq = (await store.lastLedgerSeq(sessionId)) + 1;
+    const { total } = await store.readRows(sessionId, 0, 0);
     try {
       await store.commit([
+        { op: 'putRows', sessionId, fromIndex: total, rows: [{ role: 'user', content: `${writer} ${seq}`, created_at: '2026-01-01T00:00:00.000Z' }] },
         { op: 'appendLedger', sessionId, entries: [{ seq, kind: 'write', timestamp_ms: seq, payload: { writer } }] },
       ]);
       done++;
@@ -30,10 +37,14 @@ function report(line: object): void {
   process.stdout.write(`${JSON.stringify(line)}\n`);
 }
 
-async function main(dir: string, count: number): Promise<void> {
-  const store = await openLmdbStore(dir);
+async function main(backend: string, dir: string, count: number): Promise<void> {
+  const store = await openStore(backend, dir);
   const parent = await store.getSession('parent');
   report({ ready: true, sawParent: parent?.session_id === 'parent' });
+  // Both processes race at once: the parent sends a line, this process answers and starts, the parent
+  // starts on the answer.
+  await once(createInterface({ input: process.stdin }), 'line');
+  report({ going: true });
   await store.commit([
     {
       op: 'putSession',
@@ -56,8 +67,8 @@ async function main(dir: string, count: number): Promise<void> {
 }
 
 if (import.meta.url === pathToFileURL(process.argv[1] ?? '').href) {
-  const [dir, count] = process.argv.slice(2);
-  main(dir, Number(count)).catch((err: unknown) => {
+  const [backend, dir, count] = process.argv.slice(2);
+  main(backend, dir, Number(count)).catch((err: unknown) => {
     process.stderr.write(`${String(err)}\n`);
     process.exitCode = 1;
   });
