@@ -4,7 +4,7 @@
 // every session is readable and well-formed, and each one either runs a new turn or answers 409
 // SESSION_NOT_RUNNING with the durable_resume_hold payload. Never corrupt, never a 500.
 //
-// Reproduce a run with WARREN_KILL_SEED=<seed> (printed as a diagnostic); WARREN_KILL_LMDB / WARREN_KILL_JSONL
+// Reproduce a run with WARREN_KILL_SEED=<seed> (printed as a diagnostic); WARREN_KILL_LMDB / _SQLITE / _JSONL
 // change the number of kills. The seed fixes the script and the kill plan; the OS still decides the interleaving.
 import { describe, it, type TestContext } from 'node:test';
 import assert from 'node:assert/strict';
@@ -17,13 +17,14 @@ import type { Rng, TurnRec, SessRec, Mode, Stats, Reply } from '../helpers/durab
 const SEED = envInt('WARREN_KILL_SEED') ?? (Date.now() ^ (process.pid << 8)) >>> 0;
 const LMDB_KILLS = envInt('WARREN_KILL_LMDB') ?? 20;
 const JSONL_KILLS = envInt('WARREN_KILL_JSONL') ?? 5;
+const SQLITE_KILLS = envInt('WARREN_KILL_SQLITE') ?? 6;
 /** Concurrent client loops, each driving one session at a time. */
 const WORKERS = 3;
 const HOLD_CLASSES = new Set(['tail_held_for_recovery', 'recovery_refused', 'evidence_quarantined']);
 
 interface Campaign {
   t: TestContext;
-  backend: 'lmdb' | 'jsonl';
+  backend: 'lmdb' | 'sqlite' | 'jsonl';
   kills: number;
   seed: number;
 }
@@ -376,6 +377,12 @@ describe('kill -9 durability (real server process)', () => {
     const began = performance.now();
     const stats = await runCampaign({ t, backend: 'lmdb', kills: LMDB_KILLS, seed: SEED });
     report(t, 'lmdb', stats, performance.now() - began);
+  });
+
+  it(`sqlite: ${SQLITE_KILLS} random SIGKILLs lose no acknowledged turn and leave every session readable and resumable or held`, { timeout: 120_000 }, async (t) => {
+    const began = performance.now();
+    const stats = await runCampaign({ t, backend: 'sqlite', kills: SQLITE_KILLS, seed: (SEED + 2) >>> 0 });
+    report(t, 'sqlite', stats, performance.now() - began);
   });
 
   it(`jsonl: ${JSONL_KILLS} random SIGKILLs lose no acknowledged turn and leave every session readable and resumable or held`, { timeout: 120_000 }, async (t) => {

@@ -1,4 +1,4 @@
-// Kill -9 on both transports: the real server runs as a child process (`main.ts serve`, scripted
+// Kill -9 on both transports (lmdb) and on the sqlite backend: the real server runs as a child process (`main.ts serve`, scripted
 // provider from the realm's config.toml) while a client records the seqs it saw; after SIGKILL and a
 // restart on the same realm, a reconnect with Last-Event-ID replays exactly the missing events and the
 // ledger route shows one contiguous sequence that holds everything the client saw.
@@ -23,14 +23,17 @@ async function ledger(base: string, id: string): Promise<Envelope[]> {
   }
 }
 
-for (const transport of ['uws', 'node'] as const) {
-  describe(`kill -9 and reconnect (${transport})`, () => {
+/** Both transports on the default lmdb realm; sqlite on one transport (the store, not the transport, is under test). */
+const CASES = [['uws', 'lmdb'], ['node', 'lmdb'], ['node', 'sqlite']] as const;
+
+for (const [transport, backend] of CASES) {
+  describe(`kill -9 and reconnect (${transport}, ${backend})`, () => {
     it('replays exactly the missing events after a restart, and the ledger stays contiguous', async (t) => {
       const dir = await tmpDir('warren-crash-');
       t.after(() => dir.cleanup());
       const chunks = Array.from({ length: FLOOD }, (_, i) => `k${i} `);
       await writeRealmConfig(dir.path, REALM, { providers: { scripted: { replies: [{ text: 'ready' }, { chunks }] } } });
-      const serve = () => startServerProcess({ stateRoot: dir.path, realm: REALM, args: ['--http-transport', transport], t });
+      const serve = () => startServerProcess({ stateRoot: dir.path, realm: REALM, backend, args: ['--http-transport', transport], t });
 
       const first = await serve();
       const created = await call(first.url, 'POST', '/sessions', { prompt: 'hi', provider: 'scripted' });
@@ -65,7 +68,7 @@ for (const transport of ['uws', 'node'] as const) {
       await after.until((x) => x.envelopes().length === last - lastSeen, 'the replay');
       assert.deepEqual(after.envelopes(), all.slice(lastSeen), 'replayed: none missing, none duplicated');
       assert.equal(after.frames.filter((f) => f.event === 'stream_truncated').length, 0);
-      t.diagnostic(`${transport}: client saw ${lastSeen}, ledger had ${last}, replayed ${last - lastSeen}`);
+      t.diagnostic(`${transport} ${backend}: client saw ${lastSeen}, ledger had ${last}, replayed ${last - lastSeen}`);
 
       const earlySeen = seqsOf(early.envelopes());
       assert.deepEqual(early.envelopes(), all.slice(0, earlySeen.length));

@@ -1,4 +1,4 @@
-// Reconnect with Last-Event-ID or ?after_seq=: persistent realms (lmdb, jsonl) replay exactly the missed
+// Reconnect with Last-Event-ID or ?after_seq=: persistent realms (lmdb, sqlite, jsonl) replay exactly the missed
 // events from the ledger and continue live with no gap and no duplicate, also while a turn is streaming;
 // memory realms replay from their 256-entry ring and say `replay_unavailable` beyond it.
 import { describe, it } from 'node:test';
@@ -20,7 +20,7 @@ async function ledger(base: string, id: string): Promise<Envelope[]> {
   return page.body.events as Envelope[];
 }
 
-const PERSISTENT = [['lmdb', 'uws'], ['lmdb', 'node'], ['jsonl', 'uws'], ['jsonl', 'node']] as const;
+const PERSISTENT = [['lmdb', 'uws'], ['lmdb', 'node'], ['sqlite', 'uws'], ['sqlite', 'node'], ['jsonl', 'uws'], ['jsonl', 'node']] as const;
 
 for (const [backend, transport] of PERSISTENT) {
   describe(`reconnect replay (${backend}, ${transport})`, () => {

@@ -40,12 +40,12 @@ describe('sqlite store', () => {
     assert.deepEqual(row, { session_id: 's', at: 1 });
   });
 
-  it('runs its connection with synchronous=FULL (2) and a busy timeout', async (t) => {
+  it('runs its writing connection with synchronous=FULL (2) and busy timeouts', async (t) => {
     const dir = await tmpDir('warren-sqlite-');
     t.after(() => dir.cleanup());
     const store = await openSqliteStore(dir.path);
     t.after(() => store.close());
-    assert.deepEqual(sqliteSettings(store), { journal_mode: 'wal', synchronous: 2, busy_timeout: 5000 });
+    assert.deepEqual(await sqliteSettings(store), { journal_mode: 'wal', synchronous: 2, busy_timeout: 5000, reader_busy_timeout: 5000 });
   });
 
   it('reopens without re-running migrations, and refuses a file from a newer schema', async (t) => {
@@ -156,7 +156,7 @@ describe('sqlite store', () => {
     other.exec('BEGIN IMMEDIATE');
     let landed = false;
     const first = store.commit([{ op: 'appendLedger', sessionId: 's', entries: entries(1) }]).then(() => (landed = true));
-    // The flush has run and found the lock taken; this code runs, so the loop is free, and reads still work.
+    // The writer thread waits for the lock; this code runs, so the loop is free, and reads still work.
     for (let i = 0; i < 3; i++) await new Promise((resolve) => setImmediate(resolve));
     assert.equal(landed, false);
     assert.equal((await store.getSession('s'))?.session_id, 's');
