@@ -1,5 +1,5 @@
-// Kill -9 on both transports (lmdb) and on the sqlite backend: the real server runs as a child process (`main.ts serve`, scripted
-// provider from the realm's config.toml) while a client records the seqs it saw; after SIGKILL and a
+// Kill -9 on both transports (lmdb) and on the sqlite backend: the real server runs as a child process
+// (`main.ts serve`, scripted provider from the realm's config.toml) while a client records the seqs it saw; after SIGKILL and a
 // restart on the same realm, a reconnect with Last-Event-ID replays exactly the missing events and the
 // ledger route shows one contiguous sequence that holds everything the client saw.
 import { describe, it } from 'node:test';
