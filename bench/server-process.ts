@@ -78,7 +78,7 @@ export interface ServerOptions {
   stateRoot: string;
   realm?: string;
   transport?: 'uws' | 'node';
-  backend?: 'lmdb' | 'memory' | 'jsonl';
+  backend?: 'lmdb' | 'sqlite' | 'memory' | 'jsonl';
   /** Fake LLM base URL, written into config.toml for self_hosted and anthropic. */
   llmUrl: string;
   /** Extra node flags, e.g. ['--cpu-prof', '--cpu-prof-dir=…']. */

@@ -1,5 +1,5 @@
 // bench/scenarios/durability.ts: scenario 5, the cost of durability. The same create+turn closed loop on
-// the lmdb backend (every turn's commit is durable before the reply) and on the memory backend.
+// the durable backends (lmdb, sqlite, jsonl: every turn's commit is durable before the reply) and on memory.
 import { WarrenClient } from '../load.ts';
 import { withServer, type BenchContext, type Row, type Scenario, type ScenarioResult } from '../scenario.ts';
 import { round } from '../stats.ts';
@@ -9,7 +9,7 @@ import { measureCreate, TURN_COLUMNS, turnRow, warmUp } from './turns.ts';
 export async function compareVariants(
   ctx: BenchContext,
   levels: number[],
-  variants: Array<{ key: string; value: string; server: { backend?: 'lmdb' | 'memory'; transport?: 'uws' | 'node' } }>,
+  variants: Array<{ key: string; value: string; server: { backend?: 'lmdb' | 'sqlite' | 'jsonl' | 'memory'; transport?: 'uws' | 'node' } }>,
   keyName: string,
 ): Promise<{ rows: Row[]; rates: Map<string, number> }> {
   const rows: Row[] = [];
@@ -35,18 +35,22 @@ export async function compareVariants(
 
 export const durabilityScenario: Scenario = {
   id: 'durability',
-  title: 'Durable commit: lmdb vs memory backend (create+turn)',
+  title: 'Durable commit: lmdb, sqlite and jsonl vs the memory backend (create+turn)',
   async run(ctx: BenchContext): Promise<ScenarioResult> {
     const levels = ctx.concurrencies.filter((c) => c <= 10);
     const { rows, rates } = await compareVariants(ctx, levels.length ? levels : [1], [
       { key: 'lmdb', value: 'lmdb (durable)', server: { backend: 'lmdb' } },
+      { key: 'sqlite', value: 'sqlite (durable)', server: { backend: 'sqlite' } },
+      { key: 'jsonl', value: 'jsonl (durable)', server: { backend: 'jsonl' } },
       { key: 'memory', value: 'memory (not durable)', server: { backend: 'memory' } },
     ], 'backend');
-    const notes = ['Same loop as the create+turn rows of scenario 1, uWS transport; lmdb and memory alternate per concurrency so that drift hits both.'];
+    const notes = ['Same loop as the create+turn rows of scenario 1, uWS transport; the backends alternate per concurrency so that drift hits all of them.'];
     for (const c of levels) {
-      const l = rates.get(`lmdb:${c}`);
       const m = rates.get(`memory:${c}`);
-      if (l && m) notes.push(`c=${c}: lmdb runs at ${round((100 * l) / m)}% of the memory backend's turns/s.`);
+      for (const key of ['lmdb', 'sqlite', 'jsonl']) {
+        const r = rates.get(`${key}:${c}`);
+        if (r && m) notes.push(`c=${c}: ${key} runs at ${round((100 * r) / m)}% of the memory backend's turns/s.`);
+      }
     }
     return { id: 'durability', title: this.title, columns: ['backend', 'c', ...TURN_COLUMNS], rows, notes, targets: [] };
   },
