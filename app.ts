@@ -12,6 +12,7 @@ import { RealmConfig } from './config/realm-config.ts';
 import { openRealm } from './config/realm.ts';
 import { createHttpServer } from './http/create-server.ts';
 import { composeModules, type ModuleFactory } from './http/module-unit.ts';
+import { authModule } from './http/modules/auth-module.ts';
 import { eventsModule } from './http/modules/events-module.ts';
 import { sessionsModule } from './http/modules/sessions-module.ts';
 import { systemModule } from './http/modules/system-module.ts';
@@ -30,6 +31,7 @@ const MODULES: readonly ModuleFactory[] = [
   systemModule,
   sessionsModule,
   eventsModule,
+  authModule,
 ];
 
 export interface AppOptions extends Partial<StartOptions> {
@@ -42,6 +44,8 @@ export interface AppOptions extends Partial<StartOptions> {
   /** An idle session sheds its live XState actor, hub and writer after this long (default 2 s). */
   shedAfterMs?: number;
   maxResidentSessions?: number;
+  /** Injected clocks by subsystem (e.g. `auth`: token expiry and login lifetimes); default Date.now. Tests move them. */
+  clocks?: Record<string, () => number>;
 }
 
 export interface App {
@@ -80,7 +84,7 @@ export async function createApp(opts: AppOptions = {}): Promise<App> {
     log: log.child({ component: 'sessions' }),
     realmId: realm.realmId,
     contextRoot,
-    providers: { resolve: (m, p) => providers.resolve(m, p) },
+    providers: { resolve: (m, p, c) => providers.resolve(m, p, c) },
     config: () => realmConfig.current(),
     now: Date.now,
   });
@@ -93,7 +97,9 @@ export async function createApp(opts: AppOptions = {}): Promise<App> {
       maxResident: opts.maxResidentSessions ?? 200_000,
       overdueRunMs: 30 * 60_000,
     },
-    realm: { realmId: realm.realmId, instanceId: opts.instance, backend: realm.backend, stateRoot: opts.stateRoot, contextRoot },
+    realm: { realmId: realm.realmId, instanceId: opts.instance, backend: realm.backend, stateRoot: opts.stateRoot, contextRoot, dir: realm.dir },
+    env,
+    clock: (name) => opts.clocks?.[name] ?? Date.now,
     config: realmConfig,
     modelCatalog,
     openapi: (all) => buildOpenApi(all, { title: 'Warren', version: WARREN_VERSION }),

@@ -96,7 +96,8 @@ export class SessionActor extends SessionCore {
     const onPhase = (phase: TurnPhase) => this.machine.send({ type: 'turn.phase', generation, phase });
     let committing = false;
     try {
-      const { provider, model } = this.deps.providers.resolve(settings.model, settings.provider);
+      const credential = await this.deps.credentials?.credentialFor(settings.auth_binding, settings.provider, settings.model);
+      const { provider, model } = this.deps.providers.resolve(settings.model, settings.provider, credential);
       const cfg = this.deps.config();
       const result = await runTurn({
         sessionId: this.id,

@@ -3,6 +3,7 @@
 // machine decide busy; the reply is built from the committed result.
 import { createHash, randomUUID } from 'node:crypto';
 import { ServiceError } from '../contracts/errors.ts';
+import type { AuthBinding } from '../contracts/auth.ts';
 import type { ContinueSessionRequest, CreateSessionRequest, SystemContextRequest, SystemPromptRequest } from '../contracts/session.ts';
 import type { Message } from '../contracts/transcript.ts';
 import { defaultModel } from '../providers/catalog.ts';
@@ -50,15 +51,37 @@ function requireCapabilities(host: SessionHost, body: Partial<CreateSessionReque
   if (body.enable_workgraph === true) caps.require('work_graph', 'WorkGraph tools');
 }
 
+function selectorOf(ref: AuthBinding): AuthBinding {
+  return { realm: ref.realm, binding: ref.binding, ...(ref.profile ? { profile: ref.profile } : {}) };
+}
+
+async function checkSelector(sup: SessionHost, ref: AuthBinding): Promise<{ provider: string; defaultModel?: string }> {
+  if (!sup.deps.credentials) throw sup.capabilities.unavailable('auth');
+  return sup.deps.credentials.checkSelector(ref);
+}
+
+function sameProvider(bindingProvider: string, sessionProvider: string, binding: string): void {
+  if (bindingProvider !== sessionProvider) {
+    throw new ServiceError('BAD_REQUEST', `auth binding '${binding}' is for provider '${bindingProvider}', but the session uses '${sessionProvider}'`);
+  }
+}
+
 /** POST /sessions: creates the session durably, then runs its first turn. */
 export async function createSession(sup: SessionHost, body: CreateSessionRequest, requestId: string, signal: AbortSignal, onCommitting: () => void): Promise<TurnReply> {
   const { deps } = sup;
   const cfg = deps.config();
   if (body.keep_alive === true && !body.comms_name) throw new ServiceError('BAD_REQUEST', 'keep_alive requires comms_name');
   requireCapabilities(sup, body);
-  const resolved = deps.providers.resolve(body.model ?? (cfg.agent.model || defaultModel()), body.provider ?? null);
+  const selector = body.auth_binding ? selectorOf(body.auth_binding) : undefined;
+  const bound = selector ? await checkSelector(sup, selector) : undefined;
+  // A selector without model or provider picks the binding's provider (and its default model, if any).
+  const resolved = bound && body.model == null && body.provider == null
+    ? deps.providers.resolve(bound.defaultModel ?? null, bound.provider)
+    : deps.providers.resolve(body.model ?? (cfg.agent.model || defaultModel()), body.provider ?? null);
+  if (bound) sameProvider(bound.provider, resolved.name, selector!.binding);
   // A missing key or base URL is known without a call: answer 502 PROVIDER_ERROR before creating anything.
-  const problem = resolved.provider.preflight?.(resolved.model);
+  const credential = await deps.credentials?.credentialFor(selector, resolved.name, resolved.model);
+  const problem = (credential ? deps.providers.resolve(resolved.model, resolved.name, credential) : resolved).provider.preflight?.(resolved.model);
   if (problem) throw problem;
   const flags = resolveFlags(body, cfg.tools);
   const settings: SessionSettings = {
@@ -71,6 +94,7 @@ export async function createSession(sup: SessionHost, body: CreateSessionRequest
     keep_alive: false,
     ...(body.comms_name ? { comms_name: body.comms_name } : {}),
     ...(body.structured_output_retries != null ? { structured_output_retries: body.structured_output_retries } : {}),
+    ...(selector ? { auth_binding: selector } : {}),
   };
   const now = deps.now();
   const systemText = typeof body.system_prompt === 'string' ? body.system_prompt : body.system_prompt == null ? cfg.agent.system_prompt : undefined;
@@ -122,6 +146,19 @@ export async function continueSession(sup: SessionHost, sessionId: string, body:
     const r = sup.deps.providers.resolve(body.model ?? s.model, keepProvider);
     patch.model = r.model;
     patch.provider = r.name as ProviderName;
+  }
+  // A new selector swaps credentials from this turn on (wire-notes §1.2 hot swap); an unknown binding
+  // or a provider mismatch is refused before the turn starts.
+  const selector = body.auth_binding ? selectorOf(body.auth_binding) : s.auth_binding;
+  if (selector) {
+    const bound = await checkSelector(sup, selector);
+    if (body.auth_binding) patch.auth_binding = selector;
+    if (body.model == null && body.provider == null && bound.provider !== s.provider) {
+      const r = sup.deps.providers.resolve(bound.defaultModel ?? null, bound.provider);
+      patch.model = r.model;
+      patch.provider = r.name as ProviderName;
+    }
+    sameProvider(bound.provider, patch.provider ?? s.provider, selector.binding);
   }
   if (body.max_tokens != null) patch.max_tokens = body.max_tokens;
   if (body.comms_name != null) patch.comms_name = body.comms_name;

@@ -1,6 +1,7 @@
 // actors/session-types.ts: the persisted session state (SessionRecord.state) and the dependencies a
 // session actor is built with. Shared by the session files (session-host.ts, -core, -actor, -commands).
 import type { ContentInput } from '../contracts/transcript.ts';
+import type { AuthBinding } from '../contracts/auth.ts';
 import type { ProviderName } from '../providers/provider.ts';
 import type { RuntimeDeps } from './supervisor.ts';
 import type { TurnToolset } from './turn-runner.ts';
@@ -15,6 +16,8 @@ export interface SessionSettings {
   keep_alive: boolean;
   comms_name?: string;
   structured_output_retries?: number;
+  /** The credential selector (actors/auth): picks the binding's credential and base URL at each turn. */
+  auth_binding?: AuthBinding;
 }
 
 /** The input of a turn that was accepted but not yet committed (kept for crash diagnosis only). */

@@ -3,16 +3,25 @@
 // plus the dependencies actors are built with. app.ts makes one; module units register into it.
 import type { Logger } from 'pino';
 import type { Config } from '../contracts/config.ts';
-import type { Provider, ProviderName } from '../providers/provider.ts';
+import type { AuthBinding } from '../contracts/auth.ts';
+import type { Provider, ProviderCredential, ProviderName } from '../providers/provider.ts';
 import type { Store } from '../storage/store.ts';
 import type { Tool } from '../tools/tool.ts';
 import { ActorRegistry } from './actor-registry.ts';
 import { CapabilityRegistry } from './capability-registry.ts';
 import { RequestRegistry } from './request-registry.ts';
 
-/** Picks the provider adapter for a model (and optional provider name). */
+/** Picks the provider adapter for a model (and optional provider name, and binding credential). */
 export interface ProviderResolver {
-  resolve(model?: string | null, provider?: string | null): { provider: Provider; name: ProviderName; model: string };
+  resolve(model?: string | null, provider?: string | null, credential?: ProviderCredential): { provider: Provider; name: ProviderName; model: string };
+}
+
+/** Turn-time credentials from realm auth bindings (actors/auth/auth-service.ts). */
+export interface CredentialResolver {
+  /** Validates a selector before anything is created; answers the binding's provider. */
+  checkSelector(ref: AuthBinding): Promise<{ provider: string; defaultModel?: string }>;
+  /** The selector's (or the realm default binding's) credential; undefined means the environment key. */
+  credentialFor(ref: AuthBinding | undefined, provider: string, model: string): Promise<ProviderCredential | undefined>;
 }
 
 /** What every actor kind may be built with. */
@@ -22,6 +31,8 @@ export interface RuntimeDeps {
   realmId: string;
   contextRoot: string;
   providers: ProviderResolver;
+  /** Set by the auth module (http/modules/auth-module.ts); absent, sessions use the environment keys. */
+  credentials?: CredentialResolver;
   config(): Config;
   now(): number;
 }

@@ -25,4 +25,6 @@ export interface RouteDef {
   headers?: string[];
   /** Capability id gating the route, when it belongs to an optional feature. */
   capability?: string;
+  /** 'error_only': every error of this route is projected as `{error}` (SPEC.md "Errors": auth routes). */
+  errorBody?: 'error_only';
 }

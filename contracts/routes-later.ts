@@ -39,18 +39,6 @@ export const LATER_ROUTES: RouteDef[] = [
   later('ingress', 'sessions.peerResponseTerminal', 'POST', '/sessions/{id}/peer-response-terminal', 'Queue a terminal peer response', webhook),
 
 
-  later('auth', 'auth.profiles.list', 'GET', '/auth/profiles', 'List auth profiles, backend profiles and bindings'),
-  later('auth', 'auth.profiles.store', 'POST', '/auth/profiles', 'Store credentials for a binding', { status: 201 }),
-  later('auth', 'auth.bindings.get', 'GET', '/auth/bindings/{binding_id}', 'Resolve a binding profile'),
-  later('auth', 'auth.bindings.clear', 'DELETE', '/auth/bindings/{binding_id}', 'Clear stored credentials'),
-  later('auth', 'auth.bindings.test', 'POST', '/auth/bindings/{binding_id}/test', 'Test that a binding resolves'),
-  later('auth', 'auth.bindings.status', 'GET', '/auth/bindings/{binding_id}/status', 'Binding credential status'),
-  later('auth', 'auth.bindings.logout', 'POST', '/auth/bindings/{binding_id}/logout', 'Clear credentials and release the binding'),
-  later('auth', 'auth.login.start', 'POST', '/auth/login/start', 'Start an OAuth loopback login'),
-  later('auth', 'auth.login.complete', 'POST', '/auth/login/complete', 'Complete an OAuth loopback login'),
-  later('auth', 'auth.login.deviceStart', 'POST', '/auth/login/device/start', 'Start a device-code login'),
-  later('auth', 'auth.login.deviceComplete', 'POST', '/auth/login/device/complete', 'Poll a device-code login'),
-
   later('comms', 'comms.peers', 'GET', '/comms/peers', 'List peers visible to a session'),
   later('comms', 'comms.send', 'POST', '/comms/send', 'Send a comms message'),
 

@@ -17,6 +17,8 @@ export interface RealmInfo {
   backend: string;
   stateRoot?: string;
   contextRoot: string;
+  /** The realm's directory (`<state root>/<realm>/`), for files a subsystem keeps beside the config. */
+  dir?: string;
 }
 
 /** The realm's live config, as the /config routes need it (config/realm-config.ts satisfies it). */
@@ -35,6 +37,10 @@ export interface ModuleContext {
   sessions(): SessionHost;
   realm: RealmInfo;
   config: ConfigAccess;
+  /** The process environment the server was started with (tests pass their own). */
+  env: NodeJS.ProcessEnv;
+  /** The clock of a named subsystem (injected by tests through AppOptions.clocks), else Date.now. */
+  clock(name: string): () => number;
   /** The GET /models/catalog body. */
   modelCatalog(): unknown;
   /** The composed route catalog (every module's routes, then the not-yet-built ones). */
@@ -75,6 +81,8 @@ export interface ComposeOptions {
   sessionPolicy: SessionPolicy;
   realm: RealmInfo;
   config: ConfigAccess;
+  env?: NodeJS.ProcessEnv;
+  clock?(name: string): () => number;
   modelCatalog(): unknown;
   openapi(routes: readonly RouteDef[]): object;
   baseUrl(): string;
@@ -104,6 +112,8 @@ export function composeModules(factories: readonly ModuleFactory[], opts: Compos
     sessions: () => (sessions ??= new SessionHost(supervisor, opts.sessionPolicy)),
     realm: opts.realm,
     config: opts.config,
+    env: opts.env ?? process.env,
+    clock: (name) => opts.clock?.(name) ?? Date.now,
     modelCatalog: opts.modelCatalog,
     routes: () => routes,
     openapi: () => (openapi ??= opts.openapi(routes)),

@@ -7,7 +7,7 @@ import { performance } from 'node:perf_hooks';
 import type { Logger } from 'pino';
 import { ServiceError } from '../contracts/errors.ts';
 import type { RouteDef } from '../contracts/route.ts';
-import { errorResponse } from './errors.ts';
+import { authErrorBody, errorResponse } from './errors.ts';
 import type { Handler, HandlerResult, HandlerTable } from './handler.ts';
 import type { HttpRequest, HttpResponder, RequestHandler } from './transport.ts';
 import { compileRoutes, type RouteValidators } from './validate.ts';
@@ -60,10 +60,11 @@ export function createRouter(opts: RouterOptions): RequestHandler {
     const requestId = pickRequestId(req.headers['x-request-id']);
     const log = logger.child({ reqId: requestId });
     let result: HandlerResult;
+    const matched: { route?: RouteDef } = {};
     try {
-      result = await dispatch(root, req, res, log, requestId, maxBodyBytes);
+      result = await dispatch(root, req, res, log, requestId, maxBodyBytes, matched);
     } catch (err) {
-      result = errorResponse(err, log);
+      result = matched.route?.errorBody === 'error_only' ? authErrorBody(err, log) : errorResponse(err, log);
     }
     const status = write(res, result, requestId, log);
     const durationMs = Math.round((performance.now() - started) * 1000) / 1000;
@@ -83,6 +84,7 @@ async function dispatch(
   log: Logger,
   requestId: string,
   maxBodyBytes: number,
+  matched: { route?: RouteDef },
 ): Promise<HandlerResult> {
   const match = lookup(root, req.path, req.method);
   if (match === undefined) {
@@ -97,6 +99,7 @@ async function dispatch(
   }
   const { entry, values } = match;
   const { route } = entry;
+  matched.route = route;
   if (req.bodyTooLarge || req.body.length > maxBodyBytes) {
     throw new ServiceError('PAYLOAD_TOO_LARGE', `request body exceeds ${maxBodyBytes} bytes`, { max_bytes: maxBodyBytes });
   }

@@ -6,7 +6,7 @@ import type { AssistantBlock, StopReason } from '../contracts/transcript.ts';
 import type { Provider, ProviderRequest, ProviderResponse, ProviderUsage, StreamEvent } from './provider.ts';
 import { missingApiKey, statusFailure, streamFailure } from './errors.ts';
 import { count, contentParts, parseData, parseToolArgs, pushMerged, systemText } from './transcript-map.ts';
-import { createWireCaller, endpointUrl, type AdapterOptions, type StreamDecoder } from './wire-call.ts';
+import { authHeaders, createWireCaller, endpointUrl, type AdapterOptions, type StreamDecoder } from './wire-call.ts';
 
 export const ANTHROPIC_DEFAULT_BASE_URL = 'https://api.anthropic.com';
 const ANTHROPIC_VERSION = '2023-06-01';
@@ -27,7 +27,7 @@ export function createAnthropicProvider(opts: AdapterOptions = {}): Provider {
       if (!opts.apiKey) throw missingKey(req.model);
       return caller.call({
         model: req.model, url, signal: req.signal, onEvent, onRetry, body: anthropicBody(req),
-        headers: { 'x-api-key': opts.apiKey, 'anthropic-version': ANTHROPIC_VERSION },
+        headers: { ...authHeaders(opts, opts.apiKey, { 'x-api-key': opts.apiKey }), 'anthropic-version': ANTHROPIC_VERSION },
         decoder: (emit) => anthropicDecoder(req.model, emit),
       });
     },

@@ -7,7 +7,7 @@ import type { AssistantBlock, StopReason } from '../contracts/transcript.ts';
 import type { Provider, ProviderRequest, ProviderResponse, ProviderUsage, StreamEvent } from './provider.ts';
 import { missingApiKey, parseJsonObject, statusFailure, streamFailure } from './errors.ts';
 import { count, contentParts, parseData, pushMerged, systemText, toolNamesById } from './transcript-map.ts';
-import { createWireCaller, endpointUrl, type AdapterOptions, type StreamDecoder } from './wire-call.ts';
+import { authHeaders, createWireCaller, endpointUrl, type AdapterOptions, type StreamDecoder } from './wire-call.ts';
 
 export const GEMINI_DEFAULT_BASE_URL = 'https://generativelanguage.googleapis.com';
 const P = 'gemini';
@@ -35,7 +35,7 @@ export function createGeminiProvider(opts: AdapterOptions = {}): Provider {
       const url = endpointUrl(base, 'v1beta', `models/${encodeURIComponent(req.model)}:streamGenerateContent?alt=sse`);
       return caller.call({
         model: req.model, url, signal: req.signal, onEvent, onRetry, body: geminiBody(req),
-        headers: { 'x-goog-api-key': opts.apiKey },
+        headers: authHeaders(opts, opts.apiKey, { 'x-goog-api-key': opts.apiKey }),
         decoder: (emit) => geminiDecoder(req.model, emit),
         mapStatus: invalidKeyAsAuth,
       });

@@ -6,7 +6,7 @@ import type { AssistantBlock, StopReason } from '../contracts/transcript.ts';
 import type { Provider, ProviderName, ProviderRequest, ProviderResponse, ProviderUsage, StreamEvent } from './provider.ts';
 import { missingApiKey, statusFailure, streamFailure } from './errors.ts';
 import { count, contentParts, parseData, parseToolArgs, systemText } from './transcript-map.ts';
-import { createWireCaller, endpointUrl, type AdapterOptions, type StreamDecoder } from './wire-call.ts';
+import { authHeaders, createWireCaller, endpointUrl, type AdapterOptions, type StreamDecoder } from './wire-call.ts';
 
 type Json = Record<string, unknown>;
 
@@ -36,7 +36,7 @@ export function createOpenAICompatibleProvider(opts: OpenAICompatibleOptions): P
       if (problem) throw problem;
       return caller.call({
         model: req.model, url, signal: req.signal, onEvent, onRetry, body: chatBody(req),
-        headers: opts.apiKey ? { authorization: `Bearer ${opts.apiKey}` } : {},
+        headers: opts.apiKey ? authHeaders(opts, opts.apiKey, { authorization: `Bearer ${opts.apiKey}` }) : {},
         decoder: (emit) => chatDecoder(name, req.model, emit),
       });
     },

@@ -6,7 +6,7 @@ import type { AssistantBlock, StopReason } from '../contracts/transcript.ts';
 import type { Provider, ProviderRequest, ProviderResponse, ProviderUsage, StreamEvent } from './provider.ts';
 import { missingApiKey, statusFailure, streamFailure } from './errors.ts';
 import { count, contentParts, parseData, parseToolArgs, systemText } from './transcript-map.ts';
-import { createWireCaller, endpointUrl, type AdapterOptions, type StreamDecoder } from './wire-call.ts';
+import { authHeaders, createWireCaller, endpointUrl, type AdapterOptions, type StreamDecoder } from './wire-call.ts';
 
 export const OPENAI_DEFAULT_BASE_URL = 'https://api.openai.com';
 const P = 'openai';
@@ -25,7 +25,7 @@ export function createOpenAIProvider(opts: AdapterOptions = {}): Provider {
       if (!opts.apiKey) throw missingKey(req.model);
       return caller.call({
         model: req.model, url, signal: req.signal, onEvent, onRetry, body: openaiBody(req),
-        headers: { authorization: `Bearer ${opts.apiKey}` },
+        headers: authHeaders(opts, opts.apiKey, { authorization: `Bearer ${opts.apiKey}` }),
         decoder: (emit) => openaiDecoder(req.model, emit),
       });
     },

@@ -42,6 +42,17 @@ export interface RetryNotice {
   plan: { attempt: number; max_retries: number; computed_delay_ms: number; selected_delay_ms: number; retry_after_hint_ms?: number; rate_limit_floor_applied: boolean; budget_capped: boolean };
 }
 
+/**
+ * A per-session credential chosen by an auth binding (actors/auth): it replaces the environment key and,
+ * when the binding's backend profile sets one, the base URL. Never logged.
+ */
+export interface ProviderCredential {
+  secret: string;
+  /** native: the vendor's own key header; bearer: `Authorization: Bearer`; azure: the `api-key` header. */
+  style: 'native' | 'bearer' | 'azure';
+  baseUrl?: string;
+}
+
 export interface Provider {
   readonly name: ProviderName;
   /**

@@ -3,7 +3,8 @@
 // Called by app.ts (composition root) and the session actors through `resolve`.
 import type { Logger } from 'pino';
 import { ServiceError } from '../contracts/errors.ts';
-import type { Provider, ProviderName } from './provider.ts';
+import { createHash } from 'node:crypto';
+import type { Provider, ProviderCredential, ProviderName } from './provider.ts';
 import { misconfigured } from './errors.ts';
 import { defaultModel, defaultModelFor, inferProvider } from './catalog.ts';
 import type { RetryPolicy, SleepFn } from './retry.ts';
@@ -51,8 +52,9 @@ export interface ProviderRegistry {
   /**
    * Chooses provider and model: an explicit provider wins (BAD_REQUEST when unknown); otherwise the
    * provider is inferred from the model; no model means the provider's (or the global) default.
+   * A `credential` (from an auth binding) replaces the environment key and, when set, the base URL.
    */
-  resolve(model?: string | null, provider?: string | null): ResolvedProvider;
+  resolve(model?: string | null, provider?: string | null, credential?: ProviderCredential): ResolvedProvider;
   /** Closes every adapter built so far. */
   close(): Promise<void>;
 }
@@ -78,8 +80,15 @@ export function createProviderRegistry(opts: ProviderRegistryOptions): ProviderR
   const section = (name: ProviderName): ProviderConfigSection => opts.config.providers?.[name] ?? {};
   const nonEmpty = (v: string | undefined): string | undefined => (v && v.trim() !== '' ? v : undefined);
 
-  function adapterOptions(name: ProviderName): AdapterOptions {
+  function adapterOptions(name: ProviderName, credential?: ProviderCredential): AdapterOptions {
     const s = section(name);
+    if (credential) {
+      const baseEnvName = BASE_ENV[name];
+      const base = credential.baseUrl ?? nonEmpty(s.base_url) ?? (baseEnvName ? nonEmpty(opts.env[baseEnvName]) : undefined) ?? DEFAULT_BASE[name];
+      const o: AdapterOptions = { apiKey: credential.secret, apiKeyEnv: 'the auth binding', authStyle: credential.style, baseUrl: base, logger: opts.logger, retry: opts.retry, sleep: opts.sleep, random: opts.random };
+      if (typeof s.timeout_secs === 'number' && s.timeout_secs > 0) o.callTimeoutMs = s.timeout_secs * 1000;
+      return o;
+    }
     const apiKeyEnv = s.api_key_env ?? KEY_ENV[name];
     let apiKey = nonEmpty(opts.env[apiKeyEnv]);
     if (!apiKey && name === 'gemini' && !s.api_key_env) apiKey = nonEmpty(opts.env.GOOGLE_API_KEY);
@@ -90,8 +99,8 @@ export function createProviderRegistry(opts: ProviderRegistryOptions): ProviderR
     return o;
   }
 
-  function build(name: ProviderName): Provider {
-    const o = adapterOptions(name);
+  function build(name: ProviderName, credential?: ProviderCredential): Provider {
+    const o = adapterOptions(name, credential);
     switch (name) {
       case 'anthropic': return createAnthropicProvider(o);
       case 'openai': return createOpenAIProvider(o);
@@ -105,11 +114,35 @@ export function createProviderRegistry(opts: ProviderRegistryOptions): ProviderR
     }
   }
 
-  function get(name: ProviderName): Provider {
+  function getProvider(name: ProviderName): Provider {
     const override = opts.overrides?.[name];
     if (override) return override;
     let p = built.get(name);
     if (!p) built.set(name, (p = build(name)));
+    return p;
+  }
+
+  // Adapters for binding credentials, keyed by a hash of the credential (a refreshed token gets a new
+  // adapter); the oldest is closed past the cap (undici lets its calls in flight finish).
+  const bound = new Map<string, Provider>();
+  const MAX_BOUND = 64;
+  function getBound(name: ProviderName, credential: ProviderCredential): Provider {
+    const override = opts.overrides?.[name];
+    if (override) return override;
+    const key = createHash('sha256').update(JSON.stringify([name, credential.style, credential.baseUrl ?? '', credential.secret])).digest('base64url');
+    let p = bound.get(key);
+    if (p) {
+      bound.delete(key);
+      bound.set(key, p);
+      return p;
+    }
+    p = build(name, credential);
+    bound.set(key, p);
+    if (bound.size > MAX_BOUND) {
+      const [oldestKey, oldest] = bound.entries().next().value as [string, Provider];
+      bound.delete(oldestKey);
+      oldest.close?.().catch(() => {});
+    }
     return p;
   }
 
@@ -122,10 +155,11 @@ export function createProviderRegistry(opts: ProviderRegistryOptions): ProviderR
   }
 
   return {
-    get,
-    resolve(model, provider) {
+    get: getProvider,
+    resolve(model, provider, credential) {
       const m = nonEmpty(model ?? undefined);
       const p = nonEmpty(provider ?? undefined);
+      const get = (name: ProviderName): Provider => (credential ? getBound(name, credential) : getProvider(name));
       if (p !== undefined) {
         if (!isProviderName(p)) {
           throw new ServiceError('BAD_REQUEST', `unknown provider '${p}'; expected one of ${PROVIDER_NAMES.join(', ')}`);
@@ -138,8 +172,9 @@ export function createProviderRegistry(opts: ProviderRegistryOptions): ProviderR
       return { provider: get(inferred), name: inferred, model: chosen };
     },
     async close() {
-      const all = [...built.values()];
+      const all = [...built.values(), ...bound.values()];
       built.clear();
+      bound.clear();
       await Promise.all(all.map((p) => p.close?.()));
     },
   };

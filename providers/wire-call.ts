@@ -5,7 +5,7 @@ import { Agent, request } from 'undici';
 import { createParser, type EventSourceMessage } from 'eventsource-parser';
 import type { Logger } from 'pino';
 import type { ServiceError } from '../contracts/errors.ts';
-import type { ProviderName, RetryNotice, StreamEvent } from './provider.ts';
+import type { ProviderCredential, ProviderName, RetryNotice, StreamEvent } from './provider.ts';
 import { afterStreamFailure, httpFailure, thrownFailure } from './errors.ts';
 import { withRetry, type RetryPolicy, type SleepFn } from './retry.ts';
 import { modelCallTimeoutMs } from './catalog.ts';
@@ -16,6 +16,8 @@ export interface AdapterOptions {
   /** Variable named in the "is not set" error when apiKey is missing. */
   apiKeyEnv?: string;
   baseUrl?: string;
+  /** How apiKey is sent (default native: the vendor's own key header). Set by auth bindings. */
+  authStyle?: ProviderCredential['style'];
   logger?: Logger;
   retry?: Partial<RetryPolicy>;
   /** Whole-call deadline per attempt; default: the catalog's per-model timeout (600 s otherwise). */
@@ -64,6 +66,13 @@ const MAX_ERROR_BODY = 64 * 1024;
 export function endpointUrl(base: string, version: string, path: string): string {
   const trimmed = base.replace(/\/+$/, '');
   return trimmed.endsWith(`/${version}`) ? `${trimmed}/${path}` : `${trimmed}/${version}/${path}`;
+}
+
+/** The credential headers of a call: the vendor's `native` headers, or the bearer / Azure form an auth binding asks for. */
+export function authHeaders(opts: AdapterOptions, key: string, native: Record<string, string>): Record<string, string> {
+  if (opts.authStyle === 'bearer') return { authorization: `Bearer ${key}` };
+  if (opts.authStyle === 'azure') return { 'api-key': key };
+  return native;
 }
 
 /** Creates the shared caller for one adapter instance (owns one undici Agent). */
