@@ -18,13 +18,15 @@ const SECRET_FIELDS = [
   'refresh_token',
   'id_token',
   'client_secret',
+  'code_verifier',
+  'verifier',
   'password',
   'pairing_password',
   'authorization',
 ];
 
 /** Header names that carry credentials (lowercase, as Node and uWS deliver them). */
-const SECRET_HEADERS = ['authorization', 'proxy-authorization', 'cookie', 'x-api-key', 'x-goog-api-key', 'x-webhook-secret'];
+const SECRET_HEADERS = ['authorization', 'proxy-authorization', 'cookie', 'x-api-key', 'x-goog-api-key', 'x-webhook-secret', 'api-key'];
 
 const HEADER_HOLDERS = ['headers', 'req.headers', 'request.headers', 'res.headers', '*.headers'];
 
@@ -32,6 +34,8 @@ const HEADER_HOLDERS = ['headers', 'req.headers', 'request.headers', 'res.header
 export const REDACT_PATHS: readonly string[] = [
   ...SECRET_FIELDS,
   ...SECRET_FIELDS.map((field) => `*.${field}`),
+  // Request bodies and credential material nest one level deeper (e.g. {body: {secret}}, {credential: {material: {access_token}}}).
+  ...SECRET_FIELDS.map((field) => `*.*.${field}`),
   ...HEADER_HOLDERS.flatMap((holder) => SECRET_HEADERS.map((header) => `${holder}["${header}"]`)),
 ];
 

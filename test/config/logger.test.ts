@@ -37,4 +37,19 @@ describe('createLogger', () => {
     assert.ok(text.includes('"accept":"json"'));
     assert.ok(text.includes('"name":"openai"'));
   });
+
+  it('redacts auth credential material: stored secrets, OAuth tokens, PKCE verifiers and Azure keys, two levels deep', () => {
+    const { logger, lines } = capture('trace');
+    logger.debug({
+      body: { realm_id: 'r', secret: 'auth-1' },
+      credential: { material: { access_token: 'auth-2', refresh_token: 'auth-3' }, profile: 'p' },
+      login: { code_verifier: 'auth-4', verifier: 'auth-5' },
+      headers: { 'api-key': 'auth-6' },
+      oauth: { client_secret: 'auth-7' },
+    }, 'auth');
+    const text = JSON.stringify(lines[0]);
+    for (const secret of ['auth-1', 'auth-2', 'auth-3', 'auth-4', 'auth-5', 'auth-6', 'auth-7']) assert.ok(!text.includes(secret), `${secret} leaked`);
+    assert.ok(text.includes('"profile":"p"'));
+    assert.ok(text.includes('"realm_id":"r"'));
+  });
 });
