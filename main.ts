@@ -1,6 +1,7 @@
 // main.ts: the `warren` command. Parses flags, builds the root logger, starts the app through
 // createApp (app.ts) and turns SIGINT/SIGTERM into a clean close. The only file that uses console or
 // process.exit.
+import { AUTH_HELP, parseAuthArgs, runAuthCommand } from './config/auth-cli.ts';
 import { FlagError, HELP_TEXT, parseCli } from './config/flags.ts';
 import { createLogger, type Logger } from './config/logger.ts';
 
@@ -25,6 +26,7 @@ async function main(argv: string[]): Promise<void> {
     process.stdout.write(HELP_TEXT);
     process.exit(0);
   }
+  if (cli.command === 'auth') return runAuth(cli.args);
 
   const options = cli.options;
   const logger: Logger = createLogger({ level: options.logLevel });
@@ -69,6 +71,30 @@ async function main(argv: string[]): Promise<void> {
   };
   process.on('SIGINT', shutdown);
   process.on('SIGTERM', shutdown);
+}
+
+/** `warren auth ...`: a client of a running server's /auth routes; the secret comes from stdin. */
+async function runAuth(args: string[]): Promise<void> {
+  if (args.includes('--help') || args.includes('-h')) {
+    process.stdout.write(AUTH_HELP);
+    process.exit(0);
+  }
+  let cmd;
+  try {
+    cmd = parseAuthArgs(args, process.env);
+  } catch (err) {
+    console.error(`warren: ${oneLine(err)}`);
+    process.exit(1);
+  }
+  const readStdin = async (): Promise<string> => {
+    const chunks: Buffer[] = [];
+    for await (const chunk of process.stdin) chunks.push(chunk as Buffer);
+    return Buffer.concat(chunks).toString('utf8');
+  };
+  const result = await runAuthCommand(cmd, readStdin);
+  process.stdout.write(result.stdout);
+  process.stderr.write(result.stderr);
+  process.exit(result.code);
 }
 
 main(process.argv.slice(2)).catch((err: unknown) => {

@@ -33,7 +33,7 @@ export interface StartOptions {
 }
 
 /** What the command line asks for. */
-export type CliCommand = { command: 'help' } | { command: 'serve'; options: StartOptions };
+export type CliCommand = { command: 'help' } | { command: 'serve'; options: StartOptions } | { command: 'auth'; args: string[] };
 
 /** A bad command line; the message is one line, printed as `warren: <message>`. */
 export class FlagError extends Error {
@@ -44,6 +44,7 @@ export class FlagError extends Error {
 }
 
 export const HELP_TEXT = `Usage: warren serve [options]
+       warren auth list|store|test|status|logout [options]   (see 'warren auth --help')
        warren --help
 
 Runs the Warren HTTP server for LLM agent sessions.
@@ -182,6 +183,7 @@ export function parseCli(argv: string[]): CliCommand {
   const [command, ...rest] = argv;
   if (command === '--help' || command === '-h' || command === 'help') return { command: 'help' };
   if (command === undefined) throw new FlagError("missing command: expected 'serve' (see 'warren --help')");
+  if (command === 'auth') return { command: 'auth', args: rest };
   if (command !== 'serve') throw new FlagError(`unknown command '${command}' (see 'warren --help')`);
   if (rest.includes('--help') || rest.includes('-h')) return { command: 'help' };
   return { command: 'serve', options: parseServeArgs(rest) };
