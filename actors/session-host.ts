@@ -57,7 +57,14 @@ export class SessionHost {
   private readonly creations = new Set<Promise<void>>();
 
   constructor(readonly sup: Supervisor, private readonly policy: SessionPolicy) {
-    const deps: SessionDeps = { ...sup.deps, buildToolset: (id, settings) => sessionToolset(sup, deps.config(), id, settings) };
+    const deps: SessionDeps = {
+      ...sup.deps,
+      buildToolset: (id, settings) => sessionToolset(sup, deps.config(), id, settings),
+      // Read through: the auth module installs its resolver on the runtime deps, possibly after this copy.
+      get credentials() {
+        return sup.deps.credentials;
+      },
+    };
     this.deps = deps;
     this.table = sup.registry.register<SessionActor>({
       kind: SESSION_KIND,

@@ -17,7 +17,7 @@ async function rig(t: TestContext, auth: Record<string, unknown> = {}): Promise<
   const oauth = await startFakeOAuth();
   t.after(() => oauth.close());
   const clock = { now: Date.parse('2030-01-01T00:00:00Z') };
-  const app = await startApp(t, [], { authClock: () => clock.now });
+  const app = await startApp(t, [], { clocks: { auth: () => clock.now } });
   const patch = await call(app.url, 'PATCH', '/config', { auth: { refresh_skew_secs: 300, ...auth, oauth: { anthropic: oauth.config() } } });
   assert.equal(patch.status, 200, JSON.stringify(patch.body));
   return { app, oauth, clock };

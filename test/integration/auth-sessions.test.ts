@@ -39,7 +39,7 @@ async function rig(t: TestContext, realmSection: Record<string, unknown> = {}, e
     env: { ANTHROPIC_API_KEY: ENV_KEY },
     providerOverrides: {},
     logger: pino({ level: 'trace' }, { write: (line: string) => void logs.push(line) }),
-    authClock: () => clock.now,
+    clocks: { auth: () => clock.now },
   });
   const patch = await call(app.url, 'PATCH', '/config', {
     providers: { anthropic: { base_url: vendor.url } },
