@@ -3,6 +3,7 @@
 // are kept so user data is never dropped, but known keys are checked strictly (types and ranges).
 // config/toml.ts applies the defaults and validates; config/realm-config.ts serves the envelope.
 import { Type, type Static } from 'typebox';
+import { AuthSection } from './auth.ts';
 
 /** A section: an object with defaults for its known keys that keeps any extra keys the user wrote. */
 const sectionOptions = { default: {}, additionalProperties: true } as const;
@@ -95,6 +96,8 @@ export const Config = Type.Object(
     skills: SkillsSection,
     limits: LimitsSection,
     providers: Type.Record(Type.String(), ProviderSettings, { default: {} }),
+    /** Outbound credentials (contracts/auth.ts): refresh window, login lifetime, OAuth providers. */
+    auth: Type.Optional(AuthSection),
     /** Top-level output cap kept for compatibility with the reference config (omitted when unset). */
     max_tokens: Type.Optional(Type.Integer({ minimum: 1 })),
   },

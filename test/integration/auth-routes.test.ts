@@ -112,6 +112,14 @@ describe('auth binding routes', () => {
     assert.match(failed.body.error, /^Binding resolution failed: /);
   });
 
+  it('refuses an invalid [auth] config section', async (t) => {
+    const app = await startApp(t);
+    const bad = await call(app.url, 'PATCH', '/config', { auth: { refresh_skew_secs: -1 } });
+    assert.equal(bad.status, 400);
+    const noToken = await call(app.url, 'PATCH', '/config', { auth: { oauth: { anthropic: { client_id: 'c' } } } });
+    assert.equal(noToken.status, 400);
+  });
+
   it('config bindings join a configured backend profile; env-sourced profiles report missing_credential when unset', async (t) => {
     const app = await startApp(t, [], { env: { TEAM_KEY: 'from-env' } });
     const patch = await call(app.url, 'PATCH', '/config', {
