@@ -14,6 +14,7 @@ import { createHttpServer } from './http/create-server.ts';
 import { composeModules, type ModuleFactory } from './http/module-unit.ts';
 import { authModule } from './http/modules/auth-module.ts';
 import { eventsModule } from './http/modules/events-module.ts';
+import { mcpModule } from './http/modules/mcp-module.ts';
 import { sessionsModule } from './http/modules/sessions-module.ts';
 import { systemModule } from './http/modules/system-module.ts';
 import { buildOpenApi } from './http/openapi.ts';
@@ -32,6 +33,7 @@ const MODULES: readonly ModuleFactory[] = [
   sessionsModule,
   eventsModule,
   authModule,
+  mcpModule,
 ];
 
 export interface AppOptions extends Partial<StartOptions> {

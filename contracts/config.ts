@@ -4,6 +4,7 @@
 // config/toml.ts applies the defaults and validates; config/realm-config.ts serves the envelope.
 import { Type, type Static } from 'typebox';
 import { AuthSection } from './auth.ts';
+import { McpServerConfig } from './mcp.ts';
 
 /** A section: an object with defaults for its known keys that keeps any extra keys the user wrote. */
 const sectionOptions = { default: {}, additionalProperties: true } as const;
@@ -39,6 +40,8 @@ export const ToolsSection = Type.Object(
     mob_enabled: Type.Boolean({ default: false }),
     default_timeout_secs: Type.Number({ exclusiveMinimum: 0, default: 600 }),
     max_concurrent: Type.Integer({ minimum: 1, default: 10 }),
+    /** MCP tool servers every session connects to (contracts/mcp.ts). */
+    mcp_servers: Type.Array(McpServerConfig, { default: [] }),
   },
   sectionOptions,
 );

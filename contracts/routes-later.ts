@@ -61,10 +61,6 @@ export const LATER_ROUTES: RouteDef[] = [
   later('work_graph', 'workgraph.goalStatus', 'POST', '/workgraph/goal/status', 'Read a goal status'),
   later('work_graph', 'workgraph.attentionList', 'POST', '/workgraph/attention/list', 'List attention bindings'),
 
-  later('mcp_live', 'sessions.mcpAdd', 'POST', '/sessions/{id}/mcp/add', 'Stage adding an MCP server'),
-  later('mcp_live', 'sessions.mcpRemove', 'POST', '/sessions/{id}/mcp/remove', 'Stage removing an MCP server'),
-  later('mcp_live', 'sessions.mcpReload', 'POST', '/sessions/{id}/mcp/reload', 'Stage reloading MCP servers'),
-
   later('mob', 'mob.events', 'GET', '/mob/{id}/events', 'Mob event stream (SSE)', sse),
   later('mob', 'mob.spawnHelper', 'POST', '/mob/{id}/spawn-helper', 'Spawn a helper and wait for its result'),
   later('mob', 'mob.forkHelper', 'POST', '/mob/{id}/fork-helper', 'Fork a helper and wait for its result'),

@@ -1,0 +1,223 @@
+// tools/mcp/mcp-connection.ts: one connection to one MCP server through the official SDK client (stdio,
+// Streamable HTTP or SSE). It connects in the background, bounded by the server's connect timeout; a
+// server that fails, hangs or dies only moves this connection to `failed` (reported, never thrown at the
+// session). mcp-client-set.ts owns the connections of one session.
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { SSEClientTransport } from '@modelcontextprotocol/sdk/client/sse.js';
+import { getDefaultEnvironment, StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
+import { ToolListChangedNotificationSchema } from '@modelcontextprotocol/sdk/types.js';
+import { MCP_CONNECT_TIMEOUT_SECS, type McpServerConfig, type McpServerState } from '../../contracts/mcp.ts';
+import type { ToolOutcome } from '../tool.ts';
+import { mcpResultOutcome } from './mcp-result.ts';
+
+/** A tool as the server lists it. */
+export interface McpRemoteTool {
+  name: string;
+  description?: string;
+  inputSchema: Record<string, unknown>;
+}
+
+export type McpTransportKind = 'stdio' | 'streamable-http' | 'sse';
+
+/** Why a connection failed: `timeout` (connect bound), `connect` (refused, bad handshake), `exited` (died later). */
+export interface McpFailure {
+  kind: 'timeout' | 'connect' | 'exited' | 'config';
+  message: string;
+}
+
+export interface McpConnectionOptions {
+  /** Reported as the MCP client's name and version. */
+  clientInfo: { name: string; version: string };
+  /** Working directory of stdio servers. */
+  cwd?: string;
+  /** Called on every state change (connecting → ready | failed, ready → failed | closed). */
+  onChange(conn: McpConnection): void;
+}
+
+/** Bytes of a stdio server's stderr kept for the failure message. */
+const STDERR_TAIL = 2048;
+
+/** The transport a config selects. */
+export function transportKind(config: McpServerConfig): McpTransportKind {
+  return config.command !== undefined ? 'stdio' : (config.transport ?? 'streamable-http');
+}
+
+/** Why a config cannot be used, or null. */
+export function configProblem(config: McpServerConfig): string | null {
+  if ((config.command === undefined) === (config.url === undefined)) return `server '${config.name}' needs exactly one of command and url`;
+  if (config.url !== undefined) {
+    let url: URL;
+    try {
+      url = new URL(config.url);
+    } catch {
+      return `server '${config.name}' has an invalid url`;
+    }
+    if (url.protocol !== 'http:' && url.protocol !== 'https:') return `server '${config.name}' url must be http or https`;
+  }
+  return null;
+}
+
+export class McpConnection {
+  state: McpServerState = 'connecting';
+  failure: McpFailure | undefined;
+  tools: McpRemoteTool[] = [];
+  readonly kind: McpTransportKind;
+  /** Settles (never rejects) once the connection left `connecting`. */
+  readonly settled: Promise<void>;
+  private client: Client | null = null;
+  private stderrTail = '';
+  private closing = false;
+  private settle!: () => void;
+
+  constructor(readonly config: McpServerConfig, private readonly opts: McpConnectionOptions) {
+    this.kind = transportKind(config);
+    this.settled = new Promise((resolve) => (this.settle = resolve));
+    void this.connect();
+  }
+
+  get name(): string {
+    return this.config.name;
+  }
+
+  private get timeoutMs(): number {
+    return (this.config.connect_timeout_secs ?? MCP_CONNECT_TIMEOUT_SECS) * 1000;
+  }
+
+  private makeTransport(): Transport {
+    const c = this.config;
+    if (c.command !== undefined) {
+      const t = new StdioClientTransport({
+        command: c.command, args: c.args ?? [], env: { ...getDefaultEnvironment(), ...c.env }, stderr: 'pipe',
+        ...(this.opts.cwd ? { cwd: this.opts.cwd } : {}),
+      });
+      t.stderr?.on('data', (b: Buffer) => {
+        this.stderrTail = (this.stderrTail + b.toString('utf8')).slice(-STDERR_TAIL);
+      });
+      return t;
+    }
+    const url = new URL(c.url!);
+    const requestInit = c.headers ? { headers: c.headers } : undefined;
+    if (c.transport === 'sse') return new SSEClientTransport(url, requestInit ? { requestInit } : {});
+    return new StreamableHTTPClientTransport(url, requestInit ? { requestInit } : {});
+  }
+
+  private async connect(): Promise<void> {
+    const problem = configProblem(this.config);
+    if (problem) return this.fail({ kind: 'config', message: problem });
+    const client = new Client(this.opts.clientInfo, { capabilities: {} });
+    this.client = client;
+    const limit = this.timeoutMs;
+    let timer: NodeJS.Timeout | undefined;
+    const timedOut = new Promise<'timeout'>((resolve) => {
+      timer = setTimeout(() => resolve('timeout'), limit);
+    });
+    const handshake = (async () => {
+      await client.connect(this.makeTransport(), { timeout: limit + 1000 });
+      client.setNotificationHandler(ToolListChangedNotificationSchema, () => void this.refreshTools().catch(() => {}));
+      await this.refreshTools(limit + 1000);
+      return 'ok' as const;
+    })();
+    try {
+      const outcome = await Promise.race([handshake, timedOut]);
+      if (this.closing) return;
+      if (outcome === 'timeout') {
+        handshake.catch(() => {});
+        await this.fail({ kind: 'timeout', message: `server '${this.name}' did not complete its handshake within ${limit / 1000}s` });
+        return;
+      }
+      // A server that dies later (process exit, dropped stream) is reported, not thrown.
+      client.onclose = () => {
+        if (!this.closing) void this.fail({ kind: 'exited', message: this.withStderr(`server '${this.name}' closed its connection`) });
+      };
+      this.state = 'ready';
+      this.settle();
+      this.opts.onChange(this);
+    } catch (err) {
+      if (!this.closing) await this.fail({ kind: 'connect', message: this.withStderr(`server '${this.name}' failed to connect: ${err instanceof Error ? err.message : String(err)}`) });
+    } finally {
+      clearTimeout(timer);
+    }
+  }
+
+  private async refreshTools(timeout?: number): Promise<void> {
+    const client = this.client;
+    if (!client) return;
+    const tools: McpRemoteTool[] = [];
+    let cursor: string | undefined;
+    do {
+      const page = await client.listTools(cursor ? { cursor } : undefined, timeout ? { timeout } : undefined);
+      for (const t of page.tools) tools.push({ name: t.name, description: t.description, inputSchema: t.inputSchema as Record<string, unknown> });
+      cursor = page.nextCursor;
+    } while (cursor);
+    this.tools = tools;
+    if (this.state === 'ready') this.opts.onChange(this);
+  }
+
+  private withStderr(message: string): string {
+    const tail = this.stderrTail.trim();
+    return tail ? `${message}; stderr: ${tail.slice(-500)}` : message;
+  }
+
+  private async fail(failure: McpFailure): Promise<void> {
+    if (this.state === 'failed' || this.state === 'closed') return;
+    this.state = 'failed';
+    this.failure = failure;
+    this.tools = [];
+    this.settle();
+    this.opts.onChange(this);
+    await this.shutdown();
+  }
+
+  /**
+   * Calls one tool. Never rejects: a dead server, a protocol error or the time limit become an error
+   * outcome (`timed_out` set when `timeoutMs` ran out) fed back to the model as the tool result.
+   */
+  async call(tool: string, args: unknown, signal: AbortSignal, timeoutMs: number): Promise<ToolOutcome> {
+    const client = this.client;
+    if (this.state !== 'ready' || !client) {
+      return { content: `MCP server '${this.name}' is not connected${this.failure ? `: ${this.failure.message}` : ''}`, is_error: true };
+    }
+    const abort = new AbortController();
+    let timedOut = false;
+    const timer = setTimeout(() => {
+      timedOut = true;
+      abort.abort(new Error('timeout'));
+    }, timeoutMs);
+    const onAbort = () => abort.abort(signal.reason);
+    if (signal.aborted) onAbort();
+    else signal.addEventListener('abort', onAbort, { once: true });
+    try {
+      const argObject = args && typeof args === 'object' && !Array.isArray(args) ? (args as Record<string, unknown>) : {};
+      const result = await client.callTool({ name: tool, arguments: argObject }, undefined, { signal: abort.signal, timeout: timeoutMs + 1000 });
+      return mcpResultOutcome(result);
+    } catch (err) {
+      if (timedOut) return { content: `MCP tool ${this.name}/${tool} timed out after ${timeoutMs} ms`, is_error: true, timed_out: { timeout_ms: timeoutMs } };
+      return { content: `MCP tool ${this.name}/${tool} failed: ${err instanceof Error ? err.message : String(err)}`, is_error: true };
+    } finally {
+      clearTimeout(timer);
+      signal.removeEventListener('abort', onAbort);
+    }
+  }
+
+  private async shutdown(): Promise<void> {
+    const client = this.client;
+    this.client = null;
+    if (!client) return;
+    client.onclose = undefined;
+    await client.close().catch(() => {});
+  }
+
+  /** Closes the connection (a stdio server's process ends). Idempotent. */
+  async close(): Promise<void> {
+    if (this.closing) return;
+    this.closing = true;
+    const wasConnecting = this.state === 'connecting';
+    if (this.state !== 'failed') this.state = 'closed';
+    this.tools = [];
+    if (wasConnecting) this.settle();
+    await this.shutdown();
+    this.opts.onChange(this);
+  }
+}
