@@ -34,7 +34,7 @@ describe('defaultConfig', () => {
       agent: { model: '', max_tokens_per_turn: 16384, structured_output_retries: 2, budget_warning_threshold: 0.8 },
       tools: {
         builtins_enabled: false, shell_enabled: false, schedule_enabled: true, workgraph_enabled: false,
-        comms_enabled: false, mob_enabled: false, default_timeout_secs: 600, max_concurrent: 10,
+        comms_enabled: false, mob_enabled: false, default_timeout_secs: 600, max_concurrent: 10, mcp_servers: [],
       },
       shell: { program: 'bash', timeout_secs: 30, max_output_chars: 100000 },
       retry: { max_retries: 3, initial_delay_ms: 500, max_delay_ms: 30000, multiplier: 2 },
