@@ -1,10 +1,15 @@
 // http/modules/mcp-module.ts: the MCP module. Live MCP tool servers on sessions (the mcp_live capability):
 // the /sessions/{id}/mcp routes, `[tools] mcp_servers`, and each session's MCP tools contributed at its
-// turn boundary.
+// turn boundary. And Warren as an MCP server: POST/GET/DELETE /mcp exposing the runtime's registry of
+// exposed tools (actors/mcp-exposed.ts), starting with the session tools.
+import { exposedTools } from '../../actors/mcp-exposed.ts';
+import { sessionExposedTools } from '../../actors/mcp-exposed-sessions.ts';
 import { McpLive } from '../../actors/mcp-live.ts';
 import { MCP_ROUTES } from '../../contracts/mcp.ts';
+import { MCP_ENDPOINT_ROUTES } from '../../contracts/mcp-endpoint.ts';
 import { WARREN_VERSION } from '../../contracts/routes-system.ts';
 import { mcpHandlers } from '../handlers/mcp.ts';
+import { mcpEndpoint } from '../handlers/mcp-endpoint.ts';
 import type { ModuleContext, ModuleUnit } from '../module-unit.ts';
 
 export function mcpModule(ctx: ModuleContext): ModuleUnit {
@@ -13,12 +18,18 @@ export function mcpModule(ctx: ModuleContext): ModuleUnit {
     sessions: ctx.sessions(), store: deps.store, log: deps.log.child({ component: 'mcp' }), config: () => ctx.config.current(),
     contextRoot: ctx.realm.contextRoot, clientInfo: { name: 'warren', version: WARREN_VERSION },
   });
+  const registry = exposedTools(ctx.supervisor);
+  registry.register(...sessionExposedTools(ctx.sessions(), ctx.realm.realmId));
+  const endpoint = mcpEndpoint({ tools: registry, serverInfo: { name: 'warren', version: WARREN_VERSION }, baseUrl: ctx.baseUrl });
   return {
     name: 'mcp',
-    routes: MCP_ROUTES,
-    handlers: mcpHandlers(live, ctx.realm.realmId),
+    routes: [...MCP_ROUTES, ...MCP_ENDPOINT_ROUTES],
+    handlers: { ...mcpHandlers(live, ctx.realm.realmId), ...endpoint.handlers },
     tools: { tools: ({ sessionId }) => live.toolsAtBoundary(sessionId) },
     capabilities: [{ id: 'mcp_live' }],
-    close: () => live.close(),
+    close: async () => {
+      await live.close();
+      await endpoint.close();
+    },
   };
 }
