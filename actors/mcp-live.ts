@@ -4,7 +4,7 @@
 // boundary). http/handlers/mcp.ts sends the commands; http/modules/mcp-module.ts contributes
 // `toolsAtBoundary` as the MCP module's session tools.
 import type { Logger } from 'pino';
-import { ServiceError } from '../contracts/errors.ts';
+import { isServiceError, ServiceError } from '../contracts/errors.ts';
 import type { Config } from '../contracts/config.ts';
 import type {
   McpAddRequest, McpLiveResponse, McpOperation, McpPersistedRecord, McpReloadRequest, McpRemoveRequest, McpServerConfig, McpSessionStatus,
@@ -14,6 +14,7 @@ import { McpClientSet, type McpSource } from '../tools/mcp/mcp-client-set.ts';
 import { configProblem } from '../tools/mcp/mcp-connection.ts';
 import { serverNameProblem } from '../tools/mcp/mcp-names.ts';
 import type { Tool } from '../tools/tool.ts';
+import type { SessionActor } from './session-actor.ts';
 import type { SessionHost } from './session-host.ts';
 
 /** Store record namespace of the persisted per-session changes (key: session id). */
@@ -124,9 +125,23 @@ export class McpLive {
       const problem = serverNameProblem(name);
       if (problem) throw new ServiceError('BAD_REQUEST', problem);
     }
-    const actor = await this.deps.sessions.getActive(pathId);
+    const actor = await this.activeSession(pathId);
     const hosted = (this.deps.hosts?.(pathId) ?? true) && actor.status().state !== 'held';
     if (!hosted) throw new ServiceError('CONFLICT', `session ${pathId} has no live runtime in this process`, { session_id: pathId });
+  }
+
+  /** The live session; an archived (or vanished) one also drops its MCP connections. */
+  private async activeSession(sessionId: string): Promise<SessionActor> {
+    try {
+      return await this.deps.sessions.getActive(sessionId);
+    } catch (err) {
+      const set = this.sets.get(sessionId);
+      if (isServiceError(err) && err.code === 'SESSION_NOT_FOUND' && set !== undefined) {
+        this.sets.delete(sessionId);
+        await set?.close();
+      }
+      throw err;
+    }
   }
 
   /** Read-modify-write of the persisted record, chained per session. A failure is 500 SESSION_STORE_ERROR. */
@@ -198,7 +213,7 @@ export class McpLive {
 
   /** GET /sessions/{id}/mcp; `wait` resolves only once no connection is still handshaking. */
   async status(sessionId: string, wait: boolean): Promise<McpSessionStatus> {
-    await this.deps.sessions.getActive(sessionId);
+    await this.activeSession(sessionId);
     const set = await this.load(sessionId, false);
     if (set && wait) await set.settled();
     return { session_id: sessionId, ...(set ? set.status() : { servers: [], staged: [] }) };

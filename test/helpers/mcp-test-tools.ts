@@ -1,6 +1,6 @@
 // test/helpers/mcp-test-tools.ts: the tools of the MCP servers the tests run (stdio and HTTP), built on
 // the SDK's low-level Server so their input schemas are plain JSON Schema. `echo` answers with the
-// server's label, `pid` with its process id, `crash` ends the process, `fail` answers an isError result.
+// server's label, `pid` with its process id, `crash` ends the process, `fail` answers an isError result, `stall` never answers.
 import { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import { CallToolRequestSchema, ListToolsRequestSchema } from '@modelcontextprotocol/sdk/types.js';
 
@@ -9,6 +9,7 @@ const TOOLS = [
   { name: 'pid', description: 'The server process id', inputSchema: { type: 'object', properties: {} } },
   { name: 'crash', description: 'Ends the server process', inputSchema: { type: 'object', properties: {} } },
   { name: 'fail', description: 'Answers an error result', inputSchema: { type: 'object', properties: {} } },
+  { name: 'stall', description: 'Never answers', inputSchema: { type: 'object', properties: {} } },
 ];
 
 /** A server offering the test tools; `label` shows in every echo so tests can tell servers apart. */
@@ -27,6 +28,8 @@ export function buildTestServer(label: string): Server {
         break;
       case 'fail':
         return { content: [{ type: 'text', text: 'it failed' }], isError: true };
+      case 'stall':
+        return new Promise<never>(() => {});
     }
     return { content: [{ type: 'text', text: `no tool ${req.params.name}` }], isError: true };
   });

@@ -45,12 +45,12 @@ describe('live MCP', () => {
     const c = await call(app.url, 'POST', `/sessions/${id}/messages`, { session_id: id, prompt: 'use it' });
     assert.equal(c.status, 200, JSON.stringify(c.body));
     assert.equal(c.body.text, 'done');
-    assert.deepEqual(toolNames(app.provider.requests[1]), ['mcp__local__crash', 'mcp__local__echo', 'mcp__local__fail', 'mcp__local__pid']);
+    assert.deepEqual(toolNames(app.provider.requests[1]), ['mcp__local__crash', 'mcp__local__echo', 'mcp__local__fail', 'mcp__local__pid', 'mcp__local__stall']);
     assert.deepEqual(await toolResults(app.url, id), [{ tool_use_id: 'c1', content: 'local: hi' }]);
     const after = await settled(app.url, id);
     assert.equal(after.servers.length, 1);
     assert.deepEqual({ ...after.servers[0], tools: after.servers[0].tools.length }, {
-      name: 'local', source: 'session', transport: 'stdio', state: 'ready', tools: 4, applied_at_turn: 2,
+      name: 'local', source: 'session', transport: 'stdio', state: 'ready', tools: 5, applied_at_turn: 2,
     });
     assert.deepEqual(after.staged, []);
   });
@@ -209,5 +209,29 @@ describe('live MCP', () => {
     await settled(app.url, id);
     assert.equal((await call(app.url, 'POST', `/sessions/${id}/messages`, { session_id: id, prompt: 'retry' })).status, 200);
     assert.equal((await toolResults(app.url, id))[2].content, 'bad: back');
+  });
+
+  it('runs MCP calls through the tool loop: execution events, error results and the tool time limit', async (t) => {
+    const app = await startApp(t, [
+      { text: 'created' },
+      { tool_calls: [{ name: 'mcp__loop__fail', args: {}, id: 'f' }, { name: 'mcp__loop__stall', args: {}, id: 's' }] },
+      { text: 'done' },
+    ]);
+    assert.equal((await call(app.url, 'PATCH', '/config', { tools: { default_timeout_secs: 0.3 } })).status, 200);
+    const id = await createSession(app.url);
+    assert.equal((await call(app.url, 'POST', `/sessions/${id}/mcp/add`, { session_id: id, server_config: stdioServer('loop') })).status, 200);
+    await settled(app.url, id);
+    const c = await call(app.url, 'POST', `/sessions/${id}/messages`, { session_id: id, prompt: 'go' });
+    assert.equal(c.status, 200, JSON.stringify(c.body));
+    const results = await toolResults(app.url, id);
+    assert.deepEqual(results[0], { tool_use_id: 'f', content: 'it failed', is_error: true });
+    assert.equal(results[1].is_error, true);
+    assert.match(results[1].content, /timed out after 300 ms/);
+    const ledger = await call(app.url, 'GET', `/sessions/${id}/ledger`);
+    const kinds = (ledger.body.events as Array<{ payload: { type: string; name?: string; id?: string } }>)
+      .filter((e) => e.payload.type.startsWith('tool_execution_')).map((e) => `${e.payload.type}:${e.payload.id}`);
+    for (const k of ['tool_execution_started:f', 'tool_execution_completed:f', 'tool_execution_started:s', 'tool_execution_timed_out:s', 'tool_execution_completed:s']) {
+      assert.ok(kinds.includes(k), `${k} in ${kinds.join(', ')}`);
+    }
   });
 });
