@@ -4,9 +4,7 @@
 // through the HttpResponder (JSON replies whole, the GET event stream chunk by chunk with backpressure).
 // The tools are whatever subsystems registered in actors/mcp-exposed.ts.
 import { randomUUID } from 'node:crypto';
-import { Server } from '@modelcontextprotocol/sdk/server/index.js';
-import { WebStandardStreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js';
-import { CallToolRequestSchema, isInitializeRequest, ListToolsRequestSchema } from '@modelcontextprotocol/sdk/types.js';
+import type { WebStandardStreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js';
 import { ServiceError, type ErrorCode } from '../../contracts/errors.ts';
 import type { ExposedTools } from '../../actors/mcp-exposed.ts';
 import type { HandlerContext, HandlerResult, HandlerTable } from '../handler.ts';
@@ -35,20 +33,44 @@ const STATUS_CODE: Record<number, ErrorCode> = {
   400: 'BAD_REQUEST', 404: 'NOT_FOUND', 405: 'METHOD_NOT_ALLOWED', 406: 'BAD_REQUEST', 409: 'CONFLICT', 413: 'PAYLOAD_TOO_LARGE', 415: 'UNSUPPORTED_MEDIA_TYPE',
 };
 
+/** The SDK's server side, imported on the first MCP session (it costs most of a second at startup). */
+async function loadServerSdk() {
+  const [server, transport, types] = await Promise.all([
+    import('@modelcontextprotocol/sdk/server/index.js'),
+    import('@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js'),
+    import('@modelcontextprotocol/sdk/types.js'),
+  ]);
+  return {
+    Server: server.Server,
+    Transport: transport.WebStandardStreamableHTTPServerTransport,
+    CallToolRequestSchema: types.CallToolRequestSchema,
+    ListToolsRequestSchema: types.ListToolsRequestSchema,
+  };
+}
+
+let serverSdk: ReturnType<typeof loadServerSdk> | undefined;
+
+/** A single JSON-RPC `initialize` request (what opens an MCP session). */
+function isInitialize(body: unknown): boolean {
+  return typeof body === 'object' && body !== null && !Array.isArray(body) && (body as { method?: unknown }).method === 'initialize'
+    && 'id' in body;
+}
+
 export function mcpEndpoint(opts: McpEndpointOptions): McpEndpoint {
   const maxSessions = opts.maxSessions ?? 256;
   /** Open MCP sessions; Map order is age. */
   const sessions = new Map<string, WebStandardStreamableHTTPServerTransport>();
 
   const open = async (): Promise<WebStandardStreamableHTTPServerTransport> => {
+    const sdk = await (serverSdk ??= loadServerSdk());
     // The low-level Server: Warren's tools declare plain JSON Schema, which McpServer.registerTool does not take.
-    const server = new Server(opts.serverInfo, { capabilities: { tools: {} } });
-    server.setRequestHandler(ListToolsRequestSchema, () => ({ tools: opts.tools.list() }));
-    server.setRequestHandler(CallToolRequestSchema, async (req, extra) => {
+    const server = new sdk.Server(opts.serverInfo, { capabilities: { tools: {} } });
+    server.setRequestHandler(sdk.ListToolsRequestSchema, () => ({ tools: opts.tools.list() }));
+    server.setRequestHandler(sdk.CallToolRequestSchema, async (req, extra) => {
       const r = await opts.tools.call(req.params.name, req.params.arguments, { signal: extra.signal });
       return { content: [{ type: 'text', text: r.text }], ...(r.structured ? { structuredContent: r.structured } : {}), ...(r.is_error ? { isError: true } : {}) };
     });
-    const transport: WebStandardStreamableHTTPServerTransport = new WebStandardStreamableHTTPServerTransport({
+    const transport: WebStandardStreamableHTTPServerTransport = new sdk.Transport({
       sessionIdGenerator: () => randomUUID(),
       enableJsonResponse: true,
       onsessioninitialized: (id) => {
@@ -109,7 +131,7 @@ export function mcpEndpoint(opts: McpEndpointOptions): McpEndpoint {
       'mcp.post': async (ctx) => {
         let transport: WebStandardStreamableHTTPServerTransport;
         if (ctx.headers['mcp-session-id'] !== undefined) transport = existing(ctx);
-        else if (isInitializeRequest(ctx.body)) transport = await open();
+        else if (isInitialize(ctx.body)) transport = await open();
         else throw new ServiceError('BAD_REQUEST', 'Mcp-Session-Id header required (start with an initialize request)');
         return relay(await transport.handleRequest(toRequest(ctx, 'POST'), { parsedBody: ctx.body }), ctx.res);
       },

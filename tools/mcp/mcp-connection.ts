@@ -2,15 +2,12 @@
 // Streamable HTTP or SSE). It connects in the background, bounded by the server's connect timeout; a
 // server that fails, hangs or dies only moves this connection to `failed` (reported, never thrown at the
 // session). mcp-client-set.ts owns the connections of one session.
-import { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { SSEClientTransport } from '@modelcontextprotocol/sdk/client/sse.js';
-import { getDefaultEnvironment, StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
-import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
-import { ToolListChangedNotificationSchema } from '@modelcontextprotocol/sdk/types.js';
 import { MCP_CONNECT_TIMEOUT_SECS, type McpServerConfig, type McpServerState } from '../../contracts/mcp.ts';
 import type { ToolOutcome } from '../tool.ts';
 import { mcpResultOutcome } from './mcp-result.ts';
+import { mcpClientSdk, type McpClientSdk } from './mcp-sdk.ts';
 
 /** A tool as the server lists it. */
 export interface McpRemoteTool {
@@ -85,11 +82,11 @@ export class McpConnection {
     return (this.config.connect_timeout_secs ?? MCP_CONNECT_TIMEOUT_SECS) * 1000;
   }
 
-  private makeTransport(): Transport {
+  private makeTransport(sdk: McpClientSdk): Transport {
     const c = this.config;
     if (c.command !== undefined) {
-      const t = new StdioClientTransport({
-        command: c.command, args: c.args ?? [], env: { ...getDefaultEnvironment(), ...c.env }, stderr: 'pipe',
+      const t = new sdk.StdioClientTransport({
+        command: c.command, args: c.args ?? [], env: { ...sdk.getDefaultEnvironment(), ...c.env }, stderr: 'pipe',
         ...(this.opts.cwd ? { cwd: this.opts.cwd } : {}),
       });
       t.stderr?.on('data', (b: Buffer) => {
@@ -99,14 +96,21 @@ export class McpConnection {
     }
     const url = new URL(c.url!);
     const requestInit = c.headers ? { headers: c.headers } : undefined;
-    if (c.transport === 'sse') return new SSEClientTransport(url, requestInit ? { requestInit } : {});
-    return new StreamableHTTPClientTransport(url, requestInit ? { requestInit } : {});
+    if (c.transport === 'sse') return new sdk.SSEClientTransport(url, requestInit ? { requestInit } : {});
+    return new sdk.StreamableHTTPClientTransport(url, requestInit ? { requestInit } : {});
   }
 
   private async connect(): Promise<void> {
     const problem = configProblem(this.config);
     if (problem) return this.fail({ kind: 'config', message: problem });
-    const client = new Client(this.opts.clientInfo, { capabilities: {} });
+    let sdk: McpClientSdk;
+    try {
+      sdk = await mcpClientSdk();
+    } catch (err) {
+      return this.fail({ kind: 'connect', message: `MCP client unavailable: ${err instanceof Error ? err.message : String(err)}` });
+    }
+    if (this.closing) return;
+    const client = new sdk.Client(this.opts.clientInfo, { capabilities: {} });
     this.client = client;
     const limit = this.timeoutMs;
     let timer: NodeJS.Timeout | undefined;
@@ -114,8 +118,8 @@ export class McpConnection {
       timer = setTimeout(() => resolve('timeout'), limit);
     });
     const handshake = (async () => {
-      await client.connect(this.makeTransport(), { timeout: limit + 1000 });
-      client.setNotificationHandler(ToolListChangedNotificationSchema, () => void this.refreshTools().catch(() => {}));
+      await client.connect(this.makeTransport(sdk), { timeout: limit + 1000 });
+      client.setNotificationHandler(sdk.ToolListChangedNotificationSchema, () => void this.refreshTools().catch(() => {}));
       await this.refreshTools(limit + 1000);
       return 'ok' as const;
     })();
