@@ -5,6 +5,8 @@ import { describe, it, type TestContext } from 'node:test';
 import assert from 'node:assert/strict';
 import pino from 'pino';
 import { createApp, type App } from '../../app.ts';
+import { openRealm } from '../../config/realm.ts';
+import { openStore } from '../../storage/open-store.ts';
 import { createScriptedProvider, type Script, type ScriptedProvider } from '../../providers/scripted.ts';
 import { call, createSession, startApp } from '../helpers/app.ts';
 import { startHttpMcpServer, stdioServer } from '../helpers/mcp-servers.ts';
@@ -115,5 +117,23 @@ describe('live MCP persistence and config', () => {
     assert.deepEqual(caps.body.capabilities.find((c: { id: string }) => c.id === 'mcp_live').status, 'Available');
     const runtime = await call(app.url, 'GET', '/runtime/capabilities');
     assert.equal(runtime.body.features.mcp_live, true);
+  });
+
+  it('answers 409 CONFLICT for a session with no live runtime here (held for durable recovery)', async (t) => {
+    const dir = await tmpDir('warren-mcp-held-');
+    t.after(() => dir.cleanup());
+    const first = await bootOn(t, dir.path, [{ text: 'created' }]);
+    const id = await createSession(first.url);
+    await first.close();
+    // A record that disagrees with its transcript: the session comes back held (evidence quarantined).
+    const realm = await openRealm({ realm: 'mcp-realm', stateRoot: dir.path, isolated: false, logger: pino({ level: 'silent' }) });
+    const store = await openStore(realm.backend, realm.storeDir);
+    const record = (await store.getSession(id))!;
+    await store.commit([{ op: 'putSession', session: { ...record, message_count: record.message_count + 1 } }]);
+    await store.close();
+    const second = await bootOn(t, dir.path, []);
+    const r = await call(second.url, 'POST', `/sessions/${id}/mcp/add`, { session_id: id, server_config: stdioServer('x') });
+    assert.equal(r.status, 409, JSON.stringify(r.body));
+    assert.equal(r.body.code, 'CONFLICT');
   });
 });
