@@ -35,6 +35,8 @@ export interface McpConnectionOptions {
 
 /** Bytes of a stdio server's stderr kept for the failure message. */
 const STDERR_TAIL = 2048;
+/** How long a failure report waits for a dead stdio server's stderr to drain. */
+const STDERR_DRAIN_MS = 500;
 
 /** The transport a config selects. */
 export function transportKind(config: McpServerConfig): McpTransportKind {
@@ -65,6 +67,8 @@ export class McpConnection {
   readonly settled: Promise<void>;
   private client: Client | null = null;
   private stderrTail = '';
+  /** Resolves when a stdio server's stderr has ended (its last words are in stderrTail). */
+  private stderrEnded: Promise<void> = Promise.resolve();
   private closing = false;
   private settle!: () => void;
 
@@ -89,9 +93,16 @@ export class McpConnection {
         command: c.command, args: c.args ?? [], env: { ...sdk.getDefaultEnvironment(), ...c.env }, stderr: 'pipe',
         ...(this.opts.cwd ? { cwd: this.opts.cwd } : {}),
       });
-      t.stderr?.on('data', (b: Buffer) => {
-        this.stderrTail = (this.stderrTail + b.toString('utf8')).slice(-STDERR_TAIL);
-      });
+      const stderr = t.stderr;
+      if (stderr) {
+        stderr.on('data', (b: Buffer) => {
+          this.stderrTail = (this.stderrTail + b.toString('utf8')).slice(-STDERR_TAIL);
+        });
+        this.stderrEnded = new Promise((resolve) => {
+          stderr.once('end', resolve);
+          stderr.once('close', resolve);
+        });
+      }
       return t;
     }
     const url = new URL(c.url!);
@@ -133,13 +144,21 @@ export class McpConnection {
       }
       // A server that dies later (process exit, dropped stream) is reported, not thrown.
       client.onclose = () => {
-        if (!this.closing) void this.fail({ kind: 'exited', message: this.withStderr(`server '${this.name}' closed its connection`) });
+        if (this.closing) return;
+        // Failed at once (no call may reach it any more); the message gains the stderr tail once drained.
+        const base = `server '${this.name}' closed its connection`;
+        void this.fail({ kind: 'exited', message: base });
+        void this.withStderr(base).then((message) => {
+          if (this.failure?.kind !== 'exited' || message === base) return;
+          this.failure = { kind: 'exited', message };
+          this.opts.onChange(this);
+        });
       };
       this.state = 'ready';
       this.settle();
       this.opts.onChange(this);
     } catch (err) {
-      if (!this.closing) await this.fail({ kind: 'connect', message: this.withStderr(`server '${this.name}' failed to connect: ${err instanceof Error ? err.message : String(err)}`) });
+      if (!this.closing) await this.fail({ kind: 'connect', message: await this.withStderr(`server '${this.name}' failed to connect: ${err instanceof Error ? err.message : String(err)}`) });
     } finally {
       clearTimeout(timer);
     }
@@ -159,7 +178,11 @@ export class McpConnection {
     if (this.state === 'ready') this.opts.onChange(this);
   }
 
-  private withStderr(message: string): string {
+  /** The message plus the tail of a stdio server's stderr (waiting briefly for the stream to drain). */
+  private async withStderr(message: string): Promise<string> {
+    let timer: NodeJS.Timeout | undefined;
+    await Promise.race([this.stderrEnded, new Promise<void>((resolve) => (timer = setTimeout(resolve, STDERR_DRAIN_MS)))]);
+    clearTimeout(timer);
     const tail = this.stderrTail.trim();
     return tail ? `${message}; stderr: ${tail.slice(-500)}` : message;
   }
