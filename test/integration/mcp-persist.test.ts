@@ -18,10 +18,10 @@ async function settledServers(base: string, id: string): Promise<Array<{ name: s
   return r.body.servers.map((s: { name: string; state: string; source: string }) => ({ name: s.name, state: s.state, source: s.source }));
 }
 
-async function bootOn(t: TestContext, root: string, script: Script): Promise<App & { provider: ScriptedProvider }> {
+async function bootOn(t: TestContext, root: string, script: Script, backend: 'lmdb' | 'sqlite' = 'lmdb'): Promise<App & { provider: ScriptedProvider }> {
   const provider = createScriptedProvider(script);
   const app = await createApp({
-    host: '127.0.0.1', port: 0, stateRoot: root, contextRoot: root, realm: 'mcp-realm', logger: pino({ level: 'silent' }),
+    host: '127.0.0.1', port: 0, stateRoot: root, contextRoot: root, realm: 'mcp-realm', realmBackend: backend, logger: pino({ level: 'silent' }),
     providerOverrides: { openai: provider, anthropic: provider, gemini: provider, scripted: provider },
   });
   t.after(() => app.close());
@@ -29,12 +29,12 @@ async function bootOn(t: TestContext, root: string, script: Script): Promise<App
 }
 
 describe('live MCP persistence and config', () => {
-  it('keeps persisted changes across a Warren restart and drops the others', async (t) => {
+  for (const backend of ['lmdb', 'sqlite'] as const) it(`keeps persisted changes across a Warren restart and drops the others (${backend})`, async (t) => {
     const dir = await tmpDir('warren-mcp-');
     t.after(() => dir.cleanup());
     const http = await startHttpMcpServer('H');
     t.after(() => http.close());
-    const first = await bootOn(t, dir.path, [{ text: 'created' }]);
+    const first = await bootOn(t, dir.path, [{ text: 'created' }], backend);
     const patched = await call(first.url, 'PATCH', '/config', { tools: { mcp_servers: [stdioServer('cfg'), stdioServer('cfgkept')] } });
     assert.equal(patched.status, 200, JSON.stringify(patched.body));
     const id = await createSession(first.url);
@@ -48,7 +48,7 @@ describe('live MCP persistence and config', () => {
     await stage('remove', { server_name: 'cfg', persisted: true });
     await first.close();
 
-    const second = await bootOn(t, dir.path, [{ tool_calls: [{ name: 'mcp__kept__echo', args: { text: 'after restart' }, id: 'k' }] }, { text: 'ok' }]);
+    const second = await bootOn(t, dir.path, [{ tool_calls: [{ name: 'mcp__kept__echo', args: { text: 'after restart' }, id: 'k' }] }, { text: 'ok' }], backend);
     assert.deepEqual(await settledServers(second.url, id), [
       { name: 'cfgkept', state: 'ready', source: 'config' },
       { name: 'kept', state: 'ready', source: 'session' },
