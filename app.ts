@@ -2,6 +2,7 @@
 // tools, supervisor and HTTP layer, and listens. main.ts and every integration test call createApp.
 import { mkdir } from 'node:fs/promises';
 import type { Logger } from 'pino';
+import { Observability } from './actors/observe/observability.ts';
 import { Supervisor } from './actors/supervisor.ts';
 import type { Config } from './contracts/config.ts';
 import { LATER_ROUTES } from './contracts/routes-later.ts';
@@ -15,6 +16,7 @@ import { composeModules, type ModuleFactory } from './http/module-unit.ts';
 import { authModule } from './http/modules/auth-module.ts';
 import { eventsModule } from './http/modules/events-module.ts';
 import { mcpModule } from './http/modules/mcp-module.ts';
+import { observeModule } from './http/modules/observe-module.ts';
 import { sessionsModule } from './http/modules/sessions-module.ts';
 import { systemModule } from './http/modules/system-module.ts';
 import { buildOpenApi } from './http/openapi.ts';
@@ -66,7 +68,9 @@ export async function createApp(opts: AppOptions = {}): Promise<App> {
     isolated: opts.isolated ?? !opts.realm, instance: opts.instance, logger: log,
   });
   const realmConfig = await RealmConfig.open(realm, { instanceId: opts.instance, exposePaths: opts.exposePaths ?? false, logger: log });
-  const store = await openStore(realm.backend, realm.storeDir);
+  // Observation wraps the store (timed commits) and hooks the runtime, so it exists before both.
+  const observe = new Observability({ backend: realm.backend, log: log.child({ component: 'observe' }) });
+  const store = observe.wrapStore(await openStore(realm.backend, realm.storeDir));
   const contextRoot = opts.contextRoot ?? process.cwd();
   await mkdir(contextRoot, { recursive: true });
 
@@ -89,9 +93,10 @@ export async function createApp(opts: AppOptions = {}): Promise<App> {
     providers: { resolve: (m, p, c) => providers.resolve(m, p, c) },
     config: () => realmConfig.current(),
     now: Date.now,
+    observer: observe.runtimeObserver(),
   });
   let baseUrl = '';
-  const { routes, handlers } = composeModules(MODULES, {
+  const { routes, handlers } = composeModules([...MODULES, observeModule(observe)], {
     supervisor,
     sessionPolicy: {
       idleEvictMs: opts.idleEvictMs ?? 5 * 60_000,

@@ -44,6 +44,8 @@ export class EventHub {
     lastSeq: number,
     private readonly persist: ((entry: HubEntry) => void) | null,
     private readonly now: () => number,
+    /** Sees every event as it is published (metrics, traces); null when nobody observes. */
+    private readonly tap: ((entry: HubEntry) => void) | null = null,
   ) {
     this.nextSeq = lastSeq + 1;
     this.delivered = lastSeq;
@@ -74,6 +76,7 @@ export class EventHub {
   /** Sequences an event; delivery happens now (memory) or once durable (persistent). */
   publish(kind: string, payload: unknown): HubEntry {
     const entry: HubEntry = { seq: this.nextSeq++, kind, timestamp_ms: this.now(), payload };
+    if (this.tap) this.tap(entry);
     if (this.persist) this.persist(entry);
     else this.deliver([entry]);
     return entry;

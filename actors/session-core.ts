@@ -7,7 +7,7 @@ import type { Logger } from 'pino';
 import type { Message } from '../contracts/transcript.ts';
 import { sessionMachine, type HoldClass, type SessionContext } from '../machines/session-machine.ts';
 import type { SessionRecord, StoreOp } from '../storage/store.ts';
-import { EventHub } from './event-hub.ts';
+import { EventHub, type HubEntry } from './event-hub.ts';
 import { SessionWriter } from './session-writer.ts';
 import type { PersistedState, SessionDeps, SessionSettings } from './session-types.ts';
 
@@ -45,6 +45,7 @@ export class SessionCore {
       const actor = createActor(sessionMachine, { input: { sessionId: this.record.session_id }, ...(snapshot ? { snapshot } : {}) });
       // Hazard 2 (dependencies.md): an actor error with no observer becomes an uncaughtException.
       actor.subscribe({ error: (err) => this.log.error({ err, sessionId: this.id }, 'session machine error') });
+      this.deps.observer?.machineCreated?.('session', this.id, actor);
       actor.start();
       this.live = actor;
     }
@@ -54,7 +55,9 @@ export class SessionCore {
   get hub(): EventHub {
     if (!this.liveHub) {
       const writer = this.writer;
-      this.liveHub = new EventHub(this.id, this.lastSeq, writer ? (e) => writer.appendEvent(e) : null, this.deps.now);
+      const observer = this.deps.observer;
+      const tap = observer?.sessionEvent ? (e: HubEntry) => observer.sessionEvent!(this, e) : null;
+      this.liveHub = new EventHub(this.id, this.lastSeq, writer ? (e) => writer.appendEvent(e) : null, this.deps.now, tap);
     }
     return this.liveHub;
   }
@@ -119,6 +122,16 @@ export class SessionCore {
   /** True when no live machine, hub or writer is held (only the record and its snapshot). */
   get dormant(): boolean {
     return this.live === null && this.liveHub === null && this.liveWriter === null;
+  }
+
+  /** Writes queued and not yet durable, plus the running turn: what waits on this actor. */
+  get mailboxDepth(): number {
+    return (this.isRunning() ? 1 : 0) + (this.liveWriter?.backlog ?? 0);
+  }
+
+  /** The live XState actor if awake (never wakes it; the inspector attaches to it). */
+  get liveMachine(): MachineRef | null {
+    return this.live;
   }
 
   get subscriberCount(): number {

@@ -49,6 +49,11 @@ export class SessionWriter {
     return this.settled >= this.queued && this.inFlight === 0 && !this.ledgerHalted;
   }
 
+  /** Writes queued but not yet settled (the session's mailbox depth as the viewer and metrics see it). */
+  get backlog(): number {
+    return this.queued - this.settled;
+  }
+
   /** Queues a ledger entry; it is delivered live once durable. */
   appendEvent(entry: HubEntry): void {
     this.queued++;

@@ -10,6 +10,7 @@ import type { Tool } from '../tools/tool.ts';
 import { ActorRegistry } from './actor-registry.ts';
 import { CapabilityRegistry } from './capability-registry.ts';
 import { RequestRegistry } from './request-registry.ts';
+import type { RuntimeObserver } from './runtime-observer.ts';
 
 /** Picks the provider adapter for a model (and optional provider name, and binding credential). */
 export interface ProviderResolver {
@@ -35,6 +36,8 @@ export interface RuntimeDeps {
   credentials?: CredentialResolver;
   config(): Config;
   now(): number;
+  /** Observation hooks (metrics, traces, the viewer's inspector); absent when nothing observes. */
+  observer?: RuntimeObserver;
 }
 
 /**

@@ -18,7 +18,7 @@ export interface RouteDef {
   /** JSON body schema; omitted means the route takes no body. */
   body?: TSchema;
   /** Success response. `contentType` defaults to application/json. */
-  response: { status: number; schema?: TSchema; contentType?: 'application/json' | 'text/plain' | 'text/event-stream' };
+  response: { status: number; schema?: TSchema; contentType?: 'application/json' | 'text/plain' | 'text/event-stream' | 'text/html' | 'text/css' | 'text/javascript' };
   /** Error codes this route can answer with (documented in OpenAPI). */
   errors: ErrorCode[];
   /** Request headers the route reads (documented in OpenAPI). */

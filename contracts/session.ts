@@ -13,7 +13,8 @@ export const SystemPromptOverride = Type.Union(
 export type SystemPromptOverride = null | string | { action: 'disable' };
 
 export const ProviderId = Type.Union(
-  ['anthropic', 'openai', 'gemini', 'self_hosted', 'other', 'scripted'].map((p) => Type.Literal(p)),
+  // Spelled out (not .map) so the static type is the literal union, not never.
+  [Type.Literal('anthropic'), Type.Literal('openai'), Type.Literal('gemini'), Type.Literal('self_hosted'), Type.Literal('other'), Type.Literal('scripted')],
   { $id: 'ProviderId' },
 );
 

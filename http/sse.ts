@@ -28,6 +28,8 @@ export interface SseOptions {
   heartbeatMs?: number;
   /** Receives a warn line per stream_truncated marker (STYLE.md: SSE drops are logged at warn). */
   log?: Logger;
+  /** Told of each stream_truncated marker and how many events it reports dropped (metrics). */
+  onTruncated?: (dropped: number) => void;
 }
 
 /** The envelope of wire-notes §2.2 (`data:` of a frame, and a row of the ledger route). */
@@ -72,6 +74,7 @@ export class SseSubscriber implements EventSubscriber {
   /** Total events dropped for lag over the subscription's life. */
   droppedTotal = 0;
   private readonly log: Logger | undefined;
+  private readonly onTruncated: ((dropped: number) => void) | undefined;
 
   constructor(
     private readonly sessionId: string,
@@ -82,6 +85,7 @@ export class SseSubscriber implements EventSubscriber {
   ) {
     this.lastSentSeq = afterSeq;
     this.log = opts.log;
+    this.onTruncated = opts.onTruncated;
     res.onDrain(() => this.onDrain());
     res.onAbort(() => {
       this.dispose();
@@ -200,6 +204,7 @@ export class SseSubscriber implements EventSubscriber {
     if (this.dropped > 0) {
       chunk += truncatedFrame({ kind: 'stream_lagged', dropped: this.dropped });
       this.log?.warn({ sessionId: this.sessionId, dropped: this.dropped, droppedTotal: this.droppedTotal }, 'sse subscriber lagged; events dropped');
+      this.onTruncated?.(this.dropped);
       this.dropped = 0;
     }
     for (const e of this.pending) {

@@ -11,7 +11,9 @@ export function eventsModule(ctx: ModuleContext): ModuleUnit {
   return {
     name: 'events',
     routes: SESSION_ROUTES.filter((r) => EVENT_ROUTE_IDS.has(r.id)),
-    handlers: eventHandlers(ctx.sessions(), ctx.realm.realmId),
+    handlers: eventHandlers(ctx.sessions(), ctx.realm.realmId, {
+      sse: { onTruncated: (dropped) => ctx.supervisor.deps.observer?.sseTruncated?.('session', dropped) },
+    }),
     capabilities: [{ id: 'streaming' }, { id: 'event_replay' }],
   };
 }

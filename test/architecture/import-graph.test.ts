@@ -28,7 +28,7 @@ function extractImports(source: string): ImportEdge[] {
   return out;
 }
 
-const LAYERED = ['contracts', 'machines', 'storage', 'providers', 'tools', 'actors', 'http', 'config'] as const;
+const LAYERED = ['contracts', 'machines', 'storage', 'providers', 'tools', 'actors', 'http', 'config', 'client'] as const;
 type Area = (typeof LAYERED)[number] | 'app.ts' | 'main.ts' | 'test' | 'bench';
 const FREE: ReadonlySet<Area> = new Set(['main.ts', 'test', 'bench']);
 
@@ -44,6 +44,8 @@ const MAY_IMPORT: Record<Exclude<Area, 'main.ts' | 'test' | 'bench'>, readonly A
   // A composition helper for app.ts/main.ts (flags, realm files, logger): it may use the lower layers
   // (config/realm.ts reads storage/store.ts's backend list) but never the runtime or the transport.
   config: ['config', 'machines', 'storage', 'providers', 'tools', 'contracts'],
+  // The typed client (client/, its own npm package) sees only the wire contracts, never the server.
+  client: ['client', 'contracts'],
   'app.ts': ['contracts', 'machines', 'storage', 'providers', 'tools', 'actors', 'http', 'config'],
 };
 
@@ -51,6 +53,8 @@ const MAY_IMPORT: Record<Exclude<Area, 'main.ts' | 'test' | 'bench'>, readonly A
 const PACKAGES: Partial<Record<Area, readonly string[]>> = {
   contracts: ['typebox'],
   machines: ['xstate'],
+  // The client's only dependency is a type-only one: typebox's Static (erased at run time).
+  client: ['typebox'],
 };
 
 /**
@@ -173,6 +177,12 @@ describe('import graph', () => {
       })
       .map((p) => `${p.from} imports ${p.name}`);
     assert.deepEqual(violations, []);
+  });
+
+  it('client/ imports contracts/ type-only, so the client loads nothing of the server at run time', () => {
+    const runtime = graph.edges.filter((e) => areaOf(e.from) === 'client' && areaOf(e.to) === 'contracts' && !e.typeOnly);
+    assert.deepEqual(runtime.map((e) => `${e.from} -> ${e.to}`), []);
+    assert.ok(graph.edges.some((e) => areaOf(e.from) === 'client' && areaOf(e.to) === 'contracts'), 'client types come from contracts/');
   });
 
   it('only app.ts, main.ts, tests and bench import http/, config/ or app.ts', () => {

@@ -1,5 +1,5 @@
 // test/integration/catalog-coverage.test.ts: requests EVERY route catalog entry (SYSTEM_ROUTES,
-// SESSION_ROUTES, LATER_ROUTES) against the real server on both transports (STYLE.md "a test requests
+// SESSION_ROUTES, OBSERVE_ROUTES, LATER_ROUTES) against the real server on both transports (STYLE.md "a test requests
 // every catalog entry"). A catalog path is never a route miss, never 405 and never 500; errors carry only
 // codes the route documents; successes match the catalog's status, content type and response schema;
 // every not-yet-built route answers 501 CAPABILITY_UNAVAILABLE in the envelope.
@@ -12,6 +12,7 @@ import { AUTH_ROUTES } from '../../contracts/routes-auth.ts';
 import { MCP_ROUTES } from '../../contracts/mcp.ts';
 import { MCP_ENDPOINT_ROUTES } from '../../contracts/mcp-endpoint.ts';
 import { LATER_ROUTES } from '../../contracts/routes-later.ts';
+import { OBSERVE_ROUTES } from '../../contracts/routes-observe.ts';
 import { SESSION_ROUTES } from '../../contracts/routes-sessions.ts';
 import { SYSTEM_ROUTES } from '../../contracts/routes-system.ts';
 import { uwsUnavailableReason } from '../../http/create-server.ts';
@@ -19,7 +20,7 @@ import { startApp } from '../helpers/app.ts';
 
 const UWS_SKIP = uwsUnavailableReason();
 const DUMMY_UUID = '0190a1b2-c3d4-7e5f-8a9b-0c1d2e3f4a5b';
-const ALL_ROUTES = [...SYSTEM_ROUTES, ...SESSION_ROUTES, ...AUTH_ROUTES, ...MCP_ROUTES, ...MCP_ENDPOINT_ROUTES, ...LATER_ROUTES];
+const ALL_ROUTES = [...SYSTEM_ROUTES, ...SESSION_ROUTES, ...AUTH_ROUTES, ...MCP_ROUTES, ...MCP_ENDPOINT_ROUTES, ...OBSERVE_ROUTES, ...LATER_ROUTES];
 
 /** Bodies that pass each route's schema, so the request reaches the handler; other body routes get {}. */
 function sampleBody(route: RouteDef, sessionId: string): unknown {

@@ -1,0 +1,106 @@
+// actors/observe/actor-directory.ts: the read-only view of live actors that observation needs (metrics
+// census, the actor viewer, the inspector): a thin adapter over the runtime's actor registry, so every
+// kind that registers shows up in metrics and the viewer. Sessions add their own details.
+import type { AnyActorRef, AnyStateMachine } from 'xstate';
+import type { ActorDescription } from '../actor-registry.ts';
+import type { SessionActor } from '../session-actor.ts';
+import { SESSION_KIND, type SessionHost } from '../session-host.ts';
+import type { Supervisor } from '../supervisor.ts';
+
+/** One resident actor as observation reports it (no ids beyond the actor's own). */
+export interface ActorView {
+  kind: string;
+  id: string;
+  /** Top-level state ('idle', 'running', 'held', 'archived', ...). */
+  state: string;
+  /** The full XState state value (nested states as objects). */
+  value: unknown;
+  /** Sub-state of a running session ('calling_model', 'executing_tools', 'committing', 'cancelling'). */
+  phase?: string;
+  /** False when the live XState actor was shed (only the record and its persisted snapshot are held). */
+  awake: boolean;
+  labels: Record<string, string>;
+  /** What waits on the actor: the running turn plus writes not yet durable. */
+  mailboxDepth: number;
+  /** Live event-stream subscribers. */
+  subscribers: number;
+  lastUsedMs: number;
+}
+
+/** A live XState actor the inspector can attach to. */
+export interface LiveMachine {
+  kind: string;
+  id: string;
+  ref: AnyActorRef;
+}
+
+export interface ActorDirectory {
+  /** Actor kinds and the machine each runs (the viewer draws it). */
+  machines(): ReadonlyMap<string, AnyStateMachine>;
+  /** Every resident actor (awake or shed). Cost: one pass over the residents. */
+  list(): Iterable<ActorView>;
+  /** One resident actor, never hydrating it. */
+  get(kind: string, id: string): ActorView | undefined;
+  /** Actors whose XState actor is awake now. */
+  liveMachines(): Iterable<LiveMachine>;
+}
+
+/** The top-level state of a state value ('idle', or 'running' for {running: 'calling_model'}). */
+function topState(value: unknown): string {
+  if (typeof value === 'string') return value;
+  if (value && typeof value === 'object') return Object.keys(value)[0] ?? '';
+  return '';
+}
+
+function sessionView(a: SessionActor, labels: Record<string, string>): ActorView {
+  const st = a.status();
+  const live = a.liveMachine;
+  const view: ActorView = {
+    kind: SESSION_KIND,
+    id: a.id,
+    state: a.snapshotRecord.archived ? 'archived' : st.state,
+    value: live ? live.getSnapshot().value : a.stateValue(),
+    awake: live !== null,
+    labels,
+    mailboxDepth: a.mailboxDepth,
+    subscribers: a.subscriberCount,
+    lastUsedMs: a.lastUsedMs,
+  };
+  if (st.phase) view.phase = st.phase;
+  return view;
+}
+
+function viewOf(d: ActorDescription, sessions: () => SessionHost): ActorView {
+  if (d.kind === SESSION_KIND) {
+    const a = sessions().peek(d.id);
+    if (a) return sessionView(a, d.labels);
+  }
+  return { kind: d.kind, id: d.id, state: topState(d.state), value: d.state, awake: true, labels: d.labels, mailboxDepth: 0, subscribers: 0, lastUsedMs: 0 };
+}
+
+/**
+ * The directory over the runtime's actor registry: every registered kind is listed; sessions add what
+ * only they know (awake or shed, mailbox depth, subscribers, turn phase, the live machine).
+ */
+export function registryDirectory(sup: Supervisor, sessions: () => SessionHost, machines: ReadonlyMap<string, AnyStateMachine>): ActorDirectory {
+  return {
+    machines: () => machines,
+    *list() {
+      for (const d of sup.registry.list()) yield viewOf(d, sessions);
+    },
+    get(kind, id) {
+      if (kind === SESSION_KIND) {
+        const a = sessions().peek(id);
+        return a ? sessionView(a, a.snapshotRecord.labels) : undefined;
+      }
+      const d = sup.registry.list(kind).find((x) => x.id === id);
+      return d ? viewOf(d, sessions) : undefined;
+    },
+    *liveMachines() {
+      for (const d of sup.registry.list(SESSION_KIND)) {
+        const ref = sessions().peek(d.id)?.liveMachine;
+        if (ref) yield { kind: SESSION_KIND, id: d.id, ref };
+      }
+    },
+  };
+}

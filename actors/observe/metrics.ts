@@ -1,0 +1,202 @@
+// actors/observe/metrics.ts: Warren's Prometheus metrics (GET /metrics). One Registry per app (tests run
+// several apps in one process), fed from where events already flow: the session event tap (turns,
+// provider calls, tokens, retries, tools), the instrumented store (commit latency), the SSE drop hook,
+// and a census of the actor directory taken only at scrape time. Labels are bounded: provider, outcome,
+// kind, state, backend; never a session id.
+import { performance } from 'node:perf_hooks';
+import { Counter, Gauge, Histogram, Registry } from 'prom-client';
+import type { LedgerEntry } from '../../storage/store.ts';
+import type { SessionEventSource } from '../runtime-observer.ts';
+import type { ActorDirectory } from './actor-directory.ts';
+import { registerProcessMetrics } from './process-metrics.ts';
+
+/** Latency buckets (seconds) for turns and provider calls: 1 ms .. 2 min. */
+const TURN_BUCKETS = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120];
+/** Store commits: 50 µs .. 1 s. */
+const COMMIT_BUCKETS = [0.00005, 0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 1];
+
+/** Which kind of write a store commit was (bounded label). */
+export type CommitKind = 'turn' | 'state' | 'ledger';
+
+export interface MetricsOptions {
+  /** The actors to count at scrape time (null before the supervisor exists). */
+  directory(): ActorDirectory | null;
+  /** Live subscribers of the inspection stream (the actor viewer). */
+  inspectSubscribers(): number;
+  /** Process stats (CPU, memory, event loop, GC); default true. */
+  processStats?: boolean;
+}
+
+interface OpenTurn {
+  provider: string;
+  startedMs: number;
+  callStartedMs: number;
+}
+
+export class WarrenMetrics {
+  readonly registry = new Registry();
+  private readonly turns: Counter<'provider' | 'outcome'>;
+  private readonly turnSeconds: Histogram<'provider' | 'outcome'>;
+  private readonly callSeconds: Histogram<'provider'>;
+  private readonly tokens: Counter<'provider' | 'direction'>;
+  private readonly retries: Counter<'provider' | 'kind'>;
+  private readonly toolCalls: Counter<'outcome'>;
+  private readonly commitSeconds: Histogram<'backend' | 'kind'>;
+  private readonly sseTruncations: Counter<'stream'>;
+  private readonly sseDropped: Counter<'stream'>;
+  private census: Census | null = null;
+  /** Turns in flight, by session id (bounded by the running turns). */
+  private readonly open = new Map<string, OpenTurn>();
+
+  constructor(opts: MetricsOptions) {
+    const registers = [this.registry];
+    this.turns = new Counter({ name: 'warren_turns_total', help: 'Turns (runs) finished, by outcome', labelNames: ['provider', 'outcome'], registers });
+    this.turnSeconds = new Histogram({ name: 'warren_turn_duration_seconds', help: 'Turn latency from run_started to its outcome', labelNames: ['provider', 'outcome'], buckets: TURN_BUCKETS, registers });
+    this.callSeconds = new Histogram({ name: 'warren_provider_call_duration_seconds', help: 'One model call, turn_started to turn_completed', labelNames: ['provider'], buckets: TURN_BUCKETS, registers });
+    this.tokens = new Counter({ name: 'warren_tokens_total', help: 'Model tokens by direction', labelNames: ['provider', 'direction'], registers });
+    this.retries = new Counter({ name: 'warren_provider_retries_total', help: 'Provider call retries, by failure kind', labelNames: ['provider', 'kind'], registers });
+    this.toolCalls = new Counter({ name: 'warren_tool_calls_total', help: 'Tool executions, by outcome', labelNames: ['outcome'], registers });
+    this.commitSeconds = new Histogram({ name: 'warren_store_commit_duration_seconds', help: 'Durable store commits (turn rows, state, ledger-only)', labelNames: ['backend', 'kind'], buckets: COMMIT_BUCKETS, registers });
+    this.sseTruncations = new Counter({ name: 'warren_sse_truncations_total', help: 'stream_truncated markers sent to lagging subscribers', labelNames: ['stream'], registers });
+    this.sseDropped = new Counter({ name: 'warren_sse_dropped_events_total', help: 'Events dropped for lagging subscribers', labelNames: ['stream'], registers });
+    // One census per scrape (scrape() clears it), shared by the gauges below.
+    const fresh = (): Census => (this.census ??= takeCensus(opts.directory()));
+    new Gauge({
+      name: 'warren_actors_resident', help: 'Resident actors (awake or shed) by kind', labelNames: ['kind'], registers,
+      collect() {
+        this.reset();
+        for (const [kind, k] of fresh()) this.set({ kind }, k.resident);
+      },
+    });
+    new Gauge({
+      name: 'warren_actors_awake', help: 'Actors holding a live XState actor, by kind', labelNames: ['kind'], registers,
+      collect() {
+        this.reset();
+        for (const [kind, k] of fresh()) this.set({ kind }, k.awake);
+      },
+    });
+    new Gauge({
+      name: 'warren_actors', help: 'Resident actors by kind and state (running = active)', labelNames: ['kind', 'state'], registers,
+      collect() {
+        this.reset();
+        for (const [kind, k] of fresh()) for (const [state, n] of Object.entries(k.states)) this.set({ kind, state }, n);
+      },
+    });
+    new Gauge({
+      name: 'warren_mailbox_depth', help: 'Work waiting on actors (running turns + writes not yet durable), summed by kind', labelNames: ['kind'], registers,
+      collect() {
+        this.reset();
+        for (const [kind, k] of fresh()) this.set({ kind }, k.mailbox);
+      },
+    });
+    new Gauge({
+      name: 'warren_mailbox_depth_max', help: 'Deepest single actor mailbox, by kind', labelNames: ['kind'], registers,
+      collect() {
+        this.reset();
+        for (const [kind, k] of fresh()) this.set({ kind }, k.mailboxMax);
+      },
+    });
+    new Gauge({
+      name: 'warren_sse_subscribers', help: 'Live SSE subscribers (session event streams, inspection streams)', labelNames: ['stream'], registers,
+      collect() {
+        let session = 0;
+        for (const k of fresh().values()) session += k.subscribers;
+        this.set({ stream: 'session' }, session);
+        this.set({ stream: 'inspect' }, opts.inspectSubscribers());
+      },
+    });
+    if (opts.processStats !== false) registerProcessMetrics(this.registry);
+  }
+
+  /** The session event tap: turns, model calls, tokens, retries and tools, from events already published. */
+  readonly tap = (source: SessionEventSource, entry: LedgerEntry): void => {
+    switch (entry.kind) {
+      case 'run_started': {
+        const now = performance.now();
+        this.open.set(source.id, { provider: source.settings.provider, startedMs: now, callStartedMs: now });
+        return;
+      }
+      case 'turn_started': {
+        const t = this.open.get(source.id);
+        if (t) t.callStartedMs = performance.now();
+        return;
+      }
+      case 'turn_completed': {
+        const t = this.open.get(source.id);
+        const provider = t?.provider ?? source.settings.provider;
+        if (t) this.callSeconds.observe({ provider }, (performance.now() - t.callStartedMs) / 1000);
+        const usage = (entry.payload as { usage?: { input_tokens?: number; output_tokens?: number } }).usage;
+        if (usage?.input_tokens) this.tokens.inc({ provider, direction: 'input' }, usage.input_tokens);
+        if (usage?.output_tokens) this.tokens.inc({ provider, direction: 'output' }, usage.output_tokens);
+        return;
+      }
+      case 'retrying': {
+        const failure = (entry.payload as { retry?: { failure?: { provider?: string; kind?: string } } }).retry?.failure;
+        this.retries.inc({ provider: failure?.provider ?? source.settings.provider, kind: failure?.kind ?? 'unknown' });
+        return;
+      }
+      case 'tool_execution_completed':
+        this.toolCalls.inc({ outcome: (entry.payload as { is_error?: boolean }).is_error ? 'error' : 'ok' });
+        return;
+      case 'run_completed':
+        this.finishTurn(source, 'succeeded');
+        return;
+      case 'run_failed':
+        this.finishTurn(source, (entry.payload as { terminal_cause_kind?: string }).terminal_cause_kind === 'cancelled' ? 'cancelled' : 'failed');
+        return;
+      default:
+    }
+  };
+
+  private finishTurn(source: SessionEventSource, outcome: 'succeeded' | 'failed' | 'cancelled'): void {
+    const t = this.open.get(source.id);
+    this.open.delete(source.id);
+    const provider = t?.provider ?? source.settings.provider;
+    this.turns.inc({ provider, outcome });
+    if (t) this.turnSeconds.observe({ provider, outcome }, (performance.now() - t.startedMs) / 1000);
+  }
+
+  /** A durable store commit finished (storage wrapper in instrumented-store.ts). */
+  observeCommit(backend: string, kind: CommitKind, seconds: number): void {
+    this.commitSeconds.observe({ backend, kind }, seconds);
+  }
+
+  /** A lagging SSE subscriber got a stream_truncated marker for `dropped` events. */
+  observeSseDrop(stream: 'session' | 'inspect', dropped: number): void {
+    this.sseTruncations.inc({ stream });
+    this.sseDropped.inc({ stream }, dropped);
+  }
+
+  /** The exposition text and its content type. */
+  async scrape(): Promise<{ contentType: string; text: string }> {
+    this.census = null;
+    return { contentType: this.registry.contentType, text: await this.registry.metrics() };
+  }
+}
+
+interface KindCensus {
+  resident: number;
+  awake: number;
+  states: Record<string, number>;
+  mailbox: number;
+  mailboxMax: number;
+  subscribers: number;
+}
+type Census = Map<string, KindCensus>;
+
+function takeCensus(directory: ActorDirectory | null): Census {
+  const out: Census = new Map();
+  if (!directory) return out;
+  for (const kind of directory.machines().keys()) out.set(kind, { resident: 0, awake: 0, states: {}, mailbox: 0, mailboxMax: 0, subscribers: 0 });
+  for (const a of directory.list()) {
+    let k = out.get(a.kind);
+    if (!k) out.set(a.kind, (k = { resident: 0, awake: 0, states: {}, mailbox: 0, mailboxMax: 0, subscribers: 0 }));
+    k.resident++;
+    if (a.awake) k.awake++;
+    k.states[a.state] = (k.states[a.state] ?? 0) + 1;
+    k.mailbox += a.mailboxDepth;
+    if (a.mailboxDepth > k.mailboxMax) k.mailboxMax = a.mailboxDepth;
+    k.subscribers += a.subscribers;
+  }
+  return out;
+}

@@ -1,0 +1,101 @@
+// actors/observe/observability.ts: the observation subsystem in one place: metrics, the inspector and
+// the inspection reads (plus the turn tracer once telemetry is configured), and the hooks the runtime
+// calls (session event tap, machine creation, timed store). app.ts creates it before the store and
+// attaches the actor directory once the supervisor exists.
+import type { Logger } from 'pino';
+import type { ActorList, MachineGraph } from '../../contracts/routes-observe.ts';
+import { ServiceError } from '../../contracts/errors.ts';
+import type { LedgerEntry, Store } from '../../storage/store.ts';
+import type { RuntimeObserver } from '../runtime-observer.ts';
+import type { ActorDirectory } from './actor-directory.ts';
+import { findActor, listActors, sessionTails, sessionTimeline, summaryOf, type ActorFilter, type SessionTails, type TimelineStep } from './inspect-queries.ts';
+import { Inspector } from './inspector.ts';
+import { instrumentStore } from './instrumented-store.ts';
+import { machineGraph } from './machine-graph.ts';
+import { WarrenMetrics } from './metrics.ts';
+
+export interface ObservabilityOptions {
+  backend: string;
+  log: Logger;
+  now?: () => number;
+}
+
+/** One actor's detail before the HTTP layer shapes its ledger entries into envelopes. */
+export interface ActorDetailData {
+  actor: ReturnType<typeof summaryOf>;
+  recent: ReturnType<Inspector['recentOf']>;
+  session?: SessionTails;
+}
+
+export class Observability {
+  readonly metrics: WarrenMetrics;
+  readonly inspector: Inspector;
+  private directoryRef: ActorDirectory | null = null;
+  private store: Store | null = null;
+
+  constructor(private readonly opts: ObservabilityOptions) {
+    this.inspector = new Inspector(() => this.directoryRef, opts.now ?? Date.now);
+    this.metrics = new WarrenMetrics({ directory: () => this.directoryRef, inspectSubscribers: () => this.inspector.subscriberCount });
+  }
+
+  attach(directory: ActorDirectory): void {
+    this.directoryRef = directory;
+  }
+
+  private get directory(): ActorDirectory {
+    if (!this.directoryRef) throw new ServiceError('SERVICE_UNAVAILABLE', 'the actor directory is not ready');
+    return this.directoryRef;
+  }
+
+  /** The store with timed commits (kept for the inspection reads). */
+  wrapStore(store: Store): Store {
+    const backend = this.opts.backend;
+    this.store = instrumentStore(store, (c) => {
+      this.metrics.observeCommit(backend, c.kind, (c.endedMs - c.startedMs) / 1000);
+    });
+    return this.store;
+  }
+
+  /** The hooks the runtime calls (RuntimeDeps.observer). */
+  runtimeObserver(): RuntimeObserver {
+    return {
+      sessionEvent: (source, entry) => {
+        this.metrics.tap(source, entry);
+      },
+      machineCreated: (kind, id, ref) => this.inspector.onMachine(kind, id, ref),
+      sseTruncated: (stream, dropped) => this.metrics.observeSseDrop(stream, dropped),
+    };
+  }
+
+  /** Told of each stream_truncated marker of an inspection stream. */
+  readonly inspectSseTruncated = (dropped: number): void => this.metrics.observeSseDrop('inspect', dropped);
+
+  // Inspection reads (http/handlers/inspect.ts).
+  actors(filter: ActorFilter): ActorList {
+    return listActors(this.directory, filter);
+  }
+
+  machine(kind: string): MachineGraph {
+    const m = this.directory.machines().get(kind);
+    if (!m) throw new ServiceError('NOT_FOUND', `no actor kind ${kind}`, { kind });
+    return machineGraph(kind, m);
+  }
+
+  async actorDetail(kind: string, id: string): Promise<ActorDetailData> {
+    const view = findActor(this.directory, kind, id);
+    const detail: ActorDetailData = { actor: summaryOf(view), recent: this.inspector.recentOf(kind, id) };
+    if (kind === 'session' && this.store) detail.session = await sessionTails(this.store, view);
+    return detail;
+  }
+
+  timeline(sessionId: string, afterSeq: number, limit: number): Promise<{ steps: TimelineStep[]; lastSeq: number; hasMore: boolean }> {
+    if (!this.store) throw new ServiceError('SERVICE_UNAVAILABLE', 'the store is not open');
+    return sessionTimeline(this.store, sessionId, afterSeq, limit);
+  }
+
+  async close(): Promise<void> {
+    this.inspector.closeAll();
+  }
+}
+
+export type { LedgerEntry };

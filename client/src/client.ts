@@ -1,0 +1,200 @@
+// client/src/client.ts: WarrenClient, one typed method per Warren route (types from the server's
+// contracts via types.ts), errors thrown as WarrenError, and the two event streams (a session's events,
+// the actor inspection stream) as async iterators that reconnect with Last-Event-ID.
+import { errorFromResponse } from './errors.ts';
+import { sseFrames, type SseOptions } from './sse.ts';
+import type {
+  ActorDetail, ActorList, ActorListQuery, ActorTransition, ArchiveResponse, CancelResponse, CapabilitiesResponse, ConfigEnvelope,
+  ConfigPatchBody, ConfigPutBody, ContinueSessionRequest, CreateSessionRequest, History, HostInfo, InterruptResponse, LedgerPage,
+  MachineGraph, ModelCatalog, RealmDetail, RealmList, RuntimeCapabilities, RuntimeHealth, SessionDetail, SessionEventEnvelope,
+  SessionList, SessionLoaded, SessionStatus, SessionStreamItem, SessionTimeline, StreamTruncated, SystemContextRequest,
+  SystemContextResponse, SystemPromptRequest, SystemPromptResponse, TurnResponse,
+} from './types.ts';
+
+export { WarrenError, isWarrenError } from './errors.ts';
+export { SseParser, sseFrames, type SseFrame, type SseOptions } from './sse.ts';
+export type * from './types.ts';
+
+export interface ClientOptions {
+  /** A fetch implementation (default: the global one). */
+  fetch?: typeof fetch;
+  /** Headers sent with every request. */
+  headers?: Record<string, string>;
+}
+
+export interface CallOptions {
+  signal?: AbortSignal;
+  /** Sent as X-Warren-Request-Id (create and continue), so POST /requests/{id}/cancel can target the turn. */
+  requestId?: string;
+}
+
+type Query = Record<string, string | number | undefined>;
+
+/** Streams of the inspection route yield transitions, plus control frames. */
+export type InspectStreamItem =
+  | { type: 'transition'; id: number; data: ActorTransition }
+  | { type: 'stream_truncated'; data: StreamTruncated }
+  | { type: 'inspect_loaded'; data: { type: 'inspect_loaded'; last_seq: number } };
+
+export class WarrenClient {
+  private readonly base: string;
+  private readonly doFetch: typeof fetch;
+
+  constructor(baseUrl: string, private readonly opts: ClientOptions = {}) {
+    this.base = baseUrl.replace(/\/+$/, '');
+    this.doFetch = opts.fetch ?? ((input, init) => fetch(input, init));
+  }
+
+  /** One request; JSON in and out. Any route, including ones this client has no method for yet. */
+  async request<T>(method: string, path: string, init: { body?: unknown; query?: Query; headers?: Record<string, string>; signal?: AbortSignal } = {}): Promise<T> {
+    const res = await this.raw(method, path, init);
+    const text = await res.text();
+    if (!res.ok) throw errorFromResponse(res.status, text, res.headers.get('x-request-id') ?? undefined);
+    return ((res.headers.get('content-type') ?? '').startsWith('application/json') && text ? JSON.parse(text) : text) as T;
+  }
+
+  private raw(method: string, path: string, init: { body?: unknown; query?: Query; headers?: Record<string, string>; signal?: AbortSignal }): Promise<Response> {
+    const headers: Record<string, string> = { ...this.opts.headers, ...init.headers };
+    if (init.body !== undefined) headers['content-type'] = 'application/json';
+    return this.doFetch(this.url(path, init.query), {
+      method, headers, signal: init.signal, body: init.body === undefined ? undefined : JSON.stringify(init.body),
+    });
+  }
+
+  private url(path: string, query?: Query): string {
+    const q = new URLSearchParams();
+    for (const [k, v] of Object.entries(query ?? {})) if (v !== undefined) q.append(k, String(v));
+    const qs = q.toString();
+    return `${this.base}${path}${qs ? `?${qs}` : ''}`;
+  }
+
+  private turnHeaders(o: CallOptions): Record<string, string> {
+    return o.requestId ? { 'x-warren-request-id': o.requestId } : {};
+  }
+
+  // Sessions (SPEC.md "Sessions and turns").
+  createSession(body: CreateSessionRequest, o: CallOptions = {}): Promise<TurnResponse> {
+    return this.request('POST', '/sessions', { body, headers: this.turnHeaders(o), signal: o.signal });
+  }
+  continueSession(id: string, body: Omit<ContinueSessionRequest, 'session_id'>, o: CallOptions = {}): Promise<TurnResponse> {
+    return this.request('POST', `/sessions/${enc(id)}/messages`, { body: { session_id: id, ...body }, headers: this.turnHeaders(o), signal: o.signal });
+  }
+  listSessions(query: { limit?: number; offset?: number; label?: string } = {}): Promise<SessionList> {
+    return this.request('GET', '/sessions', { query });
+  }
+  getSession(id: string): Promise<SessionDetail> {
+    return this.request('GET', `/sessions/${enc(id)}`);
+  }
+  sessionStatus(id: string): Promise<SessionStatus> {
+    return this.request('GET', `/sessions/${enc(id)}/status`);
+  }
+  history(id: string, query: { offset?: number; limit?: number } = {}): Promise<History> {
+    return this.request('GET', `/sessions/${enc(id)}/history`, { query });
+  }
+  appendSystemContext(id: string, body: SystemContextRequest): Promise<SystemContextResponse> {
+    return this.request('POST', `/sessions/${enc(id)}/system_context`, { body });
+  }
+  replaceSystemPrompt(id: string, body: SystemPromptRequest): Promise<SystemPromptResponse> {
+    return this.request('POST', `/sessions/${enc(id)}/system_prompt`, { body });
+  }
+  interrupt(id: string): Promise<InterruptResponse> {
+    return this.request('POST', `/sessions/${enc(id)}/interrupt`);
+  }
+  archive(id: string): Promise<ArchiveResponse> {
+    return this.request('DELETE', `/sessions/${enc(id)}`);
+  }
+  cancelRequest(requestId: string): Promise<CancelResponse> {
+    return this.request('POST', `/requests/${enc(requestId)}/cancel`);
+  }
+  ledger(id: string, query: { after_seq?: number; to_seq?: number; limit?: number } = {}): Promise<LedgerPage> {
+    return this.request('GET', `/sessions/${enc(id)}/ledger`, { query });
+  }
+
+  /**
+   * The session's events: `session_loaded` on each connection, then every event in seq order. A dropped
+   * connection is resumed with Last-Event-ID (Warren replays from its ledger), so on persistent realms
+   * no event is lost or repeated. Ends when the session's stream ends (`done`) or `signal` aborts.
+   */
+  async *sessionEvents(id: string, opts: Omit<SseOptions, 'fetch'> & { afterSeq?: number } = {}): AsyncGenerator<SessionStreamItem> {
+    const lastEventId = opts.afterSeq !== undefined ? String(opts.afterSeq) : opts.lastEventId;
+    for await (const f of sseFrames(this.url(`/sessions/${enc(id)}/events`), { ...opts, lastEventId, fetch: this.doFetch, headers: { ...this.opts.headers, ...opts.headers } })) {
+      if (f.event === 'done') return;
+      if (f.event === 'session_loaded') yield { type: 'session_loaded', data: JSON.parse(f.data) as SessionLoaded };
+      else if (f.event === 'stream_truncated') yield { type: 'stream_truncated', data: JSON.parse(f.data) as StreamTruncated };
+      else if (f.id !== undefined) yield { type: 'event', event: f.event, id: Number(f.id), data: JSON.parse(f.data) as SessionEventEnvelope };
+    }
+  }
+
+  // System and observation routes.
+  health(): Promise<string> {
+    return this.request('GET', '/health');
+  }
+  openapi(): Promise<{ openapi: string; [k: string]: unknown }> {
+    return this.request('GET', '/openapi.json');
+  }
+  getConfig(): Promise<ConfigEnvelope> {
+    return this.request('GET', '/config');
+  }
+  replaceConfig(body: ConfigPutBody): Promise<ConfigEnvelope> {
+    return this.request('PUT', '/config', { body });
+  }
+  patchConfig(body: ConfigPatchBody): Promise<ConfigEnvelope> {
+    return this.request('PATCH', '/config', { body });
+  }
+  realms(): Promise<RealmList> {
+    return this.request('GET', '/realms');
+  }
+  realm(id: string): Promise<RealmDetail> {
+    return this.request('GET', `/realms/${enc(id)}`);
+  }
+  capabilities(): Promise<CapabilitiesResponse> {
+    return this.request('GET', '/capabilities');
+  }
+  runtimeCapabilities(): Promise<RuntimeCapabilities> {
+    return this.request('GET', '/runtime/capabilities');
+  }
+  runtimeHealth(): Promise<RuntimeHealth> {
+    return this.request('GET', '/runtime/health');
+  }
+  hostInfo(): Promise<HostInfo> {
+    return this.request('GET', '/runtime/host_info');
+  }
+  modelCatalog(): Promise<ModelCatalog> {
+    return this.request('GET', '/models/catalog');
+  }
+  skills(): Promise<{ skills: unknown[] }> {
+    return this.request('GET', '/skills');
+  }
+  /** Prometheus text. */
+  metrics(): Promise<string> {
+    return this.request('GET', '/metrics');
+  }
+
+  // Inspection (the actor viewer's API).
+  actors(query: ActorListQuery = {}): Promise<ActorList> {
+    return this.request('GET', '/inspect/actors', { query });
+  }
+  actor(kind: string, id: string): Promise<ActorDetail> {
+    return this.request('GET', `/inspect/actors/${enc(kind)}/${enc(id)}`);
+  }
+  machine(kind: string): Promise<MachineGraph> {
+    return this.request('GET', `/inspect/machines/${enc(kind)}`);
+  }
+  timeline(sessionId: string, query: { after_seq?: number; limit?: number } = {}): Promise<SessionTimeline> {
+    return this.request('GET', `/inspect/sessions/${enc(sessionId)}/timeline`, { query });
+  }
+  /** Actor transitions as they happen (inspection is on only while some stream is open). */
+  async *inspectEvents(filter: { kind?: string; id?: string } = {}, opts: Omit<SseOptions, 'fetch'> = {}): AsyncGenerator<InspectStreamItem> {
+    for await (const f of sseFrames(this.url('/inspect/events', filter), { ...opts, fetch: this.doFetch, headers: { ...this.opts.headers, ...opts.headers } })) {
+      if (f.event === 'done') return;
+      const data = JSON.parse(f.data) as unknown;
+      if (f.event === 'transition' && f.id !== undefined) yield { type: 'transition', id: Number(f.id), data: data as ActorTransition };
+      else if (f.event === 'stream_truncated') yield { type: 'stream_truncated', data: data as StreamTruncated };
+      else if (f.event === 'inspect_loaded') yield { type: 'inspect_loaded', data: data as { type: 'inspect_loaded'; last_seq: number } };
+    }
+  }
+}
+
+function enc(s: string): string {
+  return encodeURIComponent(s);
+}

@@ -1,0 +1,61 @@
+// client/src/types.ts: the wire types of every Warren route, taken straight from the server's typebox
+// contracts (type-only imports: nothing of the server is loaded at run time).
+import type { Static } from 'typebox';
+import type { ConfigEnvelope, ConfigPatchBody, ConfigPutBody } from '../../contracts/config.ts';
+import type { EventEnvelope, LedgerPage as LedgerPageSchema } from '../../contracts/events.ts';
+import type {
+  ActorDetail, ActorList, ActorListQuery, ActorTransition, MachineGraph, SessionTimeline,
+} from '../../contracts/routes-observe.ts';
+import type {
+  CapabilitiesResponse, HostInfo, ModelCatalog, RealmDetail, RealmList, RuntimeCapabilities, RuntimeHealth,
+} from '../../contracts/routes-system.ts';
+import type {
+  ArchiveResponse as ArchiveSchema, CancelResponse as CancelSchema, ContinueSessionRequest, CreateSessionRequest,
+  History as HistorySchema, InterruptResponse as InterruptSchema, SessionDetail as DetailSchema, SessionList as ListSchema,
+  SessionStatus as StatusSchema, SystemContextRequest, SystemContextResponse as SysCtxSchema, SystemPromptRequest,
+  SystemPromptResponse as SysPromptSchema, TurnResponse,
+} from '../../contracts/session.ts';
+
+export type {
+  ActorDetail, ActorList, ActorListQuery, ActorTransition, CapabilitiesResponse, ConfigEnvelope, ConfigPatchBody, ConfigPutBody,
+  ContinueSessionRequest, CreateSessionRequest, HostInfo, MachineGraph, ModelCatalog, RealmDetail, RealmList, RuntimeCapabilities,
+  RuntimeHealth, SessionTimeline, SystemContextRequest, SystemPromptRequest, TurnResponse,
+};
+export type SessionDetail = Static<typeof DetailSchema>;
+export type SessionList = Static<typeof ListSchema>;
+export type SessionStatus = Static<typeof StatusSchema>;
+export type History = Static<typeof HistorySchema>;
+export type SystemContextResponse = Static<typeof SysCtxSchema>;
+export type SystemPromptResponse = Static<typeof SysPromptSchema>;
+export type InterruptResponse = Static<typeof InterruptSchema>;
+export type ArchiveResponse = Static<typeof ArchiveSchema>;
+export type CancelResponse = Static<typeof CancelSchema>;
+export type LedgerPage = Static<typeof LedgerPageSchema>;
+/** One session event as carried by an SSE frame and a ledger page. */
+export type SessionEventEnvelope = Static<typeof EventEnvelope>;
+
+/** Session event kinds Warren emits (SPEC.md "Events"); `payload.type` holds one of them. */
+export type SessionEventKind =
+  | 'run_started' | 'run_completed' | 'run_failed' | 'turn_started' | 'turn_completed' | 'text_delta' | 'text_complete'
+  | 'reasoning_delta' | 'tool_call_requested' | 'tool_result_received' | 'tool_execution_started' | 'tool_execution_completed'
+  | 'tool_execution_timed_out' | 'budget_warning' | 'retrying';
+
+/** `session_loaded`: the first frame of every connection. */
+export interface SessionLoaded {
+  type: 'session_loaded';
+  session_id: string;
+  message_count: number;
+  last_seq: number;
+}
+
+/** `stream_truncated`: events were dropped (lag) or cannot be replayed. */
+export interface StreamTruncated {
+  type: 'stream_truncated';
+  reason: { kind: 'stream_lagged'; dropped: number } | { kind: 'replay_unavailable' | 'replay_gap'; [k: string]: unknown };
+}
+
+/** What the session event iterator yields: `type` tells control frames from session events. */
+export type SessionStreamItem =
+  | { type: 'session_loaded'; data: SessionLoaded }
+  | { type: 'stream_truncated'; data: StreamTruncated }
+  | { type: 'event'; event: SessionEventKind | (string & {}); id: number; data: SessionEventEnvelope };

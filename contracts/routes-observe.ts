@@ -1,0 +1,176 @@
+// contracts/routes-observe.ts: Warren extension routes for observation (not in SPEC.md): Prometheus
+// metrics, the actor viewer's page and assets, and the inspection API it reads (actor listing, machine
+// definitions, one inspection SSE stream, a session's time-travel timeline). http/handlers/observe.ts
+// and http/handlers/inspect.ts serve them.
+import { Type, type Static } from 'typebox';
+import { EventEnvelope } from './events.ts';
+import type { RouteDef } from './route.ts';
+
+/** One resident actor of any kind as the viewer lists it. */
+export const ActorSummary = Type.Object(
+  {
+    kind: Type.String(),
+    id: Type.String(),
+    state: Type.String(),
+    /** The XState state value (nested states are objects). */
+    value: Type.Unknown(),
+    phase: Type.Optional(Type.String()),
+    /** False once the live XState actor was shed (the record and persisted snapshot remain). */
+    awake: Type.Boolean(),
+    labels: Type.Record(Type.String(), Type.String()),
+    mailbox_depth: Type.Integer({ minimum: 0 }),
+    subscribers: Type.Integer({ minimum: 0 }),
+    last_used_ms: Type.Integer(),
+  },
+  { $id: 'ActorSummary' },
+);
+export type ActorSummary = Static<typeof ActorSummary>;
+
+const Digits = (max: number) => Type.String({ pattern: `^[0-9]{1,${max}}$` });
+
+export const ActorListQuery = Type.Object({
+  kind: Type.Optional(Type.String({ minLength: 1, maxLength: 64 })),
+  state: Type.Optional(Type.String({ minLength: 1, maxLength: 64 })),
+  /** `key=value`; repeatable, all must match. */
+  label: Type.Optional(Type.String({ pattern: '^[^=]+=.*$' })),
+  limit: Type.Optional(Digits(5)),
+});
+export type ActorListQuery = Static<typeof ActorListQuery>;
+
+export const ActorList = Type.Object(
+  {
+    /** Matching actors, most recently used first, at most `limit` (default 500). */
+    actors: Type.Array(ActorSummary),
+    /** Matching actors per kind and state (all of them, not only the listed page). */
+    counts: Type.Record(Type.String(), Type.Record(Type.String(), Type.Integer({ minimum: 0 }))),
+    total: Type.Integer({ minimum: 0 }),
+    /** Actor kinds this server runs (each has a machine at /inspect/machines/{kind}). */
+    kinds: Type.Array(Type.String()),
+  },
+  { $id: 'ActorList' },
+);
+export type ActorList = Static<typeof ActorList>;
+
+/** A machine definition flattened for drawing: every state node and every transition. */
+export const MachineGraph = Type.Object(
+  {
+    kind: Type.String(),
+    machine_id: Type.String(),
+    version: Type.Optional(Type.String()),
+    states: Type.Array(
+      Type.Object({
+        /** Dotted path from the root, e.g. 'session.running.calling_model'. */
+        id: Type.String(),
+        key: Type.String(),
+        parent: Type.Union([Type.String(), Type.Null()]),
+        type: Type.String(),
+        initial: Type.Optional(Type.String()),
+      }),
+    ),
+    transitions: Type.Array(
+      Type.Object({
+        source: Type.String(),
+        event: Type.String(),
+        targets: Type.Array(Type.String()),
+        guard: Type.Optional(Type.String()),
+        actions: Type.Array(Type.String()),
+      }),
+    ),
+  },
+  { $id: 'MachineGraph' },
+);
+export type MachineGraph = Static<typeof MachineGraph>;
+
+/** One inspected transition of an actor (also the `data:` of an inspection SSE frame). */
+export const ActorTransition = Type.Object(
+  {
+    seq: Type.Integer({ minimum: 1 }),
+    kind: Type.String(),
+    id: Type.String(),
+    at_ms: Type.Integer(),
+    /** The event that caused it, with its payload. */
+    event: Type.Object({ type: Type.String() }, { additionalProperties: true }),
+    /** State value after the event. */
+    value: Type.Unknown(),
+    /** Dotted path of the deepest active state, e.g. 'running.calling_model'. */
+    state: Type.String(),
+  },
+  { $id: 'ActorTransition' },
+);
+export type ActorTransition = Static<typeof ActorTransition>;
+
+export const ActorDetail = Type.Object(
+  {
+    actor: ActorSummary,
+    /** Recent inspected transitions (kept only while a viewer is subscribed), oldest first. */
+    recent_events: Type.Array(ActorTransition),
+    session: Type.Optional(
+      Type.Object({
+        turn_phase: Type.Union([Type.String(), Type.Null()]),
+        message_count: Type.Integer({ minimum: 0 }),
+        transcript_tail: Type.Array(Type.Unknown()),
+        ledger_tail: Type.Array(EventEnvelope),
+      }),
+    ),
+  },
+  { $id: 'ActorDetail' },
+);
+export type ActorDetail = Static<typeof ActorDetail>;
+
+export const InspectEventsQuery = Type.Object({
+  kind: Type.Optional(Type.String({ minLength: 1, maxLength: 64 })),
+  id: Type.Optional(Type.String({ minLength: 1, maxLength: 200 })),
+});
+
+export const TimelineQuery = Type.Object({ after_seq: Type.Optional(Digits(15)), limit: Type.Optional(Digits(4)) });
+
+/** A session's ledger replayed through its machine: the state after each event (time travel). */
+export const SessionTimeline = Type.Object(
+  {
+    session_id: Type.String(),
+    steps: Type.Array(
+      Type.Object({
+        entry: EventEnvelope,
+        /** The machine event this ledger event stands for, or null when it changes no state. */
+        machine_event: Type.Union([Type.String(), Type.Null()]),
+        value: Type.Unknown(),
+        state: Type.String(),
+      }),
+    ),
+    last_seq: Type.Integer({ minimum: 0 }),
+    has_more: Type.Boolean(),
+  },
+  { $id: 'SessionTimeline' },
+);
+export type SessionTimeline = Static<typeof SessionTimeline>;
+
+const text = (contentType: NonNullable<RouteDef['response']['contentType']>) => ({ status: 200, schema: Type.String(), contentType });
+
+/** The observation routes (a Warren extension). */
+export const OBSERVE_ROUTES: RouteDef[] = [
+  { id: 'observe.metrics', method: 'GET', path: '/metrics', summary: 'Prometheus metrics (text exposition format 0.0.4)', response: text('text/plain'), errors: [] },
+  { id: 'ui.page', method: 'GET', path: '/ui', summary: 'The live actor viewer (HTML page)', response: text('text/html'), errors: [] },
+  { id: 'ui.script', method: 'GET', path: '/ui/viewer.js', summary: 'The actor viewer script', response: text('text/javascript'), errors: [] },
+  { id: 'ui.style', method: 'GET', path: '/ui/viewer.css', summary: 'The actor viewer stylesheet', response: text('text/css'), errors: [] },
+  { id: 'ui.elk', method: 'GET', path: '/ui/elk.js', summary: 'The elkjs layout library (browser bundle) the viewer uses', response: text('text/javascript'), errors: [] },
+  {
+    id: 'inspect.actors', method: 'GET', path: '/inspect/actors', summary: 'Resident actors of every kind, filterable, with counts per state',
+    query: ActorListQuery, response: { status: 200, schema: ActorList }, errors: ['BAD_REQUEST'],
+  },
+  {
+    id: 'inspect.actor', method: 'GET', path: '/inspect/actors/{kind}/{id}', summary: 'One actor: state, mailbox, recent transitions; for a session its transcript and ledger tails',
+    response: { status: 200, schema: ActorDetail }, errors: ['NOT_FOUND'],
+  },
+  {
+    id: 'inspect.machine', method: 'GET', path: '/inspect/machines/{kind}', summary: 'The machine definition of an actor kind (states, nested states, transitions)',
+    response: { status: 200, schema: MachineGraph }, errors: ['NOT_FOUND'],
+  },
+  {
+    id: 'inspect.events', method: 'GET', path: '/inspect/events', summary: 'SSE stream of actor transitions (XState inspection; on only while subscribed)',
+    query: InspectEventsQuery, response: { status: 200, contentType: 'text/event-stream' }, errors: ['BAD_REQUEST'],
+  },
+  {
+    id: 'inspect.timeline', method: 'GET', path: '/inspect/sessions/{id}/timeline', summary: "A session's ledger replayed through its machine: the state after each event",
+    query: TimelineQuery, response: { status: 200, schema: SessionTimeline }, errors: ['BAD_REQUEST', 'SESSION_NOT_FOUND', 'SESSION_PERSISTENCE_DISABLED'],
+  },
+];
