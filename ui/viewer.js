@@ -135,8 +135,8 @@ function elkGraph(graph) {
     elkRoot: {
       id: '__root',
       layoutOptions: {
-        'elk.algorithm': 'layered', 'elk.direction': 'RIGHT', 'elk.hierarchyHandling': 'INCLUDE_CHILDREN',
-        'elk.layered.spacing.nodeNodeBetweenLayers': '70', 'elk.spacing.nodeNode': '28', 'elk.spacing.edgeLabel': '4',
+        'elk.algorithm': 'layered', 'elk.direction': 'DOWN', 'elk.hierarchyHandling': 'INCLUDE_CHILDREN',
+        'elk.layered.spacing.nodeNodeBetweenLayers': '46', 'elk.spacing.nodeNode': '36', 'elk.spacing.edgeLabel': '4',
         'elk.edgeLabels.placement': 'CENTER', 'elk.padding': '[top=12,left=12,bottom=12,right=12]',
       },
       children: root.children.map(toNode),
@@ -335,9 +335,9 @@ function onTransition(t) {
     row.state = t.state.split('.')[0];
     row.awake = t.event.type !== 'xstate.stop';
     renderRows();
-  } else {
-    listTimer ??= setTimeout(() => { listTimer = null; void refreshList(); }, 250);
   }
+  // Counts per state (and actors new to the list) follow within a quarter second.
+  listTimer ??= setTimeout(() => { listTimer = null; void refreshList(); }, 250);
   if (!view.selected || view.selected.kind !== t.kind || view.selected.id !== t.id) return;
   view.recent.push(t);
   if (view.recent.length > 50) view.recent.shift();

@@ -1,0 +1,32 @@
+// test/helpers/chromium.ts: headless Chromium (Debian's `chromium` package) driven by playwright-core,
+// with a fresh user-data-dir per launch. Tests skip with `chromiumSkipReason` where no binary exists.
+import { existsSync } from 'node:fs';
+import { chromium, type BrowserContext } from 'playwright-core';
+import { tmpDir } from './tmp-dir.ts';
+
+export const CHROMIUM_PATH = process.env.WARREN_CHROMIUM ?? '/usr/bin/chromium';
+
+/** Why browser tests cannot run here, or false when they can. */
+export const chromiumSkipReason: string | false = existsSync(CHROMIUM_PATH)
+  ? false
+  : `no Chromium binary at ${CHROMIUM_PATH} (install Debian's chromium package: apt-get install -y chromium)`;
+
+const FLAGS = [
+  '--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run',
+  '--disable-background-networking', '--disable-component-update', '--disable-sync',
+];
+
+/** A browser context on a fresh profile; `close` ends the browser and removes the profile. */
+export async function launchChromium(viewport = { width: 1440, height: 860 }): Promise<{ context: BrowserContext; close(): Promise<void> }> {
+  const profile = await tmpDir('warren-chromium-');
+  const context = await chromium.launchPersistentContext(profile.path, {
+    executablePath: CHROMIUM_PATH, headless: true, args: FLAGS, viewport,
+  });
+  return {
+    context,
+    close: async () => {
+      await context.close();
+      await profile.cleanup();
+    },
+  };
+}
