@@ -69,7 +69,7 @@ export async function createApp(opts: AppOptions = {}): Promise<App> {
   });
   const realmConfig = await RealmConfig.open(realm, { instanceId: opts.instance, exposePaths: opts.exposePaths ?? false, logger: log });
   // Observation wraps the store (timed commits) and hooks the runtime, so it exists before both.
-  const observe = new Observability({ backend: realm.backend, log: log.child({ component: 'observe' }) });
+  const observe = new Observability({ backend: realm.backend, log: log.child({ component: 'observe' }), config: () => realmConfig.current() });
   const store = observe.wrapStore(await openStore(realm.backend, realm.storeDir));
   const contextRoot = opts.contextRoot ?? process.cwd();
   await mkdir(contextRoot, { recursive: true });

@@ -1,8 +1,9 @@
 // actors/observe/observability.ts: the observation subsystem in one place: metrics, the inspector and
-// the inspection reads (plus the turn tracer once telemetry is configured), and the hooks the runtime
+// the inspection reads, the turn tracer and its OTLP exporter, and the hooks the runtime
 // calls (session event tap, machine creation, timed store). app.ts creates it before the store and
 // attaches the actor directory once the supervisor exists.
 import type { Logger } from 'pino';
+import type { Config } from '../../contracts/config.ts';
 import type { ActorList, MachineGraph } from '../../contracts/routes-observe.ts';
 import { ServiceError } from '../../contracts/errors.ts';
 import type { LedgerEntry, Store } from '../../storage/store.ts';
@@ -13,10 +14,15 @@ import { Inspector } from './inspector.ts';
 import { instrumentStore } from './instrumented-store.ts';
 import { machineGraph } from './machine-graph.ts';
 import { WarrenMetrics } from './metrics.ts';
+import { OtlpExporter } from './otlp-exporter.ts';
+import { telemetryReader } from './telemetry-config.ts';
+import { TurnTracer } from './turn-tracer.ts';
 
 export interface ObservabilityOptions {
   backend: string;
   log: Logger;
+  /** The live realm config (`[telemetry]` turns trace export on). */
+  config: () => Config;
   now?: () => number;
 }
 
@@ -30,12 +36,17 @@ export interface ActorDetailData {
 export class Observability {
   readonly metrics: WarrenMetrics;
   readonly inspector: Inspector;
+  private readonly exporter: OtlpExporter;
+  private readonly tracer: TurnTracer;
   private directoryRef: ActorDirectory | null = null;
   private store: Store | null = null;
 
   constructor(private readonly opts: ObservabilityOptions) {
     this.inspector = new Inspector(() => this.directoryRef, opts.now ?? Date.now);
     this.metrics = new WarrenMetrics({ directory: () => this.directoryRef, inspectSubscribers: () => this.inspector.subscriberCount });
+    const telemetry = telemetryReader(opts.config, opts.log);
+    this.exporter = new OtlpExporter(telemetry, opts.log);
+    this.tracer = new TurnTracer(this.exporter, () => telemetry() !== null);
   }
 
   attach(directory: ActorDirectory): void {
@@ -52,6 +63,7 @@ export class Observability {
     const backend = this.opts.backend;
     this.store = instrumentStore(store, (c) => {
       this.metrics.observeCommit(backend, c.kind, (c.endedMs - c.startedMs) / 1000);
+      this.tracer.onCommit(c);
     });
     return this.store;
   }
@@ -61,6 +73,7 @@ export class Observability {
     return {
       sessionEvent: (source, entry) => {
         this.metrics.tap(source, entry);
+        this.tracer.onEvent(source, entry);
       },
       machineCreated: (kind, id, ref) => this.inspector.onMachine(kind, id, ref),
       sseTruncated: (stream, dropped) => this.metrics.observeSseDrop(stream, dropped),
@@ -93,8 +106,11 @@ export class Observability {
     return sessionTimeline(this.store, sessionId, afterSeq, limit);
   }
 
+  /** Ends viewer streams and sends every remaining span (runs after every actor stopped). */
   async close(): Promise<void> {
     this.inspector.closeAll();
+    this.tracer.flushOpen();
+    await this.exporter.flush();
   }
 }
 
