@@ -19,9 +19,10 @@ import { sseScenario } from './scenarios/sse.ts';
 import { toolsScenario } from './scenarios/tools.ts';
 import { transportsScenario } from './scenarios/transports.ts';
 import { turnsScenario } from './scenarios/turns.ts';
+import { viewerScenario } from './scenarios/viewer.ts';
 import { round } from './stats.ts';
 
-const SCENARIOS: Scenario[] = [turnsScenario, toolsScenario, sseScenario, memoryScenario, durabilityScenario, transportsScenario];
+const SCENARIOS: Scenario[] = [turnsScenario, toolsScenario, sseScenario, memoryScenario, durabilityScenario, transportsScenario, viewerScenario];
 
 const HELP = `Usage: npm run bench -- [options]
 
