@@ -93,6 +93,15 @@ export class Inspector {
 
   private onInspect(kind: string, id: string, ref: AnyActorRef, ev: InspectionEvent): void {
     if (ev.type !== '@xstate.snapshot' || ev.actorRef !== ref) return;
+    // Runs inside the actor's own processing: a fault here must never reach the machine.
+    try {
+      this.record(kind, id, ev);
+    } catch {
+      // An event payload that cannot be serialized is left out of the stream.
+    }
+  }
+
+  private record(kind: string, id: string, ev: Extract<InspectionEvent, { type: '@xstate.snapshot' }>): void {
     const value = (ev.snapshot as { value?: unknown }).value;
     const t: ActorTransition = {
       seq: ++this.seq, kind, id, at_ms: this.now(), event: { ...(ev.event as { type: string }) }, value, state: statePath(value),

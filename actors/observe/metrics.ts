@@ -126,8 +126,9 @@ export class WarrenMetrics {
         const provider = t?.provider ?? source.settings.provider;
         if (t) this.callSeconds.observe({ provider }, (performance.now() - t.callStartedMs) / 1000);
         const usage = (entry.payload as { usage?: { input_tokens?: number; output_tokens?: number } }).usage;
-        if (usage?.input_tokens) this.tokens.inc({ provider, direction: 'input' }, usage.input_tokens);
-        if (usage?.output_tokens) this.tokens.inc({ provider, direction: 'output' }, usage.output_tokens);
+        // Counters take only finite, non-negative increments (a provider can report anything).
+        if (countable(usage?.input_tokens)) this.tokens.inc({ provider, direction: 'input' }, usage.input_tokens);
+        if (countable(usage?.output_tokens)) this.tokens.inc({ provider, direction: 'output' }, usage.output_tokens);
         return;
       }
       case 'retrying': {
@@ -172,6 +173,10 @@ export class WarrenMetrics {
     this.census = null;
     return { contentType: this.registry.contentType, text: await this.registry.metrics() };
   }
+}
+
+function countable(n: number | undefined): n is number {
+  return typeof n === 'number' && Number.isFinite(n) && n > 0;
 }
 
 interface KindCensus {

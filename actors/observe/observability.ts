@@ -40,6 +40,7 @@ export class Observability {
   private readonly tracer: TurnTracer;
   private directoryRef: ActorDirectory | null = null;
   private store: Store | null = null;
+  private tapFaulted = false;
 
   constructor(private readonly opts: ObservabilityOptions) {
     this.inspector = new Inspector(() => this.directoryRef, opts.now ?? Date.now);
@@ -62,8 +63,12 @@ export class Observability {
   wrapStore(store: Store): Store {
     const backend = this.opts.backend;
     this.store = instrumentStore(store, (c) => {
-      this.metrics.observeCommit(backend, c.kind, (c.endedMs - c.startedMs) / 1000);
-      this.tracer.onCommit(c);
+      try {
+        this.metrics.observeCommit(backend, c.kind, (c.endedMs - c.startedMs) / 1000);
+        this.tracer.onCommit(c);
+      } catch (err) {
+        this.opts.log.error({ err }, 'commit observation failed');
+      }
     });
     return this.store;
   }
@@ -72,8 +77,14 @@ export class Observability {
   runtimeObserver(): RuntimeObserver {
     return {
       sessionEvent: (source, entry) => {
-        this.metrics.tap(source, entry);
-        this.tracer.onEvent(source, entry);
+        // Observation must never fail a turn: a fault here is logged (once) and the event goes on.
+        try {
+          this.metrics.tap(source, entry);
+          this.tracer.onEvent(source, entry);
+        } catch (err) {
+          if (!this.tapFaulted) this.opts.log.error({ err, kind: entry.kind }, 'observation hook failed');
+          this.tapFaulted = true;
+        }
       },
       machineCreated: (kind, id, ref) => this.inspector.onMachine(kind, id, ref),
       sseTruncated: (stream, dropped) => this.metrics.observeSseDrop(stream, dropped),
