@@ -6,6 +6,7 @@ import assert from 'node:assert/strict';
 import { call, startApp } from '../helpers/app.ts';
 import { parseProm, sumOf } from '../helpers/prom-text.ts';
 import { openEvents } from '../helpers/sse-client.ts';
+import { frame, jsonError, sseReply, startFakeVendor } from '../providers/fake-vendor.ts';
 
 async function scrape(base: string): Promise<{ text: string; contentType: string }> {
   const res = await fetch(`${base}/metrics`);
@@ -65,5 +66,28 @@ describe('GET /metrics', () => {
     assert.equal(sumOf(sa, 'warren_turns_total'), 1);
     assert.equal(sumOf(sb, 'warren_turns_total'), 0);
     assert.equal(sumOf(sb, 'warren_actors_resident', { kind: 'session' }), 0);
+  });
+
+  it('counts provider retries by provider and failure kind (a real wire adapter against a loopback vendor)', async (t) => {
+    const chunk = (delta: Record<string, unknown>, finish: string | null = null) =>
+      frame({ id: 'c1', object: 'chat.completion.chunk', created: 1, model: 'm-1', choices: [{ index: 0, delta, finish_reason: finish }] });
+    const vendor = await startFakeVendor([
+      jsonError(500, { error: { message: 'overloaded', type: 'server_error', code: null } }),
+      sseReply([chunk({ role: 'assistant', content: 'recovered' }), chunk({}, 'stop'), frame({ id: 'c1', object: 'chat.completion.chunk', choices: [], usage: { prompt_tokens: 4, completion_tokens: 2, total_tokens: 6 } }), frame('[DONE]')]),
+    ]);
+    t.after(() => vendor.close());
+    const app = await startApp(t);
+    const patched = await call(app.url, 'PATCH', '/config', {
+      retry: { initial_delay_ms: 1, max_delay_ms: 2 },
+      providers: { self_hosted: { base_url: `${vendor.url}/v1`, default_model: 'm-1' } },
+    });
+    assert.equal(patched.status, 200, JSON.stringify(patched.body));
+    const turn = await call(app.url, 'POST', '/sessions', { prompt: 'retry me', provider: 'self_hosted', model: 'm-1' });
+    assert.equal(turn.status, 200, JSON.stringify(turn.body));
+    assert.equal(turn.body.text, 'recovered');
+    const s = parseProm((await scrape(app.url)).text);
+    assert.equal(sumOf(s, 'warren_provider_retries_total', { provider: 'self_hosted' }), 1);
+    assert.equal(sumOf(s, 'warren_turns_total', { provider: 'self_hosted', outcome: 'succeeded' }), 1);
+    assert.equal(sumOf(s, 'warren_tokens_total', { provider: 'self_hosted', direction: 'input' }), 4);
   });
 });
