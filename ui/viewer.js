@@ -297,7 +297,15 @@ async function select(kind, id) {
 
 async function openTravel() {
   if (!view.selected || view.selected.kind !== 'session') return;
-  const t = await api(`/inspect/sessions/${encodeURIComponent(view.selected.id)}/timeline?limit=5000`);
+  let t;
+  try {
+    t = await api(`/inspect/sessions/${encodeURIComponent(view.selected.id)}/timeline?limit=5000`);
+  } catch (err) {
+    // e.g. a memory realm keeps no ledger (SESSION_PERSISTENCE_DISABLED).
+    $('#travel').hidden = false;
+    $('#travel-info').textContent = `no time travel: ${err.message}`;
+    return;
+  }
   view.timeline = t;
   const slider = $('#travel-slider');
   slider.max = String(Math.max(0, t.steps.length - 1));
