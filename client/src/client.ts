@@ -9,6 +9,9 @@ import type {
   MachineGraph, ModelCatalog, RealmDetail, RealmList, RuntimeCapabilities, RuntimeHealth, SessionDetail, SessionEventEnvelope,
   SessionList, SessionLoaded, SessionStatus, SessionStreamItem, SessionTimeline, StreamTruncated, SystemContextRequest,
   SystemContextResponse, SystemPromptRequest, SystemPromptResponse, TurnResponse,
+  BindingCleared, BindingResolved, BindingStatus, BindingTestReport, DeviceCompleteRequest, DeviceOutcome, DeviceStartRequest,
+  DeviceStartResponse, LoginCompleteRequest, LoginReady, LoginStartRequest, LoginStartResponse, ProfileList, RealmQuery,
+  StoreCredentialsRequest, StoreCredentialsResponse, TestBindingRequest,
 } from './types.ts';
 
 export { WarrenError, isWarrenError } from './errors.ts';
@@ -168,6 +171,42 @@ export class WarrenClient {
   /** Prometheus text. */
   metrics(): Promise<string> {
     return this.request('GET', '/metrics');
+  }
+
+  // Outbound credentials (the /auth routes; their errors carry only `error`, so `code` is 'UNKNOWN').
+  authProfiles(query: RealmQuery): Promise<ProfileList> {
+    return this.request('GET', '/auth/profiles', { query });
+  }
+  storeCredentials(body: StoreCredentialsRequest): Promise<StoreCredentialsResponse> {
+    return this.request('POST', '/auth/profiles', { body });
+  }
+  binding(bindingId: string, query: RealmQuery): Promise<BindingResolved> {
+    return this.request('GET', `/auth/bindings/${enc(bindingId)}`, { query });
+  }
+  clearBinding(bindingId: string, query: RealmQuery): Promise<BindingCleared> {
+    return this.request('DELETE', `/auth/bindings/${enc(bindingId)}`, { query });
+  }
+  testBinding(bindingId: string, body: TestBindingRequest): Promise<BindingTestReport> {
+    return this.request('POST', `/auth/bindings/${enc(bindingId)}/test`, { body });
+  }
+  bindingStatus(bindingId: string, query: RealmQuery): Promise<BindingStatus> {
+    return this.request('GET', `/auth/bindings/${enc(bindingId)}/status`, { query });
+  }
+  logoutBinding(bindingId: string, query: RealmQuery): Promise<BindingCleared> {
+    return this.request('POST', `/auth/bindings/${enc(bindingId)}/logout`, { query });
+  }
+  loginStart(body: LoginStartRequest): Promise<LoginStartResponse> {
+    return this.request('POST', '/auth/login/start', { body });
+  }
+  loginComplete(body: LoginCompleteRequest): Promise<LoginReady> {
+    return this.request('POST', '/auth/login/complete', { body });
+  }
+  deviceStart(body: DeviceStartRequest): Promise<DeviceStartResponse> {
+    return this.request('POST', '/auth/login/device/start', { body });
+  }
+  /** 202 while pending is a success answer too (its body says so). */
+  deviceComplete(body: DeviceCompleteRequest): Promise<DeviceOutcome> {
+    return this.request('POST', '/auth/login/device/complete', { body });
   }
 
   // Inspection (the actor viewer's API).

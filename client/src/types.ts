@@ -1,6 +1,11 @@
 // client/src/types.ts: the wire types of every Warren route, taken straight from the server's typebox
 // contracts (type-only imports: nothing of the server is loaded at run time).
 import type { Static } from 'typebox';
+import type {
+  BindingCleared, BindingResolved, BindingStatus, BindingTestReport, DeviceCompleteRequest, DeviceOutcome as DeviceOutcomeSchema, DeviceStartRequest,
+  DeviceStartResponse, LoginCompleteRequest, LoginReady, LoginStartRequest, LoginStartResponse, ProfileList, RealmQuery,
+  StoreCredentialsRequest, StoreCredentialsResponse, TestBindingRequest,
+} from '../../contracts/auth.ts';
 import type { ConfigEnvelope, ConfigPatchBody, ConfigPutBody } from '../../contracts/config.ts';
 import type { EventEnvelope, LedgerPage as LedgerPageSchema } from '../../contracts/events.ts';
 import type {
@@ -16,6 +21,12 @@ import type {
   SystemPromptResponse as SysPromptSchema, TurnResponse,
 } from '../../contracts/session.ts';
 
+export type {
+  BindingCleared, BindingResolved, BindingStatus, BindingTestReport, DeviceCompleteRequest, DeviceStartRequest,
+  DeviceStartResponse, LoginCompleteRequest, LoginReady, LoginStartRequest, LoginStartResponse, ProfileList, RealmQuery,
+  StoreCredentialsRequest, StoreCredentialsResponse, TestBindingRequest,
+};
+export type DeviceOutcome = Static<typeof DeviceOutcomeSchema>;
 export type {
   ActorDetail, ActorList, ActorListQuery, ActorTransition, CapabilitiesResponse, ConfigEnvelope, ConfigPatchBody, ConfigPutBody,
   ContinueSessionRequest, CreateSessionRequest, HostInfo, MachineGraph, ModelCatalog, RealmDetail, RealmList, RuntimeCapabilities,

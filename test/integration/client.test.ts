@@ -106,6 +106,19 @@ describe('@warren/client', () => {
     assert.deepEqual(seqs, Array.from({ length: seqs.length }, (_, i) => seqs[0] + i), 'contiguous, no duplicates');
   });
 
+  it('reaches the auth routes typed, and their {error}-only failures as WarrenError code UNKNOWN', async (t) => {
+    const app = await startApp(t);
+    const client = new WarrenClient(app.url);
+    const list = await client.authProfiles({ realm_id: app.realmId });
+    assert.equal(typeof list, 'object');
+    await assert.rejects(client.bindingStatus('no-such-binding', { realm_id: 'no-such-realm' }), (err: unknown) => {
+      assert.ok(err instanceof WarrenError);
+      assert.equal(err.code, 'UNKNOWN');
+      assert.ok(err.status >= 400 && err.status < 500);
+      return true;
+    });
+  });
+
   it('parses frames split anywhere, with CRLF, comments and multi-line data', () => {
     const parser = new SseParser();
     const text = ': hi\r\nid: 7\r\nevent: x\r\ndata: one\r\ndata: two\r\n\r\nevent: done\ndata: {}\n\n';
