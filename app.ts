@@ -22,7 +22,8 @@ import { systemModule } from './http/modules/system-module.ts';
 import { buildOpenApi } from './http/openapi.ts';
 import { createRouter } from './http/router.ts';
 import { modelCatalog } from './providers/catalog.ts';
-import type { Provider, ProviderName } from './providers/provider.ts';
+import type { Provider } from './providers/provider.ts';
+import type { ProviderName } from './contracts/session.ts';
 import { createProviderRegistry, type ProviderRegistry } from './providers/registry.ts';
 import { openStore } from './storage/open-store.ts';
 

@@ -1,7 +1,7 @@
 // actors/session-actor.ts: one session's commands: turns (through turn-runner.ts), interrupt, archive
 // and state mutations. The XState machine (in SessionCore) decides busy. All session IO lives here and
 // in session-core.ts; the supervisor routes commands in, http/handlers never touch it directly.
-import { busyOnCreate, durableResumeHold, ServiceError } from '../contracts/errors.ts';
+import { busyOnCreate, durableResumeHold, ServiceError, sessionNotFound } from '../contracts/errors.ts';
 import type { ContentInput, Message } from '../contracts/transcript.ts';
 import type { TurnPhase } from '../machines/session-machine.ts';
 import type { SessionRecord, StoreOp } from '../storage/store.ts';
@@ -176,7 +176,7 @@ export class SessionActor extends SessionCore {
   }
 
   private rejection(verdict: string, kind: 'create' | 'continue'): ServiceError {
-    if (verdict === 'archived') return new ServiceError('SESSION_NOT_FOUND', `Session not found: ${this.id}`);
+    if (verdict === 'archived') return sessionNotFound(this.id);
     if (verdict === 'held') return durableResumeHold(this.id, this.machine.getSnapshot().context.hold ?? 'tail_held_for_recovery');
     // SPEC "Errors": busy during create maps to 400 BAD_REQUEST, a busy continue to 409 SESSION_BUSY.
     if (kind === 'create') return busyOnCreate(this.id);
@@ -204,7 +204,7 @@ export class SessionActor extends SessionCore {
       await this.whenSettled();
     }
     this.machine.send({ type: 'archive.requested' });
-    this.record = { ...this.record, archived: true };
+    this.record = { ...this.record, archived: true, archived_at_ms: this.deps.now() };
     await this.persist();
     this.closeStreams('archived');
   }

@@ -4,10 +4,9 @@
 import { createHash, randomUUID } from 'node:crypto';
 import { ServiceError } from '../contracts/errors.ts';
 import type { AuthBinding } from '../contracts/auth.ts';
-import type { ContinueSessionRequest, CreateSessionRequest, SystemContextRequest, SystemPromptRequest } from '../contracts/session.ts';
+import type { ContinueSessionRequest, CreateSessionRequest, SystemContextRequest, SystemPromptRequest, SystemPromptResult, ProviderName } from '../contracts/session.ts';
 import type { Message } from '../contracts/transcript.ts';
 import { defaultModel } from '../providers/catalog.ts';
-import type { ProviderName } from '../providers/provider.ts';
 import { resolveToolFlags, ToolConfigError } from '../tools/registry.ts';
 import type { SessionRecord } from '../storage/store.ts';
 import type { TurnOutcome } from './session-actor.ts';
@@ -102,7 +101,7 @@ export async function createSession(sup: SessionHost, body: CreateSessionRequest
   const sessionId = randomUUID();
   const state: PersistedState = { v: 1, machine: null, settings, sysctx: {}, prompts: {}, revision: rows.length ? 1 : 0 };
   const record: SessionRecord = {
-    v: 1, session_id: sessionId, created_at_ms: now, updated_at_ms: now, archived: false,
+    v: 2, session_id: sessionId, created_at_ms: now, updated_at_ms: now, archived: false,
     labels: body.labels ?? {}, message_count: rows.length, total_tokens: 0, state,
   };
   const actor = sup.adopt(record);
@@ -210,14 +209,6 @@ export async function appendSystemContext(sup: SessionHost, sessionId: string, b
     };
   });
   return status;
-}
-
-export interface SystemPromptResult {
-  version: number;
-  message_index: number;
-  status: 'applied' | 'duplicate';
-  transcript_revision: string;
-  commit?: { kind: 'in_place' | 'appended'; message_index: number };
 }
 
 /** POST /sessions/{id}/system_prompt: keyed, versioned replacement of a System row. */

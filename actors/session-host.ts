@@ -2,8 +2,10 @@
 // from the store, busy while a turn runs, shed when quiet, quarantine a transcript that disagrees with
 // its record) and is what session commands and handlers hold: get/getActive/adopt/peek/forget, the
 // creation writes in flight, and the session health probes.
+import { Compile } from 'typebox/compile';
 import type { Config } from '../contracts/config.ts';
-import { ServiceError } from '../contracts/errors.ts';
+import { PersistedState } from '../contracts/records.ts';
+import { ServiceError, sessionNotFound } from '../contracts/errors.ts';
 import type { SessionRecord, Store } from '../storage/store.ts';
 import { buildToolset } from '../tools/registry.ts';
 import type { RecordStore } from '../tools/task-store.ts';
@@ -12,6 +14,8 @@ import { SessionActor } from './session-actor.ts';
 import type { SessionDeps, SessionSettings } from './session-types.ts';
 import type { Supervisor } from './supervisor.ts';
 import type { TurnToolset } from './turn-runner.ts';
+
+const checkState = Compile(PersistedState);
 
 /** The session kind's name in the actor registry. */
 export const SESSION_KIND = 'session';
@@ -24,9 +28,6 @@ export interface SessionPolicy extends ActorPolicy {
 /** The four session health dimensions (wire-notes §2.8), each the number of bad resident sessions. */
 export type SessionHealth = Record<'session_liveness' | 'session_durability' | 'session_run_start' | 'session_runtime_loop', number>;
 
-export function sessionNotFound(sessionId: string): ServiceError {
-  return new ServiceError('SESSION_NOT_FOUND', `Session not found: ${sessionId}`, { session_id: sessionId });
-}
 
 function recordsFor(store: Store, ns: string): RecordStore {
   return {
@@ -138,6 +139,10 @@ export class SessionHost {
     const { store } = this.deps;
     const record = await store.getSession(sessionId);
     if (!record) return undefined;
+    // The session's own state is validated here (storage validated the record around it).
+    if (!checkState.Check(record.state)) {
+      throw new ServiceError('SESSION_STORE_ERROR', 'stored session state does not match its schema', { session_id: sessionId });
+    }
     const lastSeq = store.persistent ? await store.lastLedgerSeq(sessionId) : 0;
     const { total } = await store.readRows(sessionId, 0, 0);
     const actor = new SessionActor(record, lastSeq, this.deps);

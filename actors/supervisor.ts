@@ -4,7 +4,8 @@
 import type { Logger } from 'pino';
 import type { Config } from '../contracts/config.ts';
 import type { AuthBinding } from '../contracts/auth.ts';
-import type { Provider, ProviderCredential, ProviderName } from '../providers/provider.ts';
+import type { ProviderName } from '../contracts/session.ts';
+import type { Provider, ProviderCredential } from '../providers/provider.ts';
 import type { Store } from '../storage/store.ts';
 import type { Tool } from '../tools/tool.ts';
 import { ActorRegistry } from './actor-registry.ts';

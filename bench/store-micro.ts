@@ -31,7 +31,7 @@ const SYSTEM_PROMPT = 'You are a careful assistant. '.repeat(12);
 /** A session record shaped like the actor's: settings, pending input and a persisted machine snapshot. */
 function record(id: string, turn: number, now: number, pending: boolean): SessionRecord {
   return {
-    v: 1,
+    v: 2,
     session_id: id,
     created_at_ms: 1_700_000_000_000,
     updated_at_ms: now,

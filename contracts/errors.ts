@@ -63,6 +63,11 @@ export type ProviderFailureKind = 'llm_failure' | 'retry_exhausted';
 
 // The spec's irregular session cases, beside the table (STYLE.md "Error model").
 
+/** The one 404 of an unknown (or archived) session. */
+export function sessionNotFound(sessionId: string): ServiceError {
+  return new ServiceError('SESSION_NOT_FOUND', `Session not found: ${sessionId}`, { session_id: sessionId });
+}
+
 /** SPEC.md "Errors": a busy session during create maps to 400 BAD_REQUEST, not 409 SESSION_BUSY. */
 export function busyOnCreate(sessionId: string): ServiceError {
   return new ServiceError('BAD_REQUEST', `session is busy: ${sessionId}`, { session_id: sessionId });

@@ -10,13 +10,15 @@ export const SystemPromptOverride = Type.Union(
   [Type.Null(), Type.String(), Type.Object({ action: Type.Literal('disable') })],
   { $id: 'SystemPromptOverride' },
 );
-export type SystemPromptOverride = null | string | { action: 'disable' };
+export type SystemPromptOverride = Static<typeof SystemPromptOverride>;
 
 export const ProviderId = Type.Union(
   // Spelled out (not .map) so the static type is the literal union, not never.
   [Type.Literal('anthropic'), Type.Literal('openai'), Type.Literal('gemini'), Type.Literal('self_hosted'), Type.Literal('other'), Type.Literal('scripted')],
   { $id: 'ProviderId' },
 );
+/** A provider adapter's name (the `provider` request field). */
+export type ProviderName = Static<typeof ProviderId>;
 
 export const AuthBindingRef = Type.Object(
   { realm: Type.String(), binding: Type.String(), profile: Type.Optional(Type.String()) },
@@ -177,16 +179,21 @@ export const SystemPromptRequest = Type.Object(
   { $id: 'SystemPromptRequest' },
 );
 export type SystemPromptRequest = Static<typeof SystemPromptRequest>;
-export const SystemPromptResponse = Type.Object(
+/** What a system prompt replacement did (the response without its session_id and key). */
+export const SystemPromptResult = Type.Object(
   {
-    session_id: Type.String(),
-    key: Type.String(),
     version: Type.Integer(),
     message_index: Type.Integer(),
     status: Type.Union([Type.Literal('applied'), Type.Literal('duplicate')]),
     transcript_revision: Type.String(),
-    commit: Type.Optional(Type.Unknown()),
+    commit: Type.Optional(Type.Object({ kind: Type.Union([Type.Literal('in_place'), Type.Literal('appended')]), message_index: Type.Integer() })),
   },
+  { $id: 'SystemPromptResult' },
+);
+export type SystemPromptResult = Static<typeof SystemPromptResult>;
+
+export const SystemPromptResponse = Type.Object(
+  { session_id: Type.String(), key: Type.String(), ...SystemPromptResult.properties },
   { $id: 'SystemPromptResponse' },
 );
 

@@ -26,10 +26,13 @@ export const ContentInput = Type.Union([Type.String(), Type.Array(ContentBlock)]
 export type ContentInput = Static<typeof ContentInput>;
 
 export const StopReason = Type.Union(
-  ['end_turn', 'tool_use', 'max_tokens', 'stop_sequence', 'content_filter', 'cancelled'].map((s) => Type.Literal(s)),
+  [
+    Type.Literal('end_turn'), Type.Literal('tool_use'), Type.Literal('max_tokens'),
+    Type.Literal('stop_sequence'), Type.Literal('content_filter'), Type.Literal('cancelled'),
+  ],
   { $id: 'StopReason' },
 );
-export type StopReason = 'end_turn' | 'tool_use' | 'max_tokens' | 'stop_sequence' | 'content_filter' | 'cancelled';
+export type StopReason = Static<typeof StopReason>;
 
 export const AssistantBlock = Type.Union(
   [
@@ -42,10 +45,7 @@ export const AssistantBlock = Type.Union(
   ],
   { $id: 'AssistantBlock' },
 );
-export type AssistantBlock =
-  | { block_type: 'text'; data: { text: string } }
-  | { block_type: 'reasoning'; data: { text: string } }
-  | { block_type: 'tool_use'; data: { id: string; name: string; args: unknown } };
+export type AssistantBlock = Static<typeof AssistantBlock>;
 
 export const ToolResult = Type.Object(
   { tool_use_id: Type.String(), content: Type.String(), is_error: Type.Optional(Type.Boolean()) },
@@ -84,9 +84,21 @@ export const ToolResultsMessage = Type.Object({
 export const Message = Type.Union([SystemMessage, UserMessage, AssistantMessage, ToolResultsMessage], { $id: 'Message' });
 export type SystemMessage = Static<typeof SystemMessage>;
 export type UserMessage = Static<typeof UserMessage>;
-export type AssistantMessage = { role: 'block_assistant'; blocks: AssistantBlock[]; stop_reason: StopReason; created_at: string };
+export type AssistantMessage = Static<typeof AssistantMessage>;
 export type ToolResultsMessage = Static<typeof ToolResultsMessage>;
 export type Message = SystemMessage | UserMessage | AssistantMessage | ToolResultsMessage;
+
+/** Token usage as a provider reports it for one call. */
+export const ProviderUsage = Type.Object(
+  {
+    input_tokens: Type.Integer(),
+    output_tokens: Type.Integer(),
+    cache_creation_tokens: Type.Optional(Type.Integer()),
+    cache_read_tokens: Type.Optional(Type.Integer()),
+  },
+  { $id: 'ProviderUsage' },
+);
+export type ProviderUsage = Static<typeof ProviderUsage>;
 
 /** WireUsage: total_tokens = input + output (cache counts are reported, not added). */
 export const WireUsage = Type.Object(

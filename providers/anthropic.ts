@@ -2,8 +2,8 @@
 // Maps our transcript to Messages content blocks and decodes the SSE stream (message_start,
 // content_block_*, message_delta, message_stop, ping, error). Built by providers/registry.ts.
 import type { EventSourceMessage } from 'eventsource-parser';
-import type { AssistantBlock, StopReason } from '../contracts/transcript.ts';
-import type { Provider, ProviderRequest, ProviderResponse, ProviderUsage, StreamEvent } from './provider.ts';
+import type { AssistantBlock, StopReason, ProviderUsage } from '../contracts/transcript.ts';
+import type { Provider, ProviderRequest, ProviderResponse, StreamEvent } from './provider.ts';
 import { missingApiKey, statusFailure, streamFailure } from './errors.ts';
 import { count, contentParts, parseData, parseToolArgs, pushMerged, systemText } from './transcript-map.ts';
 import { authHeaders, createWireCaller, endpointUrl, type AdapterOptions, type StreamDecoder } from './wire-call.ts';

@@ -1,7 +1,7 @@
 // providers/catalog.ts: the compiled-in model catalog (wire-notes section 3) served by
 // GET /models/catalog, plus model → provider inference and per-model call timeouts.
 // Callers: the catalog handler, providers/registry.ts and providers/wire-call.ts.
-import type { ProviderName } from './provider.ts';
+import type { ProviderName } from '../contracts/session.ts';
 
 /** Version of the catalog body; a string per SPEC.md (wire-notes section 10, item 3). */
 export const CATALOG_CONTRACT_VERSION = '0.1.0';

@@ -3,8 +3,8 @@
 // decodes the GenerateContentResponse chunks. Built by providers/registry.ts.
 import { createHash } from 'node:crypto';
 import type { EventSourceMessage } from 'eventsource-parser';
-import type { AssistantBlock, StopReason } from '../contracts/transcript.ts';
-import type { Provider, ProviderRequest, ProviderResponse, ProviderUsage, StreamEvent } from './provider.ts';
+import type { AssistantBlock, StopReason, ProviderUsage } from '../contracts/transcript.ts';
+import type { Provider, ProviderRequest, ProviderResponse, StreamEvent } from './provider.ts';
 import { missingApiKey, parseJsonObject, statusFailure, streamFailure } from './errors.ts';
 import { count, contentParts, parseData, pushMerged, systemText, toolNamesById } from './transcript-map.ts';
 import { authHeaders, createWireCaller, endpointUrl, type AdapterOptions, type StreamDecoder } from './wire-call.ts';

@@ -2,8 +2,9 @@
 // (self_hosted: Ollama, vLLM, llama.cpp; `other`). POST {base}/v1/chat/completions, stream:true with
 // stream_options.include_usage. Built by providers/registry.ts.
 import type { EventSourceMessage } from 'eventsource-parser';
-import type { AssistantBlock, StopReason } from '../contracts/transcript.ts';
-import type { Provider, ProviderName, ProviderRequest, ProviderResponse, ProviderUsage, StreamEvent } from './provider.ts';
+import type { AssistantBlock, StopReason, ProviderUsage } from '../contracts/transcript.ts';
+import type { Provider, ProviderRequest, ProviderResponse, StreamEvent } from './provider.ts';
+import type { ProviderName } from '../contracts/session.ts';
 import { missingApiKey, statusFailure, streamFailure } from './errors.ts';
 import { count, contentParts, parseData, parseToolArgs, systemText } from './transcript-map.ts';
 import { authHeaders, createWireCaller, endpointUrl, type AdapterOptions, type StreamDecoder } from './wire-call.ts';

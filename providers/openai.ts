@@ -2,8 +2,8 @@
 // store:false). Maps our transcript to input items (messages, function_call, function_call_output)
 // and decodes the response.* SSE events. Built by providers/registry.ts.
 import type { EventSourceMessage } from 'eventsource-parser';
-import type { AssistantBlock, StopReason } from '../contracts/transcript.ts';
-import type { Provider, ProviderRequest, ProviderResponse, ProviderUsage, StreamEvent } from './provider.ts';
+import type { AssistantBlock, StopReason, ProviderUsage } from '../contracts/transcript.ts';
+import type { Provider, ProviderRequest, ProviderResponse, StreamEvent } from './provider.ts';
 import { missingApiKey, statusFailure, streamFailure } from './errors.ts';
 import { count, contentParts, parseData, parseToolArgs, systemText } from './transcript-map.ts';
 import { authHeaders, createWireCaller, endpointUrl, type AdapterOptions, type StreamDecoder } from './wire-call.ts';

@@ -1,16 +1,9 @@
 // providers/provider.ts: the Provider interface and the normalised stream events every wire adapter
 // (anthropic, openai, gemini, openai-compatible, scripted) produces. The turn runner is the caller.
-import type { AssistantBlock, Message, StopReason } from '../contracts/transcript.ts';
+import type { ProviderName } from '../contracts/session.ts';
+import type { AssistantBlock, Message, ProviderUsage, StopReason } from '../contracts/transcript.ts';
 import type { ToolSpec } from '../contracts/tool.ts';
 
-export type ProviderName = 'anthropic' | 'openai' | 'gemini' | 'self_hosted' | 'other' | 'scripted';
-
-export interface ProviderUsage {
-  input_tokens: number;
-  output_tokens: number;
-  cache_creation_tokens?: number;
-  cache_read_tokens?: number;
-}
 
 export interface ProviderRequest {
   model: string;

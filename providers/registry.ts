@@ -4,7 +4,8 @@
 import type { Logger } from 'pino';
 import { ServiceError } from '../contracts/errors.ts';
 import { createHash } from 'node:crypto';
-import type { Provider, ProviderCredential, ProviderName } from './provider.ts';
+import type { Provider, ProviderCredential } from './provider.ts';
+import type { ProviderName } from '../contracts/session.ts';
 import { misconfigured } from './errors.ts';
 import { defaultModel, defaultModelFor, inferProvider } from './catalog.ts';
 import type { RetryPolicy, SleepFn } from './retry.ts';

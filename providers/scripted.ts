@@ -5,8 +5,9 @@ import { setImmediate as yieldTurn, setTimeout as delay } from 'node:timers/prom
 import { Type, type Static } from 'typebox';
 import { Compile } from 'typebox/compile';
 import { ServiceError, type ErrorCode } from '../contracts/errors.ts';
-import type { AssistantBlock, StopReason } from '../contracts/transcript.ts';
-import type { Provider, ProviderName, ProviderRequest, ProviderResponse, ProviderUsage, StreamEvent } from './provider.ts';
+import type { AssistantBlock, StopReason, ProviderUsage } from '../contracts/transcript.ts';
+import type { Provider, ProviderRequest, ProviderResponse, StreamEvent } from './provider.ts';
+import type { ProviderName } from '../contracts/session.ts';
 import { cancelledFailure } from './errors.ts';
 import { plainText } from './transcript-map.ts';
 

@@ -7,6 +7,7 @@ import { ServiceError } from '../contracts/errors.ts';
 import type { Message } from '../contracts/transcript.ts';
 import type { LedgerEntry, ListSessionsOptions, SessionRecord, Store, StoreOp } from './store.ts';
 import { pageBounds, planBatch, prepareOps } from './prepare-ops.ts';
+import { readLedgerEntries, readSessionRecord } from './record-migrations.ts';
 import { SessionIndex } from './session-index.ts';
 import { applyActions, clearJournal, replayJournal, writeJournal, type FileAction } from './jsonl-journal.ts';
 
@@ -129,7 +130,7 @@ class JsonlStore implements Store {
         const entry = JSON.parse(line) as LedgerEntry;
         if (entry.seq > afterSeq) out.push(entry);
       }
-      return out;
+      return readLedgerEntries(sessionId, out);
     });
   }
 
@@ -312,7 +313,7 @@ async function loadSessions(root: string): Promise<SessionIndex> {
   const dirs = await readdir(join(root, 'sessions'));
   for (let i = 0; i < dirs.length; i += 64) {
     const texts = await Promise.all(dirs.slice(i, i + 64).map((d) => readText(join(root, 'sessions', d, 'session.json'))));
-    for (const text of texts) if (text) index.put(JSON.parse(text) as SessionRecord);
+    for (const text of texts) if (text) index.put(readSessionRecord(JSON.parse(text)));
   }
   return index;
 }

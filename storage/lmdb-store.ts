@@ -6,10 +6,13 @@ import { asBinary, open, type Database, type Key, type RootDatabase } from 'lmdb
 import { ServiceError } from '../contracts/errors.ts';
 import type { Message } from '../contracts/transcript.ts';
 import type { LedgerEntry, ListSessionsOptions, SessionRecord, Store, StoreOp } from './store.ts';
+import { labelKey, matchesLabels, type LabelFilters } from './label-filter.ts';
 import { checkOps, pageBounds, planBatch } from './prepare-ops.ts';
+import { readLedgerEntries, readSessionRecord } from './record-migrations.ts';
 
 type CreatedKey = [number, string];
 type SeqKey = [string, number];
+type LabelIndexKey = [string, number, string];
 
 /** Named databases; keys use lmdb's ordered-binary encoding, so array keys sort element by element. */
 interface Dbs {
@@ -30,6 +33,10 @@ interface Dbs {
    * checked against the ledger before use (see #lastSeq); absent for ledgers written before it existed.
    */
   ledgerLast: Database<number, string>;
+  /** [labelKey, created_at_ms, session_id] → 1, one per label of each non-archived session. */
+  labels: Database<1, LabelIndexKey>;
+  /** session_id → [created_at_ms, its indexed labels as sorted [key, value] pairs], to drop them on change. */
+  labelsOf: Database<[number, Array<[string, string]>], string>;
 }
 
 // Room for the seven databases above plus later additions without reopening old realms.
@@ -43,7 +50,7 @@ type Encoded = Uint8Array;
  * write, and the caller may change its objects meanwhile. Also the shape planBatch reads.
  */
 type Write =
-  | { op: 'putSession'; id: string; createdAtMs: number; archived: boolean; value: Encoded }
+  | { op: 'putSession'; id: string; createdAtMs: number; archived: boolean; labels: Array<[string, string]>; value: Encoded }
   | { op: 'putRows'; sessionId: string; fromIndex: number; rows: Encoded[] }
   | { op: 'truncateRows'; sessionId: string; length: number }
   | { op: 'appendLedger'; sessionId: string; entries: Array<{ seq: number; value: Encoded }> }
@@ -103,6 +110,8 @@ class LmdbStore implements Store {
       ledger: env.openDB({ name: 'ledger' }),
       records: env.openDB({ name: 'records' }),
       ledgerLast: env.openDB({ name: 'ledger-last-seq' }),
+      labels: env.openDB({ name: 'active-sessions-by-label' }),
+      labelsOf: env.openDB({ name: 'session-labels' }),
     };
     this.#enc = {
       sessions: encoderOf(this.#db.sessions),
@@ -118,19 +127,48 @@ class LmdbStore implements Store {
   }
 
   async getSession(sessionId: string): Promise<SessionRecord | undefined> {
-    return this.#open().sessions.get(sessionId);
+    const raw: unknown = this.#open().sessions.get(sessionId);
+    return raw === undefined ? undefined : readSessionRecord(raw);
   }
 
   async listSessions(opts: ListSessionsOptions = {}): Promise<SessionRecord[]> {
     const db = this.#open();
     const { offset, limit } = pageBounds(opts.offset, opts.limit);
     if (limit === 0) return [];
+    if (opts.labels?.length) return this.#listLabelled(db, opts.labels, offset, limit, opts.includeArchived ?? false);
     const index = opts.includeArchived ? db.created : db.active;
     const out: SessionRecord[] = [];
     // Reads the index range only (lmdb skips `offset` keys on the cursor); one get per returned session.
     for (const key of index.getKeys({ offset, limit: Number.isFinite(limit) ? limit : undefined })) {
-      const record = db.sessions.get(key[1]);
-      if (record) out.push(record);
+      const raw: unknown = db.sessions.get(key[1]);
+      if (raw !== undefined) out.push(readSessionRecord(raw));
+    }
+    return out;
+  }
+
+  /**
+   * Walks the label index of the first filter in creation order; each hit is checked against every
+   * filter on its record. Archived sessions are not in the label index: asking for them with labels
+   * scans the creation index instead.
+   */
+  #listLabelled(db: Dbs, filters: LabelFilters, offset: number, limit: number, includeArchived: boolean): SessionRecord[] {
+    const out: SessionRecord[] = [];
+    let skipped = 0;
+    const take = (raw: unknown): boolean => {
+      if (raw === undefined) return true;
+      const record = readSessionRecord(raw);
+      if (!matchesLabels(record, filters)) return true;
+      if (skipped < offset) skipped++;
+      else out.push(record);
+      return out.length < limit;
+    };
+    if (includeArchived) {
+      for (const key of db.created.getKeys()) if (!take(db.sessions.get(key[1]))) break;
+      return out;
+    }
+    const first = labelKey(filters[0][0], filters[0][1]);
+    for (const key of db.labels.getKeys({ start: [first, -Infinity], end: [first, Infinity] })) {
+      if (!take(db.sessions.get(key[2]))) break;
     }
     return out;
   }
@@ -170,7 +208,7 @@ class LmdbStore implements Store {
       limit: Number.isFinite(max) ? max : undefined,
     });
     for (const { value } of range) out.push(value);
-    return out;
+    return readLedgerEntries(sessionId, out);
   }
 
   async lastLedgerSeq(sessionId: string): Promise<number> {
@@ -221,7 +259,8 @@ class LmdbStore implements Store {
       switch (op.op) {
         case 'putSession': {
           const s = op.session;
-          return { op: 'putSession', id: s.session_id, createdAtMs: s.created_at_ms, archived: s.archived, value: enc.sessions.encode(s) };
+          const labels = Object.entries(s.labels).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
+          return { op: 'putSession', id: s.session_id, createdAtMs: s.created_at_ms, archived: s.archived, labels, value: enc.sessions.encode(s) };
         }
         case 'putRows':
           return { op: 'putRows', sessionId: op.sessionId, fromIndex: op.fromIndex, rows: op.rows.map((row) => enc.rows.encode(row)) };
@@ -253,6 +292,7 @@ class LmdbStore implements Store {
           // process wrote it. Only a new session, or a changed created_at_ms or archived flag, reads the old record.
           const indexed = w.archived ? db.created.doesExist(key) && !db.active.doesExist(key) : db.active.doesExist(key);
           if (!indexed) this.#reindex(db, w.id, key, w.archived);
+          this.#indexLabels(db, w.id, w.createdAtMs, w.archived ? [] : w.labels);
           putEncoded(db.sessions, w.id, w.value);
           break;
         }
@@ -287,6 +327,17 @@ class LmdbStore implements Store {
     }
     db.created.putSync(key, 1);
     if (!archived) db.active.putSync(key, 1);
+  }
+
+  /** Keeps the label index of one session equal to `labels` (empty when archived). */
+  #indexLabels(db: Dbs, id: string, createdAtMs: number, labels: Array<[string, string]>): void {
+    const old = db.labelsOf.get(id);
+    if (old === undefined && labels.length === 0) return;
+    if (old !== undefined && old[0] === createdAtMs && JSON.stringify(old[1]) === JSON.stringify(labels)) return;
+    if (old !== undefined) for (const [k, v] of old[1]) db.labels.removeSync([labelKey(k, v), old[0], id]);
+    for (const [k, v] of labels) db.labels.putSync([labelKey(k, v), createdAtMs, id], 1);
+    if (labels.length) db.labelsOf.putSync(id, [createdAtMs, labels]);
+    else db.labelsOf.removeSync(id);
   }
 
   async close(): Promise<void> {

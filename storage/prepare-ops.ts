@@ -2,6 +2,8 @@
 // prepareOps validates shapes and copies values into plain JSON (checkOps validates without copying);
 // planBatch checks rows/ledger against stored state.
 import { ServiceError } from '../contracts/errors.ts';
+import { SESSION_RECORD_VERSION } from '../contracts/records.ts';
+import { migrateSessionRecord } from './record-migrations.ts';
 import type { LedgerEntry, SessionRecord, StoreOp } from './store.ts';
 
 /** Longest id, namespace or record key accepted, in UTF-8 bytes (LMDB keys are bounded). Control characters are refused. */
@@ -121,14 +123,16 @@ function checkIndex(value: unknown, what: string, min: number): number {
 }
 
 function checkSession(session: SessionRecord, copyAll: boolean): SessionRecord {
-  const s = jsonValue(session, 'session', copyAll) as SessionRecord;
-  if (s === null || typeof s !== 'object' || s.v !== 1) throw invalid('session record must have v: 1');
+  // A record written in an older version (a caller not updated yet) is migrated like one read back.
+  const s = migrateSessionRecord(jsonValue(session, 'session', copyAll)) as SessionRecord;
+  if (s === null || typeof s !== 'object' || s.v !== SESSION_RECORD_VERSION) throw invalid(`session record must have v: ${SESSION_RECORD_VERSION}`);
   checkKey(s.session_id, 'session_id');
   for (const f of ['created_at_ms', 'updated_at_ms', 'message_count', 'total_tokens'] as const) {
     if (typeof s[f] !== 'number') throw invalid(`session.${f} must be a number`);
   }
   if (typeof s.archived !== 'boolean') throw invalid('session.archived must be a boolean');
   if (s.labels === null || typeof s.labels !== 'object' || Array.isArray(s.labels)) throw invalid('session.labels must be an object');
+  for (const v of Object.values(s.labels)) if (typeof v !== 'string') throw invalid('session.labels values must be strings');
   return s;
 }
 

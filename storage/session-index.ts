@@ -1,5 +1,6 @@
 // storage/session-index.ts: in-memory session records kept in creation order (created_at_ms, then id).
 // Used by the memory and jsonl backends; lmdb keeps the same order in an on-disk index instead.
+import { labelKey, matchesLabels, type LabelFilters } from './label-filter.ts';
 import type { ListSessionsOptions, SessionRecord } from './store.ts';
 import { pageBounds } from './prepare-ops.ts';
 
@@ -11,6 +12,8 @@ function before(a: SessionRecord, atMs: number, id: string): boolean {
 export class SessionIndex {
   readonly #byId = new Map<string, SessionRecord>();
   readonly #ordered: SessionRecord[] = [];
+  /** labelKey → ids of the sessions carrying that label (archived included; filtered at read). */
+  readonly #byLabel = new Map<string, Set<string>>();
 
   /** First position whose record is not before (atMs, id). */
   #position(atMs: number, id: string): number {
@@ -32,6 +35,15 @@ export class SessionIndex {
   put(record: SessionRecord): void {
     const old = this.#byId.get(record.session_id);
     if (old) this.#ordered.splice(this.#position(old.created_at_ms, old.session_id), 1);
+    if (old !== undefined && old.labels !== record.labels) for (const [k, v] of Object.entries(old.labels)) this.#byLabel.get(labelKey(k, v))?.delete(old.session_id);
+    if (old === undefined || old.labels !== record.labels) {
+      for (const [k, v] of Object.entries(record.labels)) {
+        const key = labelKey(k, v);
+        let ids = this.#byLabel.get(key);
+        if (!ids) this.#byLabel.set(key, (ids = new Set()));
+        ids.add(record.session_id);
+      }
+    }
     this.#ordered.splice(this.#position(record.created_at_ms, record.session_id), 0, record);
     this.#byId.set(record.session_id, record);
   }
@@ -40,6 +52,7 @@ export class SessionIndex {
   list(opts: ListSessionsOptions = {}): SessionRecord[] {
     const { offset, limit } = pageBounds(opts.offset, opts.limit);
     if (limit === 0) return [];
+    if (opts.labels?.length) return this.#listLabelled(opts.labels, offset, limit, opts.includeArchived ?? false);
     if (opts.includeArchived) return this.#ordered.slice(offset, offset + limit);
     const out: SessionRecord[] = [];
     let skipped = 0;
@@ -53,6 +66,23 @@ export class SessionIndex {
       if (out.length >= limit) break;
     }
     return out;
+  }
+
+  /** The sessions carrying every label, from the smallest label set, in creation order, paged. */
+  #listLabelled(filters: LabelFilters, offset: number, limit: number, includeArchived: boolean): SessionRecord[] {
+    let smallest: Set<string> | undefined;
+    for (const [k, v] of filters) {
+      const ids = this.#byLabel.get(labelKey(k, v));
+      if (!ids || ids.size === 0) return [];
+      if (!smallest || ids.size < smallest.size) smallest = ids;
+    }
+    const hits: SessionRecord[] = [];
+    for (const id of smallest!) {
+      const r = this.#byId.get(id);
+      if (r && (includeArchived || !r.archived) && matchesLabels(r, filters)) hits.push(r);
+    }
+    hits.sort((a, b) => (before(a, b.created_at_ms, b.session_id) ? -1 : 1));
+    return hits.slice(offset, offset + limit);
   }
 
   /** Every stored session, archived included. */

@@ -49,6 +49,25 @@ export const MIGRATIONS: readonly Migration[] = [
       ) WITHOUT ROWID;
     `,
   },
+  {
+    version: 2,
+    name: 'session label index',
+    // One row per label of each non-archived session, keyed by the label as the JSON text [key, value];
+    // sessions written before this version are indexed from their record.
+    sql: `
+      CREATE TABLE session_labels (
+        label         TEXT    NOT NULL,
+        created_at_ms INTEGER NOT NULL,
+        session_id    TEXT    NOT NULL,
+        PRIMARY KEY (label, created_at_ms, session_id)
+      ) WITHOUT ROWID;
+      CREATE INDEX session_labels_by_session ON session_labels (session_id);
+      INSERT OR IGNORE INTO session_labels (label, created_at_ms, session_id)
+        SELECT json_array(j.key, j.value), s.created_at_ms, s.session_id
+        FROM sessions s, json_each(json_extract(s.record, '$.labels')) j
+        WHERE s.archived = 0;
+    `,
+  },
 ];
 
 /** The newest schema version this build knows. */

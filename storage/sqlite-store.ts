@@ -10,7 +10,9 @@ import type { Database, Statement } from 'better-sqlite3';
 import { ServiceError, isServiceError } from '../contracts/errors.ts';
 import type { Message } from '../contracts/transcript.ts';
 import type { LedgerEntry, ListSessionsOptions, SessionRecord, Store, StoreOp } from './store.ts';
+import { matchesLabels } from './label-filter.ts';
 import { checkOps, pageBounds } from './prepare-ops.ts';
+import { readLedgerEntries, readSessionRecord } from './record-migrations.ts';
 import { BUSY_TIMEOUT_MS, lastSeqOf, rowCountOf, type Write } from './sqlite-writes.ts';
 import { SqliteWriterHandle } from './sqlite-writer-client.ts';
 
@@ -27,6 +29,9 @@ function readStatements(db: Database) {
     // Both listings walk an index in (created_at_ms, session_id) order; the active one is partial (archived = 0).
     listAll: p('SELECT record FROM sessions ORDER BY created_at_ms, session_id LIMIT ? OFFSET ?').pluck(),
     listActive: p('SELECT record FROM sessions WHERE archived = 0 ORDER BY created_at_ms, session_id LIMIT ? OFFSET ?').pluck(),
+    // Candidates for a label filter, from the label index in creation order (each is checked on its record).
+    listLabelled: p(`SELECT s.record FROM session_labels l JOIN sessions s ON s.session_id = l.session_id
+      WHERE l.label = ? ORDER BY l.created_at_ms, l.session_id`).pluck(),
     countSessions: p('SELECT COUNT(*) FROM sessions').pluck(),
     readRows: p('SELECT message FROM rows WHERE session_id = ? AND idx >= ? ORDER BY idx LIMIT ?').pluck(),
     lastRow: p('SELECT MAX(idx) FROM rows WHERE session_id = ?').pluck(),
@@ -76,15 +81,32 @@ class SqliteStore implements Store {
 
   async getSession(sessionId: string): Promise<SessionRecord | undefined> {
     const json = this.#open().getSession.get(sessionId) as string | undefined;
-    return json === undefined ? undefined : (JSON.parse(json) as SessionRecord);
+    return json === undefined ? undefined : readSessionRecord(JSON.parse(json));
   }
 
   async listSessions(opts: ListSessionsOptions = {}): Promise<SessionRecord[]> {
     const q = this.#open();
     const { offset, limit } = pageBounds(opts.offset, opts.limit);
     if (limit === 0) return [];
+    if (opts.labels?.length) {
+      const filters = opts.labels;
+      // Archived sessions are not in the label index: asking for them with labels walks every session.
+      const candidates = opts.includeArchived
+        ? (q.listAll.all(-1, 0) as string[])
+        : (q.listLabelled.all(JSON.stringify([filters[0][0], filters[0][1]])) as string[]);
+      const out: SessionRecord[] = [];
+      let skipped = 0;
+      for (const json of candidates) {
+        const record = readSessionRecord(JSON.parse(json));
+        if (!matchesLabels(record, filters)) continue;
+        if (skipped < offset) skipped++;
+        else out.push(record);
+        if (out.length >= limit) break;
+      }
+      return out;
+    }
     const stmt = opts.includeArchived ? q.listAll : q.listActive;
-    return (stmt.all(sqlLimit(limit), offset) as string[]).map((json) => JSON.parse(json) as SessionRecord);
+    return (stmt.all(sqlLimit(limit), offset) as string[]).map((json) => readSessionRecord(JSON.parse(json)));
   }
 
   async countSessions(): Promise<number> {
@@ -105,7 +127,7 @@ class SqliteStore implements Store {
     const { limit: max } = pageBounds(0, limit);
     if (max === 0 || afterSeq === Infinity) return [];
     const after = Number.isFinite(afterSeq) ? Math.floor(afterSeq) : 0;
-    return (q.readLedger.all(sessionId, after, sqlLimit(max)) as string[]).map((e) => JSON.parse(e) as LedgerEntry);
+    return readLedgerEntries(sessionId, (q.readLedger.all(sessionId, after, sqlLimit(max)) as string[]).map((e) => JSON.parse(e) as LedgerEntry));
   }
 
   async lastLedgerSeq(sessionId: string): Promise<number> {
@@ -195,7 +217,8 @@ function encode(ops: StoreOp[]): Write[] {
     switch (op.op) {
       case 'putSession': {
         const s = op.session;
-        return { op: 'putSession', id: s.session_id, createdAtMs: s.created_at_ms, archived: s.archived, json: JSON.stringify(s) };
+        const labels = s.archived ? [] : Object.entries(s.labels).map(([k, v]) => JSON.stringify([k, v]));
+        return { op: 'putSession', id: s.session_id, createdAtMs: s.created_at_ms, archived: s.archived, labels, json: JSON.stringify(s) };
       }
       case 'putRows':
         return { op: 'putRows', sessionId: op.sessionId, fromIndex: op.fromIndex, rows: op.rows.map((row) => JSON.stringify(row)) };

@@ -16,7 +16,8 @@ export const BUSY_TIMEOUT_MS = 5_000;
 
 /** A commit op with every value already serialised to JSON text (at commit() time, in the server's thread). */
 export type Write =
-  | { op: 'putSession'; id: string; createdAtMs: number; archived: boolean; json: string }
+  /** `labels`: the label index keys (JSON text [key, value]) of a non-archived session, else empty. */
+  | { op: 'putSession'; id: string; createdAtMs: number; archived: boolean; labels: string[]; json: string }
   | { op: 'putRows'; sessionId: string; fromIndex: number; rows: string[] }
   | { op: 'truncateRows'; sessionId: string; length: number }
   | { op: 'appendLedger'; sessionId: string; entries: Array<{ seq: number; kind: string; json: string }> }
@@ -45,6 +46,8 @@ function writeStatements(db: Database) {
     lastSeq: p('SELECT MAX(seq) FROM ledger WHERE session_id = ?').pluck(),
     putSession: p(`INSERT INTO sessions (session_id, created_at_ms, archived, record) VALUES (?, ?, ?, ?)
       ON CONFLICT (session_id) DO UPDATE SET created_at_ms = excluded.created_at_ms, archived = excluded.archived, record = excluded.record`),
+    dropLabels: p('DELETE FROM session_labels WHERE session_id = ?'),
+    putLabel: p('INSERT OR IGNORE INTO session_labels (label, created_at_ms, session_id) VALUES (?, ?, ?)'),
     putRow: p('INSERT INTO rows (session_id, idx, message) VALUES (?, ?, ?) ON CONFLICT (session_id, idx) DO UPDATE SET message = excluded.message'),
     truncateRows: p('DELETE FROM rows WHERE session_id = ? AND idx >= ?'),
     appendLedger: p('INSERT INTO ledger (session_id, seq, kind, entry) VALUES (?, ?, ?, ?)'),
@@ -146,6 +149,8 @@ export class SqliteWriter {
       switch (op.op) {
         case 'putSession':
           w.putSession.run(op.id, op.createdAtMs, op.archived ? 1 : 0, op.json);
+          w.dropLabels.run(op.id);
+          for (const label of op.labels) w.putLabel.run(label, op.createdAtMs, op.id);
           break;
         case 'putRows':
           for (let i = 0; i < op.rows.length; i++) w.putRow.run(op.sessionId, op.fromIndex + i, op.rows[i]);

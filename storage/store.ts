@@ -1,31 +1,13 @@
 // storage/store.ts: the Store interface every backend implements (lmdb default, sqlite, jsonl, memory).
 // Actors are the only callers; writes go through one chained writer per actor (actors/persistence.ts).
+import type { LedgerEntry, SessionRecord } from '../contracts/records.ts';
 import type { Message } from '../contracts/transcript.ts';
+
+/** The stored shapes are schemas in contracts/records.ts (validated on read, storage/record-migrations.ts). */
+export type { LedgerEntry, SessionRecord };
 
 export type BackendName = 'lmdb' | 'sqlite' | 'jsonl' | 'memory';
 export const SUPPORTED_BACKENDS: readonly BackendName[] = ['lmdb', 'sqlite', 'jsonl', 'memory'];
-
-/** Durable per-session record: metadata plus the session machine's persisted snapshot. */
-export interface SessionRecord {
-  v: 1;
-  session_id: string;
-  created_at_ms: number;
-  updated_at_ms: number;
-  archived: boolean;
-  labels: Record<string, string>;
-  message_count: number;
-  total_tokens: number;
-  /** Opaque JSON owned by actors/ (machine snapshot, settings, pending input). Must be JSON-safe. */
-  state: unknown;
-}
-
-/** One event in a session's ordered ledger. `seq` is monotonic per session, starting at 1. */
-export interface LedgerEntry {
-  seq: number;
-  kind: string;
-  timestamp_ms: number;
-  payload: unknown;
-}
 
 /** One write inside an atomic batch. */
 export type StoreOp =
@@ -40,6 +22,12 @@ export type StoreOp =
 
 export interface ListSessionsOptions {
   includeArchived?: boolean;
+  /**
+   * Only sessions carrying every one of these labels (key, value). Served by the backend's label index
+   * (non-archived sessions), so a filtered listing does not load every session; offset and limit apply
+   * to the filtered sequence.
+   */
+  labels?: ReadonlyArray<readonly [string, string]>;
   offset?: number;
   limit?: number;
 }

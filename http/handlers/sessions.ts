@@ -7,7 +7,7 @@ import {
   appendSystemContext, continueSession, createSession, CreatedWithTurnFailure, replaceSystemPrompt, type TurnReply,
 } from '../../actors/session-commands.ts';
 import type { SessionHost } from '../../actors/session-host.ts';
-import type { SessionRecord } from '../../storage/store.ts';
+import { historyPage, listSessions, sessionDetail } from '../../actors/session-queries.ts';
 import { sessionCreatedWithTurnFailure } from '../errors.ts';
 import type { HandlerContext, HandlerTable } from '../handler.ts';
 import { parseSessionId } from './session-id.ts';
@@ -52,14 +52,6 @@ function intParam(value: string | undefined): number | undefined {
 
 /** Handlers of SESSION_ROUTES (except the event stream and ledger, see events.ts). */
 export function sessionHandlers(sup: SessionHost, realmId: string): HandlerTable {
-  const liveRecord = async (rawId: string): Promise<SessionRecord> => {
-    const id = parseSessionId(rawId, realmId);
-    const actor = sup.peek(id);
-    const record = actor ? actor.snapshotRecord : await sup.deps.store.getSession(id);
-    if (!record || record.archived) throw new ServiceError('SESSION_NOT_FOUND', `Session not found: ${id}`, { session_id: id });
-    return record;
-  };
-
   const withRequest = async <T>(ctx: HandlerContext, run: (rid: string, signal: AbortSignal, onCommitting: () => void) => Promise<T>): Promise<T> => {
     const rid = clientRequestId(ctx) ?? `auto-${randomUUID()}`;
     const handle = sup.requests.begin(rid);
@@ -94,36 +86,24 @@ export function sessionHandlers(sup: SessionHost, realmId: string): HandlerTable
       return { status: 200, body: turnBody(realmId, reply) };
     },
     'sessions.list': async (ctx) => {
-      const filters = parseLabelFilters(ctx);
-      await sup.creationsSettled();
+      const labels = parseLabelFilters(ctx);
       const offset = intParam(ctx.query.offset) ?? 0;
       const limit = intParam(ctx.query.limit);
-      let records: SessionRecord[];
-      if (filters.length) {
-        const all = await sup.deps.store.listSessions();
-        const matching = all.filter((r) => filters.every(([k, v]) => r.labels[k] === v));
-        records = matching.slice(offset, limit === undefined ? undefined : offset + limit);
-      } else {
-        records = await sup.deps.store.listSessions({ offset, ...(limit !== undefined ? { limit } : {}) });
-      }
-      const sessions = records.map((r) => {
-        const live = sup.peek(r.session_id);
-        const rec = live ? live.snapshotRecord : r;
-        return {
-          session_id: rec.session_id,
-          session_ref: `${realmId}:${rec.session_id}`,
-          created_at: unixSeconds(rec.created_at_ms),
-          updated_at: unixSeconds(rec.updated_at_ms),
-          message_count: rec.message_count,
-          total_tokens: rec.total_tokens,
-          is_active: live ? live.isRunning() : false,
-          ...(Object.keys(rec.labels).length ? { labels: rec.labels } : {}),
-        };
-      });
+      const items = await listSessions(sup, { labels, offset, ...(limit !== undefined ? { limit } : {}) });
+      const sessions = items.map(({ record: rec, running }) => ({
+        session_id: rec.session_id,
+        session_ref: `${realmId}:${rec.session_id}`,
+        created_at: unixSeconds(rec.created_at_ms),
+        updated_at: unixSeconds(rec.updated_at_ms),
+        message_count: rec.message_count,
+        total_tokens: rec.total_tokens,
+        is_active: running,
+        ...(Object.keys(rec.labels).length ? { labels: rec.labels } : {}),
+      }));
       return { status: 200, body: { sessions } };
     },
     'sessions.get': async (ctx) => {
-      const r = await liveRecord(ctx.params.id);
+      const r = await sessionDetail(sup, parseSessionId(ctx.params.id, realmId));
       return {
         status: 200,
         body: {
@@ -149,19 +129,9 @@ export function sessionHandlers(sup: SessionHost, realmId: string): HandlerTable
     },
     'sessions.history': async (ctx) => {
       const id = parseSessionId(ctx.params.id, realmId);
-      const actor = sup.peek(id);
-      // Read the record after pending writes are durable, so message_count and the rows agree.
-      if (actor?.writer) await actor.writer.flushed();
-      const record = actor ? actor.snapshotRecord : await sup.deps.store.getSession(id);
-      if (!record) throw new ServiceError('SESSION_NOT_FOUND', `Session not found: ${id}`, { session_id: id });
-      // SPEC "Errors": archived or unavailable history returns 400.
-      if (record.archived) throw new ServiceError('BAD_REQUEST', `history of archived session ${id} is not available`, { session_id: id });
       const offset = intParam(ctx.query.offset) ?? 0;
       const limit = intParam(ctx.query.limit);
-      // Only the committed snapshot: rows beyond the record's message_count belong to no commit yet.
-      const total = record.message_count;
-      const want = limit === undefined ? Math.max(0, total - offset) : Math.max(0, Math.min(limit, total - offset));
-      const { rows } = want > 0 ? await sup.deps.store.readRows(id, offset, want) : { rows: [] };
+      const { total, rows } = await historyPage(sup, id, { offset, ...(limit !== undefined ? { limit } : {}) });
       return {
         status: 200,
         body: {

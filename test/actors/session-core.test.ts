@@ -26,7 +26,7 @@ async function setup(t: { after(fn: () => Promise<void>): void }) {
     v: 1, machine: null, sysctx: {}, prompts: {}, revision: 0,
     settings: { model: 'scripted', provider: 'scripted', max_tokens: 100, system_prompt_disabled: false, builtins: false, shell: false, keep_alive: false },
   };
-  const record: SessionRecord = { v: 1, session_id: 's1', created_at_ms: 1, updated_at_ms: 1, archived: false, labels: {}, message_count: 0, total_tokens: 0, state };
+  const record: SessionRecord = { v: 2, session_id: 's1', created_at_ms: 1, updated_at_ms: 1, archived: false, labels: {}, message_count: 0, total_tokens: 0, state };
   return { store, deps, record, provider };
 }
 

@@ -15,7 +15,7 @@ function record(id: string, now: number): SessionRecord {
     v: 1, machine: null, sysctx: {}, prompts: {}, revision: 0,
     settings: { model: 'scripted', provider: 'scripted', max_tokens: 100, system_prompt_disabled: false, builtins: false, shell: false, keep_alive: false },
   };
-  return { v: 1, session_id: id, created_at_ms: now, updated_at_ms: now, archived: false, labels: {}, message_count: 0, total_tokens: 0, state };
+  return { v: 2, session_id: id, created_at_ms: now, updated_at_ms: now, archived: false, labels: {}, message_count: 0, total_tokens: 0, state };
 }
 
 const turn = (requestId: string) => ({ requestId, kind: 'continue' as const, prompt: 'hi', signal: new AbortController().signal, onCommitting: () => {} });

@@ -40,7 +40,8 @@ const MAY_IMPORT: Record<Exclude<Area, 'main.ts' | 'test' | 'bench'>, readonly A
   providers: ['providers', 'contracts'],
   tools: ['tools', 'contracts'],
   actors: ['actors', 'machines', 'storage', 'providers', 'tools', 'contracts'],
-  http: ['http', 'actors', 'machines', 'storage', 'providers', 'tools', 'contracts'],
+  // Handlers reach state only through actors/ (commands and the query module), never the store.
+  http: ['http', 'actors', 'contracts'],
   // A composition helper for app.ts/main.ts (flags, realm files, logger): it may use the lower layers
   // (config/realm.ts reads storage/store.ts's backend list) but never the runtime or the transport.
   config: ['config', 'machines', 'storage', 'providers', 'tools', 'contracts'],

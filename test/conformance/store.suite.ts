@@ -77,6 +77,64 @@ export function storeConformance(name: string, factory: StoreFactory): void {
       });
     });
 
+    describe('label index', () => {
+      it('lists the sessions carrying every label (AND), in creation order, paged after the filter', async (t) => {
+        const store = await fresh(t);
+        const put = (id: string, at: number, labels: Record<string, string>, archived = false): StoreOp =>
+          ({ op: 'putSession', session: sessionRecord(id, at, { labels, archived }) });
+        await store.commit([
+          put('d', 40, { team: 'a', env: 'prod' }),
+          put('b', 20, { team: 'a' }),
+          put('c', 30, { team: 'b', env: 'prod' }),
+          put('a', 10, { team: 'a', env: 'prod' }),
+          put('x', 5, { team: 'a', env: 'prod' }, true),
+          put('e', 50, {}),
+        ]);
+        const byLabels = async (labels: Array<[string, string]>, page: { offset?: number; limit?: number } = {}) =>
+          ids(await store.listSessions({ labels, ...page }));
+        assert.deepEqual(await byLabels([['team', 'a']]), ['a', 'b', 'd']);
+        assert.deepEqual(await byLabels([['team', 'a'], ['env', 'prod']]), ['a', 'd']);
+        assert.deepEqual(await byLabels([['env', 'prod'], ['team', 'a']], { offset: 1, limit: 5 }), ['d']);
+        assert.deepEqual(await byLabels([['team', 'a']], { limit: 2 }), ['a', 'b']);
+        assert.deepEqual(await byLabels([['team', 'c']]), []);
+        assert.deepEqual(await byLabels([['team', 'a=b']]), []);
+        assert.deepEqual(ids(await store.listSessions({ labels: [['team', 'a']], includeArchived: true })), ['x', 'a', 'b', 'd']);
+
+        // Label changes, archive and a moved creation time keep the index exact.
+        await store.commit([put('b', 20, { team: 'b' }), put('d', 40, { team: 'a', env: 'prod' }, true), put('a', 60, { team: 'a', env: 'prod' })]);
+        assert.deepEqual(await byLabels([['team', 'a']]), ['a']);
+        assert.deepEqual(await byLabels([['team', 'b']]), ['b', 'c']);
+        await store.commit([put('d', 40, { team: 'a' })]);
+        assert.deepEqual(await byLabels([['team', 'a']]), ['d', 'a']);
+      });
+
+      it('matches label keys and values exactly, whatever characters they hold', async (t) => {
+        const store = await fresh(t);
+        const odd = { 'k\u0000=': 'v\nw', constructor: 'c', '': 'empty' };
+        await store.commit([{ op: 'putSession', session: sessionRecord('s', 1, { labels: odd }) }, { op: 'putSession', session: sessionRecord('t', 2) }]);
+        assert.deepEqual(ids(await store.listSessions({ labels: [['k\u0000=', 'v\nw'], ['', 'empty']] })), ['s']);
+        assert.deepEqual(ids(await store.listSessions({ labels: [['constructor', 'c']] })), ['s']);
+        assert.deepEqual(ids(await store.listSessions({ labels: [['k\u0000', '=v\nw']] })), []);
+      });
+    });
+
+    describe('record versions', () => {
+      it('migrates a version 1 session record written by an older caller to the current version', async (t) => {
+        const store = await fresh(t);
+        const { v: _v, ...current } = sessionRecord('old', 1, { archived: true, updated_at_ms: 7, labels: { team: 'a' } });
+        const v1 = { ...current, v: 1 } as unknown as SessionRecord;
+        await store.commit([{ op: 'putSession', session: v1 }]);
+        assert.deepEqual(await store.getSession('old'), { ...current, v: 2, archived_at_ms: 7 });
+        assert.deepEqual(ids(await store.listSessions({ labels: [['team', 'a']], includeArchived: true })), ['old']);
+      });
+
+      it('refuses a session record of an unknown version', async (t) => {
+        const store = await fresh(t);
+        const future = { ...sessionRecord('new', 1), v: 3 } as unknown as SessionRecord;
+        await assert.rejects(store.commit([{ op: 'putSession', session: future }]), withCode('SESSION_STORE_ERROR'));
+      });
+    });
+
     describe('transcript rows', () => {
       it('reads nothing for a session without rows', async (t) => {
         const store = await fresh(t);
@@ -308,7 +366,7 @@ export function storeConformance(name: string, factory: StoreFactory): void {
           { op: 'putRecord', ns: 'ns', key: 'k', value: undefined },
           { op: 'putRecord', ns: 'ns', key: 'k', value: Number.NaN },
           { op: 'putRecord', ns: 'ns', key: 'k', value: new Date(0) },
-          { op: 'putSession', session: { ...sessionRecord('s', 1), v: 2 } },
+          { op: 'putSession', session: { ...sessionRecord('s', 1), v: 3 } },
         ];
         for (const op of bad) {
           await assert.rejects(store.commit([op as StoreOp]), withCode('SESSION_STORE_ERROR'), JSON.stringify(op));

@@ -34,7 +34,7 @@ export function dirStoreFactory(prefix: string, openAt: (dir: string) => Promise
 /** A session record with defaults; `over` replaces fields. */
 export function sessionRecord(id: string, createdAtMs: number, over: Partial<SessionRecord> = {}): SessionRecord {
   return {
-    v: 1,
+    v: 2,
     session_id: id,
     created_at_ms: createdAtMs,
     updated_at_ms: createdAtMs,

@@ -49,7 +49,7 @@ async function main(backend: string, dir: string, count: number): Promise<void> 
     {
       op: 'putSession',
       session: {
-        v: 1,
+        v: 2,
         session_id: 'child',
         created_at_ms: 2,
         updated_at_ms: 2,

@@ -34,8 +34,8 @@ describe('sqlite store', () => {
     const peek = new BetterSqlite3(file, { readonly: true });
     t.after(() => peek.close());
     assert.equal(peek.pragma('journal_mode', { simple: true }), 'wal');
-    assert.deepEqual(peek.prepare('SELECT version FROM schema_migrations ORDER BY version').pluck().all(), [1]);
-    assert.equal(SCHEMA_VERSION, 1);
+    assert.deepEqual(peek.prepare('SELECT version FROM schema_migrations ORDER BY version').pluck().all(), [1, 2]);
+    assert.equal(SCHEMA_VERSION, 2);
     const row = peek.prepare("SELECT session_id, json_extract(record, '$.created_at_ms') AS at FROM sessions").get();
     assert.deepEqual(row, { session_id: 's', at: 1 });
   });
@@ -54,7 +54,7 @@ describe('sqlite store', () => {
     await (await openSqliteStore(dir.path)).close();
     await (await openSqliteStore(dir.path)).close();
     const raw = new BetterSqlite3(join(dir.path, SQLITE_FILE));
-    assert.equal(raw.prepare('SELECT COUNT(*) FROM schema_migrations').pluck().get(), 1);
+    assert.equal(raw.prepare('SELECT COUNT(*) FROM schema_migrations').pluck().get(), 2);
     raw.prepare('INSERT INTO schema_migrations (version, name, applied_at_ms) VALUES (?, ?, ?)').run(SCHEMA_VERSION + 1, 'from the future', 0);
     raw.close();
     await assert.rejects(openSqliteStore(dir.path), (err) => {
