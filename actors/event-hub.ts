@@ -5,7 +5,8 @@
 // A group commit can make hundreds of events durable at once; they are handed to subscribers at most
 // DELIVERY_SLICE per event-loop turn, so sockets get a chance to drain between slices and a reader that
 // keeps up never trips the 256-entry lag policy of http/sse.ts merely because a commit was slow.
-import type { LedgerEntry } from '../storage/store.ts';
+import type { LedgerEntry } from '../contracts/records.ts';
+import type { SessionEventKind, SessionEventPayload } from '../contracts/session-events.ts';
 
 /** A live consumer of a session's events (http/sse.ts implements it). */
 export interface EventSubscriber {
@@ -74,7 +75,7 @@ export class EventHub {
   }
 
   /** Sequences an event; delivery happens now (memory) or once durable (persistent). */
-  publish(kind: string, payload: unknown): HubEntry {
+  publish<K extends SessionEventKind>(kind: K, payload: SessionEventPayload<K>): HubEntry {
     const entry: HubEntry = { seq: this.nextSeq++, kind, timestamp_ms: this.now(), payload };
     if (this.tap) this.tap(entry);
     if (this.persist) this.persist(entry);

@@ -2,6 +2,7 @@
 // tool calls the model asks for, and loops until the model stops (or max_tokens / the iteration cap).
 // It never writes to storage: it returns the rows to commit and reports progress through `emit`.
 import type { AssistantBlock, Message, StopReason, ToolResult, ProviderUsage } from '../contracts/transcript.ts';
+import type { SessionEventKind, SessionEventPayload } from '../contracts/session-events.ts';
 import type { ToolSpec } from '../contracts/tool.ts';
 import type { Provider } from '../providers/provider.ts';
 import type { ToolContext, ToolOutcome } from '../tools/tool.ts';
@@ -31,7 +32,7 @@ export interface TurnRunInput {
   maxIterations: number;
   maxConcurrentTools: number;
   signal: AbortSignal;
-  emit(kind: string, payload: unknown): void;
+  emit<K extends SessionEventKind>(kind: K, payload: SessionEventPayload<K>): void;
   onPhase(phase: TurnPhase): void;
   now(): string;
 }

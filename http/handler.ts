@@ -2,6 +2,8 @@
 // per resource, and are looked up by RouteDef.id. They validate nothing themselves (the router did),
 // send a command to actors/, and map the result onto the response schema.
 import type { Logger } from 'pino';
+import type { Static, TSchema } from 'typebox';
+import type { RouteDef } from '../contracts/route.ts';
 import type { HttpResponder } from './transport.ts';
 
 export interface HandlerContext {
@@ -29,3 +31,22 @@ export type Handler = (ctx: HandlerContext) => Promise<HandlerResult> | HandlerR
 
 /** Handlers keyed by RouteDef.id. */
 export type HandlerTable = Record<string, Handler>;
+
+/** The validated body type of a route (undefined when it takes none). */
+export type BodyOf<R extends RouteDef> = R extends { body: infer S extends TSchema } ? Static<S> : undefined;
+/** The validated query type of a route (plain strings when it declares none). */
+export type QueryOf<R extends RouteDef> = R extends { query: infer S extends TSchema } ? Static<S> & Record<string, string> : Record<string, string>;
+
+/** A handler's context with the body and query its route's schemas validated. */
+export interface RouteContext<R extends RouteDef> extends Omit<HandlerContext, 'body' | 'query'> {
+  body: BodyOf<R>;
+  query: QueryOf<R>;
+}
+
+/**
+ * Binds a handler to its catalog route, typed by the route's schemas: the router validates the body and
+ * query against exactly these schemas before it calls the handler, so the handler needs no casts.
+ */
+export function on<R extends RouteDef>(route: R, handler: (ctx: RouteContext<R>) => Promise<HandlerResult> | HandlerResult): HandlerTable {
+  return { [route.id]: handler as Handler };
+}

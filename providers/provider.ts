@@ -1,6 +1,7 @@
 // providers/provider.ts: the Provider interface and the normalised stream events every wire adapter
 // (anthropic, openai, gemini, openai-compatible, scripted) produces. The turn runner is the caller.
 import type { ProviderName } from '../contracts/session.ts';
+import type { RetryNotice } from '../contracts/session-events.ts';
 import type { AssistantBlock, Message, ProviderUsage, StopReason } from '../contracts/transcript.ts';
 import type { ToolSpec } from '../contracts/tool.ts';
 
@@ -30,10 +31,8 @@ export interface ProviderResponse {
 }
 
 /** Retry notice emitted before a backoff sleep (payload of the `retrying` event). */
-export interface RetryNotice {
-  failure: { kind: 'rate_limited' | 'network_timeout' | 'call_timeout' | 'retryable_provider_error'; message: string; provider: string; retry_after_ms?: number };
-  plan: { attempt: number; max_retries: number; computed_delay_ms: number; selected_delay_ms: number; retry_after_hint_ms?: number; rate_limit_floor_applied: boolean; budget_capped: boolean };
-}
+/** The retry notice schema lives with the `retrying` event (contracts/session-events.ts). */
+export type { RetryNotice };
 
 /**
  * A per-session credential chosen by an auth binding (actors/auth): it replaces the environment key and,

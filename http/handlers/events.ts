@@ -6,7 +6,8 @@
 import { ServiceError, sessionNotFound } from '../../contracts/errors.ts';
 import type { SessionHost } from '../../actors/session-host.ts';
 import { ledgerRange, replayEvents } from '../../actors/session-queries.ts';
-import type { HandlerContext, HandlerTable } from '../handler.ts';
+import { on, type HandlerContext, type HandlerTable } from '../handler.ts';
+import { SESSION_ROUTE } from '../../contracts/routes-sessions.ts';
 import { envelopeOf, SseSubscriber, type SseOptions } from '../sse.ts';
 import { parseSessionId } from './session-id.ts';
 
@@ -26,7 +27,7 @@ export interface EventHandlerOptions {
 /** Handlers of the event stream and the structural ledger read. */
 export function eventHandlers(sup: SessionHost, realmId: string, opts: EventHandlerOptions = {}): HandlerTable {
   return {
-    'sessions.events': async (ctx) => {
+    ...on(SESSION_ROUTE.events, async (ctx) => {
       const id = parseSessionId(ctx.params.id, realmId);
       const afterSeq = parseAfterSeq(ctx);
       const actor = await sup.get(id);
@@ -62,8 +63,8 @@ export function eventHandlers(sup: SessionHost, realmId: string, opts: EventHand
         throw err;
       }
       return { streamed: true };
-    },
-    'sessions.ledger': async (ctx) => {
+    }),
+    ...on(SESSION_ROUTE.ledger, async (ctx) => {
       const id = parseSessionId(ctx.params.id, realmId);
       const { entries, lastSeq, hasMore } = await ledgerRange(sup, id, {
         afterSeq: ctx.query.after_seq ? Number(ctx.query.after_seq) : 0,
@@ -74,6 +75,6 @@ export function eventHandlers(sup: SessionHost, realmId: string, opts: EventHand
         status: 200,
         body: { session_id: id, events: entries.map((e) => envelopeOf(id, e)), last_seq: lastSeq, has_more: hasMore },
       };
-    },
+    }),
   };
 }

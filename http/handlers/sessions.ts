@@ -2,14 +2,14 @@
 // request onto a supervisor command and the result onto the response schema; no business logic here.
 import { randomUUID } from 'node:crypto';
 import { isServiceError, ServiceError } from '../../contracts/errors.ts';
-import type { ContinueSessionRequest, CreateSessionRequest, SystemContextRequest, SystemPromptRequest } from '../../contracts/session.ts';
 import {
   appendSystemContext, continueSession, createSession, CreatedWithTurnFailure, replaceSystemPrompt, type TurnReply,
 } from '../../actors/session-commands.ts';
 import type { SessionHost } from '../../actors/session-host.ts';
 import { historyPage, listSessions, sessionDetail } from '../../actors/session-queries.ts';
 import { sessionCreatedWithTurnFailure } from '../errors.ts';
-import type { HandlerContext, HandlerTable } from '../handler.ts';
+import { on, type HandlerContext, type HandlerTable } from '../handler.ts';
+import { SESSION_ROUTE } from '../../contracts/routes-sessions.ts';
 import { parseSessionId } from './session-id.ts';
 
 const MAX_REQUEST_ID = 256;
@@ -63,9 +63,9 @@ export function sessionHandlers(sup: SessionHost, realmId: string): HandlerTable
   };
 
   return {
-    'sessions.create': async (ctx) => {
+    ...on(SESSION_ROUTE.create, async (ctx) => {
       try {
-        const reply = await withRequest(ctx, (rid, signal, onCommitting) => createSession(sup, ctx.body as CreateSessionRequest, rid, signal, onCommitting));
+        const reply = await withRequest(ctx, (rid, signal, onCommitting) => createSession(sup, ctx.body, rid, signal, onCommitting));
         return { status: 200, body: turnBody(realmId, reply) };
       } catch (err) {
         if (err instanceof CreatedWithTurnFailure) {
@@ -79,13 +79,13 @@ export function sessionHandlers(sup: SessionHost, realmId: string): HandlerTable
         }
         throw err;
       }
-    },
-    'sessions.continue': async (ctx) => {
+    }),
+    ...on(SESSION_ROUTE['continue'], async (ctx) => {
       const id = parseSessionId(ctx.params.id, realmId);
-      const reply = await withRequest(ctx, (rid, signal, onCommitting) => continueSession(sup, id, ctx.body as ContinueSessionRequest, rid, signal, onCommitting));
+      const reply = await withRequest(ctx, (rid, signal, onCommitting) => continueSession(sup, id, ctx.body, rid, signal, onCommitting));
       return { status: 200, body: turnBody(realmId, reply) };
-    },
-    'sessions.list': async (ctx) => {
+    }),
+    ...on(SESSION_ROUTE.list, async (ctx) => {
       const labels = parseLabelFilters(ctx);
       const offset = intParam(ctx.query.offset) ?? 0;
       const limit = intParam(ctx.query.limit);
@@ -101,8 +101,8 @@ export function sessionHandlers(sup: SessionHost, realmId: string): HandlerTable
         ...(Object.keys(rec.labels).length ? { labels: rec.labels } : {}),
       }));
       return { status: 200, body: { sessions } };
-    },
-    'sessions.get': async (ctx) => {
+    }),
+    ...on(SESSION_ROUTE.get, async (ctx) => {
       const r = await sessionDetail(sup, parseSessionId(ctx.params.id, realmId));
       return {
         status: 200,
@@ -116,8 +116,8 @@ export function sessionHandlers(sup: SessionHost, realmId: string): HandlerTable
           ...(Object.keys(r.labels).length ? { labels: r.labels } : {}),
         },
       };
-    },
-    'sessions.status': async (ctx) => {
+    }),
+    ...on(SESSION_ROUTE.status, async (ctx) => {
       const id = parseSessionId(ctx.params.id, realmId);
       const actor = await sup.get(id);
       const st = actor.status();
@@ -126,8 +126,8 @@ export function sessionHandlers(sup: SessionHost, realmId: string): HandlerTable
       if (st.phase) body.phase = st.phase;
       if (st.hold) body.durable_resume_hold = { hold_class: st.hold, session_id: id, content_retained: true };
       return { status: 200, body };
-    },
-    'sessions.history': async (ctx) => {
+    }),
+    ...on(SESSION_ROUTE.history, async (ctx) => {
       const id = parseSessionId(ctx.params.id, realmId);
       const offset = intParam(ctx.query.offset) ?? 0;
       const limit = intParam(ctx.query.limit);
@@ -144,35 +144,35 @@ export function sessionHandlers(sup: SessionHost, realmId: string): HandlerTable
           messages: rows,
         },
       };
-    },
-    'sessions.system_context': async (ctx) => {
+    }),
+    ...on(SESSION_ROUTE.systemContext, async (ctx) => {
       const id = parseSessionId(ctx.params.id, realmId);
-      const status = await appendSystemContext(sup, id, ctx.body as SystemContextRequest);
+      const status = await appendSystemContext(sup, id, ctx.body);
       return { status: 200, body: { session_id: id, status } };
-    },
-    'sessions.system_prompt': async (ctx) => {
+    }),
+    ...on(SESSION_ROUTE.systemPrompt, async (ctx) => {
       const id = parseSessionId(ctx.params.id, realmId);
-      const body = ctx.body as SystemPromptRequest;
+      const body = ctx.body;
       const r = await replaceSystemPrompt(sup, id, body);
       return { status: 200, body: { session_id: id, key: body.key, ...r } };
-    },
-    'sessions.interrupt': async (ctx) => {
+    }),
+    ...on(SESSION_ROUTE.interrupt, async (ctx) => {
       const id = parseSessionId(ctx.params.id, realmId);
       const actor = await sup.getActive(id);
       const result = actor.interrupt();
       return { status: 200, body: { session_id: id, interrupted: true, result } };
-    },
-    'sessions.archive': async (ctx) => {
+    }),
+    ...on(SESSION_ROUTE.archive, async (ctx) => {
       const id = parseSessionId(ctx.params.id, realmId);
       const actor = await sup.getActive(id);
       await actor.archive();
       sup.forget(id);
       ctx.log.info({ sessionId: id }, 'session archived');
       return { status: 200, body: { session_id: id, archived: true } };
-    },
-    'requests.cancel': (ctx) => {
+    }),
+    ...on(SESSION_ROUTE.cancelRequest, (ctx) => {
       const rid = ctx.params.request_id;
       return { status: 200, body: { request_id: rid, ...sup.requests.cancel(rid) } };
-    },
+    }),
   };
 }

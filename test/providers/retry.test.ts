@@ -3,6 +3,8 @@ import assert from 'node:assert/strict';
 import { ServiceError } from '../../contracts/errors.ts';
 import { statusFailure } from '../../providers/errors.ts';
 import { DEFAULT_RETRY_POLICY, planRetry, realSleep, withRetry } from '../../providers/retry.ts';
+import { Compile } from 'typebox/compile';
+import { SESSION_EVENTS } from '../../contracts/session-events.ts';
 import type { RetryNotice } from '../../providers/provider.ts';
 
 const mid = (): number => 0.5; // zero jitter
@@ -53,6 +55,9 @@ describe('withRetry', () => {
     assert.equal(result, 'done');
     assert.deepEqual(sleeps, [500, 1000]);
     assert.deepEqual(notices.map((n) => [n.failure.kind, n.plan.attempt]), [['retryable_provider_error', 1], ['retryable_provider_error', 2]]);
+    // Each notice is the payload of a `retrying` event: it must match that event's schema.
+    const check = Compile(SESSION_EVENTS.retrying);
+    for (const retry of notices) assert.ok(check.Check({ retry }), JSON.stringify(retry));
   });
 
   it('does not retry a non-retryable failure', async () => {

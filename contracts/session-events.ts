@@ -1,0 +1,87 @@
+// contracts/session-events.ts: one schema per session event kind (the `payload` of a ledger entry and
+// of an SSE envelope, wire-notes §2.2). EventHub.publish and the turn runner's emit are typed by this
+// map, so an event is built against its schema; test/contracts/session-events.test.ts validates every
+// event a real server emits against it (extra or missing fields fail).
+import { Type, type Static, type TSchema } from 'typebox';
+import { ContentBlock, ContentInput, ProviderUsage, StopReason, WireUsage } from './transcript.ts';
+
+const Strict = { additionalProperties: false } as const;
+
+/** A provider retry about to happen: the failure and the backoff plan (the `retrying` event). */
+export const RetryNotice = Type.Object(
+  {
+    failure: Type.Object(
+      {
+        kind: Type.Union([Type.Literal('rate_limited'), Type.Literal('network_timeout'), Type.Literal('call_timeout'), Type.Literal('retryable_provider_error')]),
+        message: Type.String(),
+        provider: Type.String(),
+        retry_after_ms: Type.Optional(Type.Number()),
+      },
+      Strict,
+    ),
+    plan: Type.Object(
+      {
+        attempt: Type.Integer(),
+        max_retries: Type.Integer(),
+        computed_delay_ms: Type.Number(),
+        selected_delay_ms: Type.Number(),
+        retry_after_hint_ms: Type.Optional(Type.Number()),
+        rate_limit_floor_applied: Type.Boolean(),
+        budget_capped: Type.Boolean(),
+      },
+      Strict,
+    ),
+  },
+  { $id: 'RetryNotice', ...Strict },
+);
+export type RetryNotice = Static<typeof RetryNotice>;
+
+const ToolRef = { id: Type.String(), name: Type.String() };
+
+/** Payload schema of every session event kind, by kind. */
+export const SESSION_EVENTS = {
+  run_started: Type.Object({ session_id: Type.String(), input: Type.Object({ kind: Type.Literal('content'), content: ContentInput }, Strict) }, Strict),
+  run_completed: Type.Object(
+    {
+      session_id: Type.String(),
+      result: Type.String(),
+      extraction_required: Type.Boolean(),
+      usage: WireUsage,
+      structured_output: Type.Optional(Type.Unknown()),
+      terminal_cause_kind: Type.Optional(Type.String()),
+    },
+    Strict,
+  ),
+  run_failed: Type.Object(
+    {
+      session_id: Type.String(),
+      error_report: Type.Object({ class: Type.String(), message: Type.String(), reason: Type.Optional(Type.String()) }, Strict),
+      terminal_cause_kind: Type.Optional(Type.String()),
+    },
+    Strict,
+  ),
+  budget_warning: Type.Object(
+    {
+      budget_type: Type.Union([Type.Literal('tokens'), Type.Literal('time'), Type.Literal('tool_calls')]),
+      used: Type.Number(),
+      limit: Type.Number(),
+      percent: Type.Number(),
+    },
+    Strict,
+  ),
+  turn_started: Type.Object({ turn_number: Type.Integer({ minimum: 1 }) }, Strict),
+  turn_completed: Type.Object({ stop_reason: StopReason, usage: Type.Optional(ProviderUsage) }, Strict),
+  text_delta: Type.Object({ delta: Type.String() }, Strict),
+  text_complete: Type.Object({ content: Type.String() }, Strict),
+  reasoning_delta: Type.Object({ delta: Type.String() }, Strict),
+  retrying: Type.Object({ retry: RetryNotice }, Strict),
+  tool_call_requested: Type.Object({ ...ToolRef, args: Type.Unknown() }, Strict),
+  tool_execution_started: Type.Object(ToolRef, Strict),
+  tool_execution_timed_out: Type.Object({ ...ToolRef, timeout_ms: Type.Number() }, Strict),
+  tool_execution_completed: Type.Object({ ...ToolRef, content: Type.String(), is_error: Type.Boolean(), duration_ms: Type.Number() }, Strict),
+  tool_result_received: Type.Object({ ...ToolRef, content: Type.Array(ContentBlock), is_error: Type.Boolean() }, Strict),
+} satisfies Record<string, TSchema>;
+
+export type SessionEventKind = keyof typeof SESSION_EVENTS;
+/** The payload of one session event kind. */
+export type SessionEventPayload<K extends SessionEventKind> = Static<(typeof SESSION_EVENTS)[K]>;
