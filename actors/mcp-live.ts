@@ -4,6 +4,7 @@
 // boundary). http/handlers/mcp.ts sends the commands; http/modules/mcp-module.ts contributes
 // `toolsAtBoundary` as the MCP module's session tools.
 import type { Logger } from 'pino';
+import type { SessionEventPayload } from '../contracts/session-events.ts';
 import { isServiceError, ServiceError } from '../contracts/errors.ts';
 import type { Config } from '../contracts/config.ts';
 import type {
@@ -73,7 +74,12 @@ export class McpLive {
       this.deps.log.warn({ sessionId, server: payload.server_name, error: payload.error }, 'MCP server failed');
     }
     // Events go to resident sessions only; a session that was evicted has nobody listening live.
-    this.deps.sessions.peek(sessionId)?.hub.publish(kind, { session_id: sessionId, ...payload });
+    const hub = this.deps.sessions.peek(sessionId)?.hub;
+    if (!hub) return;
+    // The client set reports untyped payloads; their schemas are in contracts/session-events.ts.
+    if (kind === 'mcp_server_status' || kind === 'mcp_changes_applied') {
+      hub.publish(kind, { session_id: sessionId, ...payload } as SessionEventPayload<typeof kind>);
+    } else this.deps.log.error({ sessionId, kind }, 'MCP event kind without a schema dropped');
   }
 
   /** The session's set, built on first use from config and its persisted record; `create` makes an empty one. */

@@ -1,13 +1,16 @@
-// actors/session-actor.ts: one session's commands: turns (through turn-runner.ts), interrupt, archive
-// and state mutations. The XState machine (in SessionCore) decides busy. All session IO lives here and
-// in session-core.ts; the supervisor routes commands in, http/handlers never touch it directly.
+// actors/session-actor.ts: one session's commands: turns, interrupt, archive and state mutations. A turn
+// request goes to the session machine, which decides busy and invokes the turn's work defined here (the
+// model/tool loop through turn-runner.ts, then one durable commit); its end comes back as an emitted
+// event. Session IO lives here and in session-core.ts (composed); http/handlers never touch it directly.
 import { busyOnCreate, durableResumeHold, ServiceError, sessionNotFound } from '../contracts/errors.ts';
 import type { ContentInput, Message } from '../contracts/transcript.ts';
-import type { TurnPhase } from '../machines/session-machine.ts';
+import type { HoldClass, SessionEmitted, TurnOutcome, TurnPhase, TurnWork, Verdict } from '../machines/session-machine.ts';
 import type { SessionRecord, StoreOp } from '../storage/store.ts';
 import { SessionCore } from './session-core.ts';
 import { runTurn } from './turn-runner.ts';
-import type { PersistedState, SessionSettings } from './session-types.ts';
+import type { PersistedState, SessionDeps, SessionSettings } from './session-types.ts';
+
+export type { TurnOutcome };
 
 /** What a caller asks a turn to do (create's first turn or a continue). */
 export interface TurnCommand {
@@ -27,52 +30,97 @@ export interface TurnCommand {
   onCommitting(): void;
 }
 
-export interface TurnOutcome {
-  text: string;
-  turns: number;
-  toolCalls: number;
-  usage: { input_tokens: number; output_tokens: number; total_tokens: number; cache_creation_tokens?: number; cache_read_tokens?: number };
+/** The caller of one turn request, answered from the machine's decisions. */
+interface Waiter {
+  ticket: number;
+  kind: 'create' | 'continue';
+  generation: number;
+  resolve(outcome: TurnOutcome): void;
+  reject(err: unknown): void;
 }
 
-export class SessionActor extends SessionCore {
+/**
+ * A live session: its SessionCore (record, state, persistence, lazily made machine, hub and writer) plus
+ * the commands. A turn request goes to the machine, which rejects it (busy, held, archived) or invokes
+ * the request's work (below: the model/tool loop, then one durable commit) and reports its end.
+ */
+export class SessionActor {
+  readonly core: SessionCore;
   private abort: AbortController | null = null;
+  /** The request being offered to the machine (a rejection is emitted synchronously during send). */
+  private admitting: Waiter | null = null;
+  /** The accepted turn's caller. */
+  private current: Waiter | null = null;
+  private tickets = 0;
   private settledTurn: Promise<void> = Promise.resolve();
+  private settle: () => void = () => {};
 
-  /** Runs one turn: the machine decides busy, then model/tool loop, then one durable commit. */
-  async runTurn(cmd: TurnCommand): Promise<TurnOutcome> {
-    this.lastUsedMs = this.deps.now();
-    this.machine.send({ type: 'turn.requested', requestId: cmd.requestId });
-    const decision = this.machine.getSnapshot().context.lastDecision;
-    if (!decision || decision.requestId !== cmd.requestId || decision.verdict !== 'accepted') {
-      throw this.rejection(decision?.verdict ?? 'busy', cmd.kind);
+  constructor(record: SessionRecord, lastSeq: number, deps: SessionDeps) {
+    this.core = new SessionCore(record, lastSeq, deps, (e) => this.decided(e));
+  }
+
+  /** Runs one turn: the machine decides busy and invokes the turn, then answers with its outcome. */
+  runTurn(cmd: TurnCommand): Promise<TurnOutcome> {
+    const { core } = this;
+    core.lastUsedMs = core.deps.now();
+    return new Promise<TurnOutcome>((resolve, reject) => {
+      const waiter: Waiter = { ticket: ++this.tickets, kind: cmd.kind, generation: -1, resolve, reject };
+      const work: TurnWork = { run: (generation, signal) => this.executeTurn(cmd, waiter, generation, signal) };
+      this.admitting = waiter;
+      try {
+        core.machine.send({ type: 'turn.requested', requestId: cmd.requestId, ticket: waiter.ticket, work });
+      } finally {
+        this.admitting = null;
+      }
+    });
+  }
+
+  /** The machine's decisions: a rejected request, or the end of the running turn (then at rest). */
+  private decided(e: SessionEmitted): void {
+    if (e.type === 'turn.rejected') {
+      const w = this.admitting;
+      if (w && w.ticket === e.ticket) w.reject(this.rejection(e.verdict, w.kind));
+      return;
     }
+    const w = this.current;
+    if (!w || w.generation !== e.generation) return;
+    this.current = null;
+    if (e.type === 'turn.finished') w.resolve(e.output);
+    else w.reject(e.error);
+    this.settle();
+  }
+
+  /** The invoked turn's work: runs with the machine's generation and abort signal (stopped on recovery). */
+  private async executeTurn(cmd: TurnCommand, waiter: Waiter, generation: number, machineSignal: AbortSignal): Promise<TurnOutcome> {
+    const { core } = this;
+    waiter.generation = generation;
+    this.current = waiter;
+    this.settledTurn = new Promise<void>((r) => (this.settle = r));
     // Only an accepted turn may change the session: a rejected (busy) continue must not hot-swap the model.
-    if (cmd.settingsPatch) Object.assign(this.state.settings, cmd.settingsPatch);
-    const generation = this.machine.getSnapshot().context.generation;
+    if (cmd.settingsPatch) Object.assign(core.state.settings, cmd.settingsPatch);
     const abort = new AbortController();
     this.abort = abort;
     const onExternalAbort = () => abort.abort(cmd.signal.reason);
+    const onMachineAbort = () => abort.abort(machineSignal.reason);
     if (cmd.signal.aborted) abort.abort(cmd.signal.reason);
     else cmd.signal.addEventListener('abort', onExternalAbort, { once: true });
-    let settle!: () => void;
-    this.settledTurn = new Promise<void>((r) => (settle = r));
-    const started = this.deps.now();
+    machineSignal.addEventListener('abort', onMachineAbort, { once: true });
     try {
-      return await this.executeTurn(cmd, generation, abort.signal, started);
+      return await this.turn(cmd, generation, abort.signal, core.deps.now());
     } finally {
       cmd.signal.removeEventListener('abort', onExternalAbort);
+      machineSignal.removeEventListener('abort', onMachineAbort);
       if (this.abort === abort) this.abort = null;
-      // Safety net: whatever failed, this generation must not leave the machine busy.
-      if (this.isRunning() && this.machine.getSnapshot().context.generation === generation) {
-        this.machine.send({ type: 'turn.settled', generation, outcome: 'failed' });
-      }
-      settle();
     }
   }
 
-  private async executeTurn(cmd: TurnCommand, generation: number, signal: AbortSignal, started: number): Promise<TurnOutcome> {
-    const settings = this.state.settings;
-    const nowIso = () => new Date(this.deps.now()).toISOString();
+  /** Model/tool loop, then one durable commit (phases reported to the machine as it goes). */
+  private async turn(cmd: TurnCommand, generation: number, signal: AbortSignal, started: number): Promise<TurnOutcome> {
+    const core = this.core;
+    const { deps, hub } = core;
+    const settings = core.state.settings;
+    const id = core.id;
+    const nowIso = () => new Date(deps.now()).toISOString();
     const newRows: Message[] = [];
     // SPEC: injected-context rows sit, in order, right before the user row, so a continue's System row
     // (appended at the turn boundary) comes first.
@@ -81,8 +129,8 @@ export class SessionActor extends SessionCore {
     newRows.push({ role: 'user', content: cmd.prompt, created_at: nowIso() });
     const { rows: history, total } = cmd.knownHistory
       ? { rows: cmd.knownHistory, total: cmd.knownHistory.length }
-      : await this.readCommitted();
-    this.state.pending = {
+      : await core.readCommitted();
+    core.state.pending = {
       request_id: cmd.requestId,
       started_at_ms: started,
       prompt: cmd.prompt,
@@ -90,29 +138,29 @@ export class SessionActor extends SessionCore {
     };
     // The pending input rides the next write; the turn does not wait for it (the commit is chained after it).
     // Snapshots are persisted at rest only: the pending input itself marks the turn as in flight, so this
-    // write keeps the pre-turn snapshot (and skips serializing the live one).
-    const pendingWrite = this.persist([], this.state.machine ?? null).catch((err) => this.log.error({ err, sessionId: this.id }, 'pending input write failed'));
-    this.hub.publish('run_started', { session_id: this.id, input: { kind: 'content', content: cmd.prompt } });
-    const onPhase = (phase: TurnPhase) => this.machine.send({ type: 'turn.phase', generation, phase });
+    // write keeps the pre-turn snapshot.
+    const pendingWrite = core.persist([], core.state.machine ?? null).catch((err) => core.log.error({ err, sessionId: id }, 'pending input write failed'));
+    hub.publish('run_started', { session_id: id, input: { kind: 'content', content: cmd.prompt } });
+    const onPhase = (phase: TurnPhase) => core.machine.send({ type: 'turn.phase', generation, phase });
     let committing = false;
     try {
-      const credential = await this.deps.credentials?.credentialFor(settings.auth_binding, settings.provider, settings.model);
-      const { provider, model } = this.deps.providers.resolve(settings.model, settings.provider, credential);
-      const cfg = this.deps.config();
+      const credential = await deps.credentials?.credentialFor(settings.auth_binding, settings.provider, settings.model);
+      const { provider, model } = deps.providers.resolve(settings.model, settings.provider, credential);
+      const cfg = deps.config();
       const result = await runTurn({
-        sessionId: this.id,
+        sessionId: id,
         model,
         provider,
         maxTokens: settings.max_tokens,
         history,
         newRows,
         transientContext: cmd.transientContext ?? undefined,
-        toolset: this.deps.buildToolset(this.id, settings),
-        contextRoot: this.deps.contextRoot,
+        toolset: deps.buildToolset(id, settings),
+        contextRoot: deps.contextRoot,
         maxIterations: 64,
         maxConcurrentTools: cfg.tools.max_concurrent,
         signal,
-        emit: (kind, payload) => this.hub.publish(kind, payload),
+        emit: (kind, payload) => hub.publish(kind, payload),
         onPhase,
         now: nowIso,
       });
@@ -125,96 +173,121 @@ export class SessionActor extends SessionCore {
         total_tokens: result.usage.input_tokens + result.usage.output_tokens,
       };
       if (usage.output_tokens >= cfg.agent.budget_warning_threshold * settings.max_tokens * result.turns) {
-        this.hub.publish('budget_warning', { budget_type: 'tokens', used: usage.output_tokens, limit: settings.max_tokens * result.turns, percent: usage.output_tokens / (settings.max_tokens * result.turns) });
+        hub.publish('budget_warning', { budget_type: 'tokens', used: usage.output_tokens, limit: settings.max_tokens * result.turns, percent: usage.output_tokens / (settings.max_tokens * result.turns) });
       }
       const rows = newRows.concat(result.producedRows);
+      const outcome: TurnOutcome = { text: result.text, turns: result.turns, toolCalls: result.toolCalls, usage };
       // The turn's state changes are applied now (a write queued meanwhile must carry them) and rolled
       // back if the commit fails. The machine stays busy (committing) until the commit is durable, so no
       // other turn or transcript write can start in between; the snapshot persisted with the commit is
-      // already the settled (idle) one.
-      const before = { record: this.record, revision: this.state.revision };
-      delete this.state.pending;
-      this.state.revision++;
-      this.record = {
-        ...this.record,
+      // already the resting (idle) one the machine reaches when this work returns.
+      const before = { record: core.record, revision: core.state.revision };
+      delete core.state.pending;
+      core.state.revision++;
+      core.record = {
+        ...core.record,
         message_count: total + rows.length,
-        total_tokens: this.record.total_tokens + usage.total_tokens,
+        total_tokens: core.record.total_tokens + usage.total_tokens,
       };
       // The commit is queued first and run_completed published in the same synchronous block, so the
-      // writer's next drain takes both: the event's ledger entry rides in the turn's transaction and is handed to live subscribers
-      // as soon as it is durable. The writer orders the commit after the pending-input write.
-      const committed = this.persist([{ op: 'putRows', sessionId: this.id, fromIndex: total, rows }], this.settledSnapshot(generation));
-      this.hub.publish('run_completed', { session_id: this.id, result: result.text, extraction_required: false, usage });
+      // writer's next drain takes both: the event's ledger entry rides in the turn's transaction and is
+      // handed to live subscribers as soon as it is durable. The writer orders it after the pending-input write.
+      const committed = core.persist([{ op: 'putRows', sessionId: id, fromIndex: total, rows }], core.restingSnapshot({ output: outcome }));
+      hub.publish('run_completed', { session_id: id, result: result.text, extraction_required: false, usage });
       try {
         await committed;
       } catch (err) {
-        this.record = { ...before.record, updated_at_ms: this.record.updated_at_ms };
-        this.state.revision = before.revision;
-        throw new ServiceError('SESSION_STORE_ERROR', 'the turn could not be committed', { session_id: this.id }, { cause: err });
+        core.record = { ...before.record, updated_at_ms: core.record.updated_at_ms };
+        core.state.revision = before.revision;
+        throw new ServiceError('SESSION_STORE_ERROR', 'the turn could not be committed', { session_id: id }, { cause: err });
       }
-      this.cacheRows(history.concat(rows));
-      this.machine.send({ type: 'turn.settled', generation, outcome: 'succeeded' });
-      return { text: result.text, turns: result.turns, toolCalls: result.toolCalls, usage };
+      core.cacheRows(history.concat(rows));
+      return outcome;
     } catch (err) {
       // Once committing, an interrupt no longer cancels: a failure there is the commit's own.
       const cancelled = signal.aborted && !committing;
-      delete this.state.pending;
-      if (this.isRunning() && this.machine.getSnapshot().context.generation === generation) {
-        this.machine.send({ type: 'turn.settled', generation, outcome: cancelled ? 'cancelled' : 'failed' });
-      }
-      const error = cancelled ? new ServiceError('REQUEST_CANCELLED', 'turn cancelled before commit', { session_id: this.id }) : err;
+      delete core.state.pending;
+      const error = cancelled ? new ServiceError('REQUEST_CANCELLED', 'turn cancelled before commit', { session_id: id }) : err;
       const kind = cancelled ? 'cancelled' : errorKind(err);
-      this.hub.publish('run_failed', {
-        session_id: this.id,
+      hub.publish('run_failed', {
+        session_id: id,
         error_report: { class: cancelled ? 'cancelled' : errorCode(err), message: err instanceof Error ? err.message : String(err) },
         terminal_cause_kind: kind,
       });
       await pendingWrite;
-      await this.persist().catch((e) => this.log.error({ err: e, sessionId: this.id }, 'failed-turn state write failed'));
+      await core.persist([], core.restingSnapshot({ error })).catch((e) => core.log.error({ err: e, sessionId: id }, 'failed-turn state write failed'));
       throw error;
     }
   }
 
-  private rejection(verdict: string, kind: 'create' | 'continue'): ServiceError {
-    if (verdict === 'archived') return sessionNotFound(this.id);
-    if (verdict === 'held') return durableResumeHold(this.id, this.machine.getSnapshot().context.hold ?? 'tail_held_for_recovery');
+  private rejection(verdict: Verdict, kind: 'create' | 'continue'): ServiceError {
+    const id = this.core.id;
+    if (verdict === 'archived') return sessionNotFound(id);
+    if (verdict === 'held') return durableResumeHold(id, this.core.machine.getSnapshot().context.hold ?? 'tail_held_for_recovery');
     // SPEC "Errors": busy during create maps to 400 BAD_REQUEST, a busy continue to 409 SESSION_BUSY.
-    if (kind === 'create') return busyOnCreate(this.id);
-    return new ServiceError('SESSION_BUSY', 'a turn is already running on this session', { session_id: this.id });
+    if (kind === 'create') return busyOnCreate(id);
+    return new ServiceError('SESSION_BUSY', 'a turn is already running on this session', { session_id: id });
   }
 
-  /** Stops a running turn (its late results are dropped by generation). Idle: a no-op. */
+  /** Stops a running turn (the machine moves to cancelling; the turn's signal aborts). Idle: a no-op. */
   interrupt(): 'interrupted' | 'staged_noop' {
-    this.lastUsedMs = this.deps.now();
-    if (!this.isRunning()) return 'staged_noop';
-    this.machine.send({ type: 'interrupt.requested' });
+    const { core } = this;
+    core.lastUsedMs = core.deps.now();
+    if (!core.isRunning()) return 'staged_noop';
+    core.machine.send({ type: 'interrupt.requested' });
     this.abort?.abort(new ServiceError('REQUEST_CANCELLED', 'interrupted'));
     return 'interrupted';
   }
 
   /** Resolves when no turn is running. */
   async whenSettled(): Promise<void> {
-    while (this.isRunning()) await this.settledTurn;
+    while (this.core.isRunning()) await this.settledTurn;
   }
 
   async archive(): Promise<void> {
+    const { core } = this;
     // A loop: another turn may be admitted between the settle and this continuation.
-    while (this.isRunning()) {
+    while (core.isRunning()) {
       this.interrupt();
       await this.whenSettled();
     }
-    this.machine.send({ type: 'archive.requested' });
-    this.record = { ...this.record, archived: true, archived_at_ms: this.deps.now() };
-    await this.persist();
-    this.closeStreams('archived');
+    core.machine.send({ type: 'archive.requested' });
+    core.record = { ...core.record, archived: true, archived_at_ms: core.deps.now() };
+    await core.persist();
+    core.closeStreams('archived');
   }
 
   /** Applies a state-only mutation then persists it with optional row writes. */
   async mutate(fn: (state: PersistedState, record: SessionRecord) => { ops?: StoreOp[]; record?: Partial<SessionRecord> }): Promise<void> {
-    const { ops = [], record } = fn(this.state, this.record);
-    if (record) this.record = { ...this.record, ...record };
-    await this.persist(ops);
+    const { core } = this;
+    const { ops = [], record } = fn(core.state, core.record);
+    if (record) core.record = { ...core.record, ...record };
+    await core.persist(ops);
   }
+
+  // Reads and lifecycle, answered by the composed core.
+  get id(): string { return this.core.id; }
+  get lastUsedMs(): number { return this.core.lastUsedMs; }
+  get snapshotRecord(): SessionRecord { return this.core.snapshotRecord; }
+  get settings(): SessionSettings { return this.core.settings; }
+  get revision(): number { return this.core.revision; }
+  get machine() { return this.core.machine; }
+  get hub() { return this.core.hub; }
+  get writer() { return this.core.writer; }
+  get dormant(): boolean { return this.core.dormant; }
+  get liveMachine() { return this.core.liveMachine; }
+  get mailboxDepth(): number { return this.core.mailboxDepth; }
+  get subscriberCount(): number { return this.core.subscriberCount; }
+  get ledgerHalted(): boolean { return this.core.ledgerHalted; }
+  status() { return this.core.status(); }
+  stateValue(): unknown { return this.core.stateValue(); }
+  isRunning(): boolean { return this.core.isRunning(); }
+  machineFailed(): boolean { return this.core.machineFailed(); }
+  recover(hold: HoldClass | null): void { this.core.recover(hold); }
+  persist(extra: StoreOp[] = []): Promise<void> { return this.core.persist(extra); }
+  shed(): boolean { return this.core.shed(); }
+  closeStreams(reason: 'archived' | 'shutdown'): void { this.core.closeStreams(reason); }
+  stop(): Promise<void> { return this.core.stop(); }
 }
 
 function errorKind(err: unknown): string {

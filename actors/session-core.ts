@@ -1,23 +1,34 @@
-// actors/session-core.ts: a session's state and persistence, with its live parts made lazily. The XState
-// actor, the event hub and the writer exist only while the session is in use: an idle session can
-// shed them (the actor registry's sweep) and is then held as its record plus the machine's persisted snapshot,
-// which wakes into a live actor on the next event. SessionActor (session-actor.ts) adds the commands.
-import { createActor, transition, type ActorRefFrom, type SnapshotFrom } from 'xstate';
+// actors/session-core.ts: a session's record, persisted state and persistence, with its live parts made
+// lazily. The XState actor, the event hub and the writer exist only while the session is in use: an idle
+// session can shed them (the actor registry's sweep) and is then held as its record plus the machine's
+// persisted snapshot, which wakes into a live actor on the next event. SessionActor (session-actor.ts)
+// composes one and adds the commands; this file also provides the machine's `runTurn` actor.
+import { createActor, fromPromise, transition, type ActorRefFrom, type SnapshotFrom } from 'xstate';
 import type { Logger } from 'pino';
 import type { Message } from '../contracts/transcript.ts';
-import { sessionMachine, type HoldClass, type SessionContext } from '../machines/session-machine.ts';
+import {
+  sessionMachine, type HoldClass, type SessionContext, type SessionEmitted, type TurnInput, type TurnOutcome,
+} from '../machines/session-machine.ts';
 import type { SessionRecord, StoreOp } from '../storage/store.ts';
 import { EventHub, type HubEntry } from './event-hub.ts';
 import { SessionWriter } from './session-writer.ts';
-import type { PersistedState, SessionDeps, SessionSettings } from './session-types.ts';
+import { SESSION_KIND, type PersistedState, type SessionDeps, type SessionSettings } from './session-types.ts';
 
-type MachineRef = ActorRefFrom<typeof sessionMachine>;
+/**
+ * The session machine with its turn attached: the invoked `runTurn` actor runs the turn's work (built
+ * by SessionActor for each accepted request) with the machine's abort signal. Provided once per process.
+ */
+const liveSessionMachine = sessionMachine.provide({
+  actors: { runTurn: fromPromise<TurnOutcome, TurnInput>(({ input, signal }) => input.work.run(input.generation, signal)) },
+});
+
+type MachineRef = ActorRefFrom<typeof liveSessionMachine>;
 type PersistedMachine = ReturnType<MachineRef['getPersistedSnapshot']>;
 
 export class SessionCore {
-  protected record: SessionRecord;
-  protected state: PersistedState;
-  protected readonly log: Logger;
+  record: SessionRecord;
+  state: PersistedState;
+  readonly log: Logger;
   private live: MachineRef | null = null;
   private liveHub: EventHub | null = null;
   private liveWriter: SessionWriter | null = null;
@@ -30,7 +41,13 @@ export class SessionCore {
   private lastSeq: number;
   lastUsedMs: number;
 
-  constructor(record: SessionRecord, lastSeq: number, protected readonly deps: SessionDeps) {
+  constructor(
+    record: SessionRecord,
+    lastSeq: number,
+    readonly deps: SessionDeps,
+    /** Receives the machine's decisions (turn.rejected, turn.finished, turn.failed). */
+    private readonly onDecision: (e: SessionEmitted) => void,
+  ) {
     this.record = record;
     this.state = record.state as PersistedState;
     this.log = deps.log;
@@ -42,10 +59,13 @@ export class SessionCore {
   get machine(): MachineRef {
     if (!this.live) {
       const snapshot = (this.state.machine ?? undefined) as PersistedMachine | undefined;
-      const actor = createActor(sessionMachine, { input: { sessionId: this.record.session_id }, ...(snapshot ? { snapshot } : {}) });
+      const actor = createActor(liveSessionMachine, { input: { sessionId: this.record.session_id }, ...(snapshot ? { snapshot } : {}) });
       // Hazard 2 (dependencies.md): an actor error with no observer becomes an uncaughtException.
       actor.subscribe({ error: (err) => this.log.error({ err, sessionId: this.id }, 'session machine error') });
-      this.deps.observer?.machineCreated?.('session', this.id, actor);
+      actor.on('turn.rejected', this.onDecision);
+      actor.on('turn.finished', this.onDecision);
+      actor.on('turn.failed', this.onDecision);
+      this.deps.observer?.machineCreated?.(SESSION_KIND, this.id, actor);
       actor.start();
       this.live = actor;
     }
@@ -154,7 +174,7 @@ export class SessionCore {
   }
 
   /** The committed transcript; earlier writes (a previous turn, a system-context append) land first. */
-  protected async readCommitted(): Promise<{ rows: Message[]; total: number }> {
+  async readCommitted(): Promise<{ rows: Message[]; total: number }> {
     const cached = this.rowsCache;
     if (cached && cached.length === this.record.message_count) return { rows: cached, total: cached.length };
     await this.liveWriter?.flushed();
@@ -173,8 +193,10 @@ export class SessionCore {
   }
 
   private freshRecord(machineSnapshot?: unknown): SessionRecord {
+    // Snapshots are persisted at rest only (dependencies.md hazard 3): while a turn runs, the last
+    // resting snapshot stays (the pending input marks the turn as in flight).
     if (machineSnapshot !== undefined) this.state.machine = machineSnapshot;
-    else if (this.live) this.state.machine = this.live.getPersistedSnapshot();
+    else if (this.live && !this.isRunning()) this.state.machine = this.live.getPersistedSnapshot();
     // The queued record gets its own copy of the state: later in-place edits (e.g. clearing the
     // pending input) must not reach a write that the store has not encoded yet.
     this.record = { ...this.record, updated_at_ms: this.deps.now(), state: { ...this.state } };
@@ -182,13 +204,17 @@ export class SessionCore {
   }
 
   /** Remembers the committed transcript after a turn commit (see rowsCache). */
-  protected cacheRows(rows: Message[]): void {
+  cacheRows(rows: Message[]): void {
     this.rowsCache = rows;
   }
 
-  /** The persisted form of the machine as it will be once this generation settles successfully. */
-  protected settledSnapshot(generation: number): unknown {
-    const [next] = transition(sessionMachine, this.machine.getSnapshot() as SnapshotFrom<typeof sessionMachine>, { type: 'turn.settled', generation, outcome: 'succeeded' });
+  /**
+   * The persisted form of the machine as it will be once the running turn ends (done or failed): what
+   * a turn's last write stores, since the machine reaches that state only after the write is durable.
+   */
+  restingSnapshot(end: { output: TurnOutcome } | { error: unknown }): unknown {
+    const event = 'output' in end ? { type: 'xstate.done.actor.turn', output: end.output } : { type: 'xstate.error.actor.turn', error: end.error };
+    const [next] = transition(sessionMachine, this.machine.getSnapshot() as SnapshotFrom<typeof sessionMachine>, event as never);
     return sessionMachine.getPersistedSnapshot(next);
   }
 

@@ -11,14 +11,14 @@ import { buildToolset } from '../tools/registry.ts';
 import type { RecordStore } from '../tools/task-store.ts';
 import type { ActorPolicy, KindTable } from './actor-registry.ts';
 import { SessionActor } from './session-actor.ts';
-import type { SessionDeps, SessionSettings } from './session-types.ts';
+import { SESSION_KIND, type SessionDeps, type SessionSettings } from './session-types.ts';
+
+export { SESSION_KIND };
 import type { Supervisor } from './supervisor.ts';
 import type { TurnToolset } from './turn-runner.ts';
 
 const checkState = Compile(PersistedState);
 
-/** The session kind's name in the actor registry. */
-export const SESSION_KIND = 'session';
 
 export interface SessionPolicy extends ActorPolicy {
   /** A turn running longer than this counts against session_run_start health (ms). */

@@ -1,6 +1,6 @@
 // actors/supervisor.ts: the runtime root every module unit shares. It holds the one actor registry (every
-// kind's live actors), the capability registry, the in-flight request ids and the tool contributions,
-// plus the dependencies actors are built with. app.ts makes one; module units register into it.
+// kind's live actors), the capability registry, the in-flight request ids and the
+// tool contributions, plus the dependencies actors are built with. app.ts makes one; module units register into it.
 import type { Logger } from 'pino';
 import type { Config } from '../contracts/config.ts';
 import type { AuthBinding } from '../contracts/auth.ts';

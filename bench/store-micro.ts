@@ -54,7 +54,7 @@ function record(id: string, turn: number, now: number, pending: boolean): Sessio
         status: 'active',
         value: pending ? 'busy' : 'idle',
         historyValue: {},
-        context: { generation: turn, turns: turn, lastDecision: { requestId: `req-${id}-${turn}`, verdict: 'accepted' } },
+        context: { generation: turn, turnCount: turn, currentRequestId: null },
         children: {},
       },
     },

@@ -3,6 +3,7 @@
 // map, so an event is built against its schema; test/contracts/session-events.test.ts validates every
 // event a real server emits against it (extra or missing fields fail).
 import { Type, type Static, type TSchema } from 'typebox';
+import { McpOperation, McpServerState } from './mcp.ts';
 import { ContentBlock, ContentInput, ProviderUsage, StopReason, WireUsage } from './transcript.ts';
 
 const Strict = { additionalProperties: false } as const;
@@ -80,6 +81,26 @@ export const SESSION_EVENTS = {
   tool_execution_timed_out: Type.Object({ ...ToolRef, timeout_ms: Type.Number() }, Strict),
   tool_execution_completed: Type.Object({ ...ToolRef, content: Type.String(), is_error: Type.Boolean(), duration_ms: Type.Number() }, Strict),
   tool_result_received: Type.Object({ ...ToolRef, content: Type.Array(ContentBlock), is_error: Type.Boolean() }, Strict),
+  // Live MCP (actors/mcp-live.ts): a server's connection state changed; staged changes applied at a turn boundary.
+  mcp_server_status: Type.Object(
+    {
+      session_id: Type.String(),
+      server_name: Type.String(),
+      state: McpServerState,
+      staged: Type.Boolean(),
+      tool_count: Type.Integer({ minimum: 0 }),
+      error: Type.Optional(Type.Unknown()),
+    },
+    Strict,
+  ),
+  mcp_changes_applied: Type.Object(
+    {
+      session_id: Type.String(),
+      applied_at_turn: Type.Integer(),
+      changes: Type.Array(Type.Object({ operation: McpOperation, server_name: Type.Optional(Type.String()) }, Strict)),
+    },
+    Strict,
+  ),
 } satisfies Record<string, TSchema>;
 
 export type SessionEventKind = keyof typeof SESSION_EVENTS;

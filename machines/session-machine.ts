@@ -1,73 +1,110 @@
 // machines/session-machine.ts: the session lifecycle. Pure: no IO, no clock, no node:* imports.
 // States: idle, running (calling_model | executing_tools | committing | cancelling), held, archived.
+// The machine owns its turn: entering `running` invokes the `runTurn` actor (a promise that actors/
+// provides through machine.provide, session-core.ts); its phases are the running sub-states, and its
+// end (done or error) brings the session back to idle. Decisions go out as emitted events (actor.on):
+// `turn.rejected` (busy, held, archived), `turn.finished` and `turn.failed`.
 // Safe-to-restore states: idle, held, archived; actors persist snapshots only in these (a turn in flight
-// is marked by its pending input instead). A snapshot found in `running` is restored through
-// `recovery.detected`, which never re-runs the in-flight model call (dependencies.md hazard 3): the
-// session comes back idle (resumable) or held for recovery.
-import { assign, setup } from 'xstate';
+// is marked by its pending input instead), so the invoked turn is never in a persisted snapshot. A
+// snapshot found in `running` (older data) is restored through `recovery.detected`, which never re-runs
+// the in-flight model call (dependencies.md hazard 3): the session comes back idle (resumable) or held.
+import { assign, emit, fromPromise, setup } from 'xstate';
+import type { WireUsage } from '../contracts/transcript.ts';
 
 export type HoldClass = 'tail_held_for_recovery' | 'recovery_refused' | 'evidence_quarantined';
 export type TurnPhase = 'calling_model' | 'executing_tools' | 'committing';
-export type Verdict = 'accepted' | 'busy' | 'archived' | 'held';
+export type Verdict = 'busy' | 'archived' | 'held';
+
+/** What a committed turn reports back to its caller. */
+export interface TurnOutcome {
+  text: string;
+  turns: number;
+  toolCalls: number;
+  usage: WireUsage;
+}
+
+/**
+ * The work of one requested turn, opaque to the machine: actors/ builds it (model/tool loop, then the
+ * durable commit) and the invoked `runTurn` actor runs it with the turn's generation and abort signal.
+ */
+export interface TurnWork {
+  run(generation: number, signal: AbortSignal): Promise<TurnOutcome>;
+}
 
 export interface SessionContext {
   sessionId: string;
-  /** Bumped on every accepted turn and every interrupt; late results of older generations are dropped. */
+  /** Bumped on every accepted turn; phase reports of older generations are dropped. */
   generation: number;
   turnCount: number;
   currentRequestId: string | null;
-  /** The machine's answer to the last turn.requested, read by the actor after send(). */
-  lastDecision: { requestId: string; verdict: Verdict } | null;
   hold: HoldClass | null;
   /** Request id of a turn that was in flight when the process died, if any. */
   recoveredRequestId: string | null;
 }
 
 export type SessionEvent =
-  | { type: 'turn.requested'; requestId: string }
+  | { type: 'turn.requested'; requestId: string; ticket: number; work: TurnWork }
   | { type: 'turn.phase'; generation: number; phase: TurnPhase }
-  | { type: 'turn.settled'; generation: number; outcome: 'succeeded' | 'failed' | 'cancelled' }
   | { type: 'interrupt.requested' }
   | { type: 'archive.requested' }
   | { type: 'recovery.detected'; hold: HoldClass | null }
   | { type: 'hold.cleared' };
 
+/** Events the machine emits (subscribe with actor.on). */
+export type SessionEmitted =
+  | { type: 'turn.rejected'; ticket: number; requestId: string; verdict: Verdict }
+  | { type: 'turn.finished'; requestId: string; generation: number; output: TurnOutcome }
+  | { type: 'turn.failed'; requestId: string; generation: number; error: unknown };
+
 export interface SessionInput {
   sessionId: string;
+}
+
+/** The invoked turn's input. */
+export interface TurnInput {
+  requestId: string;
+  generation: number;
+  work: TurnWork;
 }
 
 const isCurrent = ({ context, event }: { context: SessionContext; event: SessionEvent }) =>
   'generation' in event && event.generation === context.generation;
 
+/** The rejection a turn request gets in a state that cannot run it. */
+function rejected(event: SessionEvent, verdict: Verdict): SessionEmitted {
+  const e = event as Extract<SessionEvent, { type: 'turn.requested' }>;
+  return { type: 'turn.rejected', ticket: e.ticket, requestId: e.requestId, verdict };
+}
+
 export const sessionMachine = setup({
-  types: { context: {} as SessionContext, events: {} as SessionEvent, input: {} as SessionInput },
+  types: { context: {} as SessionContext, events: {} as SessionEvent, input: {} as SessionInput, emitted: {} as SessionEmitted },
+  actors: {
+    // A typed slot: actors/ provides the real one (machine.provide). Unprovided, a turn fails at once.
+    runTurn: fromPromise<TurnOutcome, TurnInput>(async () => {
+      throw new Error('runTurn is not provided');
+    }),
+  },
   guards: {
-    isCurrentGeneration: isCurrent,
     isPhaseCallingModel: ({ context, event }) => isCurrent({ context, event }) && event.type === 'turn.phase' && event.phase === 'calling_model',
     isPhaseExecutingTools: ({ context, event }) => isCurrent({ context, event }) && event.type === 'turn.phase' && event.phase === 'executing_tools',
     isPhaseCommitting: ({ context, event }) => isCurrent({ context, event }) && event.type === 'turn.phase' && event.phase === 'committing',
     hasHold: ({ event }) => event.type === 'recovery.detected' && event.hold !== null,
   },
   actions: {
-    acceptTurn: assign(({ context, event }) => {
-      const requestId = event.type === 'turn.requested' ? event.requestId : '';
-      return {
-        generation: context.generation + 1,
-        turnCount: context.turnCount + 1,
-        currentRequestId: requestId,
-        lastDecision: { requestId, verdict: 'accepted' as const },
-      };
-    }),
-    rejectBusy: assign(({ event }) => ({
-      lastDecision: { requestId: event.type === 'turn.requested' ? event.requestId : '', verdict: 'busy' as const },
+    acceptTurn: assign(({ context, event }) => ({
+      generation: context.generation + 1,
+      turnCount: context.turnCount + 1,
+      currentRequestId: event.type === 'turn.requested' ? event.requestId : '',
     })),
-    rejectArchived: assign(({ event }) => ({
-      lastDecision: { requestId: event.type === 'turn.requested' ? event.requestId : '', verdict: 'archived' as const },
+    rejectBusy: emit(({ event }) => rejected(event, 'busy')),
+    rejectArchived: emit(({ event }) => rejected(event, 'archived')),
+    rejectHeld: emit(({ event }) => rejected(event, 'held')),
+    reportFinished: emit(({ context, event }): SessionEmitted => ({
+      type: 'turn.finished', requestId: context.currentRequestId ?? '', generation: context.generation, output: (event as unknown as { output: TurnOutcome }).output,
     })),
-    rejectHeld: assign(({ event }) => ({
-      lastDecision: { requestId: event.type === 'turn.requested' ? event.requestId : '', verdict: 'held' as const },
+    reportFailed: emit(({ context, event }): SessionEmitted => ({
+      type: 'turn.failed', requestId: context.currentRequestId ?? '', generation: context.generation, error: (event as unknown as { error: unknown }).error,
     })),
-    bumpGeneration: assign(({ context }) => ({ generation: context.generation + 1 })),
     clearTurn: assign({ currentRequestId: null }),
     recordHold: assign(({ context, event }) => ({
       hold: event.type === 'recovery.detected' ? event.hold : null,
@@ -86,7 +123,6 @@ export const sessionMachine = setup({
     generation: 0,
     turnCount: 0,
     currentRequestId: null,
-    lastDecision: null,
     hold: null,
     recoveredRequestId: null,
   }),
@@ -96,7 +132,6 @@ export const sessionMachine = setup({
       on: {
         'turn.requested': { target: 'running', actions: 'acceptTurn' },
         'turn.phase': { actions: 'ignoreStale' },
-        'turn.settled': { actions: 'ignoreStale' },
         // SPEC: interrupting an idle session is a no-op that still reports interrupted:true.
         'interrupt.requested': { actions: 'ignoreStale' },
         'archive.requested': { target: 'archived' },
@@ -106,9 +141,20 @@ export const sessionMachine = setup({
     },
     running: {
       initial: 'calling_model',
+      // The turn itself. Leaving `running` any other way (recovery) stops it and aborts its signal.
+      invoke: {
+        id: 'turn',
+        src: 'runTurn',
+        input: ({ context, event }) => ({
+          requestId: context.currentRequestId ?? '',
+          generation: context.generation,
+          work: (event as Extract<SessionEvent, { type: 'turn.requested' }>).work,
+        }),
+        onDone: { target: 'idle', actions: ['reportFinished', 'clearTurn'] },
+        onError: { target: 'idle', actions: ['reportFailed', 'clearTurn'] },
+      },
       on: {
         'turn.requested': { actions: 'rejectBusy' },
-        'turn.settled': [{ guard: 'isCurrentGeneration', target: 'idle', actions: 'clearTurn' }, { actions: 'ignoreStale' }],
         'interrupt.requested': { target: '.cancelling' },
         // Archive waits for the turn to settle: a running turn is interrupted first by the actor.
         'archive.requested': { target: '.cancelling' },
@@ -143,7 +189,6 @@ export const sessionMachine = setup({
             'turn.phase': { actions: 'ignoreStale' },
             'interrupt.requested': { actions: 'ignoreStale' },
             'archive.requested': { actions: 'ignoreStale' },
-            'turn.settled': [{ guard: 'isCurrentGeneration', target: '#session.idle', actions: 'clearTurn' }, { actions: 'ignoreStale' }],
           },
         },
       },
@@ -152,7 +197,6 @@ export const sessionMachine = setup({
       on: {
         'turn.requested': { actions: 'rejectHeld' },
         'turn.phase': { actions: 'ignoreStale' },
-        'turn.settled': { actions: 'ignoreStale' },
         'interrupt.requested': { actions: 'ignoreStale' },
         'archive.requested': { target: 'archived' },
         'recovery.detected': [{ guard: 'hasHold', actions: 'recordHold' }, { target: 'idle', actions: 'clearHold' }],
@@ -163,7 +207,6 @@ export const sessionMachine = setup({
       on: {
         'turn.requested': { actions: 'rejectArchived' },
         'turn.phase': { actions: 'ignoreStale' },
-        'turn.settled': { actions: 'ignoreStale' },
         'interrupt.requested': { actions: 'ignoreStale' },
         'archive.requested': { actions: 'ignoreStale' },
         'recovery.detected': { actions: 'ignoreStale' },
@@ -173,7 +216,21 @@ export const sessionMachine = setup({
   },
 });
 
+/**
+ * XState's events for the end of the invoked turn, for callers of the pure transition() that replay a
+ * session (the viewer's time travel): done carries the outcome, error the failure.
+ */
+export function turnDone(output?: TurnOutcome): SessionEvent {
+  return { type: 'xstate.done.actor.turn', output } as unknown as SessionEvent;
+}
+export function turnFailed(error: unknown): SessionEvent {
+  return { type: 'xstate.error.actor.turn', error } as unknown as SessionEvent;
+}
+
+/** A turn's work for pure replays: transition() never starts invoked actors, so it never runs. */
+export const REPLAYED_TURN: TurnWork = { run: () => Promise.reject(new Error('a replayed turn does not run')) };
+
 /** Every event type, for the state × event table test. */
 export const SESSION_EVENT_TYPES: SessionEvent['type'][] = [
-  'turn.requested', 'turn.phase', 'turn.settled', 'interrupt.requested', 'archive.requested', 'recovery.detected', 'hold.cleared',
+  'turn.requested', 'turn.phase', 'interrupt.requested', 'archive.requested', 'recovery.detected', 'hold.cleared',
 ];

@@ -5,7 +5,7 @@
 import { initialTransition, transition, type SnapshotFrom } from 'xstate';
 import { ServiceError } from '../../contracts/errors.ts';
 import type { ActorSummary, ActorTransition } from '../../contracts/routes-observe.ts';
-import { sessionMachine, type SessionEvent } from '../../machines/session-machine.ts';
+import { REPLAYED_TURN, sessionMachine, turnDone, turnFailed, type SessionEvent } from '../../machines/session-machine.ts';
 import type { LedgerEntry, Store } from '../../storage/store.ts';
 import type { ActorDirectory, ActorView } from './actor-directory.ts';
 import { statePath } from './machine-graph.ts';
@@ -77,14 +77,12 @@ type SessionSnapshot = SnapshotFrom<typeof sessionMachine>;
 function machineEventsOf(e: LedgerEntry, snap: SessionSnapshot): SessionEvent[] {
   const generation = snap.context.generation;
   switch (e.kind) {
-    case 'run_started': return [{ type: 'turn.requested', requestId: `ledger:${e.seq}` }];
+    case 'run_started': return [{ type: 'turn.requested', requestId: `ledger:${e.seq}`, ticket: e.seq, work: REPLAYED_TURN }];
     case 'turn_started': return [{ type: 'turn.phase', generation, phase: 'calling_model' }];
     case 'tool_execution_started': return [{ type: 'turn.phase', generation, phase: 'executing_tools' }];
-    case 'run_completed': return [{ type: 'turn.phase', generation, phase: 'committing' }, { type: 'turn.settled', generation, outcome: 'succeeded' }];
-    case 'run_failed': {
-      const cancelled = (e.payload as { terminal_cause_kind?: string }).terminal_cause_kind === 'cancelled';
-      return [{ type: 'turn.settled', generation, outcome: cancelled ? 'cancelled' : 'failed' }];
-    }
+    // The invoked turn ends: done after its commit, error when it failed or was cancelled.
+    case 'run_completed': return [{ type: 'turn.phase', generation, phase: 'committing' }, turnDone()];
+    case 'run_failed': return [turnFailed((e.payload as { error_report?: unknown }).error_report)];
     default: return [];
   }
 }

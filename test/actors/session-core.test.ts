@@ -54,7 +54,7 @@ describe('session core (real lmdb)', () => {
   it('does not shed a running session', async (t) => {
     const { deps, record } = await setup(t);
     const actor = new SessionActor(record, 0, deps);
-    actor.machine.send({ type: 'turn.requested', requestId: 'rx' });
+    actor.machine.send({ type: 'turn.requested', requestId: 'rx', ticket: 1, work: { run: () => new Promise(() => {}) } });
     assert.equal(actor.isRunning(), true);
     assert.equal(actor.shed(), false);
     assert.equal(actor.isRunning(), true);

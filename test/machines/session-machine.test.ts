@@ -1,21 +1,34 @@
+// test/machines/session-machine.test.ts: the session machine as a table over the pure transition():
+// every event handled in every state, the turn invoked on entering `running` and ended by its done or
+// error event, decisions emitted (turn.rejected / turn.finished / turn.failed), never read from context.
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { initialTransition, transition } from 'xstate';
-import { SESSION_EVENT_TYPES, sessionMachine, type SessionEvent } from '../../machines/session-machine.ts';
+import { SESSION_EVENT_TYPES, sessionMachine, type SessionEmitted, type SessionEvent, type TurnWork } from '../../machines/session-machine.ts';
 
 type Snap = ReturnType<typeof initialTransition<typeof sessionMachine>>[0];
+
+const work: TurnWork = { run: async () => ({ text: 'ok', turns: 1, toolCalls: 0, usage: { input_tokens: 1, output_tokens: 1, total_tokens: 2 } }) };
+const turn = (requestId: string, ticket = 1): SessionEvent => ({ type: 'turn.requested', requestId, ticket, work });
+const DONE = { type: 'xstate.done.actor.turn', output: { text: 'ok', turns: 1, toolCalls: 0, usage: { input_tokens: 1, output_tokens: 1, total_tokens: 2 } } };
+const ERROR = { type: 'xstate.error.actor.turn', error: new Error('model failed') };
 
 function start(): Snap {
   return initialTransition(sessionMachine, { sessionId: 's1' })[0];
 }
-function send(s: Snap, e: SessionEvent): Snap {
-  return transition(sessionMachine, s, e)[0];
+/** The next snapshot and the events it emitted. */
+function step(s: Snap, e: SessionEvent | typeof DONE | typeof ERROR): [Snap, SessionEmitted[]] {
+  const [next, actions] = transition(sessionMachine, s, e as SessionEvent);
+  const emitted = actions.filter((a) => (a.type as string) === 'xstate.emit').map((a) => (a as unknown as { params: { event: SessionEmitted } }).params.event);
+  return [next, emitted];
+}
+function send(s: Snap, e: SessionEvent | typeof DONE | typeof ERROR): Snap {
+  return step(s, e)[0];
 }
 function sample(type: SessionEvent['type'], generation: number): SessionEvent {
   switch (type) {
-    case 'turn.requested': return { type, requestId: 'r-x' };
+    case 'turn.requested': return turn('r-x', 9);
     case 'turn.phase': return { type, generation, phase: 'executing_tools' };
-    case 'turn.settled': return { type, generation, outcome: 'succeeded' };
     case 'recovery.detected': return { type, hold: null };
     default: return { type } as SessionEvent;
   }
@@ -23,7 +36,7 @@ function sample(type: SessionEvent['type'], generation: number): SessionEvent {
 /** Reaches each state value through real events. */
 function reach(): Record<string, Snap> {
   const idle = start();
-  const running = send(idle, { type: 'turn.requested', requestId: 'r1' });
+  const running = send(idle, turn('r1'));
   const tools = send(running, { type: 'turn.phase', generation: 1, phase: 'executing_tools' });
   const committing = send(tools, { type: 'turn.phase', generation: 1, phase: 'committing' });
   const cancelling = send(running, { type: 'interrupt.requested' });
@@ -42,42 +55,49 @@ describe('session machine', () => {
     }
   });
 
-  it('accepts a turn when idle and records the decision', () => {
-    const s = send(start(), { type: 'turn.requested', requestId: 'r1' });
+  it('accepts a turn when idle by invoking it', () => {
+    const [s, actions] = transition(sessionMachine, start(), turn('r1'));
     assert.deepEqual(s.value, { running: 'calling_model' });
-    assert.deepEqual(s.context.lastDecision, { requestId: 'r1', verdict: 'accepted' });
     assert.equal(s.context.generation, 1);
+    assert.equal(s.context.currentRequestId, 'r1');
+    assert.deepEqual(actions.map((a) => a.type), ['xstate.spawnChild']);
   });
 
-  it('rejects a second turn while busy and stays in the same sub-state', () => {
+  it('rejects a second turn while busy with an emitted verdict, staying in the same sub-state', () => {
     const { tools } = reach();
-    const s = send(tools, { type: 'turn.requested', requestId: 'r2' });
+    const [s, emitted] = step(tools, turn('r2', 2));
     assert.deepEqual(s.value, { running: 'executing_tools' });
-    assert.deepEqual(s.context.lastDecision, { requestId: 'r2', verdict: 'busy' });
+    assert.deepEqual(emitted, [{ type: 'turn.rejected', ticket: 2, requestId: 'r2', verdict: 'busy' }]);
     assert.equal(s.context.currentRequestId, 'r1');
   });
 
-  it('walks the running sub-steps and returns to idle on the current generation', () => {
+  it('walks the running sub-steps and returns to idle when the invoked turn is done, emitting its outcome', () => {
     const { committing } = reach();
     assert.deepEqual(committing.value, { running: 'committing' });
-    const done = send(committing, { type: 'turn.settled', generation: 1, outcome: 'succeeded' });
+    const [done, emitted] = step(committing, DONE);
     assert.equal(done.value, 'idle');
     assert.equal(done.context.currentRequestId, null);
+    assert.deepEqual(emitted, [{ type: 'turn.finished', requestId: 'r1', generation: 1, output: DONE.output }]);
   });
 
-  it('drops late results of an older generation', () => {
+  it('returns to idle when the invoked turn fails, emitting the error', () => {
+    const { tools } = reach();
+    const [s, emitted] = step(tools, ERROR);
+    assert.equal(s.value, 'idle');
+    assert.equal(emitted[0].type, 'turn.failed');
+  });
+
+  it('drops phase reports of an older generation', () => {
     const { running } = reach();
-    const s = send(running, { type: 'turn.settled', generation: 0, outcome: 'failed' });
+    const s = send(running, { type: 'turn.phase', generation: 0, phase: 'committing' });
     assert.deepEqual(s.value, { running: 'calling_model' });
   });
 
-  it('interrupt moves a running turn to cancelling, still busy until it settles', () => {
+  it('interrupt moves a running turn to cancelling, still busy until the turn ends', () => {
     const { cancelling } = reach();
     assert.deepEqual(cancelling.value, { running: 'cancelling' });
-    const busy = send(cancelling, { type: 'turn.requested', requestId: 'r3' });
-    assert.equal(busy.context.lastDecision?.verdict, 'busy');
-    const settled = send(cancelling, { type: 'turn.settled', generation: 1, outcome: 'cancelled' });
-    assert.equal(settled.value, 'idle');
+    assert.equal(step(cancelling, turn('r3', 3))[1][0].type, 'turn.rejected');
+    assert.equal(send(cancelling, ERROR).value, 'idle');
   });
 
   it('interrupt on idle is a no-op', () => {
@@ -96,14 +116,14 @@ describe('session machine', () => {
     const { held } = reach();
     assert.equal(held.value, 'held');
     assert.equal(held.context.hold, 'tail_held_for_recovery');
-    assert.equal(send(held, { type: 'turn.requested', requestId: 'r4' }).context.lastDecision?.verdict, 'held');
+    assert.equal((step(held, turn('r4', 4))[1][0] as { verdict: string }).verdict, 'held');
     assert.equal(send(held, { type: 'hold.cleared' }).value, 'idle');
   });
 
   it('rejects turns on an archived session', () => {
     const { archived } = reach();
-    const s = send(archived, { type: 'turn.requested', requestId: 'r5' });
+    const [s, emitted] = step(archived, turn('r5', 5));
     assert.equal(s.value, 'archived');
-    assert.equal(s.context.lastDecision?.verdict, 'archived');
+    assert.deepEqual(emitted, [{ type: 'turn.rejected', ticket: 5, requestId: 'r5', verdict: 'archived' }]);
   });
 });
