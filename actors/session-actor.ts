@@ -192,7 +192,7 @@ export class SessionActor {
       // The commit is queued first and run_completed published in the same synchronous block, so the
       // writer's next drain takes both: the event's ledger entry rides in the turn's transaction and is
       // handed to live subscribers as soon as it is durable. The writer orders it after the pending-input write.
-      const committed = core.persist([{ op: 'putRows', sessionId: id, fromIndex: total, rows }], core.restingSnapshot({ output: outcome }));
+      const committed = core.persist([{ op: 'putRows', sessionId: id, fromIndex: total, rows }], core.restingSnapshot());
       hub.publish('run_completed', { session_id: id, result: result.text, extraction_required: false, usage });
       try {
         await committed;
@@ -215,7 +215,7 @@ export class SessionActor {
         terminal_cause_kind: kind,
       });
       await pendingWrite;
-      await core.persist([], core.restingSnapshot({ error })).catch((e) => core.log.error({ err: e, sessionId: id }, 'failed-turn state write failed'));
+      await core.persist([], core.restingSnapshot()).catch((e) => core.log.error({ err: e, sessionId: id }, 'failed-turn state write failed'));
       throw error;
     }
   }

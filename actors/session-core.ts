@@ -3,11 +3,11 @@
 // session can shed them (the actor registry's sweep) and is then held as its record plus the machine's
 // persisted snapshot, which wakes into a live actor on the next event. SessionActor (session-actor.ts)
 // composes one and adds the commands; this file also provides the machine's `runTurn` actor.
-import { createActor, fromPromise, transition, type ActorRefFrom, type SnapshotFrom } from 'xstate';
+import { createActor, fromPromise, type ActorRefFrom } from 'xstate';
 import type { Logger } from 'pino';
 import type { Message } from '../contracts/transcript.ts';
 import {
-  sessionMachine, type HoldClass, type SessionContext, type SessionEmitted, type TurnInput, type TurnOutcome,
+  restingSnapshot, sessionMachine, type HoldClass, type SessionContext, type SessionEmitted, type TurnInput, type TurnOutcome,
 } from '../machines/session-machine.ts';
 import type { SessionRecord, StoreOp } from '../storage/store.ts';
 import { EventHub, type HubEntry } from './event-hub.ts';
@@ -212,10 +212,8 @@ export class SessionCore {
    * The persisted form of the machine as it will be once the running turn ends (done or failed): what
    * a turn's last write stores, since the machine reaches that state only after the write is durable.
    */
-  restingSnapshot(end: { output: TurnOutcome } | { error: unknown }): unknown {
-    const event = 'output' in end ? { type: 'xstate.done.actor.turn', output: end.output } : { type: 'xstate.error.actor.turn', error: end.error };
-    const [next] = transition(sessionMachine, this.machine.getSnapshot() as SnapshotFrom<typeof sessionMachine>, event as never);
-    return sessionMachine.getPersistedSnapshot(next);
+  restingSnapshot(): unknown {
+    return restingSnapshot(this.machine.getSnapshot().context);
   }
 
   /**

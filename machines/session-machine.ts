@@ -216,6 +216,25 @@ export const sessionMachine = setup({
   },
 });
 
+/** The persisted form of a snapshot at rest in idle. */
+export interface RestingSnapshot {
+  status: 'active';
+  value: 'idle';
+  historyValue: Record<string, never>;
+  context: SessionContext;
+  children: Record<string, never>;
+}
+
+/**
+ * The persisted snapshot the machine reaches when its running turn ends (invoked actor done or failed):
+ * idle with the turn cleared. actors/ stores it with the turn's last write, which is durable before the
+ * machine gets there; built directly because a full transition() per turn is measurable CPU.
+ * test/machines/session-machine.test.ts checks that it equals what transition() computes.
+ */
+export function restingSnapshot(context: SessionContext): RestingSnapshot {
+  return { status: 'active', value: 'idle', historyValue: {}, context: { ...context, currentRequestId: null }, children: {} };
+}
+
 /**
  * XState's events for the end of the invoked turn, for callers of the pure transition() that replay a
  * session (the viewer's time travel): done carries the outcome, error the failure.

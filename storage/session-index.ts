@@ -8,6 +8,17 @@ function before(a: SessionRecord, atMs: number, id: string): boolean {
   return a.created_at_ms < atMs || (a.created_at_ms === atMs && a.session_id < id);
 }
 
+function sameLabels(a: Record<string, string>, b: Record<string, string>): boolean {
+  if (a === b) return true;
+  let n = 0;
+  for (const k in a) {
+    if (!Object.hasOwn(b, k) || a[k] !== b[k]) return false;
+    n++;
+  }
+  for (const _ in b) n--;
+  return n === 0;
+}
+
 /** Session records by id plus a sorted array for ordered, paged listing. Values are stored as given. */
 export class SessionIndex {
   readonly #byId = new Map<string, SessionRecord>();
@@ -35,8 +46,8 @@ export class SessionIndex {
   put(record: SessionRecord): void {
     const old = this.#byId.get(record.session_id);
     if (old) this.#ordered.splice(this.#position(old.created_at_ms, old.session_id), 1);
-    if (old !== undefined && old.labels !== record.labels) for (const [k, v] of Object.entries(old.labels)) this.#byLabel.get(labelKey(k, v))?.delete(old.session_id);
-    if (old === undefined || old.labels !== record.labels) {
+    if (old === undefined || !sameLabels(old.labels, record.labels)) {
+      if (old !== undefined) for (const [k, v] of Object.entries(old.labels)) this.#byLabel.get(labelKey(k, v))?.delete(old.session_id);
       for (const [k, v] of Object.entries(record.labels)) {
         const key = labelKey(k, v);
         let ids = this.#byLabel.get(key);

@@ -4,7 +4,7 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { initialTransition, transition } from 'xstate';
-import { SESSION_EVENT_TYPES, sessionMachine, type SessionEmitted, type SessionEvent, type TurnWork } from '../../machines/session-machine.ts';
+import { restingSnapshot, SESSION_EVENT_TYPES, sessionMachine, type SessionEmitted, type SessionEvent, type TurnWork } from '../../machines/session-machine.ts';
 
 type Snap = ReturnType<typeof initialTransition<typeof sessionMachine>>[0];
 
@@ -85,6 +85,16 @@ describe('session machine', () => {
     const [s, emitted] = step(tools, ERROR);
     assert.equal(s.value, 'idle');
     assert.equal(emitted[0].type, 'turn.failed');
+  });
+
+  it('restingSnapshot() is exactly the persisted snapshot the machine reaches when its turn ends', () => {
+    for (const from of [reach().committing, reach().cancelling, reach().tools]) {
+      for (const end of [DONE, ERROR]) {
+        // As stored: JSON (the persisted form also carries undefined `output`/`error`, which JSON drops).
+        const json = (v: unknown) => JSON.parse(JSON.stringify(v));
+        assert.deepEqual(json(restingSnapshot(from.context)), json(sessionMachine.getPersistedSnapshot(send(from, end))));
+      }
+    }
   });
 
   it('drops phase reports of an older generation', () => {
