@@ -12,6 +12,13 @@ function oneLine(err: unknown): string {
 }
 
 async function main(argv: string[]): Promise<void> {
+  if (argv[0] === 'workgraph') {
+    const { runWorkGraphCli } = await import('./cli/workgraph-command.ts');
+    const result = await runWorkGraphCli(argv.slice(1));
+    process.stdout.write(result.stdout);
+    process.stderr.write(result.stderr);
+    process.exit(result.code);
+  }
   let cli;
   try {
     cli = parseCli(argv);

@@ -90,6 +90,7 @@ export async function createSession(sup: SessionHost, body: CreateSessionRequest
     system_prompt_disabled: typeof body.system_prompt === 'object' && body.system_prompt !== null,
     builtins: flags.builtins,
     shell: flags.shell,
+    ...(sup.capabilities.isBuilt('work_graph') && (body.enable_workgraph ?? cfg.tools.workgraph_enabled) ? { workgraph: true } : {}),
     keep_alive: false,
     ...(body.comms_name ? { comms_name: body.comms_name } : {}),
     ...(body.structured_output_retries != null ? { structured_output_retries: body.structured_output_retries } : {}),

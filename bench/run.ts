@@ -20,9 +20,10 @@ import { toolsScenario } from './scenarios/tools.ts';
 import { transportsScenario } from './scenarios/transports.ts';
 import { turnsScenario } from './scenarios/turns.ts';
 import { viewerScenario } from './scenarios/viewer.ts';
+import { workgraphScenario } from './scenarios/workgraph.ts';
 import { round } from './stats.ts';
 
-const SCENARIOS: Scenario[] = [turnsScenario, toolsScenario, sseScenario, memoryScenario, durabilityScenario, transportsScenario, viewerScenario];
+const SCENARIOS: Scenario[] = [turnsScenario, toolsScenario, sseScenario, memoryScenario, durabilityScenario, transportsScenario, viewerScenario, workgraphScenario];
 
 const HELP = `Usage: npm run bench -- [options]
 

@@ -69,6 +69,8 @@ export const SessionSettings = Type.Object(
     system_prompt_disabled: Type.Boolean(),
     builtins: Type.Boolean(),
     shell: Type.Boolean(),
+    /** WorkGraph tools (enable_workgraph, else `[tools] workgraph_enabled`); absent in older records = off. */
+    workgraph: Type.Optional(Type.Boolean()),
     keep_alive: Type.Boolean(),
     comms_name: Type.Optional(Type.String()),
     structured_output_retries: Type.Optional(Type.Integer({ minimum: 0 })),

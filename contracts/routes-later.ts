@@ -53,13 +53,6 @@ export const LATER_ROUTES: RouteDef[] = [
   later('schedule', 'schedule.tools', 'GET', '/schedule/tools', 'List schedule tool declarations'),
   later('schedule', 'schedule.call', 'POST', '/schedule/call', 'Call a schedule tool'),
 
-  later('work_graph', 'workgraph.items', 'GET', '/workgraph/items', 'List work items'),
-  later('work_graph', 'workgraph.item', 'GET', '/workgraph/items/{id}', 'Read a work item'),
-  later('work_graph', 'workgraph.ready', 'GET', '/workgraph/ready', 'List ready work items'),
-  later('work_graph', 'workgraph.snapshot', 'GET', '/workgraph/snapshot', 'WorkGraph snapshot'),
-  later('work_graph', 'workgraph.events', 'GET', '/workgraph/events', 'WorkGraph events'),
-  later('work_graph', 'workgraph.goalStatus', 'POST', '/workgraph/goal/status', 'Read a goal status'),
-  later('work_graph', 'workgraph.attentionList', 'POST', '/workgraph/attention/list', 'List attention bindings'),
 
   later('mob', 'mob.events', 'GET', '/mob/{id}/events', 'Mob event stream (SSE)', sse),
   later('mob', 'mob.spawnHelper', 'POST', '/mob/{id}/spawn-helper', 'Spawn a helper and wait for its result'),

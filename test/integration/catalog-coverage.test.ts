@@ -15,12 +15,13 @@ import { LATER_ROUTES } from '../../contracts/routes-later.ts';
 import { OBSERVE_ROUTES } from '../../contracts/routes-observe.ts';
 import { SESSION_ROUTES } from '../../contracts/routes-sessions.ts';
 import { SYSTEM_ROUTES } from '../../contracts/routes-system.ts';
+import { WORKGRAPH_ROUTES } from '../../contracts/workgraph.ts';
 import { uwsUnavailableReason } from '../../http/create-server.ts';
 import { startApp } from '../helpers/app.ts';
 
 const UWS_SKIP = uwsUnavailableReason();
 const DUMMY_UUID = '0190a1b2-c3d4-7e5f-8a9b-0c1d2e3f4a5b';
-const ALL_ROUTES = [...SYSTEM_ROUTES, ...SESSION_ROUTES, ...AUTH_ROUTES, ...MCP_ROUTES, ...MCP_ENDPOINT_ROUTES, ...OBSERVE_ROUTES, ...LATER_ROUTES];
+const ALL_ROUTES = [...SYSTEM_ROUTES, ...SESSION_ROUTES, ...AUTH_ROUTES, ...MCP_ROUTES, ...MCP_ENDPOINT_ROUTES, ...OBSERVE_ROUTES, ...WORKGRAPH_ROUTES, ...LATER_ROUTES];
 
 /** Bodies that pass each route's schema, so the request reaches the handler; other body routes get {}. */
 function sampleBody(route: RouteDef, sessionId: string): unknown {
@@ -29,6 +30,7 @@ function sampleBody(route: RouteDef, sessionId: string): unknown {
     case 'sessions.continue': return { session_id: sessionId, prompt: 'coverage' };
     case 'sessions.system_context': return { content: { type: 'text', text: 'coverage context' } };
     case 'sessions.system_prompt': return { key: 'coverage', content: 'be brief' };
+    case 'workgraph.goalStatus': return { binding_id: 'attention_none' };
     default: return {};
   }
 }

@@ -195,7 +195,6 @@ describe('request features this build does not include', () => {
       [{ hooks_override: { entries: [] } }, 'hooks'],
       [{ enable_memory: true }, 'memory_store'],
       [{ enable_schedule: true }, 'schedule'],
-      [{ enable_workgraph: true }, 'work_graph'],
     ];
     for (const [extra, capability] of cases) {
       const res = await call(app.url, 'POST', '/sessions', { prompt: 'x', ...extra });

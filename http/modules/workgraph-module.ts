@@ -1,0 +1,25 @@
+// http/modules/workgraph-module.ts: the WorkGraph module unit: its read-only routes, the
+// `workgraph_namespace` actor kind (registered by WorkGraphHost), the workgraph_* tools for sessions
+// that asked for them (enable_workgraph, else `[tools] workgraph_enabled`), and the `work_graph`
+// capability (standard gate: tools.workgraph_enabled). Mob-flow execution bindings plug in here later.
+import { WORKGRAPH_KIND, WorkGraphHost } from '../../actors/workgraph/wg-host.ts';
+import { workGraphToolPort } from '../../actors/workgraph/wg-tool-port.ts';
+import { WORKGRAPH_ROUTES } from '../../contracts/workgraph.ts';
+import { createWorkGraphTools } from '../../tools/workgraph-tools.ts';
+import { workGraphHandlers } from '../handlers/workgraph.ts';
+import type { ModuleContext, ModuleUnit } from '../module-unit.ts';
+
+export function workgraphModule(ctx: ModuleContext): ModuleUnit {
+  const { deps } = ctx.supervisor;
+  const host = new WorkGraphHost({ store: deps.store, realmId: ctx.realm.realmId, now: deps.now, log: deps.log.child({ component: 'workgraph' }) }, ctx.supervisor.registry);
+  const tools = createWorkGraphTools(workGraphToolPort(host));
+  host.resumeLeases().catch((err: unknown) => deps.log.error({ err }, 'workgraph lease resume failed'));
+  return {
+    name: 'workgraph',
+    routes: WORKGRAPH_ROUTES,
+    handlers: workGraphHandlers(host),
+    actorKinds: [WORKGRAPH_KIND],
+    tools: { tools: ({ settings }) => (settings.workgraph === true ? tools : []) },
+    capabilities: [{ id: 'work_graph' }],
+  };
+}
