@@ -86,7 +86,7 @@ describe('workgraph REST reads', () => {
 });
 
 describe('workgraph durability', () => {
-  for (const backend of ['lmdb', 'jsonl', 'memory'] as const) {
+  for (const backend of ['lmdb', 'sqlite', 'jsonl', 'memory'] as const) {
     it(`keeps items, edges, claims and the event log across a restart (${backend})`, async (t) => {
       const dir = await tmpDir('warren-wg-');
       t.after(() => dir.cleanup());
