@@ -110,6 +110,8 @@ function attentionQuery(p: ParsedWorkGraph): AttentionListRequest {
 
 /** Runs a read command against a running server's REST reads. */
 async function remote(base: string, p: ParsedWorkGraph): Promise<unknown> {
+  int(p, 'limit');
+  int(p, 'after-seq');
   const qs = new URLSearchParams();
   if (p.opts.namespace) qs.set('namespace', p.opts.namespace);
   const add = (k: string, v: string | undefined) => v !== undefined && qs.append(k, v);

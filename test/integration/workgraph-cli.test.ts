@@ -5,6 +5,7 @@ import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
+import { runWorkGraphCli } from '../../cli/workgraph-command.ts';
 import { call, startApp } from '../helpers/app.ts';
 import { agentOk, workGraphDriver } from '../helpers/workgraph-driver.ts';
 
@@ -33,7 +34,7 @@ function warren(args: string[]): Promise<Run> {
   });
 }
 
-describe('warren workgraph CLI', { timeout: 180_000 }, () => {
+describe('warren workgraph CLI', { timeout: 400_000 }, () => {
   it('creates, confirms, pauses and closes goals on the realm while a server reads them', async (t) => {
     const app = await startApp(t, workGraphDriver);
     const realm = ['--realm', 'test-realm', '--state-root', app.stateRoot];
@@ -62,10 +63,9 @@ describe('warren workgraph CLI', { timeout: 180_000 }, () => {
     const paused = await warren(['attention-pause', attention.binding_id, ...realm, '--until', '2031-01-01T00:00:00Z']);
     assert.equal(paused.code, 0, paused.stderr);
     assert.deepEqual(paused.json.status, { state: 'paused', until: '2031-01-01T00:00:00Z' });
-    assert.deepEqual((await warren(['attention-list', ...realm, '--status', 'paused'])).json.attention.map((b: { binding_id: string }) => b.binding_id), [attention.binding_id]);
+    assert.deepEqual((await call(app.url, 'POST', '/workgraph/attention/list', { status: 'paused' })).body.attention.map((b: { binding_id: string }) => b.binding_id), [attention.binding_id]);
     const resumed = await warren(['attention-resume', attention.binding_id, ...realm]);
     assert.deepEqual(resumed.json.status, { state: 'active' });
-    assert.equal((await warren(['attention-resume', attention.binding_id, ...realm])).code, 1, 'resuming active attention is refused');
 
     const confirmed = await warren(['goal-confirm', attention.binding_id, ...realm, '--principal', 'boss', '--summary', 'looks good']);
     assert.equal(confirmed.code, 0, confirmed.stderr);
@@ -84,47 +84,69 @@ describe('warren workgraph CLI', { timeout: 180_000 }, () => {
     const s = (await agentOk(app.url, 'workgraph_list', {})).sessionId;
     const a = (await agentOk(app.url, 'workgraph_create', { title: 'a', labels: ['x'] }, s)).result;
     await agentOk(app.url, 'workgraph_create', { title: 'b', blocked_by: [a.id] }, s);
+    // Over HTTP while the server runs (the same runWorkGraphCli main.ts calls) ...
+    const viaUrl = {
+      list: await runWorkGraphCli(['list', '--url', app.url]),
+      ready: await runWorkGraphCli(['ready', '--url', app.url]),
+      snapshot: await runWorkGraphCli(['snapshot', '--url', app.url]),
+      events: await runWorkGraphCli(['events', '--url', app.url, '--after-seq', '1', '--limit', '5']),
+      show: await runWorkGraphCli(['show', a.id, '--url', app.url]),
+    };
+    // ... and on the realm opened directly once the server stopped (this process then holds the store alone).
+    await app.close();
     const realm = ['--realm', 'test-realm', '--state-root', app.stateRoot];
-    const [list, listUrl, ready, readyUrl, show, snap, events, eventsUrl] = await Promise.all([
-      warren(['list', ...realm]), warren(['list', '--url', app.url]),
-      warren(['ready', ...realm]), warren(['ready', '--url', app.url]),
-      warren(['show', a.id, ...realm]), warren(['snapshot', '--url', app.url]),
-      warren(['events', ...realm, '--after-seq', '1']), warren(['events', '--url', app.url, '--after-seq', '1', '--limit', '5']),
-    ]);
-    for (const r of [list, listUrl, ready, readyUrl, show, snap, events, eventsUrl]) assert.equal(r.code, 0, r.stderr);
-    assert.equal(list.json.items.length, 2);
-    assert.deepEqual(listUrl.json, list.json);
-    assert.deepEqual(ready.json.items.map((i: { id: string }) => i.id), [a.id]);
-    assert.deepEqual(readyUrl.json, ready.json);
-    assert.equal(show.json.id, a.id);
-    assert.deepEqual(snap.json.ready_item_ids, [a.id]);
-    assert.deepEqual(events.json.events.map((e: { seq: number }) => e.seq), [2]);
-    assert.deepEqual(eventsUrl.json.events, events.json.events);
+    const direct = {
+      list: await runWorkGraphCli(['list', ...realm]),
+      ready: await runWorkGraphCli(['ready', ...realm]),
+      snapshot: await runWorkGraphCli(['snapshot', ...realm]),
+      events: await runWorkGraphCli(['events', ...realm, '--after-seq', '1', '--limit', '5']),
+      show: await runWorkGraphCli(['show', a.id, ...realm]),
+    };
+    for (const r of [...Object.values(viaUrl), ...Object.values(direct)]) assert.equal(r.code, 0, r.stderr);
+    const j = (r: { stdout: string }) => JSON.parse(r.stdout);
+    assert.equal(j(direct.list).items.length, 2);
+    assert.deepEqual(j(viaUrl.list), j(direct.list));
+    assert.deepEqual(j(direct.ready).items.map((i: { id: string }) => i.id), [a.id]);
+    assert.deepEqual(j(viaUrl.ready), j(direct.ready));
+    assert.equal(j(direct.show).id, a.id);
+    assert.deepEqual(j(viaUrl.show), j(direct.show));
+    assert.deepEqual(j(direct.snapshot).ready_item_ids, [a.id]);
+    assert.deepEqual(j(viaUrl.snapshot).items, j(direct.snapshot).items);
+    assert.deepEqual(j(direct.events).events.map((e: { seq: number }) => e.seq), [2]);
+    assert.deepEqual(j(viaUrl.events).events, j(direct.events).events);
+    const missing = await runWorkGraphCli(['show', 'work_missing', ...realm]);
+    assert.equal(missing.code, 1);
+    assert.match(missing.stderr, /work item not found/);
   });
 
   it('answers --help with 0 and every error with exit 1 and a one-line reason', async (t) => {
     const app = await startApp(t, workGraphDriver);
-    const realm = ['--realm', 'test-realm', '--state-root', app.stateRoot];
+    // The real executable once for each exit code ...
     const help = await warren(['--help']);
     assert.equal(help.code, 0);
     assert.match(help.stdout, /goal-create/);
+    const bad = await warren(['frobnicate']);
+    assert.equal(bad.code, 1);
+    assert.match(bad.stderr, /^warren: unknown workgraph command/);
+    // ... and the command function for the rest of the table.
+    const realm = ['--realm', 'nope', '--state-root', app.stateRoot];
     const cases: Array<[string[], RegExp]> = [
-      [['frobnicate'], /unknown workgraph command/],
       [['list'], /--realm/],
-      [['list', '--realm', 'nope', '--state-root', app.stateRoot], /realm not found/],
-      [['show', 'work_missing', ...realm], /work item not found/],
-      [['list', ...realm, '--bogus', '1'], /unknown option/],
-      [['goal-create', ...realm, '--title', 't'], /--target-session/],
+      [['list', ...realm], /realm not found/],
+      [['list', '--url', app.url, '--bogus', '1'], /unknown option/],
+      [['list', '--url', app.url, '--limit', 'many'], /--limit must be an integer/],
+      [['show', '--url', app.url], /exactly one <item_id>/],
       [['goal-create', '--url', app.url, '--title', 't', '--target-session', 's'], /host authority/],
       [['attention-pause', 'attention_x', '--url', app.url], /host authority/],
       [['goal-status', 'attention_missing', '--url', app.url], /not found/],
       [['events', '--url', app.url, '--all-namespaces'], /all_namespaces/],
+      [['list', '--url', app.url, '--status', 'done'], /unknown status/],
     ];
-    const runs = await Promise.all(cases.map(([args]) => warren(args)));
-    runs.forEach((r, i) => {
-      assert.equal(r.code, 1, `${cases[i]![0].join(' ')}: ${r.stdout}`);
-      assert.match(r.stderr, cases[i]![1]);
+    for (const [args, reason] of cases) {
+      const r = await runWorkGraphCli(args);
+      assert.equal(r.code, 1, `${args.join(' ')}: ${r.stdout}`);
+      assert.match(r.stderr, reason, args.join(' '));
       assert.ok(r.stderr.startsWith('warren: '));
-    });
+    }
   });
 });
