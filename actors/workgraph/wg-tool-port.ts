@@ -1,7 +1,13 @@
 // actors/workgraph/wg-tool-port.ts: adapts the WorkGraphHost to the port the workgraph_* tools call
 // (tools/workgraph-tools.ts): a tool call acts as its session (owner key `session:<id>`), never as host.
-import type { WorkGraphToolPort } from '../../tools/workgraph-tools.ts';
+import type { Tool } from '../../tools/tool.ts';
+import { createWorkGraphTools, type WorkGraphToolPort } from '../../tools/workgraph-tools.ts';
 import { sessionCaller, type WorkGraphHost } from './wg-host.ts';
+
+/** The workgraph_* tools over `host` (the module offers them to sessions that enabled them). */
+export function workGraphTools(host: WorkGraphHost): Tool[] {
+  return createWorkGraphTools(workGraphToolPort(host));
+}
 
 export function workGraphToolPort(host: WorkGraphHost): WorkGraphToolPort {
   return {

@@ -3,16 +3,15 @@
 // that asked for them (enable_workgraph, else `[tools] workgraph_enabled`), and the `work_graph`
 // capability (standard gate: tools.workgraph_enabled). Mob-flow execution bindings plug in here later.
 import { WORKGRAPH_KIND, WorkGraphHost } from '../../actors/workgraph/wg-host.ts';
-import { workGraphToolPort } from '../../actors/workgraph/wg-tool-port.ts';
+import { workGraphTools } from '../../actors/workgraph/wg-tool-port.ts';
 import { WORKGRAPH_ROUTES } from '../../contracts/workgraph.ts';
-import { createWorkGraphTools } from '../../tools/workgraph-tools.ts';
 import { workGraphHandlers } from '../handlers/workgraph.ts';
 import type { ModuleContext, ModuleUnit } from '../module-unit.ts';
 
 export function workgraphModule(ctx: ModuleContext): ModuleUnit {
   const { deps } = ctx.supervisor;
   const host = new WorkGraphHost({ store: deps.store, realmId: ctx.realm.realmId, now: deps.now, log: deps.log.child({ component: 'workgraph' }) }, ctx.supervisor.registry);
-  const tools = createWorkGraphTools(workGraphToolPort(host));
+  const tools = workGraphTools(host);
   host.resumeLeases().catch((err: unknown) => deps.log.error({ err }, 'workgraph lease resume failed'));
   return {
     name: 'workgraph',
