@@ -19,6 +19,7 @@ import { mcpModule } from './http/modules/mcp-module.ts';
 import { observeModule } from './http/modules/observe-module.ts';
 import { sessionsModule } from './http/modules/sessions-module.ts';
 import { systemModule } from './http/modules/system-module.ts';
+import { turnFeaturesModule } from './http/modules/turn-features-module.ts';
 import { buildOpenApi } from './http/openapi.ts';
 import { createRouter } from './http/router.ts';
 import { modelCatalog } from './providers/catalog.ts';
@@ -37,6 +38,7 @@ const MODULES: readonly ModuleFactory[] = [
   eventsModule,
   authModule,
   mcpModule,
+  turnFeaturesModule,
 ];
 
 export interface AppOptions extends Partial<StartOptions> {

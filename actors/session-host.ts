@@ -65,6 +65,9 @@ export class SessionHost {
       get credentials() {
         return sup.deps.credentials;
       },
+      get turnFeatures() {
+        return sup.deps.turnFeatures;
+      },
     };
     this.deps = deps;
     this.table = sup.registry.register<SessionActor>({

@@ -31,6 +31,10 @@ function turnBody(realmId: string, r: TurnReply) {
     turns: r.turns,
     tool_calls: r.toolCalls,
     usage: r.usage,
+    // Optional members are omitted when absent, never null (SPEC "Turn response").
+    ...('structured_output' in r ? { structured_output: r.structured_output } : {}),
+    ...(r.extraction_error ? { extraction_error: r.extraction_error } : {}),
+    ...(r.schema_warnings ? { schema_warnings: r.schema_warnings } : {}),
   };
 }
 
@@ -74,6 +78,11 @@ export function sessionHandlers(sup: SessionHost, realmId: string): HandlerTable
           // resumable identity of the session that was durably created (SPEC "Rules for turns").
           if (isServiceError(err.cause) && err.cause.code === 'REQUEST_CANCELLED') {
             throw new ServiceError('REQUEST_CANCELLED', 'request cancelled', { session_id: err.sessionId, session_ref: ref, session_created: true, resumable: true });
+          }
+          // A budget or a hook that stopped the first turn answers with its own status (429, 403).
+          if (isServiceError(err.cause) && (err.cause.code === 'BUDGET_EXHAUSTED' || err.cause.code === 'HOOK_DENIED')) {
+            const details = (err.cause.details ?? {}) as Record<string, unknown>;
+            throw new ServiceError(err.cause.code, err.cause.message, { ...details, session_id: err.sessionId, session_ref: ref, session_created: true, resumable: true });
           }
           throw sessionCreatedWithTurnFailure(err.sessionId, ref, err.cause);
         }
