@@ -72,7 +72,7 @@ function sameProvider(bindingProvider: string, sessionProvider: string, binding:
 }
 
 /** POST /sessions: creates the session durably, then runs its first turn. */
-export async function createSession(sup: SessionHost, body: CreateSessionRequest, requestId: string, signal: AbortSignal, onCommitting: () => void): Promise<TurnReply> {
+export async function createSession(sup: SessionHost, body: CreateSessionRequest, requestId: string, signal: AbortSignal, onCommitting: () => void, extras?: Partial<SessionSettings>): Promise<TurnReply> {
   const { deps } = sup;
   const cfg = deps.config();
   if (body.keep_alive === true && !body.comms_name) throw new ServiceError('BAD_REQUEST', 'keep_alive requires comms_name');
@@ -102,6 +102,7 @@ export async function createSession(sup: SessionHost, body: CreateSessionRequest
     // SPEC: null uses the server default on create; the value is persisted so continues inherit it.
     structured_output_retries: body.structured_output_retries ?? cfg.agent.structured_output_retries,
     ...(selector ? { auth_binding: selector } : {}),
+    ...extras,
   };
   const now = deps.now();
   const systemText = typeof body.system_prompt === 'string' ? body.system_prompt : body.system_prompt == null ? cfg.agent.system_prompt : undefined;

@@ -7,6 +7,7 @@ import {
 } from '../../actors/session-commands.ts';
 import type { SessionHost } from '../../actors/session-host.ts';
 import { historyPage, listSessions, sessionDetail } from '../../actors/session-queries.ts';
+import type { SessionSettings } from '../../actors/session-types.ts';
 import { sessionCreatedWithTurnFailure } from '../errors.ts';
 import { on, type HandlerContext, type HandlerTable } from '../handler.ts';
 import { SESSION_ROUTE } from '../../contracts/routes-sessions.ts';
@@ -55,7 +56,7 @@ function intParam(value: string | undefined): number | undefined {
 }
 
 /** Handlers of SESSION_ROUTES (except the event stream and ledger, see events.ts). */
-export function sessionHandlers(sup: SessionHost, realmId: string): HandlerTable {
+export function sessionHandlers(sup: SessionHost, realmId: string, createExtras?: Partial<SessionSettings>): HandlerTable {
   const withRequest = async <T>(ctx: HandlerContext, run: (rid: string, signal: AbortSignal, onCommitting: () => void) => Promise<T>): Promise<T> => {
     const rid = clientRequestId(ctx) ?? `auto-${randomUUID()}`;
     const handle = sup.requests.begin(rid);
@@ -69,7 +70,7 @@ export function sessionHandlers(sup: SessionHost, realmId: string): HandlerTable
   return {
     ...on(SESSION_ROUTE.create, async (ctx) => {
       try {
-        const reply = await withRequest(ctx, (rid, signal, onCommitting) => createSession(sup, ctx.body, rid, signal, onCommitting));
+        const reply = await withRequest(ctx, (rid, signal, onCommitting) => createSession(sup, ctx.body, rid, signal, onCommitting, createExtras));
         return { status: 200, body: turnBody(realmId, reply) };
       } catch (err) {
         if (err instanceof CreatedWithTurnFailure) {

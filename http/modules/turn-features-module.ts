@@ -12,7 +12,7 @@ export function turnFeaturesModule(ctx: ModuleContext): ModuleUnit {
   const service = new TurnFeatureService(() => ctx.config.current(), ctx.clock('budget'));
   ctx.supervisor.deps.turnFeatures = service;
   // A help question is a session create with a fixed body; the create handler answers it.
-  const create = sessionHandlers(ctx.sessions(), ctx.realm.realmId)['sessions.create'];
+  const create = sessionHandlers(ctx.sessions(), ctx.realm.realmId, { tools_off: true })['sessions.create'];
   return {
     name: 'turn_features',
     routes: HELP_ROUTES,
