@@ -128,6 +128,14 @@ for (const transport of ['node', 'uws'] as const) {
       assert.equal(sent.additionalProperties, false);
     });
 
+    it('/capabilities reports structured_output and hooks Available', async (t) => {
+      const app = await startApp(t, [], opts);
+      const res = await call(app.url, 'GET', '/capabilities');
+      const status = Object.fromEntries(res.body.capabilities.map((c: { id: string; status: unknown }) => [c.id, c.status]));
+      assert.equal(status.structured_output, 'Available');
+      assert.equal(status.hooks, 'Available');
+    });
+
     it('still validates dropped constraints locally', async (t) => {
       const app = await startApp(t, [{ text: 'x' }, { text: '{"n": 0}' }], opts);
       const schema = { type: 'object', properties: { n: { type: 'integer', minimum: 1 } }, required: ['n'] };
