@@ -16,13 +16,14 @@ import { canPin, pinSelf } from './server-process.ts';
 import { durabilityScenario } from './scenarios/durability.ts';
 import { memoryScenario } from './scenarios/memory.ts';
 import { sseScenario } from './scenarios/sse.ts';
+import { structuredScenario } from './scenarios/structured.ts';
 import { toolsScenario } from './scenarios/tools.ts';
 import { transportsScenario } from './scenarios/transports.ts';
 import { turnsScenario } from './scenarios/turns.ts';
 import { viewerScenario } from './scenarios/viewer.ts';
 import { round } from './stats.ts';
 
-const SCENARIOS: Scenario[] = [turnsScenario, toolsScenario, sseScenario, memoryScenario, durabilityScenario, transportsScenario, viewerScenario];
+const SCENARIOS: Scenario[] = [turnsScenario, toolsScenario, structuredScenario, sseScenario, memoryScenario, durabilityScenario, transportsScenario, viewerScenario];
 
 const HELP = `Usage: npm run bench -- [options]
 

@@ -37,7 +37,13 @@ export const HOOK_POINTS = [
   'pre_tool_execution', 'post_tool_execution', 'turn_boundary',
 ] as const;
 export type HookPoint = (typeof HOOK_POINTS)[number];
-export const HookPointSchema = Type.Union(HOOK_POINTS.map((p) => Type.Literal(p)), { $id: 'HookPoint' });
+export const HookPointSchema = Type.Union(
+  [
+    Type.Literal('run_started'), Type.Literal('run_completed'), Type.Literal('run_failed'), Type.Literal('pre_llm_request'),
+    Type.Literal('post_llm_response'), Type.Literal('pre_tool_execution'), Type.Literal('post_tool_execution'), Type.Literal('turn_boundary'),
+  ],
+  { $id: 'HookPoint' },
+);
 
 const StringMap = Type.Record(Type.String(), Type.String());
 
