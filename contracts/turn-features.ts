@@ -128,3 +128,35 @@ export const HelpRequest = Type.Object(
   { $id: 'HelpRequest' },
 );
 export type HelpRequest = Static<typeof HelpRequest>;
+
+const Strict = { additionalProperties: false } as const;
+const HookRef = { hook_id: Type.String(), point: HookPointSchema };
+const HookFailureReason = Type.Union([
+  Type.Object({ reason_code: Type.Literal('timeout'), timeout_ms: Type.Integer() }, Strict),
+  Type.Object({ reason_code: Type.Union([Type.Literal('execution_failed'), Type.Literal('config_invalid')]), message: Type.String() }, Strict),
+  Type.Object({ reason_code: Type.Literal('observe_only_violation') }, Strict),
+]);
+
+/** Payload schemas of the session events this feature set emits (wire-notes §2.2), by kind. */
+export const TURN_FEATURE_EVENTS = {
+  hook_started: Type.Object(HookRef, Strict),
+  hook_completed: Type.Object({ ...HookRef, duration_ms: Type.Number() }, Strict),
+  hook_failed: Type.Object({ ...HookRef, reason: HookFailureReason }, Strict),
+  hook_denied: Type.Object(
+    {
+      ...HookRef,
+      reason_code: Type.Union(HOOK_DENY_REASONS.map((r) => Type.Literal(r))),
+      message: Type.String(),
+      payload: Type.Optional(Type.Unknown()),
+    },
+    Strict,
+  ),
+  extraction_succeeded: Type.Object(
+    { session_id: Type.String(), structured_output: Type.Unknown(), schema_warnings: Type.Optional(Type.Array(SchemaWarning)) },
+    Strict,
+  ),
+  extraction_failed: Type.Object(
+    { session_id: Type.String(), last_output: Type.String(), attempts: Type.Integer(), reason: Type.String() },
+    Strict,
+  ),
+};

@@ -7,6 +7,7 @@ import assert from 'node:assert/strict';
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { uwsUnavailableReason } from '../../http/create-server.ts';
+import { assertFeatureEventShapes } from '../helpers/feature-events.ts';
 import { call, startApp, type TestApp } from '../helpers/app.ts';
 import { deferred } from '../helpers/gates.ts';
 import { ALLOW, DENY, startHookServer, writeHookScripts } from '../helpers/hook-fixtures.ts';
@@ -16,7 +17,9 @@ type Payload = { type: string; [k: string]: unknown };
 
 async function events(base: string, id: string): Promise<Payload[]> {
   const res = await call(base, 'GET', `/sessions/${id}/ledger`);
-  return res.body.events.map((e: { payload: Payload }) => e.payload);
+  const payloads: Payload[] = res.body.events.map((e: { payload: Payload }) => e.payload);
+  assertFeatureEventShapes(payloads);
+  return payloads;
 }
 
 const hookEvents = (ev: Payload[]) => ev.filter((e) => e.type.startsWith('hook_')).map((e) => [e.type, e.hook_id, e.point]);

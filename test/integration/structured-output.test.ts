@@ -3,6 +3,7 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { uwsUnavailableReason } from '../../http/create-server.ts';
+import { assertFeatureEventShapes } from '../helpers/feature-events.ts';
 import { call, startApp } from '../helpers/app.ts';
 
 const SCHEMA = { type: 'object', properties: { answer: { type: 'integer' } }, required: ['answer'] };
@@ -11,7 +12,9 @@ const UWS_SKIP = uwsUnavailableReason();
 async function ledgerKinds(base: string, id: string): Promise<Array<{ type: string; [k: string]: unknown }>> {
   const res = await call(base, 'GET', `/sessions/${id}/ledger`);
   assert.equal(res.status, 200);
-  return res.body.events.map((e: { payload: { type: string } }) => e.payload);
+  const payloads = res.body.events.map((e: { payload: { type: string } }) => e.payload);
+  assertFeatureEventShapes(payloads);
+  return payloads;
 }
 
 for (const transport of ['node', 'uws'] as const) {
