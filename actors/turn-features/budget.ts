@@ -50,11 +50,6 @@ export class RunBudget {
     this.startedMs = now();
   }
 
-  get active(): boolean {
-    const l = this.limits;
-    return l.maxTokens !== undefined || l.maxToolCalls !== undefined || l.maxDurationMs !== undefined || l.maxTurnDurationMs !== undefined;
-  }
-
   private observe(type: BudgetType, used: number, limit: number | undefined): void {
     if (limit === undefined || this.warned.has(type)) return;
     const percent = limit === 0 ? 1 : used / limit;

@@ -82,9 +82,13 @@ export class TurnFeatureService {
     return plan;
   }
 
-  begin(ctx: RunContext): RunFeatures {
+  /** The run's features, or undefined when it has none (no hooks, budgets or schema): the turn runs bare. */
+  begin(ctx: RunContext): RunFeatures | undefined {
     const cfg = this.config();
     const hooks = runEntries(cfg.hooks.entries, ctx.plan?.hooks);
+    const budgeted = cfg.budget.max_tokens !== undefined || cfg.budget.max_tool_calls !== undefined
+      || cfg.budget.max_duration !== undefined || cfg.limits.max_turn_duration !== undefined;
+    if (!hooks.length && !budgeted && !ctx.plan?.output) return undefined;
     return new RunFeatures(ctx, cfg, this.clock, hooks.length ? new RunHooks(hooks, cfg.hooks, this.slots, { ...ctx, now: this.clock }) : null);
   }
 }
