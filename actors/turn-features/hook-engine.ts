@@ -77,6 +77,8 @@ export class BackgroundSlots {
 export interface RunHookContext {
   sessionId: string;
   requestId: string;
+  /** The server's environment (a command hook inherits PATH, HOME, LANG and a few more from it). */
+  env: NodeJS.ProcessEnv;
   emit: Emit;
   now(): number;
 }
@@ -142,7 +144,7 @@ export class RunHooks {
       decision = { kind: 'invalid', message: `payload of ${size} bytes exceeds hooks.payload_max_bytes (${this.settings.payload_max_bytes}); not sent` };
     } else {
       try {
-        decision = interpretAnswer(await executeHook(entry.runtime, payload, body, timeoutMs));
+        decision = interpretAnswer(await executeHook(entry.runtime, payload, body, timeoutMs, this.ctx.env));
       } catch (err) {
         const failure = err instanceof HookRunFailure ? err : new HookRunFailure('execution_failed', String(err));
         const reason = failure.reason === 'timeout' ? { reason_code: 'timeout', timeout_ms: timeoutMs } : { reason_code: failure.reason, message: failure.message };

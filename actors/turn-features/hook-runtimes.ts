@@ -49,10 +49,10 @@ function parseAnswer(text: string, source: string): unknown {
   }
 }
 
-function runCommand(rt: Extract<HookRuntime, { type: 'command' }>, body: string, timeoutMs: number): Promise<unknown> {
+function runCommand(rt: Extract<HookRuntime, { type: 'command' }>, body: string, timeoutMs: number, serverEnv: NodeJS.ProcessEnv): Promise<unknown> {
   return new Promise((resolve, reject) => {
     const env: NodeJS.ProcessEnv = {};
-    for (const k of INHERITED_ENV) if (process.env[k] !== undefined) env[k] = process.env[k];
+    for (const k of INHERITED_ENV) if (serverEnv[k] !== undefined) env[k] = serverEnv[k];
     Object.assign(env, rt.env ?? {});
     const child = spawn(rt.command, rt.args ?? [], { env, stdio: ['pipe', 'pipe', 'pipe'] });
     const out: Buffer[] = [];
@@ -129,10 +129,10 @@ async function runHttp(rt: Extract<HookRuntime, { type: 'http' }>, body: string,
   return parseAnswer(text, 'the hook server');
 }
 
-/** Executes one hook with its serialized payload. */
-export async function executeHook(runtime: HookRuntime, payload: HookPayload, body: string, timeoutMs: number): Promise<unknown> {
+/** Executes one hook with its serialized payload. `serverEnv` is the server's environment (commands inherit a few keys). */
+export async function executeHook(runtime: HookRuntime, payload: HookPayload, body: string, timeoutMs: number, serverEnv: NodeJS.ProcessEnv): Promise<unknown> {
   switch (runtime.type) {
-    case 'command': return runCommand(runtime, body, timeoutMs);
+    case 'command': return runCommand(runtime, body, timeoutMs, serverEnv);
     case 'http': return runHttp(runtime, body, timeoutMs);
     case 'in_process': {
       const hook = BUILTIN_HOOKS[runtime.name];

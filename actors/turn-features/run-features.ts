@@ -57,7 +57,7 @@ export class TurnFeatureService {
   private readonly compiler = new OutputSchemaCompiler();
   readonly slots = new BackgroundSlots();
 
-  constructor(private readonly config: () => Config, private readonly clock: () => number) {}
+  constructor(private readonly config: () => Config, private readonly clock: () => number, private readonly env: NodeJS.ProcessEnv) {}
 
   /**
    * Checks a run's features before anything runs: the output schema (400 when invalid, or when
@@ -89,7 +89,7 @@ export class TurnFeatureService {
     const budgeted = cfg.budget.max_tokens !== undefined || cfg.budget.max_tool_calls !== undefined
       || cfg.budget.max_duration !== undefined || cfg.limits.max_turn_duration !== undefined;
     if (!hooks.length && !budgeted && !ctx.plan?.output) return undefined;
-    return new RunFeatures(ctx, cfg, this.clock, hooks.length ? new RunHooks(hooks, cfg.hooks, this.slots, { ...ctx, now: this.clock }) : null);
+    return new RunFeatures(ctx, cfg, this.clock, hooks.length ? new RunHooks(hooks, cfg.hooks, this.slots, { ...ctx, now: this.clock, env: this.env }) : null);
   }
 }
 
