@@ -80,6 +80,16 @@ for (const transport of ['node', 'uws'] as const) {
       assert.ok(!events.some((e) => e.type === 'run_failed'), 'extraction failure is not a run failure');
     });
 
+    it('null retries use [agent] structured_output_retries (default 2) at create', async (t) => {
+      const app = await startApp(t, [], opts);
+      const res = await call(app.url, 'POST', '/sessions', { prompt: 'x', output_schema: SCHEMA, structured_output_retries: null });
+      assert.equal(res.body.extraction_error.attempts, 3, 'echo replies never match: 2 retries + 1');
+      assert.equal((await call(app.url, 'PATCH', '/config', { agent: { structured_output_retries: 0 } })).status, 200);
+      const again = await call(app.url, 'POST', '/sessions', { prompt: 'x', output_schema: SCHEMA });
+      assert.equal(again.body.extraction_error.attempts, 1);
+      assert.equal(again.body.turns, 2);
+    });
+
     it('continue: output_schema per turn; retries inherit the persisted session value', async (t) => {
       const app = await startApp(t, [{ text: 'first' }, { text: 'second' }, { text: 'bad' }], opts);
       const created = await call(app.url, 'POST', '/sessions', { prompt: 'a', structured_output_retries: 0 });
