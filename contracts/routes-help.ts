@@ -1,6 +1,6 @@
 // contracts/routes-help.ts: the POST /help catalog entry. A help question runs a real session whose
 // system prompt is built from Warren's own documentation (actors/turn-features/help.ts).
-import { Type } from 'typebox';
+import { Type, type Static } from 'typebox';
 import type { RouteDef } from './route.ts';
 import { TurnResponse } from './session.ts';
 import { HelpRequest } from './turn-features.ts';
@@ -13,6 +13,7 @@ export const HelpResponse = Type.Object(
   },
   { $id: 'HelpResponse' },
 );
+export type HelpResponse = Static<typeof HelpResponse>;
 
 export const HELP_ROUTES: RouteDef[] = [
   {

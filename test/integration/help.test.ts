@@ -3,6 +3,7 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { uwsUnavailableReason } from '../../http/create-server.ts';
+import { WarrenClient } from '../../client/src/client.ts';
 import { call, startApp } from '../helpers/app.ts';
 
 for (const transport of ['node', 'uws'] as const) {
@@ -39,6 +40,9 @@ for (const transport of ['node', 'uws'] as const) {
       assert.equal(res.body.execution_mode, 'plan_execution');
       assert.equal(app.provider.requests[0].model, 'claude-haiku-4-5');
       assert.match(app.provider.requests[0].system ?? '', /numbered plan/);
+      const viaClient = await new WarrenClient(app.url).help({ question: 'And the typed client?' });
+      assert.equal(viaClient.execution_mode, 'explain_only');
+      assert.equal(typeof viaClient.text, 'string');
     });
 
     it('answers 400 for a missing question, a bad provider or a bad execution mode', async (t) => {
