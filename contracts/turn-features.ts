@@ -122,7 +122,9 @@ export const HelpRequest = Type.Object(
     execution_mode: Type.Optional(Nullable(Type.Union([Type.Literal('explain_only'), Type.Literal('plan_execution')]))),
     prompt: Type.Optional(Nullable(Type.String())),
     model: Type.Optional(Nullable(Type.String({ minLength: 1 }))),
-    provider: Type.Optional(Nullable(Type.Union(['anthropic', 'openai', 'gemini', 'self_hosted', 'other', 'scripted'].map((p) => Type.Literal(p))))),
+    provider: Type.Optional(Nullable(Type.Union([
+      Type.Literal('anthropic'), Type.Literal('openai'), Type.Literal('gemini'), Type.Literal('self_hosted'), Type.Literal('other'), Type.Literal('scripted'),
+    ]))),
     max_tokens: Type.Optional(Nullable(Type.Integer({ minimum: 1, maximum: 4294967295 }))),
   },
   { $id: 'HelpRequest' },
@@ -145,7 +147,10 @@ export const TURN_FEATURE_EVENTS = {
   hook_denied: Type.Object(
     {
       ...HookRef,
-      reason_code: Type.Union(HOOK_DENY_REASONS.map((r) => Type.Literal(r))),
+      reason_code: Type.Union([
+        Type.Literal('policy_violation'), Type.Literal('safety_violation'), Type.Literal('schema_violation'),
+        Type.Literal('timeout'), Type.Literal('runtime_error'),
+      ]),
       message: Type.String(),
       payload: Type.Optional(Type.Unknown()),
     },

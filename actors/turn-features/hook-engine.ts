@@ -3,6 +3,7 @@
 // first, then in order). Foreground hooks run one after another and may stop the operation (guardrail
 // deny: 403 HOOK_DENIED); background hooks never delay the turn and share a server-wide bound.
 import { ServiceError } from '../../contracts/errors.ts';
+import type { SessionEventKind, SessionEventPayload } from '../../contracts/session-events.ts';
 import { HOOK_DENY_REASONS, type HookDenyReason, type HookEntryConfig, type HookPoint, type HookRunOverrides } from '../../contracts/turn-features.ts';
 import { executeHook, HookRunFailure, type HookPayload } from './hook-runtimes.ts';
 
@@ -13,7 +14,7 @@ export interface HookSettings {
   entries: HookEntryConfig[];
 }
 
-type Emit = (kind: string, payload: Record<string, unknown>) => void;
+type Emit = <K extends SessionEventKind>(kind: K, payload: SessionEventPayload<K>) => void;
 
 type Decision = { kind: 'allow' } | { kind: 'deny'; reason_code: HookDenyReason; message: string; payload?: unknown } | { kind: 'invalid'; message: string };
 
@@ -147,7 +148,9 @@ export class RunHooks {
         decision = interpretAnswer(await executeHook(entry.runtime, payload, body, timeoutMs, this.ctx.env));
       } catch (err) {
         const failure = err instanceof HookRunFailure ? err : new HookRunFailure('execution_failed', String(err));
-        const reason = failure.reason === 'timeout' ? { reason_code: 'timeout', timeout_ms: timeoutMs } : { reason_code: failure.reason, message: failure.message };
+        const reason = failure.reason === 'timeout'
+          ? { reason_code: 'timeout' as const, timeout_ms: timeoutMs }
+          : { reason_code: failure.reason, message: failure.message };
         emit('hook_failed', { hook_id: entry.id, point, reason });
         // A guardrail that cannot decide fails closed.
         if (guardrail) this.deny(entry, point, failure.reason === 'timeout' ? 'timeout' : 'runtime_error', `guardrail hook failed: ${failure.message}`);

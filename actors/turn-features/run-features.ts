@@ -3,6 +3,7 @@
 // runtime deps) prepares a run before anything runs (400s) and begins it; `RunFeatures` is what the
 // session actor calls at a few points of its turn, and the TurnGuard it hands to the turn runner.
 import type { Config } from '../../contracts/config.ts';
+import type { SessionEventKind, SessionEventPayload } from '../../contracts/session-events.ts';
 import { isServiceError, ServiceError } from '../../contracts/errors.ts';
 import type { ContentInput, Message, ToolResult } from '../../contracts/transcript.ts';
 import type { HookRunOverrides, SchemaWarning } from '../../contracts/turn-features.ts';
@@ -39,7 +40,7 @@ export interface RunContext {
   sessionId: string;
   requestId: string;
   plan?: RunPlan;
-  emit(kind: string, payload: Record<string, unknown>): void;
+  emit<K extends SessionEventKind>(kind: K, payload: SessionEventPayload<K>): void;
   /** Stops the run in flight (a time budget ran out while a call was running). */
   abort(reason: ServiceError): void;
 }
