@@ -20,6 +20,7 @@ import { observeModule } from './http/modules/observe-module.ts';
 import { sessionsModule } from './http/modules/sessions-module.ts';
 import { systemModule } from './http/modules/system-module.ts';
 import { workgraphModule } from './http/modules/workgraph-module.ts';
+import { turnFeaturesModule } from './http/modules/turn-features-module.ts';
 import { buildOpenApi } from './http/openapi.ts';
 import { createRouter } from './http/router.ts';
 import { modelCatalog } from './providers/catalog.ts';
@@ -39,6 +40,7 @@ const MODULES: readonly ModuleFactory[] = [
   authModule,
   mcpModule,
   workgraphModule,
+  turnFeaturesModule,
 ];
 
 export interface AppOptions extends Partial<StartOptions> {

@@ -2,12 +2,13 @@
 // request goes to the session machine, which decides busy and invokes the turn's work defined here (the
 // model/tool loop through turn-runner.ts, then one durable commit); its end comes back as an emitted
 // event. Session IO lives here and in session-core.ts (composed); http/handlers never touch it directly.
-import { busyOnCreate, durableResumeHold, ServiceError, sessionNotFound } from '../contracts/errors.ts';
+import { busyOnCreate, durableResumeHold, isServiceError, ServiceError, sessionNotFound } from '../contracts/errors.ts';
 import type { ContentInput, Message } from '../contracts/transcript.ts';
 import type { HoldClass, SessionEmitted, TurnOutcome, TurnPhase, TurnWork, Verdict } from '../machines/session-machine.ts';
 import type { SessionRecord, StoreOp } from '../storage/store.ts';
 import { SessionCore } from './session-core.ts';
-import { runTurn } from './turn-runner.ts';
+import { projectForProvider, runTurn } from './turn-runner.ts';
+import type { ExtraOutcome, RunFeatures, RunPlan } from './turn-features/run-features.ts';
 import type { PersistedState, SessionDeps, SessionSettings } from './session-types.ts';
 
 export type { TurnOutcome };
@@ -25,6 +26,8 @@ export interface TurnCommand {
   systemAppend?: string | null;
   /** Continue only: model/provider/max_tokens hot-swap, applied only once the machine accepts the turn. */
   settingsPatch?: Partial<SessionSettings>;
+  /** Structured output, retries and hook overrides, checked before the turn (actors/turn-features). */
+  plan?: RunPlan;
   signal: AbortSignal;
   /** Called when the turn enters its commit (cancel can no longer stop it). */
   onCommitting(): void;
@@ -105,9 +108,14 @@ export class SessionActor {
     if (cmd.signal.aborted) abort.abort(cmd.signal.reason);
     else cmd.signal.addEventListener('abort', onExternalAbort, { once: true });
     machineSignal.addEventListener('abort', onMachineAbort, { once: true });
+    const run = core.deps.turnFeatures?.begin({
+      sessionId: core.id, requestId: cmd.requestId, plan: cmd.plan,
+      emit: (kind, payload) => core.hub.publish(kind, payload), abort: (reason) => abort.abort(reason),
+    });
     try {
-      return await this.turn(cmd, generation, abort.signal, core.deps.now());
+      return await this.turn(cmd, generation, abort.signal, core.deps.now(), run);
     } finally {
+      run?.dispose();
       cmd.signal.removeEventListener('abort', onExternalAbort);
       machineSignal.removeEventListener('abort', onMachineAbort);
       if (this.abort === abort) this.abort = null;
@@ -115,7 +123,7 @@ export class SessionActor {
   }
 
   /** Model/tool loop, then one durable commit (phases reported to the machine as it goes). */
-  private async turn(cmd: TurnCommand, generation: number, signal: AbortSignal, started: number): Promise<TurnOutcome> {
+  private async turn(cmd: TurnCommand, generation: number, signal: AbortSignal, started: number, run?: RunFeatures): Promise<TurnOutcome> {
     const core = this.core;
     const { deps, hub } = core;
     const settings = core.state.settings;
@@ -144,6 +152,7 @@ export class SessionActor {
     const onPhase = (phase: TurnPhase) => core.machine.send({ type: 'turn.phase', generation, phase });
     let committing = false;
     try {
+      await run?.started(cmd.prompt);
       const credential = await deps.credentials?.credentialFor(settings.auth_binding, settings.provider, settings.model);
       const { provider, model } = deps.providers.resolve(settings.model, settings.provider, credential);
       const cfg = deps.config();
@@ -163,8 +172,13 @@ export class SessionActor {
         emit: (kind, payload) => hub.publish(kind, payload),
         onPhase,
         now: nowIso,
+        guard: run,
       });
       signal.throwIfAborted();
+      if (run) {
+        await run.completing(result.text, result.usage);
+        signal.throwIfAborted();
+      }
       committing = true;
       onPhase('committing');
       cmd.onCommitting();
@@ -172,9 +186,6 @@ export class SessionActor {
         ...result.usage,
         total_tokens: result.usage.input_tokens + result.usage.output_tokens,
       };
-      if (usage.output_tokens >= cfg.agent.budget_warning_threshold * settings.max_tokens * result.turns) {
-        hub.publish('budget_warning', { budget_type: 'tokens', used: usage.output_tokens, limit: settings.max_tokens * result.turns, percent: usage.output_tokens / (settings.max_tokens * result.turns) });
-      }
       const rows = newRows.concat(result.producedRows);
       const outcome: TurnOutcome = { text: result.text, turns: result.turns, toolCalls: result.toolCalls, usage };
       // The turn's state changes are applied now (a write queued meanwhile must carry them) and rolled
@@ -193,7 +204,7 @@ export class SessionActor {
       // writer's next drain takes both: the event's ledger entry rides in the turn's transaction and is
       // handed to live subscribers as soon as it is durable. The writer orders it after the pending-input write.
       const committed = core.persist([{ op: 'putRows', sessionId: id, fromIndex: total, rows }], core.restingSnapshot());
-      hub.publish('run_completed', { session_id: id, result: result.text, extraction_required: false, usage });
+      hub.publish('run_completed', { session_id: id, result: result.text, extraction_required: run?.extractionRequired ?? false, usage });
       try {
         await committed;
       } catch (err) {
@@ -202,10 +213,18 @@ export class SessionActor {
         throw new ServiceError('SESSION_STORE_ERROR', 'the turn could not be committed', { session_id: id }, { cause: err });
       }
       core.cacheRows(history.concat(rows));
-      return outcome;
+      // Structured output is extracted from the committed turn, then committed after it.
+      const extra = await run?.extract({
+        provider, model, maxTokens: settings.max_tokens, committedText: result.text, signal, now: nowIso,
+        ...projectForProvider({ history, newRows, now: nowIso }, result.producedRows),
+      });
+      if (extra) await this.commitExtra(extra, history.concat(rows));
+      return withExtra(outcome, extra);
     } catch (err) {
-      // Once committing, an interrupt no longer cancels: a failure there is the commit's own.
-      const cancelled = signal.aborted && !committing;
+      // Once committing, an interrupt no longer cancels: a failure there is the commit's own. A run
+      // stopped by its time budget fails with that budget's error, not as cancelled.
+      if (signal.aborted && isServiceError(signal.reason) && signal.reason.code === 'BUDGET_EXHAUSTED' && !committing) err = signal.reason;
+      const cancelled = signal.aborted && !committing && err !== signal.reason;
       delete core.state.pending;
       const error = cancelled ? new ServiceError('REQUEST_CANCELLED', 'turn cancelled before commit', { session_id: id }) : err;
       const kind = cancelled ? 'cancelled' : errorKind(err);
@@ -214,9 +233,32 @@ export class SessionActor {
         error_report: { class: cancelled ? 'cancelled' : errorCode(err), message: err instanceof Error ? err.message : String(err) },
         terminal_cause_kind: kind,
       });
+      await run?.failed(error);
       await pendingWrite;
       await core.persist([], core.restingSnapshot()).catch((e) => core.log.error({ err: e, sessionId: id }, 'failed-turn state write failed'));
       throw error;
+    }
+  }
+
+  /** Commits the extraction rows after the turn's own commit (the session is still busy). */
+  private async commitExtra(extra: ExtraOutcome, committed: Message[]): Promise<void> {
+    const { core } = this;
+    if (extra.rows.length === 0) return;
+    const from = core.record.message_count;
+    const before = { record: core.record, revision: core.state.revision };
+    core.state.revision++;
+    core.record = {
+      ...core.record,
+      message_count: from + extra.rows.length,
+      total_tokens: core.record.total_tokens + extra.usage.input_tokens + extra.usage.output_tokens,
+    };
+    try {
+      await core.persist([{ op: 'putRows', sessionId: core.id, fromIndex: from, rows: extra.rows }], core.restingSnapshot());
+      core.cacheRows(committed.concat(extra.rows));
+    } catch (err) {
+      core.record = { ...before.record, updated_at_ms: core.record.updated_at_ms };
+      core.state.revision = before.revision;
+      core.log.error({ err, sessionId: core.id }, 'extraction rows could not be committed');
     }
   }
 
@@ -288,6 +330,19 @@ export class SessionActor {
   shed(): boolean { return this.core.shed(); }
   closeStreams(reason: 'archived' | 'shutdown'): void { this.core.closeStreams(reason); }
   stop(): Promise<void> { return this.core.stop(); }
+}
+
+/** Adds a run's extraction turns, usage and result to its outcome (optional members omitted). */
+function withExtra(out: TurnOutcome, extra: ExtraOutcome | undefined): TurnOutcome {
+  if (!extra) return out;
+  const input = out.usage.input_tokens + extra.usage.input_tokens;
+  const output = out.usage.output_tokens + extra.usage.output_tokens;
+  out.usage = { ...out.usage, input_tokens: input, output_tokens: output, total_tokens: input + output };
+  out.turns += extra.turns;
+  if ('structured_output' in extra) out.structured_output = extra.structured_output;
+  if (extra.extraction_error) out.extraction_error = extra.extraction_error;
+  if (extra.schema_warnings) out.schema_warnings = extra.schema_warnings;
+  return out;
 }
 
 function errorKind(err: unknown): string {

@@ -12,6 +12,7 @@ import type { SessionRecord } from '../storage/store.ts';
 import type { TurnOutcome } from './session-actor.ts';
 import type { PersistedState, SessionSettings } from './session-types.ts';
 import type { SessionHost } from './session-host.ts';
+import type { RunFeatureRequest, RunPlan } from './turn-features/run-features.ts';
 
 export interface TurnReply extends TurnOutcome {
   sessionId: string;
@@ -50,6 +51,11 @@ function requireCapabilities(host: SessionHost, body: Partial<CreateSessionReque
   if (body.enable_workgraph === true) caps.require('work_graph', 'WorkGraph tools');
 }
 
+/** Checks structured output and hook overrides before anything runs (400 on a bad schema). */
+function planRun(host: SessionHost, body: RunFeatureRequest, provider: ProviderName, persistedRetries?: number): RunPlan | undefined {
+  return host.deps.turnFeatures?.prepare(body, provider, persistedRetries);
+}
+
 function selectorOf(ref: AuthBinding): AuthBinding {
   return { realm: ref.realm, binding: ref.binding, ...(ref.profile ? { profile: ref.profile } : {}) };
 }
@@ -66,7 +72,7 @@ function sameProvider(bindingProvider: string, sessionProvider: string, binding:
 }
 
 /** POST /sessions: creates the session durably, then runs its first turn. */
-export async function createSession(sup: SessionHost, body: CreateSessionRequest, requestId: string, signal: AbortSignal, onCommitting: () => void): Promise<TurnReply> {
+export async function createSession(sup: SessionHost, body: CreateSessionRequest, requestId: string, signal: AbortSignal, onCommitting: () => void, extras?: Partial<SessionSettings>): Promise<TurnReply> {
   const { deps } = sup;
   const cfg = deps.config();
   if (body.keep_alive === true && !body.comms_name) throw new ServiceError('BAD_REQUEST', 'keep_alive requires comms_name');
@@ -83,6 +89,7 @@ export async function createSession(sup: SessionHost, body: CreateSessionRequest
   const problem = (credential ? deps.providers.resolve(resolved.model, resolved.name, credential) : resolved).provider.preflight?.(resolved.model);
   if (problem) throw problem;
   const flags = resolveFlags(body, cfg.tools);
+  const plan = planRun(sup, body, resolved.name);
   const settings: SessionSettings = {
     model: resolved.model,
     provider: resolved.name,
@@ -93,8 +100,10 @@ export async function createSession(sup: SessionHost, body: CreateSessionRequest
     ...(sup.capabilities.isBuilt('work_graph') && (body.enable_workgraph ?? cfg.tools.workgraph_enabled) ? { workgraph: true } : {}),
     keep_alive: false,
     ...(body.comms_name ? { comms_name: body.comms_name } : {}),
-    ...(body.structured_output_retries != null ? { structured_output_retries: body.structured_output_retries } : {}),
+    // SPEC: null uses the server default on create; the value is persisted so continues inherit it.
+    structured_output_retries: body.structured_output_retries ?? cfg.agent.structured_output_retries,
     ...(selector ? { auth_binding: selector } : {}),
+    ...extras,
   };
   const now = deps.now();
   const systemText = typeof body.system_prompt === 'string' ? body.system_prompt : body.system_prompt == null ? cfg.agent.system_prompt : undefined;
@@ -115,7 +124,7 @@ export async function createSession(sup: SessionHost, body: CreateSessionRequest
   try {
     outcome = await actor.runTurn({
       requestId, kind: 'create', prompt: body.prompt, injectedContext: body.injected_context,
-      transientContext: body.transient_turn_context, signal, onCommitting, knownHistory: rows,
+      transientContext: body.transient_turn_context, signal, onCommitting, knownHistory: rows, plan,
     });
   } catch (err) {
     try {
@@ -163,9 +172,10 @@ export async function continueSession(sup: SessionHost, sessionId: string, body:
   if (body.max_tokens != null) patch.max_tokens = body.max_tokens;
   if (body.comms_name != null) patch.comms_name = body.comms_name;
   if (body.structured_output_retries != null) patch.structured_output_retries = body.structured_output_retries;
+  const plan = planRun(sup, body, patch.provider ?? s.provider, s.structured_output_retries);
   const outcome = await actor.runTurn({
     requestId, kind: 'continue', prompt: body.prompt, injectedContext: body.injected_context,
-    transientContext: body.transient_turn_context, systemAppend: body.system_prompt, settingsPatch: patch, signal, onCommitting,
+    transientContext: body.transient_turn_context, systemAppend: body.system_prompt, settingsPatch: patch, plan, signal, onCommitting,
   });
   return { sessionId, ...outcome };
 }

@@ -39,6 +39,7 @@ function recordsFor(store: Store, ns: string): RecordStore {
 
 /** The session's tools: builtins and shell by its flags, plus what other modules contribute. */
 function sessionToolset(sup: Supervisor, cfg: Config, sessionId: string, settings: SessionSettings): TurnToolset | null {
+  if (settings.tools_off) return null;
   const extra = sup.contributedTools(sessionId, settings as unknown as Readonly<Record<string, unknown>>);
   if (!settings.builtins && !settings.shell && extra.length === 0) return null;
   return buildToolset({
@@ -64,6 +65,9 @@ export class SessionHost {
       // Read through: the auth module installs its resolver on the runtime deps, possibly after this copy.
       get credentials() {
         return sup.deps.credentials;
+      },
+      get turnFeatures() {
+        return sup.deps.turnFeatures;
       },
     };
     this.deps = deps;

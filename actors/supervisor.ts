@@ -8,6 +8,7 @@ import type { ProviderName } from '../contracts/session.ts';
 import type { Provider, ProviderCredential } from '../providers/provider.ts';
 import type { Store } from '../storage/store.ts';
 import type { Tool } from '../tools/tool.ts';
+import type { TurnFeatureService } from './turn-features/run-features.ts';
 import { ActorRegistry } from './actor-registry.ts';
 import { CapabilityRegistry } from './capability-registry.ts';
 import { RequestRegistry } from './request-registry.ts';
@@ -35,6 +36,8 @@ export interface RuntimeDeps {
   providers: ProviderResolver;
   /** Set by the auth module (http/modules/auth-module.ts); absent, sessions use the environment keys. */
   credentials?: CredentialResolver;
+  /** Set by the turn-features module: structured output, budgets and hooks of each run. */
+  turnFeatures?: TurnFeatureService;
   config(): Config;
   now(): number;
   /** Observation hooks (metrics, traces, the viewer's inspector); absent when nothing observes. */

@@ -4,7 +4,7 @@
 import type { AssistantBlock, Message, StopReason, ToolResult, ProviderUsage } from '../contracts/transcript.ts';
 import type { SessionEventKind, SessionEventPayload } from '../contracts/session-events.ts';
 import type { ToolSpec } from '../contracts/tool.ts';
-import type { Provider } from '../providers/provider.ts';
+import type { Provider, ProviderResponse } from '../providers/provider.ts';
 import type { ToolContext, ToolOutcome } from '../tools/tool.ts';
 import type { TurnPhase } from '../machines/session-machine.ts';
 
@@ -12,6 +12,27 @@ import type { TurnPhase } from '../machines/session-machine.ts';
 export interface TurnToolset {
   specs: ToolSpec[];
   dispatch(name: string, args: unknown, ctx: ToolContext): Promise<ToolOutcome>;
+}
+
+/** A tool call as the guard sees it. */
+export interface GuardedCall {
+  id: string;
+  name: string;
+  args: unknown;
+}
+
+/**
+ * Checks around each step of the loop (hooks and budgets, actors/turn-features/run-features.ts). Each
+ * may reject (403 HOOK_DENIED, 429 BUDGET_EXHAUSTED), which ends the turn like any other failure.
+ */
+export interface TurnGuard {
+  beforeModelCall(turn: number, request: { system?: string; messages: Message[]; tools: ToolSpec[] }): Promise<void>;
+  afterModelCall(turn: number, reply: ProviderResponse): Promise<void>;
+  /** Before a batch of tool calls is dispatched (none of them has run yet). */
+  beforeTools(calls: GuardedCall[]): Promise<void>;
+  afterTool(call: GuardedCall, result: ToolResult): Promise<void>;
+  /** Between two model calls, after the tool results are in. */
+  turnBoundary(turn: number, toolCalls: number): Promise<void>;
 }
 
 export interface TurnRunInput {
@@ -35,6 +56,7 @@ export interface TurnRunInput {
   emit<K extends SessionEventKind>(kind: K, payload: SessionEventPayload<K>): void;
   onPhase(phase: TurnPhase): void;
   now(): string;
+  guard?: TurnGuard;
 }
 
 export interface TurnRunResult {
@@ -103,6 +125,7 @@ export async function runTurn(input: TurnRunInput): Promise<TurnRunResult> {
     input.signal.throwIfAborted();
     const { messages } = projectForProvider(input, produced);
     turns++;
+    await input.guard?.beforeModelCall(turns, { system, messages, tools: input.toolset?.specs ?? [] });
     input.onPhase('calling_model');
     input.emit('turn_started', { turn_number: turns });
     const reply = await input.provider.call(
@@ -123,12 +146,15 @@ export async function runTurn(input: TurnRunInput): Promise<TurnRunResult> {
       input.emit('text_complete', { content: replyText });
     }
     input.emit('turn_completed', { stop_reason: reply.stop_reason, usage: reply.usage });
+    await input.guard?.afterModelCall(turns, reply);
     const calls = reply.blocks.filter((b): b is Extract<AssistantBlock, { block_type: 'tool_use' }> => b.block_type === 'tool_use');
     if (calls.length === 0 || reply.stop_reason === 'max_tokens') break;
+    await input.guard?.beforeTools(calls.map((c) => c.data));
     input.onPhase('executing_tools');
     toolCalls += calls.length;
     const results = await dispatchAll(input, calls);
     produced.push({ role: 'tool_results', results, created_at: input.now() });
+    await input.guard?.turnBoundary(turns, toolCalls);
   }
   return { producedRows: produced, text, turns, toolCalls, usage, stopReason };
 }
@@ -171,5 +197,6 @@ async function dispatchOne(input: TurnRunInput, id: string, name: string, args: 
   input.emit('tool_result_received', { id, name, content: [{ type: 'text', text: outcome.content }], is_error: isError });
   const result: ToolResult = { tool_use_id: id, content: outcome.content };
   if (isError) result.is_error = true;
+  await input.guard?.afterTool({ id, name, args }, result);
   return result;
 }

@@ -25,10 +25,15 @@ export interface FakeLlmKnobs {
    * so an SSE client can measure token-to-client latency (CLOCK_MONOTONIC, comparable across processes).
    */
   stampTokens: boolean;
+  /**
+   * The whole answer to a structured-output extraction request (one carrying a JSON schema in
+   * `response_format` or `output_config`), sent as one token. Default '{"ok":true}'.
+   */
+  jsonText: string;
 }
 
 export const DEFAULT_KNOBS: FakeLlmKnobs = {
-  ttftMs: 0, tokens: 8, tokenDelayMs: 0, tokenText: ' tok', toolCall: null, stampTokens: false,
+  ttftMs: 0, tokens: 8, tokenDelayMs: 0, tokenText: ' tok', toolCall: null, stampTokens: false, jsonText: '{"ok":true}',
 };
 
 export interface FakeLlmStats {
@@ -58,6 +63,8 @@ interface Ask {
   /** The last message is a tool result: answer with text. */
   afterTool: boolean;
   promptTokens: number;
+  /** The request asks for JSON matching a schema (an extraction call): answered with `jsonText`. */
+  json: boolean;
 }
 
 /** Starts the fake on 127.0.0.1 (port 0 = any free port). */
@@ -136,7 +143,8 @@ function parseAsk(wire: Wire, raw: string): Ask {
     if (wire === 'chat') afterTool = last.role === 'tool';
     else afterTool = last.role === 'user' && Array.isArray(last.content) && (last.content as Json[]).some((b) => b.type === 'tool_result');
   }
-  return { wire, stream: body.stream === true, model: String(body.model ?? 'fake'), afterTool, promptTokens: Math.ceil(raw.length / 4) };
+  const json = body.response_format !== undefined || body.output_config !== undefined;
+  return { wire, stream: body.stream === true, model: String(body.model ?? 'fake'), afterTool, promptTokens: Math.ceil(raw.length / 4), json };
 }
 
 function tokenTexts(k: FakeLlmKnobs): string[] {
@@ -152,6 +160,11 @@ function reply(res: ServerResponse, ask: Ask, tool: FakeLlmKnobs['toolCall'], k:
   const paced = k.ttftMs > 0 || k.tokenDelayMs > 0;
   const id = `${ask.wire === 'chat' ? 'chatcmpl' : 'msg'}_bench${seq}`;
   const callId = `call_bench${seq}`;
+  // An extraction call is answered at once with the JSON text as one token (no pacing, no tool call).
+  if (ask.json) {
+    k = { ...k, tokens: 1, tokenText: k.jsonText, ttftMs: 0, tokenDelayMs: 0, stampTokens: false };
+    tool = null;
+  }
   if (!ask.stream) {
     const send = () => {
       const texts = k.stampTokens ? Array.from({ length: k.tokens }, stamp) : tokenTexts(k);
@@ -167,7 +180,7 @@ function reply(res: ServerResponse, ask: Ask, tool: FakeLlmKnobs['toolCall'], k:
   const headers = { 'content-type': 'text/event-stream', 'cache-control': 'no-cache' };
   if (!paced && !k.stampTokens) {
     // Same bytes for every request of this shape except the ids, which do not matter to Warren: cache them.
-    const key = `${ask.wire}|${ask.model}|${tool ? 'tool' : 'text'}`;
+    const key = `${ask.wire}|${ask.model}|${tool ? 'tool' : ask.json ? 'json' : 'text'}`;
     let buf = cache.get(key);
     if (!buf) {
       buf = Buffer.from(frames.head + tokenTexts(tool ? { ...k, tokens: 0 } : k).map(frames.token).join('') + frames.tail);

@@ -85,6 +85,8 @@ export interface TurnOptions {
   provider?: 'self_hosted' | 'anthropic';
   model?: string;
   enableBuiltins?: boolean;
+  /** Sent as `output_schema` (structured-output extraction after the turn). */
+  outputSchema?: unknown;
 }
 
 /** The HTTP calls the scenarios make against Warren (one keep-alive Pool). */
@@ -107,6 +109,7 @@ export class WarrenClient {
     const r = await this.post('/sessions', {
       prompt, provider: o.provider ?? 'self_hosted', model: o.model ?? 'bench-model',
       ...(o.enableBuiltins ? { enable_builtins: true } : {}),
+      ...(o.outputSchema !== undefined ? { output_schema: o.outputSchema } : {}),
     });
     return String(r.session_id);
   }

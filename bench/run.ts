@@ -16,6 +16,7 @@ import { canPin, pinSelf } from './server-process.ts';
 import { durabilityScenario } from './scenarios/durability.ts';
 import { memoryScenario } from './scenarios/memory.ts';
 import { sseScenario } from './scenarios/sse.ts';
+import { structuredScenario } from './scenarios/structured.ts';
 import { toolsScenario } from './scenarios/tools.ts';
 import { transportsScenario } from './scenarios/transports.ts';
 import { turnsScenario } from './scenarios/turns.ts';
@@ -23,7 +24,7 @@ import { viewerScenario } from './scenarios/viewer.ts';
 import { workgraphScenario } from './scenarios/workgraph.ts';
 import { round } from './stats.ts';
 
-const SCENARIOS: Scenario[] = [turnsScenario, toolsScenario, sseScenario, memoryScenario, durabilityScenario, transportsScenario, viewerScenario, workgraphScenario];
+const SCENARIOS: Scenario[] = [turnsScenario, toolsScenario, structuredScenario, sseScenario, memoryScenario, durabilityScenario, transportsScenario, viewerScenario, workgraphScenario];
 
 const HELP = `Usage: npm run bench -- [options]
 

@@ -5,6 +5,7 @@
 import { Type, type Static } from 'typebox';
 import { AuthSection } from './auth.ts';
 import { McpServerConfig } from './mcp.ts';
+import { BudgetSection, DurationValue, HooksSection } from './turn-features.ts';
 
 /** A section: an object with defaults for its known keys that keeps any extra keys the user wrote. */
 const sectionOptions = { default: {}, additionalProperties: true } as const;
@@ -26,6 +27,8 @@ export const AgentSection = Type.Object(
     system_prompt: Type.Optional(Type.String()),
     structured_output_retries: Type.Integer({ minimum: 0, maximum: 100, default: 2 }),
     budget_warning_threshold: Type.Number({ minimum: 0, maximum: 1, default: 0.8 }),
+    /** Replaces the built-in extraction instruction of structured output. */
+    extraction_prompt: Type.Optional(Type.String({ minLength: 1 })),
   },
   sectionOptions,
 );
@@ -71,6 +74,8 @@ export const LimitsSection = Type.Object(
   {
     max_sessions: Type.Integer({ minimum: 1, default: 100000 }),
     max_body_bytes: Type.Integer({ minimum: 1, default: 4194304 }),
+    /** Longest one model call of a run may take (unset: unlimited). */
+    max_turn_duration: Type.Optional(DurationValue),
   },
   sectionOptions,
 );
@@ -81,6 +86,8 @@ export const ProviderSettings = Type.Object(
     base_url: Type.Optional(Type.String({ minLength: 1 })),
     api_key_env: Type.Optional(Type.String({ minLength: 1 })),
     timeout_secs: Type.Optional(Type.Number({ exclusiveMinimum: 0 })),
+    /** false: structured output asks this provider by prompt only (a server without a JSON-schema slot). */
+    native_json_schema: Type.Optional(Type.Boolean()),
     /** Scripted provider only: the replies it plays back. */
     replies: Type.Optional(Type.Array(Type.Unknown())),
     mode: Type.Optional(Type.String()),
@@ -98,6 +105,9 @@ export const Config = Type.Object(
     retry: RetrySection,
     skills: SkillsSection,
     limits: LimitsSection,
+    /** Per-run budgets and hooks (contracts/turn-features.ts). */
+    budget: BudgetSection,
+    hooks: HooksSection,
     providers: Type.Record(Type.String(), ProviderSettings, { default: {} }),
     /** Outbound credentials (contracts/auth.ts): refresh window, login lifetime, OAuth providers. */
     auth: Type.Optional(AuthSection),

@@ -76,6 +76,8 @@ export const SessionSettings = Type.Object(
     structured_output_retries: Type.Optional(Type.Integer({ minimum: 0 })),
     /** The credential selector (actors/auth): picks the binding's credential and base URL at each turn. */
     auth_binding: Type.Optional(AuthBinding),
+    /** No tools of any kind, contributed ones included (help sessions). */
+    tools_off: Type.Optional(Type.Boolean()),
   },
   { $id: 'SessionSettings' },
 );

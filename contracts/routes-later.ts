@@ -33,7 +33,6 @@ const MEMBER = '/mob/{id}/members/{agent_identity}';
 
 /** Every not-yet-built SPEC.md route, each gated by its capability id. */
 export const LATER_ROUTES: RouteDef[] = [
-  later('help', 'help.ask', 'POST', '/help', 'Run a help session for a question'),
 
   later('ingress', 'sessions.externalEvent', 'POST', '/sessions/{id}/external-events', 'Queue an external event', webhook),
   later('ingress', 'sessions.peerResponseTerminal', 'POST', '/sessions/{id}/peer-response-terminal', 'Queue a terminal peer response', webhook),

@@ -4,6 +4,7 @@
 // event a real server emits against it (extra or missing fields fail).
 import { Type, type Static, type TSchema } from 'typebox';
 import { McpOperation, McpServerState } from './mcp.ts';
+import { TURN_FEATURE_EVENTS } from './turn-features.ts';
 import { ContentBlock, ContentInput, ProviderUsage, StopReason, WireUsage } from './transcript.ts';
 
 const Strict = { additionalProperties: false } as const;
@@ -101,6 +102,8 @@ export const SESSION_EVENTS = {
     },
     Strict,
   ),
+  /** Hooks and structured-output extraction (contracts/turn-features.ts). */
+  ...TURN_FEATURE_EVENTS,
 } satisfies Record<string, TSchema>;
 
 export type SessionEventKind = keyof typeof SESSION_EVENTS;

@@ -2,6 +2,7 @@
 // Unknown request fields are ignored (SPEC "Versioning": older servers ignore newer fields).
 import { Type, type Static } from 'typebox';
 import { ContentBlock, ContentInput, Message, WireUsage } from './transcript.ts';
+import { HookRunOverrides, OutputSchema, SchemaWarning } from './turn-features.ts';
 
 const Nullable = <T extends Parameters<typeof Type.Union>[0][number]>(t: T) => Type.Union([t, Type.Null()]);
 const U32 = Type.Integer({ minimum: 0, maximum: 4294967295 });
@@ -25,8 +26,6 @@ export const AuthBindingRef = Type.Object(
   { $id: 'AuthBindingRef' },
 );
 
-export const OutputSchema = Type.Object({}, { $id: 'OutputSchema', additionalProperties: true });
-
 export const PeerMeta = Type.Object({
   name: Type.Optional(Type.String()),
   description: Type.Optional(Type.String()),
@@ -46,7 +45,7 @@ const TurnFields = {
   verbose: Type.Optional(Type.Boolean()),
   keep_alive: Type.Optional(Nullable(Type.Boolean())),
   comms_name: Type.Optional(Nullable(Type.String())),
-  hooks_override: Type.Optional(Nullable(Type.Object({}, { additionalProperties: true }))),
+  hooks_override: Type.Optional(Nullable(HookRunOverrides)),
 };
 
 /** POST /sessions body. */
@@ -74,7 +73,6 @@ export const ContinueSessionRequest = Type.Object(
 export type ContinueSessionRequest = Static<typeof ContinueSessionRequest>;
 
 export const ExtractionError = Type.Object({ last_output: Type.String(), attempts: Type.Integer(), reason: Type.String() });
-export const SchemaWarning = Type.Object({ provider: Type.String(), path: Type.String(), message: Type.String() });
 
 /** Create and continue share this shape; optional members are omitted, never null. */
 export const TurnResponse = Type.Object(

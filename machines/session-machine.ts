@@ -10,6 +10,7 @@
 // the in-flight model call (dependencies.md hazard 3): the session comes back idle (resumable) or held.
 import { assign, emit, fromPromise, setup } from 'xstate';
 import type { WireUsage } from '../contracts/transcript.ts';
+import type { SchemaWarning } from '../contracts/turn-features.ts';
 
 export type HoldClass = 'tail_held_for_recovery' | 'recovery_refused' | 'evidence_quarantined';
 export type TurnPhase = 'calling_model' | 'executing_tools' | 'committing';
@@ -21,6 +22,10 @@ export interface TurnOutcome {
   turns: number;
   toolCalls: number;
   usage: WireUsage;
+  /** Structured-output extraction (actors/turn-features): its value, or why it failed, and schema warnings. */
+  structured_output?: unknown;
+  extraction_error?: { last_output: string; attempts: number; reason: string };
+  schema_warnings?: SchemaWarning[];
 }
 
 /**

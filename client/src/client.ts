@@ -8,7 +8,7 @@ import type {
   ConfigPatchBody, ConfigPutBody, ContinueSessionRequest, CreateSessionRequest, History, HostInfo, InterruptResponse, LedgerPage,
   MachineGraph, ModelCatalog, RealmDetail, RealmList, RuntimeCapabilities, RuntimeHealth, SessionDetail, SessionEventEnvelope,
   SessionList, SessionLoaded, SessionStatus, SessionStreamItem, SessionTimeline, StreamTruncated, SystemContextRequest,
-  SystemContextResponse, SystemPromptRequest, SystemPromptResponse, TurnResponse,
+  SystemContextResponse, SystemPromptRequest, SystemPromptResponse, TurnResponse, HelpRequest, HelpResponse,
   BindingCleared, BindingResolved, BindingStatus, BindingTestReport, DeviceCompleteRequest, DeviceOutcome, DeviceStartRequest,
   DeviceStartResponse, LoginCompleteRequest, LoginReady, LoginStartRequest, LoginStartResponse, ProfileList, RealmQuery,
   StoreCredentialsRequest, StoreCredentialsResponse, TestBindingRequest,
@@ -81,6 +81,10 @@ export class WarrenClient {
   }
   continueSession(id: string, body: Omit<ContinueSessionRequest, 'session_id'>, o: CallOptions = {}): Promise<TurnResponse> {
     return this.request('POST', `/sessions/${enc(id)}/messages`, { body: { session_id: id, ...body }, headers: this.turnHeaders(o), signal: o.signal });
+  }
+  /** POST /help: a help session answers a question about Warren from its documentation. */
+  help(body: HelpRequest, o: CallOptions = {}): Promise<HelpResponse> {
+    return this.request('POST', '/help', { body, headers: this.turnHeaders(o), signal: o.signal });
   }
   listSessions(query: { limit?: number; offset?: number; label?: string } = {}): Promise<SessionList> {
     return this.request('GET', '/sessions', { query });

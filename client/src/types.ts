@@ -20,6 +20,8 @@ import type {
   SessionStatus as StatusSchema, SystemContextRequest, SystemContextResponse as SysCtxSchema, SystemPromptRequest,
   SystemPromptResponse as SysPromptSchema, TurnResponse,
 } from '../../contracts/session.ts';
+import type { HelpResponse } from '../../contracts/routes-help.ts';
+import type { HelpRequest } from '../../contracts/turn-features.ts';
 
 export type {
   BindingCleared, BindingResolved, BindingStatus, BindingTestReport, DeviceCompleteRequest, DeviceStartRequest,
@@ -30,7 +32,7 @@ export type DeviceOutcome = Static<typeof DeviceOutcomeSchema>;
 export type {
   ActorDetail, ActorList, ActorListQuery, ActorTransition, CapabilitiesResponse, ConfigEnvelope, ConfigPatchBody, ConfigPutBody,
   ContinueSessionRequest, CreateSessionRequest, HostInfo, MachineGraph, ModelCatalog, RealmDetail, RealmList, RuntimeCapabilities,
-  RuntimeHealth, SessionTimeline, SystemContextRequest, SystemPromptRequest, TurnResponse,
+  RuntimeHealth, SessionTimeline, SystemContextRequest, SystemPromptRequest, TurnResponse, HelpRequest, HelpResponse,
 };
 export type SessionDetail = Static<typeof DetailSchema>;
 export type SessionList = Static<typeof ListSchema>;
@@ -49,7 +51,8 @@ export type SessionEventEnvelope = Static<typeof EventEnvelope>;
 export type SessionEventKind =
   | 'run_started' | 'run_completed' | 'run_failed' | 'turn_started' | 'turn_completed' | 'text_delta' | 'text_complete'
   | 'reasoning_delta' | 'tool_call_requested' | 'tool_result_received' | 'tool_execution_started' | 'tool_execution_completed'
-  | 'tool_execution_timed_out' | 'budget_warning' | 'retrying';
+  | 'tool_execution_timed_out' | 'budget_warning' | 'retrying' | 'hook_started' | 'hook_completed' | 'hook_failed'
+  | 'hook_denied' | 'extraction_succeeded' | 'extraction_failed';
 
 /** `session_loaded`: the first frame of every connection. */
 export interface SessionLoaded {

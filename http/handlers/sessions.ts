@@ -7,6 +7,7 @@ import {
 } from '../../actors/session-commands.ts';
 import type { SessionHost } from '../../actors/session-host.ts';
 import { historyPage, listSessions, sessionDetail } from '../../actors/session-queries.ts';
+import type { SessionSettings } from '../../actors/session-types.ts';
 import { sessionCreatedWithTurnFailure } from '../errors.ts';
 import { on, type HandlerContext, type HandlerTable } from '../handler.ts';
 import { SESSION_ROUTE } from '../../contracts/routes-sessions.ts';
@@ -31,6 +32,10 @@ function turnBody(realmId: string, r: TurnReply) {
     turns: r.turns,
     tool_calls: r.toolCalls,
     usage: r.usage,
+    // Optional members are omitted when absent, never null (SPEC "Turn response").
+    ...('structured_output' in r ? { structured_output: r.structured_output } : {}),
+    ...(r.extraction_error ? { extraction_error: r.extraction_error } : {}),
+    ...(r.schema_warnings ? { schema_warnings: r.schema_warnings } : {}),
   };
 }
 
@@ -51,7 +56,7 @@ function intParam(value: string | undefined): number | undefined {
 }
 
 /** Handlers of SESSION_ROUTES (except the event stream and ledger, see events.ts). */
-export function sessionHandlers(sup: SessionHost, realmId: string): HandlerTable {
+export function sessionHandlers(sup: SessionHost, realmId: string, createExtras?: Partial<SessionSettings>): HandlerTable {
   const withRequest = async <T>(ctx: HandlerContext, run: (rid: string, signal: AbortSignal, onCommitting: () => void) => Promise<T>): Promise<T> => {
     const rid = clientRequestId(ctx) ?? `auto-${randomUUID()}`;
     const handle = sup.requests.begin(rid);
@@ -65,7 +70,7 @@ export function sessionHandlers(sup: SessionHost, realmId: string): HandlerTable
   return {
     ...on(SESSION_ROUTE.create, async (ctx) => {
       try {
-        const reply = await withRequest(ctx, (rid, signal, onCommitting) => createSession(sup, ctx.body, rid, signal, onCommitting));
+        const reply = await withRequest(ctx, (rid, signal, onCommitting) => createSession(sup, ctx.body, rid, signal, onCommitting, createExtras));
         return { status: 200, body: turnBody(realmId, reply) };
       } catch (err) {
         if (err instanceof CreatedWithTurnFailure) {
@@ -74,6 +79,11 @@ export function sessionHandlers(sup: SessionHost, realmId: string): HandlerTable
           // resumable identity of the session that was durably created (SPEC "Rules for turns").
           if (isServiceError(err.cause) && err.cause.code === 'REQUEST_CANCELLED') {
             throw new ServiceError('REQUEST_CANCELLED', 'request cancelled', { session_id: err.sessionId, session_ref: ref, session_created: true, resumable: true });
+          }
+          // A budget or a hook that stopped the first turn answers with its own status (429, 403).
+          if (isServiceError(err.cause) && (err.cause.code === 'BUDGET_EXHAUSTED' || err.cause.code === 'HOOK_DENIED')) {
+            const details = (err.cause.details ?? {}) as Record<string, unknown>;
+            throw new ServiceError(err.cause.code, err.cause.message, { ...details, session_id: err.sessionId, session_ref: ref, session_created: true, resumable: true });
           }
           throw sessionCreatedWithTurnFailure(err.sessionId, ref, err.cause);
         }

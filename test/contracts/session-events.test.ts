@@ -1,6 +1,7 @@
 // test/contracts/session-events.test.ts: every event a real server emits matches the schema of its kind
-// (contracts/session-events.ts): a turn with reasoning, streamed text, a tool call and a budget warning,
-// then a failing turn, read back from the ledger. An extra, missing or mistyped field fails here.
+// (contracts/session-events.ts): a turn with reasoning, streamed text, a tool call, a budget warning,
+// hooks and structured output, then a failing turn, a hook denial and a failed extraction, read back
+// from the ledger. An extra, missing or mistyped field fails here.
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { Compile } from 'typebox/compile';
@@ -14,13 +15,30 @@ describe('session event schemas', () => {
     const app = await startApp(t, [
       { reasoning: 'thinking', chunks: ['what ', 'time'], tool_calls: [{ name: 'datetime', args: {}, id: 'dt_1' }], usage: { input_tokens: 3, output_tokens: 200 } },
       { text: 'done', usage: { input_tokens: 5, output_tokens: 2, cache_read_tokens: 1 } },
+      { text: '{"a": 1}' },
       { error: { code: 'AGENT_ERROR', message: 'model exploded', details: { error: { kind: 'llm_failure' } } } },
+      { tool_calls: [{ name: 'datetime', args: {}, id: 'dt_2' }] },
+      { text: 'plain' },
+      { text: 'not json' },
     ]);
-    const created = await call(app.url, 'POST', '/sessions', { prompt: [{ type: 'text', text: 'hi' }], enable_builtins: true, max_tokens: 50 });
+    assert.equal((await call(app.url, 'PATCH', '/config', { budget: { max_tokens: 250 } })).status, 200);
+    const schema = { type: 'object', properties: { a: { type: 'integer' } }, required: ['a'] };
+    const hook = (id: string, point: string, capability: string, tools: string[]) =>
+      ({ id, point, capability, runtime: { type: 'in_process', name: 'deny_tools', config: { tools } } });
+    const created = await call(app.url, 'POST', '/sessions', {
+      prompt: [{ type: 'text', text: 'hi' }], enable_builtins: true, max_tokens: 50, output_schema: schema,
+      hooks_override: { entries: [hook('watch', 'pre_tool_execution', 'observe', ['datetime']), hook('ok', 'run_started', 'guardrail', [])] },
+    });
     assert.equal(created.status, 200, JSON.stringify(created.body));
     const id = created.body.session_id as string;
     const failed = await call(app.url, 'POST', `/sessions/${id}/messages`, { session_id: id, prompt: 'again' });
     assert.equal(failed.status >= 400, true);
+    const denied = await call(app.url, 'POST', `/sessions/${id}/messages`, {
+      session_id: id, prompt: 'tool', hooks_override: { entries: [hook('no-dt', 'pre_tool_execution', 'guardrail', ['datetime'])] },
+    });
+    assert.equal(denied.status, 403);
+    const unextracted = await call(app.url, 'POST', `/sessions/${id}/messages`, { session_id: id, prompt: 'json', output_schema: schema, structured_output_retries: 0 });
+    assert.ok(unextracted.body.extraction_error);
 
     const ledger = await call(app.url, 'GET', `/sessions/${id}/ledger?limit=1000`);
     assert.equal(ledger.status, 200);
@@ -35,6 +53,7 @@ describe('session event schemas', () => {
     const expected: SessionEventKind[] = [
       'run_started', 'turn_started', 'reasoning_delta', 'text_delta', 'text_complete', 'turn_completed', 'tool_call_requested',
       'tool_execution_started', 'tool_execution_completed', 'tool_result_received', 'budget_warning', 'run_completed', 'run_failed',
+      'hook_started', 'hook_completed', 'hook_failed', 'hook_denied', 'extraction_succeeded', 'extraction_failed',
     ];
     for (const kind of expected) assert.ok(seen.has(kind), `no ${kind} event was emitted`);
   });

@@ -9,6 +9,7 @@ import { AUTH_ROUTES } from '../../contracts/routes-auth.ts';
 import { MCP_ROUTES } from '../../contracts/mcp.ts';
 import { MCP_ENDPOINT_ROUTES } from '../../contracts/mcp-endpoint.ts';
 import { LATER_ROUTES } from '../../contracts/routes-later.ts';
+import { HELP_ROUTES } from '../../contracts/routes-help.ts';
 import { SESSION_ROUTES } from '../../contracts/routes-sessions.ts';
 import { OBSERVE_ROUTES } from '../../contracts/routes-observe.ts';
 import { SYSTEM_ROUTES } from '../../contracts/routes-system.ts';
@@ -17,7 +18,7 @@ import { uwsUnavailableReason } from '../../http/create-server.ts';
 import { modelCatalog } from '../../providers/catalog.ts';
 import { call, startApp } from '../helpers/app.ts';
 
-const CATALOG = [...SYSTEM_ROUTES, ...SESSION_ROUTES, ...AUTH_ROUTES, ...MCP_ROUTES, ...MCP_ENDPOINT_ROUTES, ...OBSERVE_ROUTES, ...WORKGRAPH_ROUTES, ...LATER_ROUTES];
+const CATALOG = [...SYSTEM_ROUTES, ...SESSION_ROUTES, ...AUTH_ROUTES, ...MCP_ROUTES, ...MCP_ENDPOINT_ROUTES, ...OBSERVE_ROUTES, ...WORKGRAPH_ROUTES, ...HELP_ROUTES, ...LATER_ROUTES];
 const UWS_SKIP = uwsUnavailableReason();
 const PACKAGE_VERSION = (JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string }).version;
 
