@@ -4,6 +4,7 @@
 // one mailbox per actor, LRU and idle eviction, shedding, the stopping map and graceful close.
 // Kinds are composed in (ActorKind is a plain object of functions); no actor class inherits from here.
 import type { Logger } from 'pino';
+import type { AnyStateMachine } from 'xstate';
 import { ServiceError } from '../contracts/errors.ts';
 
 /** What the registry needs of every live actor. */
@@ -35,6 +36,8 @@ export interface ActorDescription {
 /** A kind of actor, as registered. Every function receives the actor it is about. */
 export interface ActorKind<A extends HostedActor> {
   readonly kind: string;
+  /** The kind's XState machine (the viewer draws it; the inspection stream names its states). */
+  readonly machine?: AnyStateMachine;
   readonly policy: ActorPolicy;
   /** Loads an actor from storage; undefined when there is none with this id (→ notFound). */
   hydrate(id: string): Promise<A | undefined>;
@@ -234,6 +237,8 @@ export class KindTable<A extends HostedActor> {
 /** Every kind's table, one sweep timer for all of them, and graceful close. */
 export class ActorRegistry {
   private readonly tables = new Map<string, KindTable<HostedActor>>();
+  /** Each registered kind's machine, by kind (a live map: kinds registered later appear in it). */
+  readonly machines = new Map<string, AnyStateMachine>();
   private sweeper: NodeJS.Timeout | null = null;
   private sweepEveryMs = Infinity;
   private closed = false;
@@ -246,6 +251,7 @@ export class ActorRegistry {
     if (this.tables.has(def.kind)) throw new Error(`actor kind registered twice: ${def.kind}`);
     const table = new KindTable<A>(def, this.opts.log);
     this.tables.set(def.kind, table as unknown as KindTable<HostedActor>);
+    if (def.machine) this.machines.set(def.kind, def.machine);
     const { idleEvictMs, shedAfterMs } = def.policy;
     const every = Math.max(500, Math.min(idleEvictMs, shedAfterMs ?? Infinity, 30_000));
     if (every < this.sweepEveryMs) {

@@ -4,6 +4,7 @@
 // creation writes in flight, and the session health probes.
 import { Compile } from 'typebox/compile';
 import type { Config } from '../contracts/config.ts';
+import { sessionMachine } from '../machines/session-machine.ts';
 import { PersistedState } from '../contracts/records.ts';
 import { ServiceError, sessionNotFound } from '../contracts/errors.ts';
 import type { SessionRecord, Store } from '../storage/store.ts';
@@ -73,6 +74,7 @@ export class SessionHost {
     this.deps = deps;
     this.table = sup.registry.register<SessionActor>({
       kind: SESSION_KIND,
+      machine: sessionMachine,
       policy,
       hydrate: (id) => this.hydrate(id),
       notFound: sessionNotFound,
