@@ -15,6 +15,7 @@ import { createHttpServer } from './http/create-server.ts';
 import { composeModules, type ModuleFactory } from './http/module-unit.ts';
 import { authModule } from './http/modules/auth-module.ts';
 import { eventsModule } from './http/modules/events-module.ts';
+import { extensionsModule } from './http/modules/extensions-module.ts';
 import { mcpModule } from './http/modules/mcp-module.ts';
 import { observeModule } from './http/modules/observe-module.ts';
 import { sessionsModule } from './http/modules/sessions-module.ts';
@@ -41,6 +42,7 @@ const MODULES: readonly ModuleFactory[] = [
   mcpModule,
   workgraphModule,
   turnFeaturesModule,
+  extensionsModule,
 ];
 
 export interface AppOptions extends Partial<StartOptions> {

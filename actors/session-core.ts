@@ -76,7 +76,10 @@ export class SessionCore {
     if (!this.liveHub) {
       const writer = this.writer;
       const observer = this.deps.observer;
-      const tap = observer?.sessionEvent ? (e: HubEntry) => observer.sessionEvent!(this, e) : null;
+      const observe = observer?.sessionEvent ? (e: HubEntry) => observer.sessionEvent!(this, e) : null;
+      // Memory realms have no writer: their outbox entries are committed on their own as events happen.
+      const outbox = writer ? undefined : this.deps.ledgerOutbox;
+      const tap = outbox ? (e: HubEntry) => { observe?.(e); this.volatileOutbox(e); } : observe;
       this.liveHub = new EventHub(this.id, this.lastSeq, writer ? (e) => writer.appendEvent(e) : null, this.deps.now, tap);
     }
     return this.liveHub;
@@ -85,13 +88,23 @@ export class SessionCore {
   /** The chained writer (persistent realms only). */
   get writer(): SessionWriter | null {
     if (!this.liveWriter && this.deps.store.persistent) {
-      this.liveWriter = new SessionWriter(this.deps.store, this.id, (entries) => this.hub.deliver(entries), this.log);
+      const tap = this.deps.ledgerOutbox;
+      const outbox = tap ? { tap, labels: () => this.record.labels } : null;
+      this.liveWriter = new SessionWriter(this.deps.store, this.id, (entries) => this.hub.deliver(entries), this.log, outbox);
     }
     return this.liveWriter;
   }
 
   get id(): string {
     return this.record.session_id;
+  }
+
+  /** Memory realms: commits an event's outbox entries at once (nothing is durable there anyway). */
+  private volatileOutbox(e: HubEntry): void {
+    const outbox = this.deps.ledgerOutbox;
+    const ops = outbox?.opsFor({ id: this.id, labels: this.record.labels }, [e]) ?? [];
+    if (!outbox || ops.length === 0) return;
+    this.deps.store.commit(ops).then(() => outbox.committed(ops), (err: unknown) => this.log.error({ err, sessionId: this.id }, 'outbox write failed'));
   }
 
   get snapshotRecord(): SessionRecord {

@@ -70,6 +70,9 @@ export class SessionHost {
       get turnFeatures() {
         return sup.deps.turnFeatures;
       },
+      get ledgerOutbox() {
+        return sup.deps.ledgerOutbox;
+      },
     };
     this.deps = deps;
     this.table = sup.registry.register<SessionActor>({

@@ -6,8 +6,19 @@
 // A ledger append fault halts later ledger appends but never undoes or blocks the state it rode with
 // (SPEC.md "Events": audit append faults).
 import type { Logger } from 'pino';
-import type { Store, StoreOp } from '../storage/store.ts';
+import type { LedgerEntry, Store, StoreOp } from '../storage/store.ts';
 import type { HubEntry } from './event-hub.ts';
+
+/**
+ * Ops that must commit in the same transaction as the ledger entries they report (the webhook outbox,
+ * actors/webhooks/). Installed on RuntimeDeps by the module that owns it.
+ */
+export interface LedgerOutbox {
+  /** Extra ops for these entries of one session; [] when nothing subscribes. Synchronous. */
+  opsFor(session: { id: string; labels: Record<string, string> }, entries: readonly LedgerEntry[]): StoreOp[];
+  /** The ops opsFor returned are durable. */
+  committed(ops: StoreOp[]): void;
+}
 
 interface Waiter {
   resolve(): void;
@@ -38,6 +49,7 @@ export class SessionWriter {
     private readonly sessionId: string,
     private readonly onDurable: (entries: HubEntry[]) => void,
     private readonly log: Logger,
+    private readonly outbox: { tap: LedgerOutbox; labels(): Record<string, string> } | null = null,
   ) {}
 
   get halted(): boolean {
@@ -126,22 +138,24 @@ export class SessionWriter {
 
   /** One transaction of state ops plus ledger entries; a ledger fault halts the audit, not the state. */
   private async write(ops: StoreOp[], events: HubEntry[], batch: number): Promise<void> {
+    // Outbox ops ride in the transaction of the entries they report: a committed event always has its delivery.
+    const extra = events.length && this.outbox ? this.outbox.tap.opsFor({ id: this.sessionId, labels: this.outbox.labels() }, events) : [];
     if (events.length === 0 || this.ledgerHalted) {
-      if (ops.length) await this.store.commit(ops);
+      if (ops.length || extra.length) await this.store.commit(extra.length ? [...ops, ...extra] : ops);
+      if (extra.length) this.outbox!.tap.committed(extra);
       return;
     }
     try {
-      await this.store.commit([...ops, { op: 'appendLedger', sessionId: this.sessionId, entries: events.map(plainEntry) }]);
+      await this.store.commit([...ops, ...extra, { op: 'appendLedger', sessionId: this.sessionId, entries: events.map(plainEntry) }]);
     } catch (err) {
       // Retry the state ops alone: only if that succeeds was the ledger part at fault. A later state
       // batch already issued supersedes these ops, so replaying them after it would write stale state.
-      if (ops.length) {
-        if (batch !== this.stateBatches) throw err;
-        await this.store.commit(ops);
-      }
+      if (ops.length && batch !== this.stateBatches) throw err;
+      if (ops.length || extra.length) await this.store.commit([...ops, ...extra]);
       this.ledgerHalted = true;
       this.log.error({ err, sessionId: this.sessionId }, 'ledger append failed; later appends halted');
     }
+    if (extra.length) this.outbox!.tap.committed(extra);
   }
 }
 

@@ -13,6 +13,7 @@ import { ActorRegistry } from './actor-registry.ts';
 import { CapabilityRegistry } from './capability-registry.ts';
 import { RequestRegistry } from './request-registry.ts';
 import type { RuntimeObserver } from './runtime-observer.ts';
+import type { LedgerOutbox } from './session-writer.ts';
 
 /** Picks the provider adapter for a model (and optional provider name, and binding credential). */
 export interface ProviderResolver {
@@ -38,6 +39,8 @@ export interface RuntimeDeps {
   credentials?: CredentialResolver;
   /** Set by the turn-features module: structured output, budgets and hooks of each run. */
   turnFeatures?: TurnFeatureService;
+  /** Set by the webhooks module: outbox ops committed with the ledger entries they report. */
+  ledgerOutbox?: LedgerOutbox;
   config(): Config;
   now(): number;
   /** Observation hooks (metrics, traces, the viewer's inspector); absent when nothing observes. */

@@ -6,6 +6,7 @@ import { Type, type Static } from 'typebox';
 import { AuthSection } from './auth.ts';
 import { McpServerConfig } from './mcp.ts';
 import { BudgetSection, DurationValue, HooksSection } from './turn-features.ts';
+import { ExtensionsSection, WebhookConfigEntry } from './webhooks.ts';
 
 /** A section: an object with defaults for its known keys that keeps any extra keys the user wrote. */
 const sectionOptions = { default: {}, additionalProperties: true } as const;
@@ -111,6 +112,10 @@ export const Config = Type.Object(
     providers: Type.Record(Type.String(), ProviderSettings, { default: {} }),
     /** Outbound credentials (contracts/auth.ts): refresh window, login lifetime, OAuth providers. */
     auth: Type.Optional(AuthSection),
+    /** Signed outbound webhooks (contracts/webhooks.ts; a Warren extension). */
+    webhooks: Type.Optional(Type.Array(WebhookConfigEntry)),
+    /** Tuning of Warren's extensions: webhook delivery, detached turns (contracts/webhooks.ts). */
+    extensions: Type.Optional(ExtensionsSection),
     /** Top-level output cap kept for compatibility with the reference config (omitted when unset). */
     max_tokens: Type.Optional(Type.Integer({ minimum: 1 })),
   },
