@@ -4,7 +4,9 @@
 // same port.
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import assert from 'node:assert/strict';
 import { Webhook } from 'standardwebhooks';
+import { call } from './app.ts';
 
 export type Answer = 200 | 500 | 'hang';
 
@@ -97,3 +99,15 @@ export async function startReceiver(secret: string, decide: Receiver['decide'] =
   };
   return self;
 }
+
+/** Waits until the subscription's outbox has no pending entry (the status write follows the 2xx). */
+export async function settled(base: string, id: string, expected: number): Promise<Array<Record<string, unknown>>> {
+  for (let i = 0; ; i++) {
+    const res = await call(base, 'GET', `/webhooks/${id}/deliveries?limit=1000`);
+    const list = res.body.deliveries as Array<Record<string, unknown>>;
+    if (list.length >= expected && list.every((d) => d.status !== 'pending')) return list;
+    if (i > 2000) assert.fail(`outbox did not settle: ${JSON.stringify(list.slice(0, 5))}`);
+    await new Promise((r) => setTimeout(r, 10));
+  }
+}
+

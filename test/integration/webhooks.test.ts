@@ -5,7 +5,7 @@
 import { describe, it, type TestContext } from 'node:test';
 import assert from 'node:assert/strict';
 import { call, createSession, startApp, type TestApp } from '../helpers/app.ts';
-import { newSecret, startReceiver, type Receiver } from '../helpers/webhook-receiver.ts';
+import { newSecret, settled, startReceiver, type Receiver } from '../helpers/webhook-receiver.ts';
 
 const FAST = { webhook_initial_backoff_ms: 5, webhook_max_backoff_ms: 40, webhook_timeout_ms: 400 };
 
@@ -18,17 +18,6 @@ async function subscribe(app: TestApp, receiver: Receiver, secret: string, extra
   const res = await call(app.url, 'POST', '/webhooks', { url: receiver.url, secret, ...extra });
   assert.equal(res.status, 201, JSON.stringify(res.body));
   return res.body.id;
-}
-
-/** Waits until the subscription's outbox has no pending entry (the status write follows the 2xx). */
-export async function settled(base: string, id: string, expected: number): Promise<Array<Record<string, unknown>>> {
-  for (let i = 0; ; i++) {
-    const res = await call(base, 'GET', `/webhooks/${id}/deliveries?limit=1000`);
-    const list = res.body.deliveries as Array<Record<string, unknown>>;
-    if (list.length >= expected && list.every((d) => d.status !== 'pending')) return list;
-    if (i > 2000) assert.fail(`outbox did not settle: ${JSON.stringify(list.slice(0, 5))}`);
-    await new Promise((r) => setTimeout(r, 10));
-  }
 }
 
 async function receiverFor(t: TestContext, decide?: Receiver['decide']) {
