@@ -31,6 +31,18 @@ export interface TurnCommand {
   signal: AbortSignal;
   /** Called when the turn enters its commit (cancel can no longer stop it). */
   onCommitting(): void;
+  /** Extension hooks (detached turns): ops that ride the turn's own writes. */
+  hooks?: TurnHooks;
+}
+
+/** Ops that ride a turn's writes: its pending-input write, its commit, or its failure write. */
+export interface TurnHooks {
+  /** Ops for the pending-input write; `firstSeq` is the seq the turn's run_started event gets. */
+  pendingOps?(sessionId: string, firstSeq: number): StoreOp[];
+  /** The pending-input write is durable. */
+  onPendingDurable?(): void;
+  commitOps?(outcome: TurnOutcome): StoreOp[];
+  failOps?(err: unknown, cancelled: boolean): StoreOp[];
 }
 
 /** The caller of one turn request, answered from the machine's decisions. */
@@ -147,7 +159,9 @@ export class SessionActor {
     // The pending input rides the next write; the turn does not wait for it (the commit is chained after it).
     // Snapshots are persisted at rest only: the pending input itself marks the turn as in flight, so this
     // write keeps the pre-turn snapshot.
-    const pendingWrite = core.persist([], core.state.machine ?? null).catch((err) => core.log.error({ err, sessionId: id }, 'pending input write failed'));
+    const pendingRaw = core.persist(cmd.hooks?.pendingOps?.(id, hub.lastSeq + 1) ?? [], core.state.machine ?? null);
+    if (cmd.hooks?.onPendingDurable) pendingRaw.then(cmd.hooks.onPendingDurable, () => {});
+    const pendingWrite = pendingRaw.catch((err) => core.log.error({ err, sessionId: id }, 'pending input write failed'));
     hub.publish('run_started', { session_id: id, input: { kind: 'content', content: cmd.prompt } });
     const onPhase = (phase: TurnPhase) => core.machine.send({ type: 'turn.phase', generation, phase });
     let committing = false;
@@ -203,7 +217,7 @@ export class SessionActor {
       // The commit is queued first and run_completed published in the same synchronous block, so the
       // writer's next drain takes both: the event's ledger entry rides in the turn's transaction and is
       // handed to live subscribers as soon as it is durable. The writer orders it after the pending-input write.
-      const committed = core.persist([{ op: 'putRows', sessionId: id, fromIndex: total, rows }], core.restingSnapshot());
+      const committed = core.persist([{ op: 'putRows', sessionId: id, fromIndex: total, rows }, ...(cmd.hooks?.commitOps?.(outcome) ?? [])], core.restingSnapshot());
       hub.publish('run_completed', { session_id: id, result: result.text, extraction_required: run?.extractionRequired ?? false, usage });
       try {
         await committed;
@@ -219,7 +233,10 @@ export class SessionActor {
         ...projectForProvider({ history, newRows, now: nowIso }, result.producedRows),
       });
       if (extra) await this.commitExtra(extra, history.concat(rows));
-      return withExtra(outcome, extra);
+      const final = withExtra(outcome, extra);
+      // The extension hooks' record follows the extraction result (the turn's commit carried the plain one).
+      if (extra && cmd.hooks?.commitOps) await core.persist(cmd.hooks.commitOps(final)).catch((e) => core.log.error({ err: e, sessionId: id }, 'turn hook write failed'));
+      return final;
     } catch (err) {
       // Once committing, an interrupt no longer cancels: a failure there is the commit's own. A run
       // stopped by its time budget fails with that budget's error, not as cancelled.
@@ -235,7 +252,7 @@ export class SessionActor {
       });
       await run?.failed(error);
       await pendingWrite;
-      await core.persist([], core.restingSnapshot()).catch((e) => core.log.error({ err: e, sessionId: id }, 'failed-turn state write failed'));
+      await core.persist(cmd.hooks?.failOps?.(error, cancelled) ?? [], core.restingSnapshot()).catch((e) => core.log.error({ err: e, sessionId: id }, 'failed-turn state write failed'));
       throw error;
     }
   }

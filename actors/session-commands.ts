@@ -9,7 +9,7 @@ import type { Message } from '../contracts/transcript.ts';
 import { defaultModel } from '../providers/catalog.ts';
 import { resolveToolFlags, ToolConfigError } from '../tools/registry.ts';
 import type { SessionRecord } from '../storage/store.ts';
-import type { TurnOutcome } from './session-actor.ts';
+import type { TurnHooks, TurnOutcome } from './session-actor.ts';
 import type { PersistedState, SessionSettings } from './session-types.ts';
 import type { SessionHost } from './session-host.ts';
 import type { RunFeatureRequest, RunPlan } from './turn-features/run-features.ts';
@@ -72,7 +72,7 @@ function sameProvider(bindingProvider: string, sessionProvider: string, binding:
 }
 
 /** POST /sessions: creates the session durably, then runs its first turn. */
-export async function createSession(sup: SessionHost, body: CreateSessionRequest, requestId: string, signal: AbortSignal, onCommitting: () => void, extras?: Partial<SessionSettings>): Promise<TurnReply> {
+export async function createSession(sup: SessionHost, body: CreateSessionRequest, requestId: string, signal: AbortSignal, onCommitting: () => void, extras?: Partial<SessionSettings>, hooks?: TurnHooks): Promise<TurnReply> {
   const { deps } = sup;
   const cfg = deps.config();
   if (body.keep_alive === true && !body.comms_name) throw new ServiceError('BAD_REQUEST', 'keep_alive requires comms_name');
@@ -124,7 +124,7 @@ export async function createSession(sup: SessionHost, body: CreateSessionRequest
   try {
     outcome = await actor.runTurn({
       requestId, kind: 'create', prompt: body.prompt, injectedContext: body.injected_context,
-      transientContext: body.transient_turn_context, signal, onCommitting, knownHistory: rows, plan,
+      transientContext: body.transient_turn_context, signal, onCommitting, knownHistory: rows, plan, hooks,
     });
   } catch (err) {
     try {
@@ -140,7 +140,7 @@ export async function createSession(sup: SessionHost, body: CreateSessionRequest
 }
 
 /** POST /sessions/{id}/messages. Model, provider and max_tokens hot-swap for the rest of the session. */
-export async function continueSession(sup: SessionHost, sessionId: string, body: ContinueSessionRequest, requestId: string, signal: AbortSignal, onCommitting: () => void): Promise<TurnReply> {
+export async function continueSession(sup: SessionHost, sessionId: string, body: ContinueSessionRequest, requestId: string, signal: AbortSignal, onCommitting: () => void, hooks?: TurnHooks): Promise<TurnReply> {
   if (body.session_id !== sessionId) {
     throw new ServiceError('BAD_REQUEST', `Session ID mismatch: path=${sessionId} body=${body.session_id}`);
   }
@@ -175,7 +175,7 @@ export async function continueSession(sup: SessionHost, sessionId: string, body:
   const plan = planRun(sup, body, patch.provider ?? s.provider, s.structured_output_retries);
   const outcome = await actor.runTurn({
     requestId, kind: 'continue', prompt: body.prompt, injectedContext: body.injected_context,
-    transientContext: body.transient_turn_context, systemAppend: body.system_prompt, settingsPatch: patch, plan, signal, onCommitting,
+    transientContext: body.transient_turn_context, systemAppend: body.system_prompt, settingsPatch: patch, plan, signal, onCommitting, hooks,
   });
   return { sessionId, ...outcome };
 }

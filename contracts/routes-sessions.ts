@@ -14,7 +14,7 @@ const REQ_HEADER = 'x-warren-request-id';
 export const SESSION_ROUTE = {
   create: {
     id: 'sessions.create', method: 'POST', path: '/sessions', summary: 'Create a session and run its first turn',
-    body: CreateSessionRequest, response: { status: 200, schema: TurnResponse }, headers: [REQ_HEADER],
+    body: CreateSessionRequest, response: { status: 200, schema: TurnResponse }, headers: [REQ_HEADER, 'prefer'],
     errors: ['BAD_REQUEST', 'DUPLICATE_REQUEST_ID', 'REQUEST_CANCELLED', 'SESSION_CREATED_WITH_TURN_FAILURE', 'PROVIDER_ERROR', 'AGENT_ERROR', 'CAPABILITY_UNAVAILABLE', 'BUDGET_EXHAUSTED', 'HOOK_DENIED'],
   },
   list: {
@@ -35,7 +35,7 @@ export const SESSION_ROUTE = {
   },
   'continue': {
     id: 'sessions.continue', method: 'POST', path: '/sessions/{id}/messages', summary: 'Run a turn on an existing session',
-    body: ContinueSessionRequest, response: { status: 200, schema: TurnResponse }, headers: [REQ_HEADER],
+    body: ContinueSessionRequest, response: { status: 200, schema: TurnResponse }, headers: [REQ_HEADER, 'prefer'],
     errors: ['BAD_REQUEST', 'SESSION_NOT_FOUND', 'SESSION_BUSY', 'SESSION_NOT_RUNNING', 'DUPLICATE_REQUEST_ID', 'REQUEST_CANCELLED', 'PROVIDER_ERROR', 'AGENT_ERROR', 'CAPABILITY_UNAVAILABLE', 'BUDGET_EXHAUSTED', 'HOOK_DENIED'],
   },
   systemContext: {

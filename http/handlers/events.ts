@@ -10,6 +10,7 @@ import { on, type HandlerContext, type HandlerTable } from '../handler.ts';
 import { SESSION_ROUTE } from '../../contracts/routes-sessions.ts';
 import { envelopeOf, SseSubscriber, type SseOptions } from '../sse.ts';
 import { parseSessionId } from './session-id.ts';
+import { turnExtensions } from './turn-extensions.ts';
 
 function parseAfterSeq(ctx: HandlerContext): number | undefined {
   const header = ctx.headers['last-event-id'];
@@ -29,7 +30,10 @@ export function eventHandlers(sup: SessionHost, realmId: string, opts: EventHand
   return {
     ...on(SESSION_ROUTE.events, async (ctx) => {
       const id = parseSessionId(ctx.params.id, realmId);
-      const afterSeq = parseAfterSeq(ctx);
+      const rid = ctx.query.request_id;
+      const startAt = rid ? turnExtensions(sup).requestStartSeq : undefined;
+      // ?request_id= (detached turns): start at that turn's first event.
+      const afterSeq = rid && startAt ? (await startAt(rid, id)) - 1 : parseAfterSeq(ctx);
       const actor = await sup.get(id);
       // From here to subscribe() nothing awaits: the archived check, the delivered cursor and the
       // subscription see one consistent hub state.

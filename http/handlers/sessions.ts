@@ -12,11 +12,12 @@ import { sessionCreatedWithTurnFailure } from '../errors.ts';
 import { on, type HandlerContext, type HandlerTable } from '../handler.ts';
 import { SESSION_ROUTE } from '../../contracts/routes-sessions.ts';
 import { parseSessionId } from './session-id.ts';
+import { prefersAsync, turnExtensions } from './turn-extensions.ts';
 
 const MAX_REQUEST_ID = 256;
 
 /** Reads the opt-in X-Warren-Request-Id header (trimmed; empty is a client error). */
-function clientRequestId(ctx: HandlerContext): string | undefined {
+export function clientRequestId(ctx: HandlerContext): string | undefined {
   const raw = ctx.headers['x-warren-request-id'];
   if (raw === undefined) return undefined;
   const id = raw.trim();
@@ -24,7 +25,7 @@ function clientRequestId(ctx: HandlerContext): string | undefined {
   return id;
 }
 
-function turnBody(realmId: string, r: TurnReply) {
+export function turnBody(realmId: string, r: TurnReply) {
   return {
     session_id: r.sessionId,
     session_ref: `${realmId}:${r.sessionId}`,
@@ -69,6 +70,8 @@ export function sessionHandlers(sup: SessionHost, realmId: string, createExtras?
 
   return {
     ...on(SESSION_ROUTE.create, async (ctx) => {
+      const detached = prefersAsync(ctx) ? turnExtensions(sup).respondAsync : undefined;
+      if (detached) return detached('create', ctx);
       try {
         const reply = await withRequest(ctx, (rid, signal, onCommitting) => createSession(sup, ctx.body, rid, signal, onCommitting, createExtras));
         return { status: 200, body: turnBody(realmId, reply) };
@@ -91,6 +94,8 @@ export function sessionHandlers(sup: SessionHost, realmId: string, createExtras?
       }
     }),
     ...on(SESSION_ROUTE['continue'], async (ctx) => {
+      const detached = prefersAsync(ctx) ? turnExtensions(sup).respondAsync : undefined;
+      if (detached) return detached('continue', ctx);
       const id = parseSessionId(ctx.params.id, realmId);
       const reply = await withRequest(ctx, (rid, signal, onCommitting) => continueSession(sup, id, ctx.body, rid, signal, onCommitting));
       return { status: 200, body: turnBody(realmId, reply) };

@@ -1,9 +1,13 @@
 // http/modules/extensions-module.ts: Warren's extensions beyond SPEC.md: signed outbound webhooks from a
-// durable outbox (/webhooks), and the discovery route GET /warren/extensions. Declares no capability
+// durable outbox (/webhooks), detached turns (Prefer: respond-async, /requests/{id}), and the discovery route GET /warren/extensions. Declares no capability
 // ids: /capabilities keeps SPEC.md's vocabulary.
+import { DetachedRequests } from '../../actors/detached/detached-requests.ts';
 import { WebhookService } from '../../actors/webhooks/webhook-service.ts';
+import { DETACHED_ROUTES } from '../../contracts/detached.ts';
 import { EXTENSION_ROUTES, type ExtensionInfo } from '../../contracts/extensions.ts';
 import { WEBHOOK_ROUTES } from '../../contracts/webhooks.ts';
+import { detachedHandlers, detachedStarter } from '../handlers/detached.ts';
+import { turnExtensions } from '../handlers/turn-extensions.ts';
 import { webhookHandlers } from '../handlers/webhooks.ts';
 import type { ModuleContext, ModuleUnit } from '../module-unit.ts';
 
@@ -14,6 +18,14 @@ const EXTENSIONS: ExtensionInfo[] = [
     routes: WEBHOOK_ROUTES.map((r) => `${r.method} ${r.path}`),
     config_keys: ['webhooks', 'extensions.webhook_max_attempts', 'extensions.webhook_initial_backoff_ms', 'extensions.webhook_max_backoff_ms', 'extensions.webhook_timeout_ms', 'extensions.webhook_concurrency'],
   },
+  {
+    name: 'detached_turns',
+    description: 'POST /sessions and POST /sessions/{id}/messages with `Prefer: respond-async` answer 202 {session_id, request_id, status_url, events_url} once the pending input is durable; GET /requests/{request_id} reports queued | running | completed (the synchronous response) | failed (its error envelope) | cancelled, truthfully after a restart; results expire after extensions.detached_result_ttl_secs (then 404 with details.reason "expired"). GET /sessions/{id}/events?request_id= starts at that turn\'s first event.',
+    routes: ['POST /sessions', 'POST /sessions/{id}/messages', ...DETACHED_ROUTES.map((r) => `${r.method} ${r.path}`), 'POST /requests/{request_id}/cancel', 'GET /sessions/{id}/events'],
+    request_headers: ['Prefer: respond-async'],
+    request_fields: ['GET /sessions/{id}/events?request_id='],
+    config_keys: ['extensions.detached_result_ttl_secs'],
+  },
 ];
 
 export function extensionsModule(ctx: ModuleContext): ModuleUnit {
@@ -22,12 +34,18 @@ export function extensionsModule(ctx: ModuleContext): ModuleUnit {
     store: deps.store, log: deps.log.child({ component: 'webhooks' }), config: () => ctx.config.current(), now: ctx.clock('webhooks'), env: ctx.env,
   });
   deps.ledgerOutbox = webhooks;
+  const ttlMs = () => (ctx.config.current().extensions?.detached_result_ttl_secs ?? 3600) * 1000;
+  const detached = new DetachedRequests(deps.store, ctx.clock('detached'), ttlMs);
+  const slot = turnExtensions(ctx.sessions());
+  slot.respondAsync = detachedStarter(ctx.sessions(), detached, ctx.realm.realmId);
+  slot.requestStartSeq = (rid, sid) => detached.firstSeq(rid, sid);
   return {
     name: 'extensions',
-    routes: [...EXTENSION_ROUTES, ...WEBHOOK_ROUTES],
+    routes: [...EXTENSION_ROUTES, ...WEBHOOK_ROUTES, ...DETACHED_ROUTES],
     handlers: {
       'warren.extensions': () => ({ status: 200, body: { extensions: EXTENSIONS } }),
       ...webhookHandlers(webhooks),
+      ...detachedHandlers(detached, ttlMs),
     },
     configKeys: ['webhooks', 'extensions'],
     close: () => webhooks.close(),
