@@ -49,6 +49,7 @@ for (const transport of ['node', 'uws'] as const) {
       assert.ok(kindsOf(envs).includes('text_delta'));
       const done = await call(app.url, 'GET', '/requests/r-1');
       assert.equal(done.body.status, 'completed');
+      while ((await call(app.url, 'GET', `/sessions/${sid}/status`)).body.state !== 'idle') await new Promise((r) => setTimeout(r, 5));
       const sync = await call(app.url, 'POST', `/sessions/${sid}/messages`, { session_id: sid, prompt: 'again' });
       assert.deepEqual(Object.keys(done.body.response).sort(), Object.keys(sync.body).sort());
       assert.equal(done.body.response.text, 'late answer');
@@ -74,6 +75,8 @@ describe('detached turns', () => {
     const res = await call(app.url, 'POST', `/sessions/${sid}/messages`, { session_id: sid, prompt: 'x' }, ASYNC);
     assert.equal(res.status, 202);
     const body = await terminal(app.url, res.body.request_id);
+    // The record turns terminal in the turn's failure write; the machine is at rest just after it.
+    while ((await call(app.url, 'GET', `/sessions/${sid}/status`)).body.state !== 'idle') await new Promise((r) => setTimeout(r, 5));
     const sync = await call(app.url, 'POST', `/sessions/${sid}/messages`, { session_id: sid, prompt: 'x' });
     assert.equal(body.status, 'failed');
     assert.equal(body.http_status, sync.status);
