@@ -63,7 +63,7 @@ class UwsResponder implements HttpResponder {
   /** Ended or aborted: the native response must not be touched any more. */
   done = false;
   streaming = false;
-  /** End the connection with the response (oversized body still arriving). */
+  /** Ask the client to close after the response (oversized body still arriving); see send(). */
   closeAfter = false;
   private abortCbs: Array<() => void> | undefined;
   private drainCbs: Array<() => void> | undefined;
@@ -103,7 +103,11 @@ class UwsResponder implements HttpResponder {
     res.cork(() => {
       res.writeStatus(statusLine(status));
       writeHeaders(res, headers);
-      res.end(body, close);
+      // Lingering close (http/linger-close.ts): uWS's own close would reset a client still sending its
+      // body, so the client is asked to close while uWS keeps reading and dropping what it sends (bounded by
+      // the declared length and uWS's idle timeout; uWS gives JavaScript no handle once the response ended).
+      if (close) res.writeHeader('connection', 'close');
+      res.end(body);
     });
   }
 
