@@ -123,7 +123,7 @@ export async function createApp(opts: AppOptions = {}): Promise<App> {
   const maxBodyBytes = realmConfig.current().limits.max_body_bytes;
   const httpLog = log.child({ component: 'http' });
   const server = await createHttpServer(opts.httpTransport ?? 'auto', {
-    handler: createRouter({ routes, handlers, logger: httpLog, maxBodyBytes }),
+    handler: createRouter({ routes, handlers, logger: httpLog, maxBodyBytes, maxJsonDepth: realmConfig.current().limits.max_json_depth }),
     maxBodyBytes,
     logger: httpLog,
   });

@@ -105,9 +105,26 @@ export class SessionWriter {
     });
   }
 
+  /** The session's creation failed: every write not yet issued is refused (no orphan rows or ledger). */
+  abandon(err: unknown): void {
+    this.abandoned = err;
+  }
+
+  private abandoned: unknown = undefined;
+
   /** Starts one batch with everything queued; its completion is chained after the batches before it. */
   private issue(): void {
     if (this.ops.length === 0 && this.events.length === 0) return;
+    if (this.abandoned !== undefined) {
+      for (const w of this.waiters) w.reject(this.abandoned);
+      this.settled = this.queued;
+      this.ops = [];
+      this.events = [];
+      this.waiters = [];
+      for (const w of this.flushWaiters) w.resolve();
+      this.flushWaiters = [];
+      return;
+    }
     const upTo = this.queued;
     const ops = this.ops;
     const events = this.events;

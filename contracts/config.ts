@@ -77,6 +77,8 @@ export const LimitsSection = Type.Object(
     max_body_bytes: Type.Integer({ minimum: 1, default: 4194304 }),
     /** Longest one model call of a run may take (unset: unlimited). */
     max_turn_duration: Type.Optional(DurationValue),
+    /** Deepest nesting of arrays/objects a JSON request body may have (storage refuses beyond 1,000). */
+    max_json_depth: Type.Integer({ minimum: 1, maximum: 512, default: 64 }),
   },
   sectionOptions,
 );

@@ -39,7 +39,7 @@ describe('defaultConfig', () => {
       shell: { program: 'bash', timeout_secs: 30, max_output_chars: 100000 },
       retry: { max_retries: 3, initial_delay_ms: 500, max_delay_ms: 30000, multiplier: 2 },
       skills: { enabled: false },
-      limits: { max_sessions: 100000, max_body_bytes: 4194304 },
+      limits: { max_sessions: 100000, max_body_bytes: 4194304, max_json_depth: 64 },
       budget: {},
       hooks: { default_timeout_ms: 5000, payload_max_bytes: 131072, background_max_concurrency: 32, entries: [] },
       providers: {},

@@ -4,6 +4,7 @@ import { after, describe, it, type TestContext } from 'node:test';
 import assert from 'node:assert/strict';
 import { isServiceError, type ErrorCode } from '../../contracts/errors.ts';
 import type { Message } from '../../contracts/transcript.ts';
+import { MAX_STORED_DEPTH } from '../../storage/prepare-ops.ts';
 import type { LedgerEntry, SessionRecord, Store, StoreOp } from '../../storage/store.ts';
 import { entries, sessionRecord, userRow, type StoreFactory } from '../helpers/store-builders.ts';
 
@@ -340,6 +341,24 @@ export function storeConformance(name: string, factory: StoreFactory): void {
         await assert.rejects(store.commit(wholeBatch(bigint)), withCode('SESSION_STORE_ERROR'));
         const fn: StoreOp = { op: 'putSession', session: sessionRecord('y', 2, { state: { cb: () => 1 } }) };
         await assert.rejects(store.commit(wholeBatch(fn)), withCode('SESSION_STORE_ERROR'));
+        await assertNothingLanded(store);
+        assert.equal(await store.getSession('y'), undefined);
+      });
+
+      it('stores values nested MAX_STORED_DEPTH deep, refuses deeper ones with SESSION_STORE_ERROR (no stack overflow)', async (t) => {
+        const store = await fresh(t);
+        const nest = (depth: number): unknown => {
+          let v: unknown = 'core';
+          for (let i = 0; i < depth; i++) v = i % 2 ? [v] : { k: v };
+          return v;
+        };
+        await store.commit([{ op: 'putRecord', ns: 'deep', key: 'ok', value: nest(MAX_STORED_DEPTH) }]);
+        assert.deepEqual(await store.getRecord('deep', 'ok'), nest(MAX_STORED_DEPTH));
+        for (const depth of [MAX_STORED_DEPTH + 1, 20_000]) {
+          await assert.rejects(store.commit(wholeBatch({ op: 'putRecord', ns: 'deep', key: 'no', value: nest(depth) })), withCode('SESSION_STORE_ERROR'));
+          const deepSession = sessionRecord('y', 2, { state: { pending: { prompt: nest(depth) } } });
+          await assert.rejects(store.commit([{ op: 'putSession', session: deepSession }]), withCode('SESSION_STORE_ERROR'));
+        }
         await assertNothingLanded(store);
         assert.equal(await store.getSession('y'), undefined);
       });
