@@ -224,7 +224,7 @@ export class SessionActor {
       } catch (err) {
         core.record = { ...before.record, updated_at_ms: core.record.updated_at_ms };
         core.state.revision = before.revision;
-        throw new ServiceError('SESSION_STORE_ERROR', 'the turn could not be committed', { session_id: id }, { cause: err });
+        throw storeErrorOf(err, id);
       }
       core.cacheRows(history.concat(rows));
       // Structured output is extracted from the committed turn, then committed after it.
@@ -369,4 +369,12 @@ function errorKind(err: unknown): string {
 
 function errorCode(err: unknown): string {
   return err instanceof ServiceError ? err.code : 'INTERNAL_ERROR';
+}
+
+/** The commit's failure as the request's error: SESSION_STORE_ERROR naming the store's cause. */
+function storeErrorOf(err: unknown, sessionId: string): ServiceError {
+  const cause = err instanceof ServiceError ? err : undefined;
+  const details = { session_id: sessionId, ...(cause?.details && typeof cause.details === 'object' ? cause.details : {}) };
+  const why = err instanceof Error ? `: ${err.message}` : '';
+  return new ServiceError('SESSION_STORE_ERROR', `the turn could not be committed${why}`, details, { cause: err });
 }

@@ -118,7 +118,7 @@ export async function createSession(sup: SessionHost, body: CreateSessionRequest
   // Not awaited: the turn's first write is chained after it. Observed at once so that a failure is
   // never an unhandled rejection; a session whose creation never became durable is not "created".
   const created = actor.persist(rows.length ? [{ op: 'putRows', sessionId, fromIndex: 0, rows }] : []);
-  created.catch((err: unknown) => actor.abandon(err));
+  created.catch((err: unknown) => actor.core.abandon(err));
   sup.noteCreation(created);
   let outcome: TurnOutcome;
   try {

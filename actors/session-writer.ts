@@ -6,6 +6,7 @@
 // A ledger append fault halts later ledger appends but never undoes or blocks the state it rode with
 // (SPEC.md "Events": audit append faults).
 import type { Logger } from 'pino';
+import { isServiceError } from '../contracts/errors.ts';
 import type { LedgerEntry, Store, StoreOp } from '../storage/store.ts';
 import type { HubEntry } from './event-hub.ts';
 
@@ -169,6 +170,12 @@ export class SessionWriter {
       // batch already issued supersedes these ops, so replaying them after it would write stale state.
       if (ops.length && batch !== this.stateBatches) throw err;
       if (ops.length || extra.length) await this.store.commit([...ops, ...extra]);
+      // The medium refused the write (full disk...): these entries are lost (a replay reports the gap),
+      // but later appends go on, so the ledger resumes by itself once the store takes writes again.
+      if (refusedByMedium(err)) {
+        this.log.warn({ err, sessionId: this.sessionId, dropped: events.length }, 'ledger append refused by the store; entries dropped');
+        return;
+      }
       this.ledgerHalted = true;
       this.log.error({ err, sessionId: this.sessionId }, 'ledger append failed; later appends halted');
     }
@@ -178,4 +185,9 @@ export class SessionWriter {
 
 function plainEntry(e: HubEntry): HubEntry {
   return { seq: e.seq, kind: e.kind, timestamp_ms: e.timestamp_ms, payload: e.payload };
+}
+
+/** A store failure caused by the medium (storage/store-failure.ts sets details.cause_code), not by the data. */
+function refusedByMedium(err: unknown): boolean {
+  return isServiceError(err) && typeof (err.details as { cause_code?: unknown } | undefined)?.cause_code === 'string';
 }

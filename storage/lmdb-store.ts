@@ -9,6 +9,7 @@ import type { LedgerEntry, ListSessionsOptions, SessionRecord, Store, StoreOp } 
 import { labelKey, matchesLabels, type LabelFilters } from './label-filter.ts';
 import { checkOps, pageBounds, planBatch } from './prepare-ops.ts';
 import { readLedgerEntries, readSessionRecord } from './record-migrations.ts';
+import { storeFailure } from './store-failure.ts';
 
 type CreatedKey = [number, string];
 type SeqKey = [string, number];
@@ -249,7 +250,12 @@ class LmdbStore implements Store {
     // A child transaction inside lmdb's batched async write: commits issued in the same event turn share one
     // LMDB transaction (and one fsync), while a callback that throws aborts only its own writes. The promise
     // resolves after the commit is flushed (default overlappingSync; see reference/dependencies.md).
-    await db.sessions.childTransaction(() => this.#apply(db, writes));
+    try {
+      await db.sessions.childTransaction(() => this.#apply(db, writes));
+    } catch (err) {
+      if (err instanceof ServiceError) throw err;
+      throw storeFailure('lmdb commit', await commitCause(err));
+    }
   }
 
   /** Serialises every value now (checkOps leaves plain values as the caller's objects). */
@@ -344,6 +350,25 @@ class LmdbStore implements Store {
     if (this.#closed) return;
     this.#closed = true;
     await this.#env.close();
+  }
+}
+
+/**
+ * The real cause of a failed batched commit. lmdb-js rejects each write of the batch with a generic
+ * error whose `commitError` promise rejects with the errno error (and is otherwise never observed, so it
+ * is observed here). Settles at once: lmdb rejects it in the same callback that failed the writes.
+ */
+async function commitCause(err: unknown): Promise<unknown> {
+  const pending = (err as { commitError?: Promise<unknown> } | null)?.commitError;
+  if (!pending || typeof pending.then !== 'function') return err;
+  let timer: NodeJS.Timeout | undefined;
+  const late = new Promise<unknown>((resolve) => {
+    timer = setTimeout(() => resolve(err), 1_000);
+  });
+  try {
+    return await Promise.race([pending.then(() => err, (cause: unknown) => cause), late]);
+  } finally {
+    clearTimeout(timer);
   }
 }
 
