@@ -146,7 +146,7 @@ export class SessionActor {
     // (appended at the turn boundary) comes first.
     if (cmd.systemAppend) newRows.push({ role: 'system', content: cmd.systemAppend, created_at: nowIso() });
     for (const ctx of cmd.injectedContext ?? []) newRows.push({ role: 'user', content: ctx, created_at: nowIso(), transcript_role: 'injected_context' });
-    newRows.push({ role: 'user', content: cmd.prompt, created_at: nowIso() });
+    newRows.push({ role: 'user', content: cmd.prompt, created_at: nowIso(), transcript_role: 'conversational' });
     const { rows: history, total } = cmd.knownHistory
       ? { rows: cmd.knownHistory, total: cmd.knownHistory.length }
       : await core.readCommitted();
