@@ -7,6 +7,7 @@ import type { ContentInput, Message } from '../contracts/transcript.ts';
 import type { HoldClass, SessionEmitted, TurnOutcome, TurnPhase, TurnWork, Verdict } from '../machines/session-machine.ts';
 import type { SessionRecord, StoreOp } from '../storage/store.ts';
 import { SessionCore } from './session-core.ts';
+import { ledgerTrimOps } from './ledger-retention.ts';
 import { projectForProvider, runTurn } from './turn-runner.ts';
 import type { ExtraOutcome, RunFeatures, RunPlan } from './turn-features/run-features.ts';
 import type { PersistedState, SessionDeps, SessionSettings } from './session-types.ts';
@@ -168,6 +169,7 @@ export class SessionActor {
     try {
       await run?.started(cmd.prompt);
       const credential = await deps.credentials?.credentialFor(settings.auth_binding, settings.provider, settings.model);
+      const deltaSeqs: number[] = [];
       const { provider, model } = deps.providers.resolve(settings.model, settings.provider, credential);
       const cfg = deps.config();
       const result = await runTurn({
@@ -183,11 +185,16 @@ export class SessionActor {
         maxIterations: 64,
         maxConcurrentTools: cfg.tools.max_concurrent,
         signal,
-        emit: (kind, payload) => hub.publish(kind, payload),
+        emit: (kind, payload) => {
+          const entry = hub.publish(kind, payload);
+          if (kind === 'text_delta') deltaSeqs.push(entry.seq);
+        },
         onPhase,
         now: nowIso,
         guard: run,
       });
+      // The commit also drops the turn's deltas from the ledger and applies retention (ledger-retention.ts).
+      const trim = await ledgerTrimOps(deps.store, id, deltaSeqs, hub.lastSeq, cfg.ledger, deps.now());
       signal.throwIfAborted();
       if (run) {
         await run.completing(result.text, result.usage);
@@ -217,7 +224,7 @@ export class SessionActor {
       // The commit is queued first and run_completed published in the same synchronous block, so the
       // writer's next drain takes both: the event's ledger entry rides in the turn's transaction and is
       // handed to live subscribers as soon as it is durable. The writer orders it after the pending-input write.
-      const committed = core.persist([{ op: 'putRows', sessionId: id, fromIndex: total, rows }, ...(cmd.hooks?.commitOps?.(outcome) ?? [])], core.restingSnapshot());
+      const committed = core.persist([{ op: 'putRows', sessionId: id, fromIndex: total, rows }, ...(cmd.hooks?.commitOps?.(outcome) ?? []), ...trim], core.restingSnapshot());
       hub.publish('run_completed', { session_id: id, result: result.text, extraction_required: run?.extractionRequired ?? false, usage });
       try {
         await committed;

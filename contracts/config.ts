@@ -83,6 +83,22 @@ export const LimitsSection = Type.Object(
   sectionOptions,
 );
 
+/**
+ * `[ledger]`: how much of each session's event ledger is kept (README "Event ledger retention"). A
+ * committed turn's text deltas are dropped (its text_complete carries the text) unless keep_text_deltas; the
+ * oldest entries go once a session has more than max_entries_per_session seqs or they are older than
+ * max_age_days (0 disables either bound).
+ */
+export const LedgerSection = Type.Object(
+  {
+    max_entries_per_session: Type.Integer({ minimum: 0, default: 10000 }),
+    max_age_days: Type.Number({ minimum: 0, default: 30 }),
+    /** Keep a committed turn's text deltas (a lossless delta-by-delta replay, at ~10x the bytes). */
+    keep_text_deltas: Type.Boolean({ default: false }),
+  },
+  sectionOptions,
+);
+
 /** Per-provider settings; free-form apart from the keys Warren reads. */
 export const ProviderSettings = Type.Object(
   {
@@ -111,6 +127,7 @@ export const Config = Type.Object(
     /** Per-run budgets and hooks (contracts/turn-features.ts). */
     budget: BudgetSection,
     hooks: HooksSection,
+    ledger: LedgerSection,
     providers: Type.Record(Type.String(), ProviderSettings, { default: {} }),
     /** Outbound credentials (contracts/auth.ts): refresh window, login lifetime, OAuth providers. */
     auth: Type.Optional(AuthSection),

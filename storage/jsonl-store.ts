@@ -235,6 +235,7 @@ class JsonlStore implements Store {
     const actions: FileAction[] = [];
     const rowOps = new Map<string, RowOp[]>();
     const ledger = new Map<string, LedgerEntry[]>();
+    const drops = new Map<string, Array<[number, number]>>();
     for (const op of ops) {
       switch (op.op) {
         case 'putSession': {
@@ -249,6 +250,9 @@ class JsonlStore implements Store {
         case 'appendLedger':
           ledger.set(op.sessionId, [...(ledger.get(op.sessionId) ?? []), ...op.entries]);
           break;
+        case 'dropLedger':
+          drops.set(op.sessionId, [...(drops.get(op.sessionId) ?? []), ...op.ranges]);
+          break;
         case 'putRecord': {
           const data = `${JSON.stringify({ key: op.key, value: op.value }, null, 2)}\n`;
           actions.push({ type: 'write', path: recordPath(op.ns, op.key), data });
@@ -260,6 +264,15 @@ class JsonlStore implements Store {
       }
     }
     for (const [id, list] of rowOps) actions.push(...(await this.#transcriptActions(id, list)));
+    // A session whose ledger loses entries gets its ledger file rewritten: retained lines plus this batch's.
+    for (const [id, ranges] of drops) {
+      const path = ledgerPath(id);
+      const dropped = (seq: number): boolean => ranges.some(([from, to]) => seq >= from && seq <= to);
+      const kept = (await readLines(this.#file(path))).filter((line) => !dropped((JSON.parse(line) as LedgerEntry).seq));
+      const added = (ledger.get(id) ?? []).filter((e) => !dropped(e.seq));
+      ledger.delete(id);
+      actions.push({ type: 'write', path, data: kept.map((line) => `${line}\n`).join('') + jsonLines(added) });
+    }
     for (const [id, entries] of ledger) {
       if (entries.length === 0) continue;
       const path = ledgerPath(id);

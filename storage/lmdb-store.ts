@@ -55,6 +55,7 @@ type Write =
   | { op: 'putRows'; sessionId: string; fromIndex: number; rows: Encoded[] }
   | { op: 'truncateRows'; sessionId: string; length: number }
   | { op: 'appendLedger'; sessionId: string; entries: Array<{ seq: number; value: Encoded }> }
+  | { op: 'dropLedger'; sessionId: string; ranges: Array<[number, number]> }
   | { op: 'putRecord'; key: [string, string]; value: Encoded }
   | { op: 'deleteRecord'; key: [string, string] };
 
@@ -218,8 +219,8 @@ class LmdbStore implements Store {
 
   /**
    * The ledger's last seq from `ledgerLast`, trusted only when the ledger has no entry at the next seq: every
-   * commit of this store keeps it exact (it is written in the same transaction as the entries, and entries are
-   * never removed, so it is never ahead), and the check catches appends by a build that did not keep it
+   * commit of this store keeps it exact (it is written in the same transaction as the entries, and the last
+   * entry is never removed, so it is never ahead), and the check catches appends by a build that did not keep it
    * (they append at last + 1). Otherwise, or when absent, a reverse cursor scan.
    */
   #lastSeq(db: Dbs, sessionId: string): number {
@@ -274,6 +275,8 @@ class LmdbStore implements Store {
           return op;
         case 'appendLedger':
           return { op: 'appendLedger', sessionId: op.sessionId, entries: op.entries.map((e) => ({ seq: e.seq, value: enc.ledger.encode(e) })) };
+        case 'dropLedger':
+          return op;
         case 'putRecord':
           return { op: 'putRecord', key: [op.ns, op.key], value: enc.records.encode(op.value) };
         case 'deleteRecord':
@@ -288,7 +291,9 @@ class LmdbStore implements Store {
       rowCount: (id, guess) => rowCount(db.rows, id, guess),
       lastSeq: (id) => this.#lastSeq(db, id),
     });
-    for (const w of writes) {
+    // dropLedger goes last: it may remove entries this same batch appends (a turn's text deltas).
+    const ordered = writes.some((w) => w.op === 'dropLedger') ? [...writes.filter((w) => w.op !== 'dropLedger'), ...writes.filter((w) => w.op === 'dropLedger')] : writes;
+    for (const w of ordered) {
       switch (w.op) {
         case 'putSession': {
           const key: CreatedKey = [w.createdAtMs, w.id];
@@ -312,6 +317,12 @@ class LmdbStore implements Store {
         }
         case 'appendLedger':
           for (const entry of w.entries) putEncoded(db.ledger, [w.sessionId, entry.seq], entry.value);
+          break;
+        case 'dropLedger':
+          for (const [from, to] of w.ranges) {
+            const doomed = [...db.ledger.getKeys({ start: [w.sessionId, from], end: [w.sessionId, to + 1] })];
+            for (const key of doomed) db.ledger.removeSync(key);
+          }
           break;
         case 'putRecord':
           putEncoded(db.records, w.key, w.value);

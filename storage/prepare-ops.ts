@@ -191,6 +191,15 @@ function prepareOne(op: StoreOp, copyAll: boolean): StoreOp {
       return { op: 'truncateRows', sessionId: checkKey(op.sessionId, 'sessionId'), length: checkIndex(op.length, 'length', 0) };
     case 'appendLedger':
       return { op: 'appendLedger', sessionId: checkKey(op.sessionId, 'sessionId'), entries: checkEntries(op.entries, copyAll) };
+    case 'dropLedger': {
+      if (!Array.isArray(op.ranges)) throw invalid('dropLedger.ranges must be an array');
+      const ranges = op.ranges.map((r, i): [number, number] => {
+        if (!Array.isArray(r) || r.length !== 2) throw invalid(`dropLedger.ranges[${i}] must be [from, to]`);
+        const from = checkIndex(r[0], `dropLedger.ranges[${i}][0]`, 1);
+        return [from, checkIndex(r[1], `dropLedger.ranges[${i}][1]`, from)];
+      });
+      return { op: 'dropLedger', sessionId: checkKey(op.sessionId, 'sessionId'), ranges };
+    }
     case 'putRecord':
       if (op.value === undefined) throw invalid('putRecord.value must not be undefined');
       return { op: 'putRecord', ns: checkKey(op.ns, 'ns'), key: checkKey(op.key, 'key'), value: jsonValue(op.value, 'value', copyAll) };
@@ -237,7 +246,7 @@ export type PlanOp =
   | { op: 'putRows'; sessionId: string; fromIndex: number; rows: { length: number } }
   | { op: 'truncateRows'; sessionId: string; length: number }
   | { op: 'appendLedger'; sessionId: string; entries: ReadonlyArray<{ seq: number }> }
-  | { op: 'putSession' | 'putRecord' | 'deleteRecord' };
+  | { op: 'putSession' | 'putRecord' | 'deleteRecord' | 'dropLedger' };
 
 /** Row counts and last ledger seqs after the batch, for every session the batch touches. */
 export interface BatchPlan {

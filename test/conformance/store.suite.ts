@@ -231,6 +231,30 @@ export function storeConformance(name: string, factory: StoreFactory): void {
         assert.equal(await store.lastLedgerSeq('s'), 5);
       });
 
+      it('drops ledger ranges after the batch\'s own appends; reads skip them and the seq goes on', async (t) => {
+        const store = await fresh(t);
+        await store.commit([{ op: 'appendLedger', sessionId: 's', entries: entries(1, 2, 3) }]);
+        await store.commit([{ op: 'appendLedger', sessionId: 'other', entries: entries(1, 2) }]);
+        // The drop is listed first but applies after the append of the same batch.
+        await store.commit([
+          { op: 'dropLedger', sessionId: 's', ranges: [[2, 2], [4, 5]] },
+          { op: 'appendLedger', sessionId: 's', entries: entries(4, 5, 6) },
+        ]);
+        assert.deepEqual(await store.readLedger('s', 0), entries(1, 3, 6));
+        assert.deepEqual(await store.readLedger('s', 1, 1), entries(3));
+        assert.deepEqual(await store.readLedger('s', 3), entries(6));
+        assert.equal(await store.lastLedgerSeq('s'), 6);
+        await store.commit([{ op: 'dropLedger', sessionId: 's', ranges: [[1, 3]] }, { op: 'dropLedger', sessionId: 'none', ranges: [[1, 9]] }]);
+        assert.deepEqual(await store.readLedger('s', 0), entries(6));
+        await store.commit([{ op: 'appendLedger', sessionId: 's', entries: entries(7) }]);
+        assert.deepEqual(await store.readLedger('s', 0), entries(6, 7));
+        assert.equal(await store.lastLedgerSeq('s'), 7);
+        assert.deepEqual(await store.readLedger('other', 0), entries(1, 2), 'other sessions keep theirs');
+        for (const ranges of [[[0, 1]], [[3, 2]], [[1]], 'x']) {
+          await assert.rejects(store.commit([{ op: 'dropLedger', sessionId: 's', ranges } as unknown as StoreOp]), withCode('SESSION_STORE_ERROR'), JSON.stringify(ranges));
+        }
+      });
+
       it('refuses a seq at or below the last one, with CONFLICT', async (t) => {
         const store = await fresh(t);
         await store.commit([{ op: 'appendLedger', sessionId: 's', entries: entries(1, 2) }]);

@@ -79,7 +79,8 @@ for (const [transport, backend] of CASES) {
       t.after(() => dir.cleanup());
       const flood = await floodVendor();
       t.after(() => flood.vendor.close());
-      await writeRealmConfig(dir.path, REALM, {});
+      // Lossless ledger mode: the turns' deltas stay in the ledger after their commit.
+      await writeRealmConfig(dir.path, REALM, { ledger: { keep_text_deltas: true } });
       const env = { ...process.env, ANTHROPIC_API_KEY: 'test-key', ANTHROPIC_BASE_URL: flood.vendor.url };
       const serve = () => startServerProcess({ stateRoot: dir.path, realm: REALM, backend, args: ['--http-transport', transport], env, t });
 
