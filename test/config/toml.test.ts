@@ -40,6 +40,7 @@ describe('defaultConfig', () => {
       retry: { max_retries: 3, initial_delay_ms: 500, max_delay_ms: 30000, multiplier: 2 },
       skills: { enabled: false },
       limits: { max_sessions: 100000, max_body_bytes: 4194304, max_json_depth: 64 },
+      ledger: { max_entries_per_session: 10000, max_age_days: 30, keep_text_deltas: false },
       budget: {},
       hooks: { default_timeout_ms: 5000, payload_max_bytes: 131072, background_max_concurrency: 32, entries: [] },
       providers: {},
