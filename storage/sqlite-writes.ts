@@ -71,11 +71,25 @@ export function lastSeqOf(lastSeq: Stmt, sessionId: string): number {
   return (lastSeq.get(sessionId) as number | null) ?? 0;
 }
 
+/** SQLite result codes of a medium that refused the write, as the errno-style cause (store-failure.ts). */
+const MEDIUM_CAUSE: Record<string, { cause: string; why: string }> = {
+  SQLITE_FULL: { cause: 'ENOSPC', why: 'no space left on device' },
+  SQLITE_IOERR: { cause: 'EIO', why: 'input/output error' },
+  SQLITE_READONLY: { cause: 'EROFS', why: 'read-only file system' },
+};
+
 function toWire(err: unknown): WireError {
   if (isServiceError(err)) return { code: err.code, message: err.message, details: err.details };
   const reason = err instanceof Error ? err.message : String(err);
-  const sqlite = err instanceof BetterSqlite3.SqliteError ? { sqlite_code: err.code } : undefined;
-  return { code: 'SESSION_STORE_ERROR', message: `sqlite commit failed: ${reason}`, details: sqlite };
+  if (!(err instanceof BetterSqlite3.SqliteError)) return { code: 'SESSION_STORE_ERROR', message: `sqlite commit failed: ${reason}` };
+  // Extended codes (SQLITE_IOERR_WRITE...) map by their primary code.
+  const medium = MEDIUM_CAUSE[err.code] ?? MEDIUM_CAUSE[err.code.split('_').slice(0, 2).join('_')];
+  if (!medium) return { code: 'SESSION_STORE_ERROR', message: `sqlite commit failed: ${reason}`, details: { sqlite_code: err.code } };
+  return {
+    code: 'SESSION_STORE_ERROR',
+    message: `sqlite commit failed: ${medium.why} (${medium.cause}; ${err.code})`,
+    details: { sqlite_code: err.code, cause_code: medium.cause },
+  };
 }
 
 /** The writing connection: creates the file's schema and runs group transactions. */

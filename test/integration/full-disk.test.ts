@@ -51,7 +51,7 @@ interface Ledger {
 }
 
 for (const transport of ['node', 'uws'] as const) {
-  for (const backend of ['lmdb', 'jsonl', 'memory'] as const) {
+  for (const backend of ['lmdb', 'jsonl', 'sqlite', 'memory'] as const) {
     const skip = mountUnavailableReason() ?? (transport === 'uws' ? uwsUnavailableReason() : undefined);
     describe(`full disk (${transport}, ${backend})`, { skip: skip ?? false }, () => {
       it('degrades, keeps serving reads and SSE, recovers without a restart, and loses no acknowledged turn', async (t) => {

@@ -16,7 +16,7 @@ const UWS_SKIP = uwsUnavailableReason();
 const MAX_BODY = 64 * 1024;
 const REALM = 'hostile';
 
-async function boot(t: TestContext, transport: 'uws' | 'node', backend: 'lmdb' | 'jsonl' | 'memory'): Promise<App> {
+async function boot(t: TestContext, transport: 'uws' | 'node', backend: 'lmdb' | 'jsonl' | 'sqlite' | 'memory'): Promise<App> {
   const dir = await tmpDir('warren-hostile-');
   await writeRealmConfig(dir.path, REALM, { limits: { max_body_bytes: MAX_BODY } });
   const provider = createScriptedProvider([]);
@@ -43,7 +43,7 @@ function continueBody(id: string, depth: number): string {
 }
 
 for (const transport of ['node', 'uws'] as const) {
-  for (const backend of ['lmdb', 'jsonl', 'memory'] as const) {
+  for (const backend of ['lmdb', 'jsonl', 'sqlite', 'memory'] as const) {
     describe(`hostile bodies (${transport}, ${backend})`, { skip: transport === 'uws' ? (UWS_SKIP ?? false) : false }, () => {
       it('refuses JSON nested deeper than max_json_depth on every route, leaves no session, keeps serving', async (t) => {
         const app = await boot(t, transport, backend);
