@@ -174,6 +174,7 @@ export class SessionWriter {
       // but later appends go on, so the ledger resumes by itself once the store takes writes again.
       if (refusedByMedium(err)) {
         this.log.warn({ err, sessionId: this.sessionId, dropped: events.length }, 'ledger append refused by the store; entries dropped');
+        if (extra.length) this.outbox!.tap.committed(extra);
         return;
       }
       this.ledgerHalted = true;
