@@ -3,6 +3,7 @@
 import { mkdir } from 'node:fs/promises';
 import type { Logger } from 'pino';
 import { Observability } from './actors/observe/observability.ts';
+import { withStoreHealth } from './actors/store-health.ts';
 import { Supervisor } from './actors/supervisor.ts';
 import type { Config } from './contracts/config.ts';
 import { LATER_ROUTES } from './contracts/routes-later.ts';
@@ -77,7 +78,7 @@ export async function createApp(opts: AppOptions = {}): Promise<App> {
   const realmConfig = await RealmConfig.open(realm, { instanceId: opts.instance, exposePaths: opts.exposePaths ?? false, logger: log });
   // Observation wraps the store (timed commits) and hooks the runtime, so it exists before both.
   const observe = new Observability({ backend: realm.backend, log: log.child({ component: 'observe' }), config: () => realmConfig.current() });
-  const store = observe.wrapStore(await openStore(realm.backend, realm.storeDir));
+  const store = withStoreHealth(observe.wrapStore(await openStore(realm.backend, realm.storeDir)));
   const contextRoot = opts.contextRoot ?? process.cwd();
   await mkdir(contextRoot, { recursive: true });
 
@@ -123,7 +124,7 @@ export async function createApp(opts: AppOptions = {}): Promise<App> {
   const maxBodyBytes = realmConfig.current().limits.max_body_bytes;
   const httpLog = log.child({ component: 'http' });
   const server = await createHttpServer(opts.httpTransport ?? 'auto', {
-    handler: createRouter({ routes, handlers, logger: httpLog, maxBodyBytes }),
+    handler: createRouter({ routes, handlers, logger: httpLog, maxBodyBytes, maxJsonDepth: realmConfig.current().limits.max_json_depth }),
     maxBodyBytes,
     logger: httpLog,
   });

@@ -4,6 +4,7 @@
 import { AUTH_HELP, parseAuthArgs, runAuthCommand } from './config/auth-cli.ts';
 import { FlagError, HELP_TEXT, parseCli } from './config/flags.ts';
 import { createLogger, type Logger } from './config/logger.ts';
+import { isContainedStorageRejection } from './storage/store-failure.ts';
 
 /** One line for stderr, whatever the error holds. */
 function oneLine(err: unknown): string {
@@ -43,6 +44,12 @@ async function main(argv: string[]): Promise<void> {
     process.exit(1);
   });
   process.on('unhandledRejection', (err) => {
+    // lmdb-js rejects promises nobody holds when a commit fails; the store already answered that write
+    // (storage/store-failure.ts), so a full disk degrades the server instead of ending it.
+    if (isContainedStorageRejection(err)) {
+      logger.debug({ err }, 'storage library rejection contained');
+      return;
+    }
     logger.fatal({ err }, 'unhandled rejection');
     console.error(`warren: fatal: ${oneLine(err)}`);
     process.exit(1);

@@ -7,6 +7,7 @@ import type { ContentInput, Message } from '../contracts/transcript.ts';
 import type { HoldClass, SessionEmitted, TurnOutcome, TurnPhase, TurnWork, Verdict } from '../machines/session-machine.ts';
 import type { SessionRecord, StoreOp } from '../storage/store.ts';
 import { SessionCore } from './session-core.ts';
+import { ledgerTrimOps } from './ledger-retention.ts';
 import { projectForProvider, runTurn } from './turn-runner.ts';
 import type { ExtraOutcome, RunFeatures, RunPlan } from './turn-features/run-features.ts';
 import type { PersistedState, SessionDeps, SessionSettings } from './session-types.ts';
@@ -146,7 +147,7 @@ export class SessionActor {
     // (appended at the turn boundary) comes first.
     if (cmd.systemAppend) newRows.push({ role: 'system', content: cmd.systemAppend, created_at: nowIso() });
     for (const ctx of cmd.injectedContext ?? []) newRows.push({ role: 'user', content: ctx, created_at: nowIso(), transcript_role: 'injected_context' });
-    newRows.push({ role: 'user', content: cmd.prompt, created_at: nowIso() });
+    newRows.push({ role: 'user', content: cmd.prompt, created_at: nowIso(), transcript_role: 'conversational' });
     const { rows: history, total } = cmd.knownHistory
       ? { rows: cmd.knownHistory, total: cmd.knownHistory.length }
       : await core.readCommitted();
@@ -168,6 +169,7 @@ export class SessionActor {
     try {
       await run?.started(cmd.prompt);
       const credential = await deps.credentials?.credentialFor(settings.auth_binding, settings.provider, settings.model);
+      const deltaSeqs: number[] = [];
       const { provider, model } = deps.providers.resolve(settings.model, settings.provider, credential);
       const cfg = deps.config();
       const result = await runTurn({
@@ -183,11 +185,16 @@ export class SessionActor {
         maxIterations: 64,
         maxConcurrentTools: cfg.tools.max_concurrent,
         signal,
-        emit: (kind, payload) => hub.publish(kind, payload),
+        emit: (kind, payload) => {
+          const entry = hub.publish(kind, payload);
+          if (kind === 'text_delta') deltaSeqs.push(entry.seq);
+        },
         onPhase,
         now: nowIso,
         guard: run,
       });
+      // The commit also drops the turn's deltas from the ledger and applies retention (ledger-retention.ts).
+      const trim = await ledgerTrimOps(deps.store, id, deltaSeqs, hub.lastSeq, cfg.ledger, deps.now());
       signal.throwIfAborted();
       if (run) {
         await run.completing(result.text, result.usage);
@@ -217,14 +224,14 @@ export class SessionActor {
       // The commit is queued first and run_completed published in the same synchronous block, so the
       // writer's next drain takes both: the event's ledger entry rides in the turn's transaction and is
       // handed to live subscribers as soon as it is durable. The writer orders it after the pending-input write.
-      const committed = core.persist([{ op: 'putRows', sessionId: id, fromIndex: total, rows }, ...(cmd.hooks?.commitOps?.(outcome) ?? [])], core.restingSnapshot());
+      const committed = core.persist([{ op: 'putRows', sessionId: id, fromIndex: total, rows }, ...(cmd.hooks?.commitOps?.(outcome) ?? []), ...trim], core.restingSnapshot());
       hub.publish('run_completed', { session_id: id, result: result.text, extraction_required: run?.extractionRequired ?? false, usage });
       try {
         await committed;
       } catch (err) {
         core.record = { ...before.record, updated_at_ms: core.record.updated_at_ms };
         core.state.revision = before.revision;
-        throw new ServiceError('SESSION_STORE_ERROR', 'the turn could not be committed', { session_id: id }, { cause: err });
+        throw storeErrorOf(err, id);
       }
       core.cacheRows(history.concat(rows));
       // Structured output is extracted from the committed turn, then committed after it.
@@ -369,4 +376,12 @@ function errorKind(err: unknown): string {
 
 function errorCode(err: unknown): string {
   return err instanceof ServiceError ? err.code : 'INTERNAL_ERROR';
+}
+
+/** The commit's failure as the request's error: SESSION_STORE_ERROR naming the store's cause. */
+function storeErrorOf(err: unknown, sessionId: string): ServiceError {
+  const cause = err instanceof ServiceError ? err : undefined;
+  const details = { session_id: sessionId, ...(cause?.details && typeof cause.details === 'object' ? cause.details : {}) };
+  const why = err instanceof Error ? `: ${err.message}` : '';
+  return new ServiceError('SESSION_STORE_ERROR', `the turn could not be committed${why}`, details, { cause: err });
 }

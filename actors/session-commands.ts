@@ -5,6 +5,7 @@ import { createHash, randomUUID } from 'node:crypto';
 import { ServiceError } from '../contracts/errors.ts';
 import type { AuthBinding } from '../contracts/auth.ts';
 import type { ContinueSessionRequest, CreateSessionRequest, SystemContextRequest, SystemPromptRequest, SystemPromptResult, ProviderName } from '../contracts/session.ts';
+import { refuseReservedLabels } from './label-rules.ts';
 import type { Message } from '../contracts/transcript.ts';
 import { defaultModel } from '../providers/catalog.ts';
 import { resolveToolFlags, ToolConfigError } from '../tools/registry.ts';
@@ -77,6 +78,7 @@ export async function createSession(sup: SessionHost, body: CreateSessionRequest
   const cfg = deps.config();
   if (body.keep_alive === true && !body.comms_name) throw new ServiceError('BAD_REQUEST', 'keep_alive requires comms_name');
   requireCapabilities(sup, body);
+  refuseReservedLabels(body);
   const selector = body.auth_binding ? selectorOf(body.auth_binding) : undefined;
   const bound = selector ? await checkSelector(sup, selector) : undefined;
   // A selector without model or provider picks the binding's provider (and its default model, if any).
@@ -118,7 +120,7 @@ export async function createSession(sup: SessionHost, body: CreateSessionRequest
   // Not awaited: the turn's first write is chained after it. Observed at once so that a failure is
   // never an unhandled rejection; a session whose creation never became durable is not "created".
   const created = actor.persist(rows.length ? [{ op: 'putRows', sessionId, fromIndex: 0, rows }] : []);
-  created.catch(() => {});
+  created.catch((err: unknown) => actor.core.abandon(err));
   sup.noteCreation(created);
   let outcome: TurnOutcome;
   try {
@@ -144,6 +146,7 @@ export async function continueSession(sup: SessionHost, sessionId: string, body:
   if (body.session_id !== sessionId) {
     throw new ServiceError('BAD_REQUEST', `Session ID mismatch: path=${sessionId} body=${body.session_id}`);
   }
+  refuseReservedLabels(body);
   const actor = await sup.getActive(sessionId);
   const s = actor.settings;
   if (body.keep_alive === true && !(body.comms_name ?? s.comms_name)) throw new ServiceError('BAD_REQUEST', 'keep_alive requires comms_name');
@@ -249,7 +252,7 @@ export async function replaceSystemPrompt(sup: SessionHost, sessionId: string, b
       state.prompts[body.key] = { version, message_index: existing.message_index, content: body.content };
       state.revision++;
       const row: Message = { role: 'system', content: body.content, created_at: now, prompt_version: { key: body.key, version } };
-      result = { version, message_index: existing.message_index, status: 'applied', transcript_revision: String(state.revision), commit: { kind: 'in_place', message_index: existing.message_index } };
+      result = { version, message_index: existing.message_index, status: 'applied', transcript_revision: String(state.revision) };
       return { ops: [{ op: 'putRows', sessionId, fromIndex: existing.message_index, rows: [row] }] };
     }
     if (body.expected_version != null) throw new ServiceError('BAD_REQUEST', `key '${body.key}' has no version yet; omit expected_version`);
@@ -265,7 +268,7 @@ export async function replaceSystemPrompt(sup: SessionHost, sessionId: string, b
     }
     state.prompts[body.key] = { version: 1, message_index: index, content: body.content };
     state.revision++;
-    result = { version: 1, message_index: index, status: 'applied', transcript_revision: String(state.revision), commit: { kind, message_index: index } };
+    result = { version: 1, message_index: index, status: 'applied', transcript_revision: String(state.revision) };
     return {
       ops: [{ op: 'putRows', sessionId, fromIndex: index, rows: [row] }],
       ...(kind === 'appended' ? { record: { message_count: record.message_count + 1 } } : {}),

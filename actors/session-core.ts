@@ -199,11 +199,20 @@ export class SessionCore {
    * `machineSnapshot` overrides the persisted machine (undefined: the live machine's, if awake).
    */
   persist(extra: StoreOp[] = [], machineSnapshot?: unknown): Promise<void> {
+    if (this.abandoned !== undefined) return Promise.reject(this.abandoned);
     if (extra.some((op) => op.op === 'putRows' || op.op === 'truncateRows')) this.rowsCache = null;
     const ops: StoreOp[] = [{ op: 'putSession', session: this.freshRecord(machineSnapshot) }, ...extra];
     const writer = this.writer;
     return writer ? writer.commit(ops) : this.deps.store.commit(ops);
   }
+
+  /** The creation write failed: the session never existed, so nothing of it may be written later. */
+  abandon(err: unknown): void {
+    this.abandoned = err ?? new Error('session creation failed');
+    this.liveWriter?.abandon(this.abandoned);
+  }
+
+  private abandoned: unknown = undefined;
 
   private freshRecord(machineSnapshot?: unknown): SessionRecord {
     // Snapshots are persisted at rest only (dependencies.md hazard 3): while a turn runs, the last

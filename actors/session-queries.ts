@@ -111,6 +111,14 @@ export async function replayEvents(host: SessionHost, hub: EventHub, afterSeq: n
     await sink.replay(tail.filter((e) => e.seq <= upTo));
     return;
   }
+  // Retention (`[ledger]`, ledger-retention.ts) pruned the oldest entries: say so, with the first one kept.
+  const [first] = await store.readLedger(hub.sessionId, 0, 1);
+  if (first && first.seq > 1 && afterSeq + 1 < first.seq) {
+    await sink.control('stream_truncated', {
+      type: 'stream_truncated',
+      reason: { kind: 'ledger_pruned', requested_after_seq: afterSeq, first_retained_seq: first.seq },
+    });
+  }
   await replayRange(host, hub.sessionId, sink, afterSeq, upTo);
   // Live entries that overflowed the subscriber's buffer during a slow replay are in the ledger too.
   for (let gap = sink.takeReplayGap(); gap; gap = sink.takeReplayGap()) {

@@ -6,6 +6,7 @@
 // A ledger append fault halts later ledger appends but never undoes or blocks the state it rode with
 // (SPEC.md "Events": audit append faults).
 import type { Logger } from 'pino';
+import { isServiceError } from '../contracts/errors.ts';
 import type { LedgerEntry, Store, StoreOp } from '../storage/store.ts';
 import type { HubEntry } from './event-hub.ts';
 
@@ -105,9 +106,26 @@ export class SessionWriter {
     });
   }
 
+  /** The session's creation failed: every write not yet issued is refused (no orphan rows or ledger). */
+  abandon(err: unknown): void {
+    this.abandoned = err;
+  }
+
+  private abandoned: unknown = undefined;
+
   /** Starts one batch with everything queued; its completion is chained after the batches before it. */
   private issue(): void {
     if (this.ops.length === 0 && this.events.length === 0) return;
+    if (this.abandoned !== undefined) {
+      for (const w of this.waiters) w.reject(this.abandoned);
+      this.settled = this.queued;
+      this.ops = [];
+      this.events = [];
+      this.waiters = [];
+      for (const w of this.flushWaiters) w.resolve();
+      this.flushWaiters = [];
+      return;
+    }
     const upTo = this.queued;
     const ops = this.ops;
     const events = this.events;
@@ -152,6 +170,13 @@ export class SessionWriter {
       // batch already issued supersedes these ops, so replaying them after it would write stale state.
       if (ops.length && batch !== this.stateBatches) throw err;
       if (ops.length || extra.length) await this.store.commit([...ops, ...extra]);
+      // The medium refused the write (full disk...): these entries are lost (a replay reports the gap),
+      // but later appends go on, so the ledger resumes by itself once the store takes writes again.
+      if (refusedByMedium(err)) {
+        this.log.warn({ err, sessionId: this.sessionId, dropped: events.length }, 'ledger append refused by the store; entries dropped');
+        if (extra.length) this.outbox!.tap.committed(extra);
+        return;
+      }
       this.ledgerHalted = true;
       this.log.error({ err, sessionId: this.sessionId }, 'ledger append failed; later appends halted');
     }
@@ -161,4 +186,9 @@ export class SessionWriter {
 
 function plainEntry(e: HubEntry): HubEntry {
   return { seq: e.seq, kind: e.kind, timestamp_ms: e.timestamp_ms, payload: e.payload };
+}
+
+/** A store failure caused by the medium (storage/store-failure.ts sets details.cause_code), not by the data. */
+function refusedByMedium(err: unknown): boolean {
+  return isServiceError(err) && typeof (err.details as { cause_code?: unknown } | undefined)?.cause_code === 'string';
 }

@@ -65,7 +65,11 @@ Options:
   --expose-paths            Include resolved_paths (realm file locations) in GET /config.
   --host <addr>             Listen address. Default: config [rest] host, else 127.0.0.1.
   --port <n>                Listen port, 0-65535 (0 picks a free port). Default: config [rest] port.
-  --http-transport <kind>   uws, node or auto (default auto: uWebSockets.js where it loads, else node:http).
+  --http-transport <kind>   auto (default) or node: node:http, which answers every HTTP/1.x client.
+                            uws: uWebSockets.js, about half the CPU per request, but HTTP/1.1 only:
+                            no HTTP/1.0, no chunk extensions, malformed requests dropped without a
+                            400 (use it behind a proxy that speaks HTTP/1.1). Fails when its native
+                            binding does not load (it needs Node 20).
   --log-level <level>       fatal, error, warn, info (default), debug, trace or silent.
   -h, --help                Show this help.
 

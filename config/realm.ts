@@ -4,6 +4,7 @@
 import { randomBytes } from 'node:crypto';
 import { homedir as osHomedir } from 'node:os';
 import { mkdir, readFile } from 'node:fs/promises';
+import { explainFsFailure } from './fs-problem.ts';
 import path from 'node:path';
 import { Type, type Static } from 'typebox';
 import { Compile } from 'typebox/compile';
@@ -151,24 +152,31 @@ export async function openRealm(opts: OpenRealmOptions): Promise<RealmInfo> {
   try {
     existing = await readManifest(manifestPath);
   } catch (err) {
-    if (!(typeof err === 'object' && err !== null && 'code' in err && err.code === 'ENOENT')) throw err;
+    if (err instanceof ServiceError) throw err;
+    if (!(typeof err === 'object' && err !== null && 'code' in err && err.code === 'ENOENT')) throw await explainFsFailure(err, 'open the realm directory', dir);
   }
   if (!existing) assertBuiltBackend(opts.backendHint ?? DEFAULT_BACKEND);
 
-  await mkdir(dir, { recursive: true });
-  // The manifest goes last: its presence marks a complete realm. Each create is a no-op when present.
-  await createFileExclusive(configPath, configToToml(defaultConfig()));
-  await createFileExclusive(configStatePath, `${JSON.stringify({ generation: 0 })}\n`);
   let created = false;
-  if (!existing) {
-    const manifest: RealmManifest = {
-      realm_id: realmId,
-      backend: opts.backendHint ?? DEFAULT_BACKEND,
-      origin: explicit ? 'explicit' : 'generated',
-      created_at: new Date().toISOString(),
-    };
-    created = await createFileExclusive(manifestPath, `${JSON.stringify(manifest, null, 2)}\n`);
-    existing = created ? manifest : await readManifest(manifestPath);
+  try {
+    await mkdir(dir, { recursive: true });
+    // The manifest goes last: its presence marks a complete realm. Each create is a no-op when present.
+    await createFileExclusive(configPath, configToToml(defaultConfig()));
+    await createFileExclusive(configStatePath, `${JSON.stringify({ generation: 0 })}\n`);
+    if (!existing) {
+      const manifest: RealmManifest = {
+        realm_id: realmId,
+        backend: opts.backendHint ?? DEFAULT_BACKEND,
+        origin: explicit ? 'explicit' : 'generated',
+        created_at: new Date().toISOString(),
+      };
+      created = await createFileExclusive(manifestPath, `${JSON.stringify(manifest, null, 2)}\n`);
+      existing = created ? manifest : await readManifest(manifestPath);
+    }
+    await mkdir(storeDir, { recursive: true });
+  } catch (err) {
+    if (err instanceof ServiceError) throw err;
+    throw await explainFsFailure(err, 'open the realm directory', dir);
   }
   if (opts.backendHint !== undefined && opts.backendHint !== existing.backend) {
     logger.warn({ realmId, requested: opts.backendHint, pinned: existing.backend }, 'realm backend pinned by manifest; ignoring requested backend');
@@ -178,6 +186,5 @@ export async function openRealm(opts: OpenRealmOptions): Promise<RealmInfo> {
   }
   if (created) logger.info({ realmId, backend: existing.backend, dir }, 'realm created');
   logger.debug({ realmId, instanceId: opts.instance, backend: existing.backend }, 'realm opened');
-  await mkdir(storeDir, { recursive: true });
   return { realmId, dir, backend: existing.backend, manifestPath, configPath, configStatePath, storeDir, created };
 }

@@ -77,6 +77,24 @@ export const LimitsSection = Type.Object(
     max_body_bytes: Type.Integer({ minimum: 1, default: 4194304 }),
     /** Longest one model call of a run may take (unset: unlimited). */
     max_turn_duration: Type.Optional(DurationValue),
+    /** Deepest nesting of arrays/objects a JSON request body may have (storage refuses beyond 1,000). */
+    max_json_depth: Type.Integer({ minimum: 1, maximum: 512, default: 64 }),
+  },
+  sectionOptions,
+);
+
+/**
+ * `[ledger]`: how much of each session's event ledger is kept (README "Event ledger retention"). A
+ * committed turn's text deltas are dropped (its text_complete carries the text) unless keep_text_deltas; the
+ * oldest entries go once a session has more than max_entries_per_session seqs or they are older than
+ * max_age_days (0 disables either bound).
+ */
+export const LedgerSection = Type.Object(
+  {
+    max_entries_per_session: Type.Integer({ minimum: 0, default: 10000 }),
+    max_age_days: Type.Number({ minimum: 0, default: 30 }),
+    /** Keep a committed turn's text deltas (a lossless delta-by-delta replay, at ~10x the bytes). */
+    keep_text_deltas: Type.Boolean({ default: false }),
   },
   sectionOptions,
 );
@@ -109,6 +127,7 @@ export const Config = Type.Object(
     /** Per-run budgets and hooks (contracts/turn-features.ts). */
     budget: BudgetSection,
     hooks: HooksSection,
+    ledger: LedgerSection,
     providers: Type.Record(Type.String(), ProviderSettings, { default: {} }),
     /** Outbound credentials (contracts/auth.ts): refresh window, login lifetime, OAuth providers. */
     auth: Type.Optional(AuthSection),

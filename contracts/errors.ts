@@ -29,7 +29,7 @@ export const ERROR_TABLE = {
   SESSION_DURABLE_TAIL_HELD_FOR_RECOVERY: { status: 409, rpc: -32003 },
   SESSION_DURABLE_TAIL_RECOVERY_REFUSED: { status: 409, rpc: -32003 },
   SESSION_DURABLE_EVIDENCE_QUARANTINED: { status: 409, rpc: -32003 },
-  SESSION_STORE_ERROR: { status: 500, rpc: -32603 },
+  SESSION_STORE_ERROR: { status: 503, rpc: -32603 },
   SESSION_UNSUPPORTED: { status: 400, rpc: -32603 },
   SESSION_ERROR: { status: 500, rpc: -32603 },
   CAPABILITY_UNAVAILABLE: { status: 501, rpc: -32013 },

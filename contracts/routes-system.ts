@@ -107,7 +107,13 @@ export type HealthStatus = Static<typeof HealthStatus>;
  * `unmeasured:<dim>` (no probe; excluded from the rollup). Keys are sorted.
  */
 export const RuntimeHealth = Type.Object(
-  { contract_version: ContractVersion, status: HealthStatus, checks: Type.Record(Type.String(), Type.String()) },
+  {
+    contract_version: ContractVersion,
+    status: HealthStatus,
+    checks: Type.Record(Type.String(), Type.String()),
+    /** Why a dimension is degraded, where Warren knows (e.g. the store refusing writes: no space left). */
+    reasons: Type.Optional(Type.Record(Type.String(), Type.String())),
+  },
   { $id: 'RuntimeHealth' },
 );
 export type RuntimeHealth = Static<typeof RuntimeHealth>;

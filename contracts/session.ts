@@ -67,7 +67,14 @@ export type CreateSessionRequest = Static<typeof CreateSessionRequest>;
 
 /** POST /sessions/{id}/messages body. */
 export const ContinueSessionRequest = Type.Object(
-  { session_id: Type.String(), ...TurnFields, system_prompt: Type.Optional(Nullable(Type.String())) },
+  {
+    session_id: Type.String(),
+    ...TurnFields,
+    system_prompt: Type.Optional(Nullable(Type.String())),
+    // Accepted so that reserved label keys are refused here as on create (wire-notes §11 item 13).
+    peer_meta: Type.Optional(Nullable(PeerMeta)),
+    labels: Type.Optional(Nullable(Type.Record(Type.String(), Type.String()))),
+  },
   { $id: 'ContinueSessionRequest' },
 );
 export type ContinueSessionRequest = Static<typeof ContinueSessionRequest>;
@@ -184,7 +191,6 @@ export const SystemPromptResult = Type.Object(
     message_index: Type.Integer(),
     status: Type.Union([Type.Literal('applied'), Type.Literal('duplicate')]),
     transcript_revision: Type.String(),
-    commit: Type.Optional(Type.Object({ kind: Type.Union([Type.Literal('in_place'), Type.Literal('appended')]), message_index: Type.Integer() })),
   },
   { $id: 'SystemPromptResult' },
 );

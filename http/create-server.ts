@@ -1,12 +1,13 @@
-// http/create-server.ts: picks the HTTP transport. uWebSockets.js is the default wherever its native
-// binding loads; otherwise (Node >= 22, missing binary) node:http. Called by app.ts.
+// http/create-server.ts: picks the HTTP transport. node:http is the default ('auto'): it answers every
+// HTTP/1.x client, HTTP/1.0 and malformed requests included. uWebSockets.js is the opt-in fast path
+// ('uws'), where its native binding loads (Node 20 here); see README "HTTP transports". Called by app.ts.
 import { existsSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 import { createNodeServer } from './server-node.ts';
 import type { HttpServer, HttpServerOptions, TransportKind } from './transport.ts';
 
-/** Which transport to run: a fixed one, or 'auto' (uWS when it loads natively, else node:http). */
+/** Which transport to run: a fixed one, or 'auto' (node:http). */
 export type TransportChoice = TransportKind | 'auto';
 
 /**
@@ -44,20 +45,16 @@ export function uwsUnavailableReason(): string | undefined {
 }
 
 /**
- * Creates the HTTP server. 'uws' throws when the native binding is unavailable; 'auto' falls back
- * to node:http and logs the reason at warn.
+ * Creates the HTTP server. 'auto' and 'node' give node:http. 'uws' gives uWebSockets.js and throws when
+ * its native binding is unavailable (there is no silent fallback from an explicit choice).
  */
 export async function createHttpServer(kind: TransportChoice, opts: HttpServerOptions): Promise<HttpServer> {
-  if (kind === 'node') return createNode(opts);
+  if (kind !== 'uws') return createNode(opts);
   const reason = uwsUnavailableReason();
-  if (reason === undefined) {
-    const { createUwsServer } = await import('./server-uws.ts');
-    opts.logger.info({ transport: 'uws' }, 'http transport selected');
-    return createUwsServer(opts);
-  }
-  if (kind === 'uws') throw new Error(`uWebSockets.js transport unavailable: ${reason}`);
-  opts.logger.warn({ transport: 'node', reason }, 'uWebSockets.js unavailable, falling back to node:http');
-  return createNode(opts);
+  if (reason !== undefined) throw new Error(`uWebSockets.js transport unavailable: ${reason}`);
+  const { createUwsServer } = await import('./server-uws.ts');
+  opts.logger.info({ transport: 'uws' }, 'http transport selected');
+  return createUwsServer(opts);
 }
 
 function createNode(opts: HttpServerOptions): HttpServer {

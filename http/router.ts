@@ -8,6 +8,7 @@ import type { Logger } from 'pino';
 import { ServiceError } from '../contracts/errors.ts';
 import type { RouteDef } from '../contracts/route.ts';
 import { authErrorBody, errorResponse } from './errors.ts';
+import { jsonDeeperThan } from './json-depth.ts';
 import type { Handler, HandlerResult, HandlerTable } from './handler.ts';
 import type { HttpRequest, HttpResponder, RequestHandler } from './transport.ts';
 import { compileRoutes, type RouteValidators } from './validate.ts';
@@ -18,6 +19,8 @@ export interface RouterOptions {
   logger: Logger;
   /** Bodies above this size answer 413 (the transport normally flags them first). */
   maxBodyBytes: number;
+  /** JSON bodies nested deeper than this answer 400 before they are parsed (default 64). */
+  maxJsonDepth?: number;
 }
 
 interface Entry {
@@ -38,6 +41,7 @@ interface Node {
 
 type Match = { entry: Entry; values: string[] } | { allow: string[] } | undefined;
 
+const DEFAULT_MAX_JSON_DEPTH = 64;
 const REQUEST_ID_RE = /^[\x21-\x7e]{1,128}$/;
 const JSON_TYPE = 'application/json';
 
@@ -47,6 +51,7 @@ const JSON_TYPE = 'application/json';
  */
 export function createRouter(opts: RouterOptions): RequestHandler {
   const { handlers, logger, maxBodyBytes } = opts;
+  const maxJsonDepth = opts.maxJsonDepth ?? DEFAULT_MAX_JSON_DEPTH;
   const validators = compileRoutes(opts.routes);
   const ids = new Set(opts.routes.map((r) => r.id));
   for (const id of Object.keys(handlers)) {
@@ -62,7 +67,7 @@ export function createRouter(opts: RouterOptions): RequestHandler {
     let result: HandlerResult;
     const matched: { route?: RouteDef } = {};
     try {
-      result = await dispatch(root, req, res, log, requestId, maxBodyBytes, matched);
+      result = await dispatch(root, req, res, log, requestId, maxBodyBytes, maxJsonDepth, matched);
     } catch (err) {
       result = matched.route?.errorBody === 'error_only' ? authErrorBody(err, log) : errorResponse(err, log);
     }
@@ -84,6 +89,7 @@ async function dispatch(
   log: Logger,
   requestId: string,
   maxBodyBytes: number,
+  maxJsonDepth: number,
   matched: { route?: RouteDef },
 ): Promise<HandlerResult> {
   const match = lookup(root, req.path, req.method);
@@ -120,7 +126,7 @@ async function dispatch(
   if (route.query) entry.validators.checkQuery(query);
   let body: unknown;
   if (route.body) {
-    body = parseJsonBody(req);
+    body = parseJsonBody(req, maxJsonDepth);
     entry.validators.checkBody(body);
   }
   const result = await entry.handler({ params, query, queryAll, body, headers: req.headers, requestId, log, res });
@@ -128,13 +134,16 @@ async function dispatch(
   return result;
 }
 
-function parseJsonBody(req: HttpRequest): unknown {
+function parseJsonBody(req: HttpRequest, maxDepth: number): unknown {
   const contentType = req.headers['content-type'];
   if (contentType !== undefined && !isJsonMediaType(contentType)) {
     throw new ServiceError('UNSUPPORTED_MEDIA_TYPE', `unsupported content-type: ${contentType}; expected ${JSON_TYPE}`);
   }
   const text = req.body.toString('utf8');
   if (text.trim() === '') throw new ServiceError('BAD_REQUEST', 'request body required');
+  if (jsonDeeperThan(text, maxDepth)) {
+    throw new ServiceError('BAD_REQUEST', `request body is nested deeper than ${maxDepth} levels (limits.max_json_depth)`, { max_json_depth: maxDepth });
+  }
   try {
     return JSON.parse(text) as unknown;
   } catch (err) {

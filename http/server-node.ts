@@ -1,7 +1,9 @@
 // http/server-node.ts: the fallback HTTP transport on node:http (Node >= 22, or --http-transport node).
 // Implements http/transport.ts with the same semantics as server-uws.ts; create-server.ts picks it.
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
+import type { Socket } from 'node:net';
 import type { Logger } from 'pino';
+import { lingerClose } from './linger-close.ts';
 import { closeAfterTooLarge, declaredBodyLength, dispatch, newRequest } from './transport-request.ts';
 import type {
   HttpRequest,
@@ -54,7 +56,9 @@ class NodeResponder implements HttpResponder {
 
   send(status: number, headers: Record<string, string>, body: string | Buffer): void {
     if (this.done || this.streaming) return;
-    this.res.writeHead(status, headers); // throws on an invalid header: fail() can still answer 500
+    // An explicit length: HTTP/1.1 clients get no chunked framing, HTTP/1.0 clients a delimited body.
+    const sized = 'content-length' in headers ? headers : { ...headers, 'content-length': String(Buffer.byteLength(body)) };
+    this.res.writeHead(status, sized); // throws on an invalid header: fail() can still answer 500
     this.done = true;
     this.res.end(body);
   }
@@ -111,13 +115,41 @@ function copyHeaders(raw: IncomingMessage['headers']): Record<string, string> {
   return headers;
 }
 
+/**
+ * After a 413 whose body is not read to its end, node:http would destroy the socket once the response is
+ * out (a reset while the client is still sending). This socket instead closes lingering (linger-close.ts).
+ */
+function lingerAfterResponse(socket: Socket): void {
+  const lingering = socket as Socket & { destroySoon?: () => void };
+  lingering.destroySoon = () => lingerClose(socket);
+}
+
+/** An absolute-form request target (`http://host/path?q`) as its origin form (`/path?q`); others as they are. */
+function originForm(target: string): string {
+  if (target.charCodeAt(0) === 47 /* '/' */) return target;
+  const m = /^[A-Za-z][A-Za-z0-9+.-]*:\/\/[^/?#]*/.exec(target);
+  if (!m) return target;
+  const rest = target.slice(m[0].length);
+  return rest.charCodeAt(0) === 47 ? rest : `/${rest}`;
+}
+
+/** A request node:http could not parse: the error envelope, then the connection ends. */
+function clientErrorResponse(err: NodeJS.ErrnoException): string {
+  const tooLarge = err.code === 'HPE_HEADER_OVERFLOW';
+  const body = JSON.stringify(tooLarge
+    ? { error: 'request header fields too large', code: 'BAD_REQUEST' }
+    : { error: `malformed HTTP request${err.code ? ` (${err.code})` : ''}`, code: 'BAD_REQUEST' });
+  const status = tooLarge ? '431 Request Header Fields Too Large' : '400 Bad Request';
+  return `HTTP/1.1 ${status}\r\ncontent-type: application/json\r\ncontent-length: ${Buffer.byteLength(body)}\r\nconnection: close\r\n\r\n${body}`;
+}
+
 /** Creates the node:http transport (HTTP/1.1 keep-alive). */
 export function createNodeServer(opts: HttpServerOptions): HttpServer {
   const { handler, maxBodyBytes: max, logger } = opts;
 
-  const server = createServer({ noDelay: true }, (ireq: IncomingMessage, res: ServerResponse) => {
+  const onRequest = (ireq: IncomingMessage, res: ServerResponse): void => {
     const responder = new NodeResponder(res, logger);
-    const url = ireq.url ?? '/';
+    const url = originForm(ireq.url ?? '/');
     const q = url.indexOf('?');
     const headers = copyHeaders(ireq.headers);
     const req = newRequest(ireq.method ?? 'GET', q < 0 ? url : url.slice(0, q), q < 0 ? '' : url.slice(q + 1), headers);
@@ -137,7 +169,10 @@ export function createNodeServer(opts: HttpServerOptions): HttpServer {
       req.bodyTooLarge = true;
       // Discard up to `max` more bytes to keep the connection; beyond that (or with an unknown
       // length) end the connection once the 413 is out instead of reading an unbounded body.
-      if (closeAfterTooLarge(declared, received, max)) res.shouldKeepAlive = false;
+      if (closeAfterTooLarge(declared, received, max)) {
+        res.shouldKeepAlive = false;
+        lingerAfterResponse(ireq.socket);
+      }
       dispatch(handler, req, responder);
     };
 
@@ -162,6 +197,28 @@ export function createNodeServer(opts: HttpServerOptions): HttpServer {
       req.body = chunks.length === 1 ? chunks[0] : Buffer.concat(chunks, received);
       dispatch(handler, req, responder);
     });
+  };
+
+  const server = createServer({ noDelay: true }, onRequest);
+  server.on('clientError', (err: NodeJS.ErrnoException, socket: Socket) => {
+    // A reset leaves nothing to answer.
+    if (err.code === 'ECONNRESET' || !socket.writable) {
+      socket.destroy();
+      return;
+    }
+    socket.end(clientErrorResponse(err));
+  });
+  // `Expect: 100-continue`: a declared length over the limit is answered (413) before the client sends
+  // the body; anything else gets its 100 Continue and goes on as a normal request.
+  server.on('checkContinue', (ireq: IncomingMessage, res: ServerResponse) => {
+    if (declaredBodyLength(copyHeaders(ireq.headers)) <= max) {
+      res.writeContinue();
+      onRequest(ireq, res);
+      return;
+    }
+    res.shouldKeepAlive = false;
+    lingerAfterResponse(ireq.socket);
+    onRequest(ireq, res);
   });
 
   return {

@@ -39,6 +39,15 @@ function statusLine(status: number): string {
   return line;
 }
 
+/**
+ * While a stream is blocked by backpressure its response is paused, which stops uWS's fixed ~10 s
+ * timeout for responses that make no write progress (a paused reader would otherwise be dropped
+ * before it could get its stream_truncated marker). Every PROBE_MS the response is resumed (which
+ * re-arms that timeout and lets uWS poll for writability, so onWritable fires once the reader drains)
+ * and, if still blocked at the next probe, paused and resumed again: the timeout never runs out.
+ */
+const PROBE_MS = 2_000;
+
 const INTERNAL_BODY = '{"error":"internal error","code":"INTERNAL_ERROR"}';
 const JSON_HEADERS: Record<string, string> = { 'content-type': 'application/json' };
 const EMPTY = Buffer.alloc(0);
@@ -54,10 +63,14 @@ class UwsResponder implements HttpResponder {
   /** Ended or aborted: the native response must not be touched any more. */
   done = false;
   streaming = false;
-  /** End the connection with the response (oversized body still arriving). */
+  /** Ask the client to close after the response (oversized body still arriving); see send(). */
   closeAfter = false;
   private abortCbs: Array<() => void> | undefined;
   private drainCbs: Array<() => void> | undefined;
+  /** Set while a write is blocked by backpressure (the response is paused between probes). */
+  private probe: NodeJS.Timeout | undefined;
+  /** The native response is paused (no polling, no timeout). */
+  private paused = false;
 
   constructor(
     private readonly res: UwsResponse,
@@ -69,6 +82,7 @@ class UwsResponder implements HttpResponder {
     if (this.done) return;
     this.done = true;
     this.aborted = true;
+    this.stopProbe();
     this.state.open.delete(this);
     const cbs = this.abortCbs;
     this.abortCbs = undefined;
@@ -89,7 +103,11 @@ class UwsResponder implements HttpResponder {
     res.cork(() => {
       res.writeStatus(statusLine(status));
       writeHeaders(res, headers);
-      res.end(body, close);
+      // Lingering close (http/linger-close.ts): uWS's own close would reset a client still sending its
+      // body, so the client is asked to close while uWS keeps reading and dropping what it sends (bounded by
+      // the declared length and uWS's idle timeout; uWS gives JavaScript no handle once the response ended).
+      if (close) res.writeHeader('connection', 'close');
+      res.end(body);
     });
   }
 
@@ -113,21 +131,59 @@ class UwsResponder implements HttpResponder {
     res.cork(() => {
       ok = res.write(chunk);
     });
+    if (!ok) this.block();
     return ok;
+  }
+
+  /** Backpressure: pause the response (no idle timeout) and probe for writability (see PROBE_MS). */
+  private block(): void {
+    if (this.probe !== undefined || this.done) return;
+    this.watchWritable();
+    const res = this.res;
+    res.pause();
+    this.paused = true;
+    this.probe = setInterval(() => {
+      if (this.done) return this.stopProbe();
+      // resume() re-arms the timeout (and polling); pausing first makes the re-arm explicit each time.
+      res.cork(() => {
+        if (!this.paused) res.pause();
+        res.resume();
+      });
+      this.paused = false;
+    }, PROBE_MS);
+    this.probe.unref();
+  }
+
+  /**
+   * Ends the backpressure state. onWritable only fires while resumed, and uWS clears the timeout
+   * before calling it, so nothing is resumed here (that would arm the timeout on a healthy stream).
+   */
+  private unblock(): void {
+    this.stopProbe();
+  }
+
+  private stopProbe(): void {
+    clearInterval(this.probe);
+    this.probe = undefined;
   }
 
   onDrain(cb: () => void): void {
     if (this.done) return;
-    if (this.drainCbs === undefined) {
-      this.drainCbs = [];
-      this.res.onWritable(() => {
-        const cbs = this.drainCbs;
-        if (cbs) for (const fn of cbs) this.safely(fn, 'drain callback failed');
-        // Whatever a callback wrote is buffered by uWS; nothing is left for us to retry.
-        return true;
-      });
-    }
-    this.drainCbs.push(cb);
+    this.watchWritable();
+    this.drainCbs!.push(cb);
+  }
+
+  /** Registers the one native onWritable handler (a blocked stream needs it even with no drain callback). */
+  private watchWritable(): void {
+    if (this.drainCbs !== undefined) return;
+    this.drainCbs = [];
+    this.res.onWritable(() => {
+      this.unblock();
+      const cbs = this.drainCbs;
+      if (cbs) for (const fn of cbs) this.safely(fn, 'drain callback failed');
+      // Whatever a callback wrote is buffered by uWS; nothing is left for us to retry.
+      return true;
+    });
   }
 
   end(): void {
@@ -136,6 +192,9 @@ class UwsResponder implements HttpResponder {
       this.send(200, {}, EMPTY);
       return;
     }
+    this.stopProbe();
+    // A paused response would never flush its tail: resume it (uWS then times out a reader that never drains).
+    if (this.paused) this.res.resume();
     this.done = true;
     this.state.open.delete(this);
     const res = this.res;
@@ -147,6 +206,7 @@ class UwsResponder implements HttpResponder {
   /** Force-closes the connection (server shutdown); the native onAborted follows synchronously. */
   forceClose(): void {
     if (this.done) return;
+    this.stopProbe();
     this.res.close();
     this.handleAbort();
   }

@@ -11,8 +11,8 @@
 // exact number dropped since the previous marker, then the retained tail in seq order. Memory per
 // subscriber is thus bounded by 256 shared frames plus the one chunk the transport holds.
 // Transport note: uWS closes a response that makes no write progress for about 10 s (its fixed HTTP
-// idle timeout, measured), so on uWS a long stall ends in a disconnect rather than a marker; the
-// client reconnects with Last-Event-ID and is replayed from the ledger (http/handlers/events.ts).
+// timeout); http/server-uws.ts pauses a blocked response (which stops that timer) and probes it for
+// writability, so on both transports a stalled reader keeps its connection and gets its marker.
 import type { Logger } from 'pino';
 import type { EventSubscriber, HubEntry } from '../actors/event-hub.ts';
 import type { HttpResponder } from './transport.ts';

@@ -145,3 +145,32 @@ export async function replayJournal(root: string): Promise<boolean> {
   await clearJournal(root);
   return true;
 }
+
+/** Removes a journal that was being written when its write failed (nothing was applied). */
+export async function discardJournalTemp(root: string): Promise<void> {
+  await rm(join(root, `${JOURNAL}.tmp`), { force: true });
+}
+
+/**
+ * The actions that undo `actions` on the files as they are now (read before anything is applied), in
+ * reverse order: appends are cut back to their base size, rewritten or deleted files get their old
+ * content back, new files are deleted.
+ */
+export async function undoActions(root: string, actions: readonly FileAction[]): Promise<FileAction[]> {
+  const undo: FileAction[] = [];
+  for (let i = actions.length - 1; i >= 0; i--) {
+    const action = actions[i];
+    if (action.type === 'append') {
+      undo.push({ type: 'append', path: action.path, base_size: action.base_size, data: '' });
+      continue;
+    }
+    let old: string | undefined;
+    try {
+      old = await readFile(resolveIn(root, action.path), 'utf8');
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err;
+    }
+    undo.push(old === undefined ? { type: 'delete', path: action.path } : { type: 'write', path: action.path, data: old });
+  }
+  return undo;
+}

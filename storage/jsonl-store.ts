@@ -9,7 +9,8 @@ import type { LedgerEntry, ListSessionsOptions, SessionRecord, Store, StoreOp } 
 import { pageBounds, planBatch, prepareOps } from './prepare-ops.ts';
 import { readLedgerEntries, readSessionRecord } from './record-migrations.ts';
 import { SessionIndex } from './session-index.ts';
-import { applyActions, clearJournal, replayJournal, writeJournal, type FileAction } from './jsonl-journal.ts';
+import { applyActions, clearJournal, discardJournalTemp, replayJournal, undoActions, writeJournal, type FileAction } from './jsonl-journal.ts';
+import { storeFailure } from './store-failure.ts';
 
 type RowOp = Extract<StoreOp, { op: 'putRows' | 'truncateRows' }>;
 
@@ -74,7 +75,8 @@ class JsonlStore implements Store {
   readonly #lastSeqs = new Map<string, number>();
   /** Reads and commits run one after another (see #run). */
   #tail: Promise<void> = Promise.resolve();
-  #broken: unknown;
+  /** A batch that failed halfway and is not rolled back yet. */
+  #broken: { undo: FileAction[]; cause: unknown } | undefined;
   #closed = false;
 
   constructor(root: string, sessions: SessionIndex) {
@@ -184,11 +186,8 @@ class JsonlStore implements Store {
   }
 
   async #write(ops: StoreOp[]): Promise<void> {
-    if (this.#broken !== undefined) {
-      throw new ServiceError('SESSION_STORE_ERROR', 'an earlier jsonl commit failed; reopen the store', undefined, {
-        cause: this.#broken,
-      });
-    }
+    // A batch that failed to apply and could not be rolled back yet: undo it first (space may be back).
+    if (this.#broken !== undefined) await this.#undoBroken();
     for (const op of ops) if ('sessionId' in op) await this.#loadCounts(op.sessionId);
     const plan = planBatch(ops, {
       rowCount: (id) => this.#rowCounts.get(id) ?? 0,
@@ -197,22 +196,46 @@ class JsonlStore implements Store {
     const actions = await this.#actions(ops);
     try {
       await writeJournal(this.#root, actions);
+    } catch (err) {
+      // Nothing was applied; only a partial temp journal may be left.
+      await discardJournalTemp(this.#root).catch(() => undefined);
+      throw storeFailure('jsonl commit', err);
+    }
+    // What each touched file looks like now, so a batch that fails halfway can be undone (a failed
+    // commit must leave the store as it was; replaying it forward would resurrect what the caller was
+    // told failed).
+    const undo = await undoActions(this.#root, actions);
+    try {
       await applyActions(this.#root, actions);
       await clearJournal(this.#root);
     } catch (err) {
-      // The files may now be half-written; the journal (if it got out) repairs them on the next open.
-      this.#broken = err;
-      throw new ServiceError('SESSION_STORE_ERROR', 'jsonl commit failed', undefined, { cause: err });
+      this.#broken = { undo, cause: err };
+      await this.#undoBroken().catch(() => undefined);
+      throw storeFailure('jsonl commit', err);
     }
     for (const op of ops) if (op.op === 'putSession') this.#sessions.put(op.session);
     for (const [id, n] of plan.rowCounts) this.#rowCounts.set(id, n);
     for (const [id, seq] of plan.lastSeqs) this.#lastSeqs.set(id, seq);
   }
 
+  /** Rolls back a half-applied batch (appends cut back, rewritten files restored), then drops its journal. */
+  async #undoBroken(): Promise<void> {
+    const broken = this.#broken;
+    if (broken === undefined) return;
+    try {
+      await applyActions(this.#root, broken.undo);
+      await clearJournal(this.#root);
+    } catch (err) {
+      throw storeFailure('jsonl rollback of an earlier failed commit', err);
+    }
+    this.#broken = undefined;
+  }
+
   async #actions(ops: StoreOp[]): Promise<FileAction[]> {
     const actions: FileAction[] = [];
     const rowOps = new Map<string, RowOp[]>();
     const ledger = new Map<string, LedgerEntry[]>();
+    const drops = new Map<string, Array<[number, number]>>();
     for (const op of ops) {
       switch (op.op) {
         case 'putSession': {
@@ -227,6 +250,9 @@ class JsonlStore implements Store {
         case 'appendLedger':
           ledger.set(op.sessionId, [...(ledger.get(op.sessionId) ?? []), ...op.entries]);
           break;
+        case 'dropLedger':
+          drops.set(op.sessionId, [...(drops.get(op.sessionId) ?? []), ...op.ranges]);
+          break;
         case 'putRecord': {
           const data = `${JSON.stringify({ key: op.key, value: op.value }, null, 2)}\n`;
           actions.push({ type: 'write', path: recordPath(op.ns, op.key), data });
@@ -238,6 +264,15 @@ class JsonlStore implements Store {
       }
     }
     for (const [id, list] of rowOps) actions.push(...(await this.#transcriptActions(id, list)));
+    // A session whose ledger loses entries gets its ledger file rewritten: retained lines plus this batch's.
+    for (const [id, ranges] of drops) {
+      const path = ledgerPath(id);
+      const dropped = (seq: number): boolean => ranges.some(([from, to]) => seq >= from && seq <= to);
+      const kept = (await readLines(this.#file(path))).filter((line) => !dropped((JSON.parse(line) as LedgerEntry).seq));
+      const added = (ledger.get(id) ?? []).filter((e) => !dropped(e.seq));
+      ledger.delete(id);
+      actions.push({ type: 'write', path, data: kept.map((line) => `${line}\n`).join('') + jsonLines(added) });
+    }
     for (const [id, entries] of ledger) {
       if (entries.length === 0) continue;
       const path = ledgerPath(id);

@@ -9,6 +9,7 @@ import type { LedgerEntry, ListSessionsOptions, SessionRecord, Store, StoreOp } 
 import { labelKey, matchesLabels, type LabelFilters } from './label-filter.ts';
 import { checkOps, pageBounds, planBatch } from './prepare-ops.ts';
 import { readLedgerEntries, readSessionRecord } from './record-migrations.ts';
+import { storeFailure } from './store-failure.ts';
 
 type CreatedKey = [number, string];
 type SeqKey = [string, number];
@@ -54,6 +55,7 @@ type Write =
   | { op: 'putRows'; sessionId: string; fromIndex: number; rows: Encoded[] }
   | { op: 'truncateRows'; sessionId: string; length: number }
   | { op: 'appendLedger'; sessionId: string; entries: Array<{ seq: number; value: Encoded }> }
+  | { op: 'dropLedger'; sessionId: string; ranges: Array<[number, number]> }
   | { op: 'putRecord'; key: [string, string]; value: Encoded }
   | { op: 'deleteRecord'; key: [string, string] };
 
@@ -217,8 +219,8 @@ class LmdbStore implements Store {
 
   /**
    * The ledger's last seq from `ledgerLast`, trusted only when the ledger has no entry at the next seq: every
-   * commit of this store keeps it exact (it is written in the same transaction as the entries, and entries are
-   * never removed, so it is never ahead), and the check catches appends by a build that did not keep it
+   * commit of this store keeps it exact (it is written in the same transaction as the entries, and the last
+   * entry is never removed, so it is never ahead), and the check catches appends by a build that did not keep it
    * (they append at last + 1). Otherwise, or when absent, a reverse cursor scan.
    */
   #lastSeq(db: Dbs, sessionId: string): number {
@@ -249,7 +251,12 @@ class LmdbStore implements Store {
     // A child transaction inside lmdb's batched async write: commits issued in the same event turn share one
     // LMDB transaction (and one fsync), while a callback that throws aborts only its own writes. The promise
     // resolves after the commit is flushed (default overlappingSync; see reference/dependencies.md).
-    await db.sessions.childTransaction(() => this.#apply(db, writes));
+    try {
+      await db.sessions.childTransaction(() => this.#apply(db, writes));
+    } catch (err) {
+      if (err instanceof ServiceError) throw err;
+      throw storeFailure('lmdb commit', await commitCause(err));
+    }
   }
 
   /** Serialises every value now (checkOps leaves plain values as the caller's objects). */
@@ -268,6 +275,8 @@ class LmdbStore implements Store {
           return op;
         case 'appendLedger':
           return { op: 'appendLedger', sessionId: op.sessionId, entries: op.entries.map((e) => ({ seq: e.seq, value: enc.ledger.encode(e) })) };
+        case 'dropLedger':
+          return op;
         case 'putRecord':
           return { op: 'putRecord', key: [op.ns, op.key], value: enc.records.encode(op.value) };
         case 'deleteRecord':
@@ -282,7 +291,9 @@ class LmdbStore implements Store {
       rowCount: (id, guess) => rowCount(db.rows, id, guess),
       lastSeq: (id) => this.#lastSeq(db, id),
     });
-    for (const w of writes) {
+    // dropLedger goes last: it may remove entries this same batch appends (a turn's text deltas).
+    const ordered = writes.some((w) => w.op === 'dropLedger') ? [...writes.filter((w) => w.op !== 'dropLedger'), ...writes.filter((w) => w.op === 'dropLedger')] : writes;
+    for (const w of ordered) {
       switch (w.op) {
         case 'putSession': {
           const key: CreatedKey = [w.createdAtMs, w.id];
@@ -306,6 +317,12 @@ class LmdbStore implements Store {
         }
         case 'appendLedger':
           for (const entry of w.entries) putEncoded(db.ledger, [w.sessionId, entry.seq], entry.value);
+          break;
+        case 'dropLedger':
+          for (const [from, to] of w.ranges) {
+            const doomed = [...db.ledger.getKeys({ start: [w.sessionId, from], end: [w.sessionId, to + 1] })];
+            for (const key of doomed) db.ledger.removeSync(key);
+          }
           break;
         case 'putRecord':
           putEncoded(db.records, w.key, w.value);
@@ -344,6 +361,25 @@ class LmdbStore implements Store {
     if (this.#closed) return;
     this.#closed = true;
     await this.#env.close();
+  }
+}
+
+/**
+ * The real cause of a failed batched commit. lmdb-js rejects each write of the batch with a generic
+ * error whose `commitError` promise rejects with the errno error (and is otherwise never observed, so it
+ * is observed here). Settles at once: lmdb rejects it in the same callback that failed the writes.
+ */
+async function commitCause(err: unknown): Promise<unknown> {
+  const pending = (err as { commitError?: Promise<unknown> } | null)?.commitError;
+  if (!pending || typeof pending.then !== 'function') return err;
+  let timer: NodeJS.Timeout | undefined;
+  const late = new Promise<unknown>((resolve) => {
+    timer = setTimeout(() => resolve(err), 1_000);
+  });
+  try {
+    return await Promise.race([pending.then(() => err, (cause: unknown) => cause), late]);
+  } finally {
+    clearTimeout(timer);
   }
 }
 

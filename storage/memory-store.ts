@@ -83,7 +83,9 @@ class MemoryStore implements Store {
       rowCount: (id) => this.#rows.get(id)?.length ?? 0,
       lastSeq: (id) => this.#ledger.get(id)?.at(-1)?.seq ?? 0,
     });
-    for (const op of prepared) this.#apply(op);
+    // dropLedger goes last: it may remove entries this same batch appends.
+    for (const op of prepared) if (op.op !== 'dropLedger') this.#apply(op);
+    for (const op of prepared) if (op.op === 'dropLedger') this.#apply(op);
   }
 
   #apply(op: StoreOp): void {
@@ -106,6 +108,11 @@ class MemoryStore implements Store {
         const entries = this.#ledger.get(op.sessionId) ?? [];
         entries.push(...op.entries);
         this.#ledger.set(op.sessionId, entries);
+        return;
+      }
+      case 'dropLedger': {
+        const entries = this.#ledger.get(op.sessionId);
+        if (entries) this.#ledger.set(op.sessionId, entries.filter((e) => !op.ranges.some(([from, to]) => e.seq >= from && e.seq <= to)));
         return;
       }
       case 'putRecord': {

@@ -17,46 +17,66 @@ function invalid(message: string, details?: unknown): ServiceError {
 }
 
 /**
- * Deep-copies `value` as the JSON it would round-trip to, rejecting what JSON cannot carry faithfully:
- * bigint, functions, symbols, non-finite numbers, non-plain objects (Date, Map, class instances) and cycles.
- * Like JSON, `undefined` object properties are dropped and `undefined` array items become null.
+ * Deepest nesting of arrays/objects a stored value may have. The HTTP layer bounds request bodies far
+ * lower (`[limits] max_json_depth`); this bound keeps every recursive walk here and in the backends'
+ * encoders (msgpack, JSON) clear of the stack limit whatever a caller hands in.
  */
-function toJsonValue(value: unknown, where: string): unknown {
-  return copy(value, where, new Set());
+export const MAX_STORED_DEPTH = 1000;
+
+/** `where` plus the path walked so far, built only for an error message. */
+function at(where: string, path: Array<string | number>): string {
+  let out = where;
+  for (const p of path) out += typeof p === 'number' ? `[${p}]` : `.${p}`;
+  return out;
 }
 
-function copy(value: unknown, where: string, seen: Set<object>): unknown {
+/**
+ * Deep-copies `value` as the JSON it would round-trip to, rejecting what JSON cannot carry faithfully:
+ * bigint, functions, symbols, non-finite numbers, non-plain objects (Date, Map, class instances), cycles,
+ * and nesting deeper than MAX_STORED_DEPTH. Like JSON, `undefined` object properties are dropped and
+ * `undefined` array items become null.
+ */
+function toJsonValue(value: unknown, where: string): unknown {
+  return copy(value, where, [], new Set());
+}
+
+function copy(value: unknown, where: string, path: Array<string | number>, seen: Set<object>): unknown {
   switch (typeof value) {
     case 'string':
     case 'boolean':
       return value;
     case 'number':
-      if (!Number.isFinite(value)) throw invalid(`${where} holds a non-finite number`);
+      if (!Number.isFinite(value)) throw invalid(`${at(where, path)} holds a non-finite number`);
       return value;
     case 'object':
       break;
     default:
-      throw invalid(`${where} holds a ${typeof value}, which is not JSON`);
+      throw invalid(`${at(where, path)} holds a ${typeof value}, which is not JSON`);
   }
   if (value === null) return null;
-  if (seen.has(value)) throw invalid(`${where} is cyclic`);
+  if (seen.has(value)) throw invalid(`${at(where, path)} is cyclic`);
+  if (path.length >= MAX_STORED_DEPTH) throw invalid(`${where} is nested deeper than ${MAX_STORED_DEPTH} levels`, { max_depth: MAX_STORED_DEPTH });
   seen.add(value);
   let out: unknown;
   if (Array.isArray(value)) {
     const arr = new Array<unknown>(value.length);
     for (let i = 0; i < value.length; i++) {
       const item: unknown = value[i];
-      arr[i] = item === undefined ? null : copy(item, `${where}[${i}]`, seen);
+      path.push(i);
+      arr[i] = item === undefined ? null : copy(item, where, path, seen);
+      path.pop();
     }
     out = arr;
   } else {
     const proto = Object.getPrototypeOf(value);
-    if (proto !== Object.prototype && proto !== null) throw invalid(`${where} is not a plain object`);
+    if (proto !== Object.prototype && proto !== null) throw invalid(`${at(where, path)} is not a plain object`);
     const obj: Record<string, unknown> = {};
     for (const k of Object.keys(value)) {
       const v = (value as Record<string, unknown>)[k];
       if (v === undefined) continue;
-      const c = copy(v, `${where}.${k}`, seen);
+      path.push(k);
+      const c = copy(v, where, path, seen);
+      path.pop();
       // defineProperty so that a '__proto__' key stays data and never swaps the prototype
       if (k === '__proto__') Object.defineProperty(obj, k, { value: c, enumerable: true, writable: true, configurable: true });
       else obj[k] = c;
@@ -171,6 +191,15 @@ function prepareOne(op: StoreOp, copyAll: boolean): StoreOp {
       return { op: 'truncateRows', sessionId: checkKey(op.sessionId, 'sessionId'), length: checkIndex(op.length, 'length', 0) };
     case 'appendLedger':
       return { op: 'appendLedger', sessionId: checkKey(op.sessionId, 'sessionId'), entries: checkEntries(op.entries, copyAll) };
+    case 'dropLedger': {
+      if (!Array.isArray(op.ranges)) throw invalid('dropLedger.ranges must be an array');
+      const ranges = op.ranges.map((r, i): [number, number] => {
+        if (!Array.isArray(r) || r.length !== 2) throw invalid(`dropLedger.ranges[${i}] must be [from, to]`);
+        const from = checkIndex(r[0], `dropLedger.ranges[${i}][0]`, 1);
+        return [from, checkIndex(r[1], `dropLedger.ranges[${i}][1]`, from)];
+      });
+      return { op: 'dropLedger', sessionId: checkKey(op.sessionId, 'sessionId'), ranges };
+    }
     case 'putRecord':
       if (op.value === undefined) throw invalid('putRecord.value must not be undefined');
       return { op: 'putRecord', ns: checkKey(op.ns, 'ns'), key: checkKey(op.key, 'key'), value: jsonValue(op.value, 'value', copyAll) };
@@ -217,7 +246,7 @@ export type PlanOp =
   | { op: 'putRows'; sessionId: string; fromIndex: number; rows: { length: number } }
   | { op: 'truncateRows'; sessionId: string; length: number }
   | { op: 'appendLedger'; sessionId: string; entries: ReadonlyArray<{ seq: number }> }
-  | { op: 'putSession' | 'putRecord' | 'deleteRecord' };
+  | { op: 'putSession' | 'putRecord' | 'deleteRecord' | 'dropLedger' };
 
 /** Row counts and last ledger seqs after the batch, for every session the batch touches. */
 export interface BatchPlan {

@@ -226,6 +226,8 @@ function encode(ops: StoreOp[]): Write[] {
         return { op: 'truncateRows', sessionId: op.sessionId, length: op.length };
       case 'appendLedger':
         return { op: 'appendLedger', sessionId: op.sessionId, entries: op.entries.map((e) => ({ seq: e.seq, kind: e.kind, json: JSON.stringify(e) })) };
+      case 'dropLedger':
+        return { op: 'dropLedger', sessionId: op.sessionId, ranges: op.ranges };
       case 'putRecord':
         return { op: 'putRecord', ns: op.ns, key: op.key, json: JSON.stringify(op.value) };
       case 'deleteRecord':

@@ -21,6 +21,7 @@ export type Write =
   | { op: 'putRows'; sessionId: string; fromIndex: number; rows: string[] }
   | { op: 'truncateRows'; sessionId: string; length: number }
   | { op: 'appendLedger'; sessionId: string; entries: Array<{ seq: number; kind: string; json: string }> }
+  | { op: 'dropLedger'; sessionId: string; ranges: Array<[number, number]> }
   | { op: 'putRecord'; ns: string; key: string; json: string }
   | { op: 'deleteRecord'; ns: string; key: string };
 
@@ -51,6 +52,7 @@ function writeStatements(db: Database) {
     putRow: p('INSERT INTO rows (session_id, idx, message) VALUES (?, ?, ?) ON CONFLICT (session_id, idx) DO UPDATE SET message = excluded.message'),
     truncateRows: p('DELETE FROM rows WHERE session_id = ? AND idx >= ?'),
     appendLedger: p('INSERT INTO ledger (session_id, seq, kind, entry) VALUES (?, ?, ?, ?)'),
+    dropLedger: p('DELETE FROM ledger WHERE session_id = ? AND seq BETWEEN ? AND ?'),
     putRecord: p('INSERT INTO records (ns, key, value) VALUES (?, ?, ?) ON CONFLICT (ns, key) DO UPDATE SET value = excluded.value'),
     deleteRecord: p('DELETE FROM records WHERE ns = ? AND key = ?'),
   };
@@ -69,11 +71,25 @@ export function lastSeqOf(lastSeq: Stmt, sessionId: string): number {
   return (lastSeq.get(sessionId) as number | null) ?? 0;
 }
 
+/** SQLite result codes of a medium that refused the write, as the errno-style cause (store-failure.ts). */
+const MEDIUM_CAUSE: Record<string, { cause: string; why: string }> = {
+  SQLITE_FULL: { cause: 'ENOSPC', why: 'no space left on device' },
+  SQLITE_IOERR: { cause: 'EIO', why: 'input/output error' },
+  SQLITE_READONLY: { cause: 'EROFS', why: 'read-only file system' },
+};
+
 function toWire(err: unknown): WireError {
   if (isServiceError(err)) return { code: err.code, message: err.message, details: err.details };
   const reason = err instanceof Error ? err.message : String(err);
-  const sqlite = err instanceof BetterSqlite3.SqliteError ? { sqlite_code: err.code } : undefined;
-  return { code: 'SESSION_STORE_ERROR', message: `sqlite commit failed: ${reason}`, details: sqlite };
+  if (!(err instanceof BetterSqlite3.SqliteError)) return { code: 'SESSION_STORE_ERROR', message: `sqlite commit failed: ${reason}` };
+  // Extended codes (SQLITE_IOERR_WRITE...) map by their primary code.
+  const medium = MEDIUM_CAUSE[err.code] ?? MEDIUM_CAUSE[err.code.split('_').slice(0, 2).join('_')];
+  if (!medium) return { code: 'SESSION_STORE_ERROR', message: `sqlite commit failed: ${reason}`, details: { sqlite_code: err.code } };
+  return {
+    code: 'SESSION_STORE_ERROR',
+    message: `sqlite commit failed: ${medium.why} (${medium.cause}; ${err.code})`,
+    details: { sqlite_code: err.code, cause_code: medium.cause },
+  };
 }
 
 /** The writing connection: creates the file's schema and runs group transactions. */
@@ -145,7 +161,9 @@ export class SqliteWriter {
       rowCount: (id) => rowCountOf(w.lastRow, id),
       lastSeq: (id) => lastSeqOf(w.lastSeq, id),
     });
-    for (const op of writes) {
+    // dropLedger goes last: it may remove entries this same batch appends.
+    const ordered = [...writes.filter((op) => op.op !== 'dropLedger'), ...writes.filter((op) => op.op === 'dropLedger')];
+    for (const op of ordered) {
       switch (op.op) {
         case 'putSession':
           w.putSession.run(op.id, op.createdAtMs, op.archived ? 1 : 0, op.json);
@@ -160,6 +178,9 @@ export class SqliteWriter {
           break;
         case 'appendLedger':
           for (const e of op.entries) w.appendLedger.run(op.sessionId, e.seq, e.kind, e.json);
+          break;
+        case 'dropLedger':
+          for (const [from, to] of op.ranges) w.dropLedger.run(op.sessionId, from, to);
           break;
         case 'putRecord':
           w.putRecord.run(op.ns, op.key, op.json);

@@ -17,6 +17,12 @@ export type StoreOp =
   /** Deletes every row at index >= length. */
   | { op: 'truncateRows'; sessionId: string; length: number }
   | { op: 'appendLedger'; sessionId: string; entries: LedgerEntry[] }
+  /**
+   * Deletes the ledger entries with from <= seq <= to, for each [from, to] range (retention pruning, and a
+   * committed turn's text deltas). Applied after the batch's appendLedger. Callers never remove a session's
+   * last entry: the next seq is derived from it.
+   */
+  | { op: 'dropLedger'; sessionId: string; ranges: Array<[number, number]> }
   | { op: 'putRecord'; ns: string; key: string; value: unknown }
   | { op: 'deleteRecord'; ns: string; key: string };
 

@@ -156,7 +156,8 @@ export function sessionHandlers(sup: SessionHost, realmId: string, createExtras?
           offset,
           ...(limit !== undefined ? { limit } : {}),
           has_more: offset + rows.length < total,
-          messages: rows,
+          // A user row without a role predates transcript_role: it was the caller's own prompt.
+          messages: rows.map((m) => (m.role === 'user' && m.transcript_role === undefined ? { ...m, transcript_role: 'conversational' } : m)),
         },
       };
     }),
@@ -169,7 +170,12 @@ export function sessionHandlers(sup: SessionHost, realmId: string, createExtras?
       const id = parseSessionId(ctx.params.id, realmId);
       const body = ctx.body;
       const r = await replaceSystemPrompt(sup, id, body);
-      return { status: 200, body: { session_id: id, key: body.key, ...r } };
+      // No `commit`: Warren keeps no transcript rewrite commits of the reference's shape, so it sends none
+      // (SystemPromptResponse in /openapi.json declares exactly these members).
+      return {
+        status: 200,
+        body: { session_id: id, key: body.key, version: r.version, message_index: r.message_index, status: r.status, transcript_revision: r.transcript_revision },
+      };
     }),
     ...on(SESSION_ROUTE.interrupt, async (ctx) => {
       const id = parseSessionId(ctx.params.id, realmId);

@@ -47,6 +47,8 @@ export interface SystemDeps {
   catalog(): unknown;
   /** Count of bad sessions per measured dimension; a missing dimension is reported unreadable. */
   sessionHealth(): Partial<Record<SessionHealthDimension, number>>;
+  /** Whether the store takes writes; a degraded store degrades session_durability with its reason. */
+  storeHealth?(): { degraded: false } | { degraded: true; reason: string; since_ms: number } | undefined;
   /** `http://<host>:<port>` of the listening server. */
   baseUrl(): string;
   /** The full route catalog (listed in host_info endpoints). */
@@ -108,8 +110,17 @@ function runtimeHealth(deps: SystemDeps): RuntimeHealth {
       degraded = true;
     }
   }
+  const reasons: Record<string, string> = {};
+  const store = deps.storeHealth?.();
+  if (store?.degraded) {
+    checks.session_durability = 'degraded';
+    reasons.session_durability = `${store.reason} (since ${new Date(store.since_ms).toISOString()})`;
+    degraded = true;
+  }
   const sorted = Object.fromEntries(Object.entries(checks).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)));
-  return { contract_version: { ...CONTRACT_VERSION }, status: measured === 0 || degraded ? 'degraded' : 'ok', checks: sorted };
+  const health: RuntimeHealth = { contract_version: { ...CONTRACT_VERSION }, status: measured === 0 || degraded ? 'degraded' : 'ok', checks: sorted };
+  if (Object.keys(reasons).length) health.reasons = reasons;
+  return health;
 }
 
 function hostInfo(deps: SystemDeps): HostInfo {

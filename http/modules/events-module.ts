@@ -15,5 +15,6 @@ export function eventsModule(ctx: ModuleContext): ModuleUnit {
       sse: { onTruncated: (dropped) => ctx.supervisor.deps.observer?.sseTruncated?.('session', dropped) },
     }),
     capabilities: [{ id: 'streaming' }, { id: 'event_replay' }],
+    configKeys: ['ledger'],
   };
 }

@@ -1,5 +1,6 @@
 // http/modules/system-module.ts: the observation and system routes (health, OpenAPI, config, realms,
 // capabilities, runtime host reads, model catalog) as a module unit.
+import { storeHealthOf } from '../../actors/store-health.ts';
 import { SYSTEM_ROUTES } from '../../contracts/routes-system.ts';
 import { systemHandlers } from '../handlers/system.ts';
 import type { ModuleContext, ModuleUnit } from '../module-unit.ts';
@@ -14,6 +15,7 @@ export function systemModule(ctx: ModuleContext): ModuleUnit {
       realm: ctx.realm,
       catalog: ctx.modelCatalog,
       sessionHealth: () => ctx.health(),
+      storeHealth: () => storeHealthOf(ctx.supervisor.deps.store),
       baseUrl: ctx.baseUrl,
       routes: ctx.routes,
       openapi: ctx.openapi,

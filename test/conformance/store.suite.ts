@@ -4,6 +4,7 @@ import { after, describe, it, type TestContext } from 'node:test';
 import assert from 'node:assert/strict';
 import { isServiceError, type ErrorCode } from '../../contracts/errors.ts';
 import type { Message } from '../../contracts/transcript.ts';
+import { MAX_STORED_DEPTH } from '../../storage/prepare-ops.ts';
 import type { LedgerEntry, SessionRecord, Store, StoreOp } from '../../storage/store.ts';
 import { entries, sessionRecord, userRow, type StoreFactory } from '../helpers/store-builders.ts';
 
@@ -230,6 +231,30 @@ export function storeConformance(name: string, factory: StoreFactory): void {
         assert.equal(await store.lastLedgerSeq('s'), 5);
       });
 
+      it('drops ledger ranges after the batch\'s own appends; reads skip them and the seq goes on', async (t) => {
+        const store = await fresh(t);
+        await store.commit([{ op: 'appendLedger', sessionId: 's', entries: entries(1, 2, 3) }]);
+        await store.commit([{ op: 'appendLedger', sessionId: 'other', entries: entries(1, 2) }]);
+        // The drop is listed first but applies after the append of the same batch.
+        await store.commit([
+          { op: 'dropLedger', sessionId: 's', ranges: [[2, 2], [4, 5]] },
+          { op: 'appendLedger', sessionId: 's', entries: entries(4, 5, 6) },
+        ]);
+        assert.deepEqual(await store.readLedger('s', 0), entries(1, 3, 6));
+        assert.deepEqual(await store.readLedger('s', 1, 1), entries(3));
+        assert.deepEqual(await store.readLedger('s', 3), entries(6));
+        assert.equal(await store.lastLedgerSeq('s'), 6);
+        await store.commit([{ op: 'dropLedger', sessionId: 's', ranges: [[1, 3]] }, { op: 'dropLedger', sessionId: 'none', ranges: [[1, 9]] }]);
+        assert.deepEqual(await store.readLedger('s', 0), entries(6));
+        await store.commit([{ op: 'appendLedger', sessionId: 's', entries: entries(7) }]);
+        assert.deepEqual(await store.readLedger('s', 0), entries(6, 7));
+        assert.equal(await store.lastLedgerSeq('s'), 7);
+        assert.deepEqual(await store.readLedger('other', 0), entries(1, 2), 'other sessions keep theirs');
+        for (const ranges of [[[0, 1]], [[3, 2]], [[1]], 'x']) {
+          await assert.rejects(store.commit([{ op: 'dropLedger', sessionId: 's', ranges } as unknown as StoreOp]), withCode('SESSION_STORE_ERROR'), JSON.stringify(ranges));
+        }
+      });
+
       it('refuses a seq at or below the last one, with CONFLICT', async (t) => {
         const store = await fresh(t);
         await store.commit([{ op: 'appendLedger', sessionId: 's', entries: entries(1, 2) }]);
@@ -340,6 +365,24 @@ export function storeConformance(name: string, factory: StoreFactory): void {
         await assert.rejects(store.commit(wholeBatch(bigint)), withCode('SESSION_STORE_ERROR'));
         const fn: StoreOp = { op: 'putSession', session: sessionRecord('y', 2, { state: { cb: () => 1 } }) };
         await assert.rejects(store.commit(wholeBatch(fn)), withCode('SESSION_STORE_ERROR'));
+        await assertNothingLanded(store);
+        assert.equal(await store.getSession('y'), undefined);
+      });
+
+      it('stores values nested MAX_STORED_DEPTH deep, refuses deeper ones with SESSION_STORE_ERROR (no stack overflow)', async (t) => {
+        const store = await fresh(t);
+        const nest = (depth: number): unknown => {
+          let v: unknown = 'core';
+          for (let i = 0; i < depth; i++) v = i % 2 ? [v] : { k: v };
+          return v;
+        };
+        await store.commit([{ op: 'putRecord', ns: 'deep', key: 'ok', value: nest(MAX_STORED_DEPTH) }]);
+        assert.deepEqual(await store.getRecord('deep', 'ok'), nest(MAX_STORED_DEPTH));
+        for (const depth of [MAX_STORED_DEPTH + 1, 20_000]) {
+          await assert.rejects(store.commit(wholeBatch({ op: 'putRecord', ns: 'deep', key: 'no', value: nest(depth) })), withCode('SESSION_STORE_ERROR'));
+          const deepSession = sessionRecord('y', 2, { state: { pending: { prompt: nest(depth) } } });
+          await assert.rejects(store.commit([{ op: 'putSession', session: deepSession }]), withCode('SESSION_STORE_ERROR'));
+        }
         await assertNothingLanded(store);
         assert.equal(await store.getSession('y'), undefined);
       });

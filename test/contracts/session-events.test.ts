@@ -20,7 +20,7 @@ describe('session event schemas', () => {
       { tool_calls: [{ name: 'datetime', args: {}, id: 'dt_2' }] },
       { text: 'plain' },
       { text: 'not json' },
-    ]);
+    ], { config: { ledger: { keep_text_deltas: true } } }); // committed deltas stay in the ledger to be checked too
     assert.equal((await call(app.url, 'PATCH', '/config', { budget: { max_tokens: 250 } })).status, 200);
     const schema = { type: 'object', properties: { a: { type: 'integer' } }, required: ['a'] };
     const hook = (id: string, point: string, capability: string, tools: string[]) =>

@@ -4,6 +4,7 @@ import type { TestContext } from 'node:test';
 import pino from 'pino';
 import { createApp, type App, type AppOptions } from '../../app.ts';
 import { createScriptedProvider, type Script, type ScriptedProvider } from '../../providers/scripted.ts';
+import { writeRealmConfig } from './server-process.ts';
 import { tmpDir } from './tmp-dir.ts';
 
 export interface TestApp extends App {
@@ -11,9 +12,10 @@ export interface TestApp extends App {
   stateRoot: string;
 }
 
-/** Starts an app; registers cleanup on `t`. */
-export async function startApp(t: TestContext, script: Script = [], opts: AppOptions = {}): Promise<TestApp> {
+/** Starts an app; registers cleanup on `t`. `config` is written as the realm's config.toml first. */
+export async function startApp(t: TestContext, script: Script = [], opts: AppOptions & { config?: Record<string, unknown> } = {}): Promise<TestApp> {
   const dir = await tmpDir('warren-it-');
+  if (opts.config) await writeRealmConfig(dir.path, 'test-realm', opts.config);
   const provider = createScriptedProvider(script);
   const app = await createApp({
     host: '127.0.0.1', port: 0, stateRoot: dir.path, contextRoot: dir.path, realm: 'test-realm',

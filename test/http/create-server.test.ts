@@ -44,21 +44,16 @@ async function withFallbackEnv<T>(fn: () => Promise<T>): Promise<T> {
 describe('createHttpServer', () => {
   const nativeReason = uwsUnavailableReason();
 
-  it('auto picks uWebSockets.js where its native binding loads and logs it', { skip: nativeReason }, async (t) => {
+  it('auto picks node:http (the default), even where uWebSockets.js loads', async (t) => {
     const { server, logs } = await start(t, 'auto');
-    assert.equal(server.kind, 'uws');
-    assert.deepEqual(
-      logs.map((l) => [l.level, l.msg, l.transport]),
-      [[30, 'http transport selected', 'uws']],
-    );
+    assert.equal(server.kind, 'node');
+    assert.deepEqual(logs.map((l) => [l.level, l.msg, l.transport]), [[30, 'http transport selected', 'node']]);
   });
 
-  it('auto falls back to node:http with a warning that states the reason', async (t) => {
-    const { server, logs } = await withFallbackEnv(() => start(t, 'auto'));
-    assert.equal(server.kind, 'node');
-    const warn = logs.find((l) => l.level === 40);
-    assert.equal(warn?.reason, 'UWS_USE_FALLBACK is set');
-    assert.ok(logs.some((l) => l.level === 30 && l.msg === 'http transport selected' && l.transport === 'node'));
+  it('uws gives uWebSockets.js where its native binding loads and logs it', { skip: nativeReason }, async (t) => {
+    const { server, logs } = await start(t, 'uws');
+    assert.equal(server.kind, 'uws');
+    assert.deepEqual(logs.map((l) => [l.level, l.msg, l.transport]), [[30, 'http transport selected', 'uws']]);
   });
 
   it('node gives the node:http transport', async (t) => {

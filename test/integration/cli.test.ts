@@ -88,7 +88,7 @@ describe('warren serve (cli)', () => {
       assert.match(url, /^http:\/\/127\.0\.0\.1:\d+$/);
       assert.equal(run.listening.realm, 'cli-realm');
       assert.equal(run.listening.backend, 'lmdb');
-      assert.equal(run.listening.transport, transport === 'auto' ? (UWS_SKIP ? 'node' : 'uws') : transport);
+      assert.equal(run.listening.transport, transport === 'auto' ? 'node' : transport);
       const health = await fetch(`${url}/health`);
       assert.equal(health.status, 200);
       assert.equal(await health.text(), 'ok');

@@ -34,7 +34,8 @@ async function runCampaign({ t, backend, kills, seed }: Campaign): Promise<Stats
   const dir = await tmpDir(`warren-kill-${backend}-`);
   t.after(() => dir.cleanup());
   const realm = `kill-${backend}`;
-  await writeRealmConfig(dir.path, realm, { providers: { scripted: { replies: scriptReplies(rng, 400) } } });
+  // Lossless ledger mode: this test checks every event, deltas included, across kills.
+  await writeRealmConfig(dir.path, realm, { ledger: { keep_text_deltas: true }, providers: { scripted: { replies: scriptReplies(rng, 400) } } });
   const sessions: SessRec[] = [];
   const stats: Stats = {
     kills: { mid: 0, phase: 0, between: 0 }, ackedTurns: 0, settledCommitted: 0, settledLost: 0,

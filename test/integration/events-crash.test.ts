@@ -2,15 +2,61 @@
 // (`main.ts serve`, scripted provider from the realm's config.toml) while a client records the seqs it saw; after SIGKILL and a
 // restart on the same realm, a reconnect with Last-Event-ID replays exactly the missing events and the
 // ledger route shows one contiguous sequence that holds everything the client saw.
+// The flood comes from a loopback Anthropic-wire fake that the test drives delta by delta, so every
+// step is gated on what a client observed, never on how fast the server happens to stream.
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
+import type { ServerResponse } from 'node:http';
 import { call } from '../helpers/app.ts';
+import { deferred } from '../helpers/gates.ts';
 import { startServerProcess, writeRealmConfig } from '../helpers/server-process.ts';
 import { openEvents, range, seqsOf, type Envelope } from '../helpers/sse-client.ts';
 import { tmpDir } from '../helpers/tmp-dir.ts';
+import { frame, sseHead, startFakeVendor, type FakeVendor } from '../providers/fake-vendor.ts';
 
 const REALM = 'crash-realm';
-const FLOOD = 5_000;
+const MODEL = 'claude-sonnet-4-6';
+
+const ev = (data: { type: string } & Record<string, unknown>): string => frame(data, data.type);
+const HEAD = [
+  ev({ type: 'message_start', message: { id: 'msg_1', type: 'message', role: 'assistant', model: MODEL, content: [], stop_reason: null, usage: { input_tokens: 1, output_tokens: 0 } } }),
+  ev({ type: 'content_block_start', index: 0, content_block: { type: 'text', text: '' } }),
+].join('');
+const delta = (text: string): string => ev({ type: 'content_block_delta', index: 0, delta: { type: 'text_delta', text } });
+const TAIL = [
+  ev({ type: 'content_block_stop', index: 0 }),
+  ev({ type: 'message_delta', delta: { stop_reason: 'end_turn', stop_sequence: null }, usage: { output_tokens: 1 } }),
+  ev({ type: 'message_stop' }),
+].join('');
+
+/**
+ * An Anthropic-wire fake: the second call (the flood) streams only the deltas the test sends and never
+ * ends (the server dies under it); every other call answers one short complete reply.
+ */
+async function floodVendor(): Promise<{ vendor: FakeVendor; flooding: Promise<void>; send(n: number): void }> {
+  const started = deferred();
+  let stream: ServerResponse | undefined;
+  let sent = 0;
+  const vendor = await startFakeVendor([(req, res) => {
+    sseHead(res);
+    if (vendor.requests.length === 2) {
+      stream = res;
+      res.write(HEAD);
+      started.resolve();
+      return;
+    }
+    res.end(HEAD + delta(`reply ${vendor.requests.length}`) + TAIL);
+  }]);
+  return {
+    vendor,
+    flooding: started.promise,
+    send(n) {
+      let chunk = '';
+      for (let i = 0; i < n; i++) chunk += delta(`k${sent++} `);
+      stream!.write(chunk);
+    },
+  };
+}
 
 /** The whole ledger through the route, page by page. */
 async function ledger(base: string, id: string): Promise<Envelope[]> {
@@ -31,12 +77,15 @@ for (const [transport, backend] of CASES) {
     it('replays exactly the missing events after a restart, and the ledger stays contiguous', async (t) => {
       const dir = await tmpDir('warren-crash-');
       t.after(() => dir.cleanup());
-      const chunks = Array.from({ length: FLOOD }, (_, i) => `k${i} `);
-      await writeRealmConfig(dir.path, REALM, { providers: { scripted: { replies: [{ text: 'ready' }, { chunks }] } } });
-      const serve = () => startServerProcess({ stateRoot: dir.path, realm: REALM, backend, args: ['--http-transport', transport], t });
+      const flood = await floodVendor();
+      t.after(() => flood.vendor.close());
+      // Lossless ledger mode: the turns' deltas stay in the ledger after their commit.
+      await writeRealmConfig(dir.path, REALM, { ledger: { keep_text_deltas: true } });
+      const env = { ...process.env, ANTHROPIC_API_KEY: 'test-key', ANTHROPIC_BASE_URL: flood.vendor.url };
+      const serve = () => startServerProcess({ stateRoot: dir.path, realm: REALM, backend, args: ['--http-transport', transport], env, t });
 
       const first = await serve();
-      const created = await call(first.url, 'POST', '/sessions', { prompt: 'hi', provider: 'scripted' });
+      const created = await call(first.url, 'POST', '/sessions', { prompt: 'hi', model: MODEL });
       assert.equal(created.status, 200, JSON.stringify(created.body));
       const id = created.body.session_id as string;
       const before = await openEvents(first.url, id, {}, '?after_seq=0');
@@ -44,10 +93,14 @@ for (const [transport, backend] of CASES) {
       t.after(() => before.close());
       // The flood turn never answers: the server dies under it.
       call(first.url, 'POST', `/sessions/${id}/messages`, { session_id: id, prompt: 'flood' }).catch(() => {});
-      // `early` leaves well before the crash, so its reconnect must be served across the restart.
+      await flood.flooding;
+      flood.send(150);
+      // `early` leaves while the flood is still going, so its reconnect must be served across the restart.
       await early.until((x) => x.envelopes().length >= 100, 'the flood is streaming');
       early.close();
-      await before.until((x) => x.envelopes().length >= 300, 'the flood is well under way');
+      const earlyCount = early.envelopes().length;
+      flood.send(600);
+      await before.until((x) => x.envelopes().length >= earlyCount + 300, 'the flood is well past the early client');
       assert.deepEqual(await first.kill('SIGKILL'), { code: null, signal: 'SIGKILL' });
       await before.until((x) => x.ended, 'the stream died with the server');
       const seen = before.envelopes();

@@ -6,12 +6,15 @@ import { randomUUID } from 'node:crypto';
 import { call, startApp } from '../helpers/app.ts';
 import { openEvents, range, seqsOf, type Envelope } from '../helpers/sse-client.ts';
 
+/** These tests check a delta-by-delta replay: the lossless ledger mode keeps committed deltas. */
+const LOSSLESS = { ledger: { keep_text_deltas: true } };
+
 const TRANSPORTS = ['uws', 'node'] as const;
 
 for (const transport of TRANSPORTS) {
   describe(`event ledger route (${transport})`, () => {
     it('pages by after_seq, to_seq and limit with has_more, matching what the stream carried', async (t) => {
-      const app = await startApp(t, [{ text: 'ready' }, { chunks: Array.from({ length: 120 }, (_, i) => `c${i}`) }], { httpTransport: transport });
+      const app = await startApp(t, [{ text: 'ready' }, { chunks: Array.from({ length: 120 }, (_, i) => `c${i}`) }], { httpTransport: transport, config: LOSSLESS });
       const id = (await call(app.url, 'POST', '/sessions', { prompt: 'hi' })).body.session_id as string;
       const c = await openEvents(app.url, id, {}, '?after_seq=0');
       t.after(() => c.close());
@@ -56,7 +59,7 @@ for (const transport of TRANSPORTS) {
     });
 
     it('rejects bad parameters and unknown sessions', async (t) => {
-      const app = await startApp(t, [], { httpTransport: transport });
+      const app = await startApp(t, [], { httpTransport: transport, config: LOSSLESS });
       const id = (await call(app.url, 'POST', '/sessions', { prompt: 'hi' })).body.session_id as string;
       for (const q of ['?limit=0', '?limit=abc', '?after_seq=-1', '?to_seq=x']) {
         const r = await call(app.url, 'GET', `/sessions/${id}/ledger${q}`);
@@ -74,7 +77,7 @@ for (const transport of TRANSPORTS) {
 
 describe('event ledger route (memory realm)', () => {
   it('answers 400 SESSION_PERSISTENCE_DISABLED', async (t) => {
-    const app = await startApp(t, [], { realmBackend: 'memory' });
+    const app = await startApp(t, [], { realmBackend: 'memory', config: LOSSLESS });
     const id = (await call(app.url, 'POST', '/sessions', { prompt: 'hi' })).body.session_id as string;
     const r = await call(app.url, 'GET', `/sessions/${id}/ledger`);
     assert.equal(r.status, 400);

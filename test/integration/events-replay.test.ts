@@ -6,6 +6,9 @@ import assert from 'node:assert/strict';
 import { call, startApp } from '../helpers/app.ts';
 import { kindsOf, openEvents, range, seqsOf, type Envelope, type SseClient } from '../helpers/sse-client.ts';
 
+/** These tests check a delta-by-delta replay: the lossless ledger mode keeps committed deltas. */
+const LOSSLESS = { ledger: { keep_text_deltas: true } };
+
 function deferred(): { promise: Promise<void>; resolve: () => void } {
   let resolve!: () => void;
   const promise = new Promise<void>((r) => (resolve = r));
@@ -30,7 +33,7 @@ for (const [backend, transport] of PERSISTENT) {
         { text: 'ready' },
         { chunks: ['a', 'b', 'c', 'd'], tool_calls: [{ name: 'task_create', args: { subject: 's', description: 'd' } }] },
         { chunks: ['e', 'f'], waitFor: gate.promise },
-      ], { httpTransport: transport, realmBackend: backend });
+      ], { httpTransport: transport, realmBackend: backend, config: LOSSLESS });
       const id = (await call(app.url, 'POST', '/sessions', { prompt: 'hi', enable_builtins: true })).body.session_id as string;
       const a = await openEvents(app.url, id);
       const watcher = await openEvents(app.url, id);
@@ -59,7 +62,7 @@ for (const [backend, transport] of PERSISTENT) {
 
     it('replays from ?after_seq= while a turn streams, without gap or duplicate', async (t) => {
       const chunks = Array.from({ length: 600 }, (_, i) => `t${i} `);
-      const app = await startApp(t, [{ text: 'ready' }, { chunks }, { chunks: ['x', 'y'] }], { httpTransport: transport, realmBackend: backend });
+      const app = await startApp(t, [{ text: 'ready' }, { chunks }, { chunks: ['x', 'y'] }], { httpTransport: transport, realmBackend: backend, config: LOSSLESS });
       const id = (await call(app.url, 'POST', '/sessions', { prompt: 'hi' })).body.session_id as string;
       const watcher = await openEvents(app.url, id);
       t.after(() => watcher.close());
@@ -89,7 +92,7 @@ for (const [backend, transport] of PERSISTENT) {
     });
 
     it('answers a Last-Event-ID it never delivered with replay_unavailable, then goes live', async (t) => {
-      const app = await startApp(t, [], { httpTransport: transport, realmBackend: backend });
+      const app = await startApp(t, [], { httpTransport: transport, realmBackend: backend, config: LOSSLESS });
       const id = (await call(app.url, 'POST', '/sessions', { prompt: 'hi' })).body.session_id as string;
       const last = (await ledger(app.url, id)).at(-1)!.seq;
       const c = await openEvents(app.url, id, { 'Last-Event-ID': String(last + 50) });
@@ -105,7 +108,7 @@ for (const [backend, transport] of PERSISTENT) {
 
 describe('reconnect replay (memory realm)', () => {
   it('replays within the 256-entry ring and reports replay_unavailable beyond it', async (t) => {
-    const app = await startApp(t, [{ text: 'ready' }, { chunks: Array.from({ length: 300 }, (_, i) => `m${i}`) }], { realmBackend: 'memory' });
+    const app = await startApp(t, [{ text: 'ready' }, { chunks: Array.from({ length: 300 }, (_, i) => `m${i}`) }], { realmBackend: 'memory', config: LOSSLESS });
     const id = (await call(app.url, 'POST', '/sessions', { prompt: 'hi' })).body.session_id as string;
     const watcher = await openEvents(app.url, id);
     t.after(() => watcher.close());

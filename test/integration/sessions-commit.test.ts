@@ -19,7 +19,7 @@ describe('a failed turn commit', () => {
     const before = (await call(app.url, 'GET', `/sessions/${id}`)).body;
 
     const failed = await call(app.url, 'POST', `/sessions/${id}/messages`, { session_id: id, prompt: 'boom' });
-    assert.equal(failed.status, 500, JSON.stringify(failed.body));
+    assert.equal(failed.status, 503, JSON.stringify(failed.body));
     assert.equal(failed.body.code, 'SESSION_STORE_ERROR');
 
     const after = (await call(app.url, 'GET', `/sessions/${id}`)).body;

@@ -66,7 +66,7 @@ describe('POST /sessions/{id}/messages', () => {
     await call(app.url, 'POST', `/sessions/${id}/messages`, { session_id: id, prompt: 'c', system_prompt: 'MORE', injected_context: ['inj'] });
     const tail = (await call(app.url, 'GET', `/sessions/${id}/history?offset=6`)).body.messages;
     assert.deepEqual(tail.map((m: { role: string; content?: unknown; transcript_role?: string }) => [m.role, m.content ?? null, m.transcript_role ?? null]), [
-      ['system', 'MORE', null], ['user', 'inj', 'injected_context'], ['user', 'c', null], ['block_assistant', null, null],
+      ['system', 'MORE', null], ['user', 'inj', 'injected_context'], ['user', 'c', 'conversational'], ['block_assistant', null, null],
     ]);
   });
 });

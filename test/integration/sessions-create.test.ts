@@ -122,7 +122,7 @@ describe('POST /sessions system prompt and context', () => {
     const msgs = hist.body.messages;
     assert.equal(hist.body.message_count, 4);
     assert.deepEqual(msgs.map((m: { role: string; transcript_role?: string }) => [m.role, m.transcript_role]), [
-      ['user', 'injected_context'], ['user', 'injected_context'], ['user', undefined], ['block_assistant', undefined],
+      ['user', 'injected_context'], ['user', 'injected_context'], ['user', 'conversational'], ['block_assistant', undefined],
     ]);
     assert.equal(msgs[2].content, 'the question');
     assert.ok(!JSON.stringify(msgs).includes('facts'), 'transient context never enters history');

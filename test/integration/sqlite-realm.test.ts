@@ -17,7 +17,8 @@ describe('two processes on one sqlite realm', () => {
   it('both serve reads, and a session created in one takes its next turn in the other', { timeout: 60_000 }, async (t) => {
     const dir = await tmpDir('warren-sqlite-realm-');
     t.after(() => dir.cleanup());
-    await writeRealmConfig(dir.path, REALM, { providers: { scripted: { replies: [{ text: 'r1' }, { text: 'r2' }, { text: 'r3' }, { text: 'r4' }] } } });
+    // Lossless ledger mode: committed deltas stay, so the shared ledger's seqs are checked one by one.
+    await writeRealmConfig(dir.path, REALM, { ledger: { keep_text_deltas: true }, providers: { scripted: { replies: [{ text: 'r1' }, { text: 'r2' }, { text: 'r3' }, { text: 'r4' }] } } });
     const a = await startServerProcess({ stateRoot: dir.path, realm: REALM, backend: 'sqlite', args: ['--http-transport', 'node'], t });
     const b = await startServerProcess({ stateRoot: dir.path, realm: REALM, backend: 'lmdb', args: ['--http-transport', 'node'], t });
     for (const server of [a, b]) assert.equal((await call(server.url, 'GET', '/config')).body.backend, 'sqlite', 'the manifest pins sqlite');
