@@ -35,11 +35,13 @@ export function decideMissingTarget(policy: MissingTargetPolicy): 'misfired' | '
 
 /** Every phase an occurrence may move to from each phase (terminal phases move nowhere). */
 export const OCCURRENCE_MOVES: Readonly<Record<OccurrencePhase, readonly OccurrencePhase[]>> = {
-  pending: ['claimed', 'superseded', 'misfired', 'skipped'],
+  pending: ['claimed', 'dispatching', 'superseded', 'misfired', 'skipped'],
   // A claim whose lease expired may be claimed again (by any process) and re-decided.
-  claimed: ['claimed', 'dispatching', 'skipped', 'misfired', 'superseded', 'delivery_failed'],
-  dispatching: ['claimed', 'awaiting_completion', 'completed', 'delivery_failed', 'misfired', 'skipped'],
-  awaiting_completion: ['claimed', 'completed', 'delivery_failed'],
+  claimed: ['dispatching', 'skipped', 'misfired', 'superseded', 'delivery_failed'],
+  // After a lease expired (a dead process), an in-flight occurrence is completed (its turn committed) or
+  // dispatched again, misfired or skipped by the same rules as a fresh one.
+  dispatching: ['dispatching', 'awaiting_completion', 'completed', 'delivery_failed', 'misfired', 'skipped'],
+  awaiting_completion: ['dispatching', 'completed', 'delivery_failed', 'misfired', 'skipped'],
   completed: [],
   skipped: [],
   misfired: [],

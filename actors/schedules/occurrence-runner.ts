@@ -5,12 +5,15 @@
 import { randomUUID } from 'node:crypto';
 import { ServiceError } from '../../contracts/errors.ts';
 import type { Occurrence, OccurrencePhase } from '../../contracts/schedule.ts';
-import { decideLateness, decideMissingTarget, decideOverlap } from '../../machines/schedule-policy.ts';
+import { canMove, decideLateness, decideMissingTarget, decideOverlap } from '../../machines/schedule-policy.ts';
 import { planAhead } from './schedule-plan.ts';
 import { casPut, iso, occurrenceKey, occurrenceNs, occurrenceMarker, type OccurrenceRecord } from './schedule-records.ts';
 import type { ScheduleActor } from './schedule-actor.ts';
 import { targetSessionId } from './schedule-validate.ts';
 import { failureClass } from './session-port.ts';
+
+/** A firing that failed (store error) is retried this much later. */
+const FIRE_RETRY_MS = 5_000;
 
 const IN_FLIGHT: ReadonlySet<OccurrencePhase> = new Set(['claimed', 'dispatching', 'awaiting_completion']);
 const TERMINAL: ReadonlySet<OccurrencePhase> = new Set(['completed', 'skipped', 'misfired', 'superseded', 'delivery_failed']);
@@ -26,6 +29,9 @@ class OccurrenceCell {
   /** Moves the occurrence; false when another process moved it first (CONFLICT). */
   async move(patch: Partial<Occurrence>, extra: Partial<Omit<OccurrenceRecord, 'occ' | 'rev' | 'v'>> = {}): Promise<boolean> {
     const next: OccurrenceRecord = { ...this.rec, ...extra, rev: this.rec.rev + 1, occ: { ...this.rec.occ, ...patch } };
+    if (next.occ.phase !== this.occ.phase && !canMove(this.occ.phase, next.occ.phase)) {
+      throw new ServiceError('INTERNAL_ERROR', `occurrence ${this.occ.occurrence_id} cannot move from ${this.occ.phase} to ${next.occ.phase}`);
+    }
     if (next.occ.phase !== 'claimed' && next.occ.phase !== 'dispatching' && next.occ.phase !== 'awaiting_completion') delete next.lease_ms;
     try {
       await this.actor.deps.store.commit(casPut(occurrenceNs(this.occ.schedule_id), occurrenceKey(this.occ.occurrence_ordinal), this.rec.rev, next));
@@ -46,6 +52,7 @@ export function fire(actor: ScheduleActor, nowMs: number): Promise<void> {
       return;
     }
     let occs: OccurrenceRecord[] = [];
+    let failed = false;
     try {
       await actor.refresh();
       occs = await actor.occurrences();
@@ -59,10 +66,15 @@ export function fire(actor: ScheduleActor, nowMs: number): Promise<void> {
         occs = await actor.occurrences();
         occs = await topUp(actor, occs, nowMs);
       }
+    } catch (err) {
+      failed = true;
+      actor.deps.log.error({ err, scheduleId: actor.id }, 'schedule firing failed');
     } finally {
       const next = actor.nextDue(occs);
       actor.send({ type: 'fire.settled', nextDueMs: next });
-      await actor.rearm(occs);
+      // A failed firing is retried after a pause, never in a hot loop on a due time already past.
+      if (failed) actor.deps.arm(actor.id, Math.max(next ?? 0, actor.deps.clock.now() + FIRE_RETRY_MS));
+      else await actor.rearm(occs);
     }
   });
 }
