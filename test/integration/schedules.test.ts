@@ -8,6 +8,9 @@ import { createApp, type App } from '../../app.ts';
 import { createScriptedProvider } from '../../providers/scripted.ts';
 import { call, createSession, startApp } from '../helpers/app.ts';
 import { tmpDir } from '../helpers/tmp-dir.ts';
+import { join } from 'node:path';
+import { STORE_DIR } from '../../config/realm.ts';
+import { openStore } from '../../storage/open-store.ts';
 import { driveClock } from '../helpers/schedule-clock.ts';
 
 const T0 = Date.parse('2026-03-01T00:00:00Z');
@@ -144,6 +147,42 @@ describe('schedules (real server, fake clock)', () => {
     assert.equal((await occ(tooLate.schedule_id)).phase, 'misfired');
     assert.deepEqual((await userRows(second, sidA)).map((r) => r.content), ['a']);
     assert.deepEqual((await userRows(second, sidB)).map((r) => r.content), ['b', 'catch me']);
+  });
+
+  it('recovers an occurrence left dispatching by a dead process: completed when its turn committed, never fired again', async (t) => {
+    const dir = await tmpDir('warren-sched-rec-');
+    t.after(() => dir.cleanup());
+    const boot = async (clock: ManualClock) => {
+      const provider = createScriptedProvider([]);
+      const app = await createApp({
+        host: '127.0.0.1', port: 0, stateRoot: dir.path, contextRoot: dir.path, realm: 'recover', logger: pino({ level: 'silent' }),
+        providerOverrides: { scripted: provider, openai: provider, anthropic: provider, gemini: provider }, clock,
+      });
+      t.after(() => app.close());
+      return app;
+    };
+    const due = T0 + 60_000;
+    const clockA = new ManualClock(T0);
+    const first = await boot(clockA);
+    const sid = await createSession(first.url, { prompt: 'hi', provider: 'scripted' });
+    const s = (await call(first.url, 'POST', '/schedules', { trigger: { type: 'once', due_at_utc: iso(due) }, target: promptTarget(sid, 'once only') })).body;
+    await driveClock(clockA, () => first.schedulesSettled(), due);
+    await first.close();
+    // The crash state: the turn committed (its marked row is in the transcript) but the process died
+    // before recording the occurrence completed; its claim lease has since expired.
+    const store = await openStore('lmdb', join(dir.path, 'recover', STORE_DIR));
+    const ns = `schedule-occ:${s.schedule_id}`;
+    const [{ key, value }] = await store.listRecords<{ rev: number; occ: Record<string, unknown> }>(ns);
+    const { completed_at_utc: _c, runtime_outcome: _r, last_receipt: _l, ...occ } = value.occ;
+    await store.commit([{ op: 'putRecord', ns, key, value: { ...value, rev: value.rev + 1, lease_ms: due + 1000, occ: { ...occ, phase: 'dispatching', claimed_by: 'dead-process' } } }]);
+    await store.close();
+    const clockB = new ManualClock(due + 5000);
+    const second = await boot(clockB);
+    await driveClock(clockB, () => second.schedulesSettled(), due + 5000);
+    const o = (await call(second.url, 'GET', `/schedules/${s.schedule_id}/occurrences`)).body.occurrences[0];
+    assert.equal(o.phase, 'completed');
+    assert.equal(o.runtime_outcome.recovered, true);
+    assert.deepEqual((await userRows(second, sid)).map((r) => r.content), ['hi', 'once only']);
   });
 
   it('pause holds firing, resume re-arms, PATCH compare-and-sets on revision, DELETE soft-deletes', async (t) => {
