@@ -196,6 +196,7 @@ async function runTurn(actor: ScheduleActor, cell: OccurrenceCell, target: Resol
       action: occ.target_snapshot.action,
       requestId,
       marker: occurrenceMarker(occ.occurrence_id),
+      trigger: { schedule_id: occ.schedule_id, occurrence_id: occ.occurrence_id, due_at_utc: occ.due_at_utc },
       onAdmitted: () => {
         admitted = cell.move({ phase: 'awaiting_completion' });
       },

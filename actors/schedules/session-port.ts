@@ -17,6 +17,8 @@ export interface ScheduledTurn {
   action: TargetAction;
   requestId: string;
   marker: string;
+  /** Published as the session's `schedule_triggered` event when the turn is admitted. */
+  trigger: { schedule_id: string; occurrence_id: string; due_at_utc: string };
   onAdmitted(): void;
 }
 
@@ -60,7 +62,13 @@ export function sessionPort(sup: SessionHost): SessionPort {
     },
     async run(turn) {
       const handle = sup.requests.begin(turn.requestId);
-      const extras = { identity: { idempotency_key: turn.marker, source: 'schedule' }, onAdmitted: turn.onAdmitted };
+      const onAdmitted = () => {
+        // SPEC "schedule_triggered" (source: scheduling), on the target session's stream and ledger, just
+        // before the turn's run_started.
+        sup.peek(turn.sessionId)?.hub.publish('schedule_triggered', { session_id: turn.sessionId, source: 'scheduling', ...turn.trigger });
+        turn.onAdmitted();
+      };
+      const extras = { identity: { idempotency_key: turn.marker, source: 'schedule' }, onAdmitted };
       const prompt = promptOf(turn.action);
       const transient = turn.action.type === 'prompt' ? turn.action.additional_instructions ?? null : null;
       const system = turn.action.type === 'prompt' ? turn.action.system_prompt : undefined;

@@ -107,6 +107,11 @@ describe('schedules (real server, fake clock)', () => {
     assert.equal(rows.length, 2);
     assert.equal(rows[1].content, 'wake up');
     assert.equal(rows[1].identity?.source, 'schedule');
+    const ledger = (await call(app.url, 'GET', `/sessions/${sid}/ledger?after_seq=0&limit=500`)).body.events as Array<{ payload: { type: string; occurrence_id?: string } }>;
+    const kinds = ledger.map((e) => e.payload.type);
+    const at = kinds.indexOf('schedule_triggered');
+    assert.ok(at >= 0 && kinds.indexOf('run_started', at) > at, kinds.join(','));
+    assert.equal(ledger[at].payload.occurrence_id, occs[0].occurrence_id);
     await advanceTo(due + 86_400_000);
     assert.equal((await userRows(app, sid)).length, 2);
   });
