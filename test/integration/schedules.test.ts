@@ -8,6 +8,7 @@ import { createApp, type App } from '../../app.ts';
 import { createScriptedProvider } from '../../providers/scripted.ts';
 import { call, createSession, startApp } from '../helpers/app.ts';
 import { tmpDir } from '../helpers/tmp-dir.ts';
+import { gatedAt } from '../helpers/gates.ts';
 import { join } from 'node:path';
 import { STORE_DIR } from '../../config/realm.ts';
 import { openStore } from '../../storage/open-store.ts';
@@ -188,6 +189,40 @@ describe('schedules (real server, fake clock)', () => {
     assert.equal(o.phase, 'completed');
     assert.equal(o.runtime_outcome.recovered, true);
     assert.deepEqual((await userRows(second, sid)).map((r) => r.content), ['hi', 'once only']);
+  });
+
+  it('overlap: skip_if_running skips while the target runs a turn; allow_concurrent waits for it; event actions render as the prompt', async (t) => {
+    // Model call 1 (0-based: the first scheduled turn) holds until the test opens its gate.
+    const gate = gatedAt(1);
+    const clock = new ManualClock(T0);
+    const app = await startApp(t, gate.script, { clock });
+    const sid = await createSession(app.url, { prompt: 'hi', provider: 'scripted' });
+    const occsOf = async (id: string) => (await call(app.url, 'GET', `/schedules/${id}/occurrences`)).body.occurrences;
+    const first = (await call(app.url, 'POST', '/schedules', { trigger: { type: 'once', due_at_utc: iso(T0 + 60_000) }, target: promptTarget(sid, 'long') })).body;
+    const skip = (await call(app.url, 'POST', '/schedules', { trigger: { type: 'once', due_at_utc: iso(T0 + 120_000) }, target: promptTarget(sid, 'skipped') })).body;
+    const wait = (await call(app.url, 'POST', '/schedules', {
+      trigger: { type: 'once', due_at_utc: iso(T0 + 120_000) }, overlap_policy: 'allow_concurrent',
+      target: { target_kind: 'session', type: 'exact_session', session_id: sid, action: { type: 'event', event_type: 'build.done', payload: { ok: true } } },
+    })).body;
+    // Observed, not timed: each wait reads the occurrence until its recorded phase moves on.
+    const until = async (id: string, done: (phase: string) => boolean) => {
+      for (;;) if (done((await occsOf(id))[0].phase)) return;
+    };
+    clock.advanceTo(T0 + 60_000);
+    await gate.entered.promise;
+    await until(first.schedule_id, (p) => p === 'awaiting_completion');
+    clock.advanceTo(T0 + 120_000);
+    await until(skip.schedule_id, (p) => p !== 'pending');
+    await until(wait.schedule_id, (p) => p !== 'pending');
+    const skipped = (await occsOf(skip.schedule_id))[0];
+    assert.equal(skipped.phase, 'skipped');
+    assert.equal(skipped.failure_class, 'overlap');
+    assert.equal((await occsOf(wait.schedule_id))[0].phase, 'claimed');
+    gate.open.resolve();
+    await app.schedulesSettled();
+    assert.equal((await occsOf(first.schedule_id))[0].phase, 'completed');
+    assert.equal((await occsOf(wait.schedule_id))[0].phase, 'completed');
+    assert.deepEqual((await userRows(app, sid)).map((r) => r.content), ['hi', 'long', "Scheduled event 'build.done':\n{\"ok\":true}"]);
   });
 
   it('pause holds firing, resume re-arms, PATCH compare-and-sets on revision, DELETE soft-deletes', async (t) => {
