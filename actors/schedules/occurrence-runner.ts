@@ -7,7 +7,8 @@ import { ServiceError } from '../../contracts/errors.ts';
 import type { Occurrence, OccurrencePhase } from '../../contracts/schedule.ts';
 import { canMove, decideLateness, decideMissingTarget, decideOverlap } from '../../machines/schedule-policy.ts';
 import { planAhead } from './schedule-plan.ts';
-import { casPut, iso, occurrenceKey, occurrenceNs, occurrenceMarker, type OccurrenceRecord } from './schedule-records.ts';
+import type { StoreOp } from '../../storage/store.ts';
+import { casPut, iso, occurrenceKey, occurrenceNs, occurrenceMarker, SCHEDULE_NS, type OccurrenceRecord } from './schedule-records.ts';
 import type { ScheduleActor } from './schedule-actor.ts';
 import { targetSessionId } from './schedule-validate.ts';
 import { failureClass } from './session-port.ts';
@@ -26,15 +27,20 @@ class OccurrenceCell {
     return this.rec.occ;
   }
 
-  /** Moves the occurrence; false when another process moved it first (CONFLICT). */
-  async move(patch: Partial<Occurrence>, extra: Partial<Omit<OccurrenceRecord, 'occ' | 'rev' | 'v'>> = {}): Promise<boolean> {
+  /**
+   * Moves the occurrence; false when another process moved it first (CONFLICT). `guarded` also requires
+   * the schedule record unchanged since this actor last read it (a claim must not follow a pause, update
+   * or delete made by another process).
+   */
+  async move(patch: Partial<Occurrence>, extra: Partial<Omit<OccurrenceRecord, 'occ' | 'rev' | 'v'>> = {}, guarded = false): Promise<boolean> {
     const next: OccurrenceRecord = { ...this.rec, ...extra, rev: this.rec.rev + 1, occ: { ...this.rec.occ, ...patch } };
     if (next.occ.phase !== this.occ.phase && !canMove(this.occ.phase, next.occ.phase)) {
       throw new ServiceError('INTERNAL_ERROR', `occurrence ${this.occ.occurrence_id} cannot move from ${this.occ.phase} to ${next.occ.phase}`);
     }
     if (next.occ.phase !== 'claimed' && next.occ.phase !== 'dispatching' && next.occ.phase !== 'awaiting_completion') delete next.lease_ms;
     try {
-      await this.actor.deps.store.commit(casPut(occurrenceNs(this.occ.schedule_id), occurrenceKey(this.occ.occurrence_ordinal), this.rec.rev, next));
+      const guard: StoreOp[] = guarded ? [{ op: 'checkRecord', ns: SCHEDULE_NS, key: this.actor.id, rev: this.actor.record.rev }] : [];
+      await this.actor.deps.store.commit([...guard, ...casPut(occurrenceNs(this.occ.schedule_id), occurrenceKey(this.occ.occurrence_ordinal), this.rec.rev, next)]);
     } catch (err) {
       if (err instanceof ServiceError && err.code === 'CONFLICT') return false;
       throw err;
@@ -107,24 +113,24 @@ async function handleDue(actor: ScheduleActor, cell: OccurrenceCell, nowMs: numb
   const occ = cell.occ;
   const late = decideLateness(cell.rec.due_ms, nowMs, occ.misfire_policy);
   if (late.verdict === 'misfired') {
-    await cell.move({ phase: 'misfired', failure_class: 'misfire', failure_detail: `due ${occ.due_at_utc}, reached ${late.lateMs} ms late (misfire policy ${occ.misfire_policy.type})` });
+    await cell.move({ phase: 'misfired', failure_class: 'misfire', failure_detail: `due ${occ.due_at_utc}, reached ${late.lateMs} ms late (misfire policy ${occ.misfire_policy.type})` }, {}, true);
     return;
   }
   const target = resolveTarget(actor, cell);
   const presence = await actor.deps.sessions.presence(target.sessionId);
   if (presence === 'missing' && !target.materialize) {
     const phase = decideMissingTarget(occ.missing_target_policy);
-    await cell.move({ phase, failure_class: 'missing_target', failure_detail: `target session not found: ${target.sessionId}` });
+    await cell.move({ phase, failure_class: 'missing_target', failure_detail: `target session not found: ${target.sessionId}` }, {}, true);
     return;
   }
   if (presence === 'busy') {
     const verdict = decideOverlap(occ.overlap_policy, true);
     if (verdict === 'skip') {
-      await cell.move({ phase: 'skipped', failure_class: 'overlap', failure_detail: `target session ${target.sessionId} is running a turn (overlap policy skip_if_running)` });
+      await cell.move({ phase: 'skipped', failure_class: 'overlap', failure_detail: `target session ${target.sessionId} is running a turn (overlap policy skip_if_running)` }, {}, true);
       return;
     }
     // allow_concurrent: hold a claim while the running turn settles, then dispatch.
-    const claimed = await cell.move(claimPatch(actor, nowMs), { lease_ms: nowMs + actor.deps.turnLeaseMs });
+    const claimed = await cell.move(claimPatch(actor, nowMs), { lease_ms: nowMs + actor.deps.turnLeaseMs }, true);
     if (!claimed) return;
     actor.inflight.add(occ.occurrence_id);
     actor.deps.track((async () => {
@@ -134,7 +140,7 @@ async function handleDue(actor: ScheduleActor, cell: OccurrenceCell, nowMs: numb
     return;
   }
   actor.inflight.add(occ.occurrence_id);
-  const started = await dispatchStart(actor, cell, target, nowMs);
+  const started = await dispatchStart(actor, cell, target, nowMs, true);
   if (!started) {
     actor.inflight.delete(occ.occurrence_id);
     return;
@@ -162,12 +168,12 @@ function claimPatch(actor: ScheduleActor, nowMs: number): Partial<Occurrence> {
 }
 
 /** Writes `dispatching` (and binds a materialized session to the schedule); false when another process won. */
-async function dispatchStart(actor: ScheduleActor, cell: OccurrenceCell, target: ResolvedTarget, nowMs: number): Promise<boolean> {
+async function dispatchStart(actor: ScheduleActor, cell: OccurrenceCell, target: ResolvedTarget, nowMs: number, guarded = false): Promise<boolean> {
   const lease = nowMs + actor.deps.turnLeaseMs;
   const moved = await cell.move({
     phase: 'dispatching', claimed_by: actor.deps.owner, claimed_at_utc: cell.occ.claimed_at_utc ?? iso(nowMs), lease_expires_at_utc: iso(lease),
     dispatched_at_utc: iso(nowMs), attempt_count: cell.occ.attempt_count + 1,
-  }, { lease_ms: lease, session_id: target.sessionId });
+  }, { lease_ms: lease, session_id: target.sessionId }, guarded);
   if (!moved) return false;
   const live = actor.record.schedule.target;
   if (live.type === 'materialize_on_demand_session' && live.bound_session_id !== target.sessionId && cell.occ.target_snapshot.type === 'materialize_on_demand_session') {

@@ -30,6 +30,11 @@ export interface ScheduleHostOptions {
   keepHistory?: number;
   /** Idle schedule actors leave memory after this long (their due times stay on the wheel). Default 60 s. */
   idleEvictMs?: number;
+  /**
+   * How often (real time) the store is scanned for schedules another process on this realm created, so
+   * they are armed here too (a claim in the store keeps them from firing twice). Default 30 s.
+   */
+  rescanMs?: number;
 }
 
 function restored(value: ScheduleRecord): ScheduleRecord {
@@ -44,6 +49,9 @@ export class ScheduleHost {
   private readonly deps: ScheduleDeps;
   private readonly log: Logger;
   private closing = false;
+  /** Schedule ids this process has armed or created (a rescan arms only the others). */
+  private readonly known = new Set<string>();
+  private readonly rescanTimer: ReturnType<typeof setInterval>;
   /** Resolves once every stored schedule's due time is armed. */
   readonly ready: Promise<void>;
 
@@ -77,21 +85,26 @@ export class ScheduleHost {
       },
       describe: (a) => ({ state: a.state, labels: a.record.schedule.labels ?? {} }),
     });
-    this.ready = this.start();
+    this.ready = this.armUnknown().then((count) => this.log.info({ schedules: count, armed: this.wheel.size }, 'schedules armed'));
     this.track(this.ready);
+    this.rescanTimer = setInterval(() => {
+      if (!this.closing) this.track(this.armUnknown());
+    }, opts.rescanMs ?? 30_000);
+    this.rescanTimer.unref();
   }
 
-  /** Arms every stored schedule's next due time, reading its occurrences (no actor is hydrated). */
-  private async start(): Promise<void> {
+  /** Arms the next due time of every stored schedule not known yet, reading its occurrences (no actor is hydrated). */
+  private async armUnknown(): Promise<number> {
     const { store } = this.deps;
     const stored = await store.listRecords<ScheduleRecord>(SCHEDULE_NS);
     for (const { key, value } of stored) {
-      const phase = restoreScheduleValue(value.machine.value);
-      if (phase !== 'active') continue;
+      if (this.known.has(key)) continue;
+      this.known.add(key);
+      if (restoreScheduleValue(value.machine.value) !== 'active') continue;
       const occs = (await store.listRecords<OccurrenceRecord>(occurrenceNs(key))).map((r) => r.value);
       this.wheel.arm(key, nextDueOf(occs, new Set()));
     }
-    this.log.info({ schedules: stored.length, armed: this.wheel.size }, 'schedules armed');
+    return stored.length;
   }
 
   private onDue(ids: string[], nowMs: number): void {
@@ -124,6 +137,7 @@ export class ScheduleHost {
     const [snap] = initialTransition(scheduleMachine, { scheduleId: id, revision: 1, nextDueMs });
     const record: ScheduleRecord = { v: 1, rev: 1, schedule: plan.schedule, machine: { value: snap.value as 'active', context: snap.context } };
     await this.deps.store.commit([...casPut(SCHEDULE_NS, id, null, record), ...plan.ops]);
+    this.known.add(id);
     const actor = this.table.adopt(new ScheduleActor(record, this.deps));
     await actor.rearm(plan.planned);
     return actor;
@@ -158,6 +172,7 @@ export class ScheduleHost {
   stop(): void {
     this.closing = true;
     this.wheel.stop();
+    clearInterval(this.rescanTimer);
   }
 
   /** Waits for background work after stop() (the module's close hook, after every actor stopped). */
