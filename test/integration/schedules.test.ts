@@ -225,6 +225,21 @@ describe('schedules (real server, fake clock)', () => {
     assert.deepEqual((await userRows(app, sid)).map((r) => r.content), ['hi', 'long', "Scheduled event 'build.done':\n{\"ok\":true}"]);
   });
 
+  it('shows the schedule machine and live schedule actors in the actor viewer\'s inspection routes', async (t) => {
+    const { app } = await start(t);
+    const sid = await createSession(app.url, { prompt: 'hi', provider: 'scripted' });
+    const g = (await call(app.url, 'GET', '/inspect/machines/schedule')).body;
+    assert.equal(g.machine_id, 'schedule');
+    const ids = g.states.map((x: { id: string }) => x.id);
+    for (const id of ['schedule.active', 'schedule.firing', 'schedule.paused', 'schedule.deleted']) assert.ok(ids.includes(id), id);
+    assert.ok(g.transitions.some((x: { source: string; event: string; guard?: string }) => x.source === 'schedule.active' && x.event === 'timer.due' && x.guard === 'isDue'));
+    const s = (await call(app.url, 'POST', '/schedules', { trigger: { type: 'once', due_at_utc: iso(T0 + 60_000) }, target: promptTarget(sid) })).body;
+    await call(app.url, 'POST', `/schedules/${s.schedule_id}/pause`);
+    const actors = (await call(app.url, 'GET', '/inspect/actors?kind=schedule')).body;
+    assert.equal(actors.total, 1);
+    assert.deepEqual(actors.counts.schedule, { paused: 1 });
+  });
+
   it('pause holds firing, resume re-arms, PATCH compare-and-sets on revision, DELETE soft-deletes', async (t) => {
     const { app, advanceTo } = await start(t);
     const sid = await createSession(app.url, { prompt: 'hi', provider: 'scripted' });
