@@ -21,8 +21,6 @@ export interface ScheduleDeps {
   /** This process's claim owner token (unique per process start). */
   owner: string;
   sessions: SessionPort;
-  /** Lease of a claim that waits for its target session. */
-  claimLeaseMs: number;
   /** Lease of a dispatched turn: another process recovers the occurrence only after it expires. */
   turnLeaseMs: number;
   /** Terminal occurrences kept per schedule (older ones are pruned at planning). */

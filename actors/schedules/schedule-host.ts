@@ -62,7 +62,7 @@ export class ScheduleHost {
     const turnLeaseMs = opts.turnLeaseMs ?? 30 * 60_000;
     this.deps = {
       store, clock: opts.clock, log: this.log, sessions: opts.sessions,
-      owner: `warren-${randomUUID()}`, claimLeaseMs: turnLeaseMs, turnLeaseMs, keepHistory: opts.keepHistory ?? 64,
+      owner: `warren-${randomUUID()}`, turnLeaseMs, keepHistory: opts.keepHistory ?? 64,
       arm: (id, at) => this.wheel.arm(id, at),
       track: (p) => this.track(p),
       closing: () => this.closing,
