@@ -5,7 +5,8 @@
 import { ServiceError } from '../../contracts/errors.ts';
 import { CreateScheduleRequest, UpdateScheduleRequest, type OccurrencePhase } from '../../contracts/schedule.ts';
 import { cronToCalendar, CronSyntaxError } from '../../tools/schedule-cron.ts';
-import { SCHEDULE_TOOL_PREFIX, type ScheduleCall } from '../../tools/schedule-tools.ts';
+import { createScheduleTools, SCHEDULE_TOOL_PREFIX, SCHEDULE_TOOL_SPECS, type ScheduleCall } from '../../tools/schedule-tools.ts';
+import type { Tool } from '../../tools/tool.ts';
 import type { ScheduleHost } from './schedule-host.ts';
 import { bodyChecker } from './schedule-validate.ts';
 
@@ -91,4 +92,14 @@ export function scheduleCall(host: ScheduleHost): ScheduleCall {
         throw new ServiceError('BAD_REQUEST', `unknown schedule tool: ${name}`);
     }
   };
+}
+
+/** The tool declarations as GET /schedule/tools answers them (camelCase `inputSchema`). */
+export function scheduleToolDeclarations(): Array<{ name: string; description: string; inputSchema: Record<string, unknown> }> {
+  return SCHEDULE_TOOL_SPECS.map((t) => ({ name: t.name, description: t.description, inputSchema: t.input_schema }));
+}
+
+/** The schedule tools a session gets (with `enable_schedule`). */
+export function scheduleSessionTools(host: ScheduleHost): Tool[] {
+  return createScheduleTools(scheduleCall(host));
 }

@@ -86,11 +86,11 @@ export function sessionPort(sup: SessionHost): SessionPort {
             ...(c.enable_builtins !== undefined ? { enable_builtins: c.enable_builtins } : {}),
             ...(c.enable_shell !== undefined ? { enable_shell: c.enable_shell } : {}),
             ...(c.enable_schedule !== undefined ? { enable_schedule: c.enable_schedule } : {}),
-          }, turn.requestId, handle.signal, handle.markCommitting, { ...extras, sessionId: turn.sessionId });
+          }, turn.requestId, handle.signal, handle.markCommitting, undefined, undefined, { ...extras, sessionId: turn.sessionId });
         }
         return await continueSession(sup, turn.sessionId, {
           session_id: turn.sessionId, prompt, transient_turn_context: transient, ...(system ? { system_prompt: system } : {}),
-        }, turn.requestId, handle.signal, handle.markCommitting, extras);
+        }, turn.requestId, handle.signal, handle.markCommitting, undefined, extras);
       } finally {
         handle.finish();
       }

@@ -4,8 +4,7 @@
 import { ServiceError } from '../../contracts/errors.ts';
 import type { CreateScheduleRequest, OccurrencePhase, ScheduleToolCall, UpdateScheduleRequest } from '../../contracts/schedule.ts';
 import type { ScheduleHost } from '../../actors/schedules/schedule-host.ts';
-import { scheduleCall } from '../../actors/schedules/schedule-tool-calls.ts';
-import { SCHEDULE_TOOL_SPECS } from '../../tools/schedule-tools.ts';
+import { scheduleCall, scheduleToolDeclarations } from '../../actors/schedules/schedule-tool-calls.ts';
 import type { HandlerContext, HandlerTable } from '../handler.ts';
 
 export interface ScheduleHandlerDeps {
@@ -38,9 +37,7 @@ export function scheduleHandlers(deps: ScheduleHandlerDeps): HandlerTable {
         limit: ctx.query.limit === undefined ? undefined : Number(ctx.query.limit),
       }),
     })),
-    'schedule.tools': gate(async () => ({
-      tools: SCHEDULE_TOOL_SPECS.map((t) => ({ name: t.name, description: t.description, inputSchema: t.input_schema })),
-    })),
+    'schedule.tools': gate(async () => ({ tools: scheduleToolDeclarations() })),
     'schedule.call': gate(async (ctx) => {
       const body = ctx.body as ScheduleToolCall;
       return call(body.name, body.arguments ?? null, null);

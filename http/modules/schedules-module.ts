@@ -3,10 +3,9 @@
 // sessions with `enable_schedule`, and the `schedule` capability (gated by [tools] schedule_enabled).
 import { systemClock, type Clock } from '../../actors/clock.ts';
 import { SCHEDULE_KIND, ScheduleHost } from '../../actors/schedules/schedule-host.ts';
-import { scheduleCall } from '../../actors/schedules/schedule-tool-calls.ts';
+import { scheduleSessionTools } from '../../actors/schedules/schedule-tool-calls.ts';
 import { sessionPort } from '../../actors/schedules/session-port.ts';
 import { SCHEDULE_ROUTES } from '../../contracts/schedule.ts';
-import { createScheduleTools } from '../../tools/schedule-tools.ts';
 import { scheduleHandlers } from '../handlers/schedules.ts';
 import type { ModuleContext, ModuleFactory, ModuleUnit } from '../module-unit.ts';
 
@@ -27,7 +26,7 @@ export function schedulesModule(opts: SchedulesModuleOptions = {}): { factory: M
       ...(opts.turnLeaseMs !== undefined ? { turnLeaseMs: opts.turnLeaseMs } : {}),
     });
     host = schedules;
-    const tools = createScheduleTools(scheduleCall(schedules));
+    const tools = scheduleSessionTools(schedules);
     return {
       name: 'schedules',
       routes: SCHEDULE_ROUTES,
