@@ -4,6 +4,7 @@ import { mkdir } from 'node:fs/promises';
 import type { Logger } from 'pino';
 import { Observability } from './actors/observe/observability.ts';
 import { withStoreHealth } from './actors/store-health.ts';
+import type { Clock } from './actors/clock.ts';
 import { Supervisor } from './actors/supervisor.ts';
 import type { Config } from './contracts/config.ts';
 import { LATER_ROUTES } from './contracts/routes-later.ts';
@@ -19,6 +20,7 @@ import { eventsModule } from './http/modules/events-module.ts';
 import { extensionsModule } from './http/modules/extensions-module.ts';
 import { mcpModule } from './http/modules/mcp-module.ts';
 import { observeModule } from './http/modules/observe-module.ts';
+import { schedulesModule } from './http/modules/schedules-module.ts';
 import { sessionsModule } from './http/modules/sessions-module.ts';
 import { systemModule } from './http/modules/system-module.ts';
 import { workgraphModule } from './http/modules/workgraph-module.ts';
@@ -58,12 +60,18 @@ export interface AppOptions extends Partial<StartOptions> {
   maxResidentSessions?: number;
   /** Injected clocks by subsystem (e.g. `auth`: token expiry and login lifetimes); default Date.now. Tests move them. */
   clocks?: Record<string, () => number>;
+  /** Time source of the schedules (wall time and timers); tests pass a ManualClock. Default: the system clock. */
+  clock?: Clock;
+  /** A dispatched scheduled turn's claim lease; another process recovers the occurrence after it (default 30 min). */
+  scheduleTurnLeaseMs?: number;
 }
 
 export interface App {
   url: string;
   realmId: string;
   transport: 'uws' | 'node';
+  /** Resolves once no schedule firing or scheduled turn is in progress (tests gate on it). */
+  schedulesSettled(): Promise<void>;
   close(): Promise<void>;
 }
 
@@ -104,7 +112,8 @@ export async function createApp(opts: AppOptions = {}): Promise<App> {
     observer: observe.runtimeObserver(),
   });
   let baseUrl = '';
-  const { routes, handlers } = composeModules([...MODULES, observeModule(observe)], {
+  const schedules = schedulesModule({ clock: opts.clock, turnLeaseMs: opts.scheduleTurnLeaseMs });
+  const { routes, handlers } = composeModules([...MODULES, schedules.factory, observeModule(observe)], {
     supervisor,
     sessionPolicy: {
       idleEvictMs: opts.idleEvictMs ?? 5 * 60_000,
@@ -138,6 +147,7 @@ export async function createApp(opts: AppOptions = {}): Promise<App> {
     url: baseUrl,
     realmId: realm.realmId,
     transport: server.kind,
+    schedulesSettled: () => schedules.settled(),
     close: () => {
       closing ??= (async () => {
         await supervisor.close();

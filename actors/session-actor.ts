@@ -34,6 +34,10 @@ export interface TurnCommand {
   onCommitting(): void;
   /** Extension hooks (detached turns): ops that ride the turn's own writes. */
   hooks?: TurnHooks;
+  /** Stored on the user row (a scheduled turn's occurrence marker). */
+  identity?: { idempotency_key?: string; source?: string };
+  /** Called once the machine accepted the turn. */
+  onAdmitted?: () => void;
 }
 
 /** Ops that ride a turn's writes: its pending-input write, its commit, or its failure write. */
@@ -114,6 +118,7 @@ export class SessionActor {
     this.settledTurn = new Promise<void>((r) => (this.settle = r));
     // Only an accepted turn may change the session: a rejected (busy) continue must not hot-swap the model.
     if (cmd.settingsPatch) Object.assign(core.state.settings, cmd.settingsPatch);
+    cmd.onAdmitted?.();
     const abort = new AbortController();
     this.abort = abort;
     const onExternalAbort = () => abort.abort(cmd.signal.reason);
@@ -147,7 +152,7 @@ export class SessionActor {
     // (appended at the turn boundary) comes first.
     if (cmd.systemAppend) newRows.push({ role: 'system', content: cmd.systemAppend, created_at: nowIso() });
     for (const ctx of cmd.injectedContext ?? []) newRows.push({ role: 'user', content: ctx, created_at: nowIso(), transcript_role: 'injected_context' });
-    newRows.push({ role: 'user', content: cmd.prompt, created_at: nowIso(), transcript_role: 'conversational' });
+    newRows.push({ role: 'user', content: cmd.prompt, created_at: nowIso(), transcript_role: 'conversational', ...(cmd.identity ? { identity: cmd.identity } : {}) });
     const { rows: history, total } = cmd.knownHistory
       ? { rows: cmd.knownHistory, total: cmd.knownHistory.length }
       : await core.readCommitted();

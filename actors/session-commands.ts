@@ -19,6 +19,16 @@ export interface TurnReply extends TurnOutcome {
   sessionId: string;
 }
 
+/** Extras of a turn started by Warren itself (a schedule) rather than by an HTTP caller. */
+export interface TurnExtras {
+  /** create only: the new session's id, chosen by the caller (so a crash-retry targets the same session). */
+  sessionId?: string;
+  /** Marks the turn's user row, so the caller can find out after a crash whether the turn committed. */
+  identity?: { idempotency_key?: string; source?: string };
+  /** Called once the session's machine admitted the turn (it is running). */
+  onAdmitted?: () => void;
+}
+
 /** Thrown when a session was durably created but its first turn failed (SPEC "States and transitions"). */
 export class CreatedWithTurnFailure extends Error {
   constructor(readonly sessionId: string, readonly cause: unknown) {
@@ -73,7 +83,7 @@ function sameProvider(bindingProvider: string, sessionProvider: string, binding:
 }
 
 /** POST /sessions: creates the session durably, then runs its first turn. */
-export async function createSession(sup: SessionHost, body: CreateSessionRequest, requestId: string, signal: AbortSignal, onCommitting: () => void, extras?: Partial<SessionSettings>, hooks?: TurnHooks): Promise<TurnReply> {
+export async function createSession(sup: SessionHost, body: CreateSessionRequest, requestId: string, signal: AbortSignal, onCommitting: () => void, extras?: Partial<SessionSettings>, hooks?: TurnHooks, turnExtras: TurnExtras = {}): Promise<TurnReply> {
   const { deps } = sup;
   const cfg = deps.config();
   if (body.keep_alive === true && !body.comms_name) throw new ServiceError('BAD_REQUEST', 'keep_alive requires comms_name');
@@ -100,6 +110,7 @@ export async function createSession(sup: SessionHost, body: CreateSessionRequest
     builtins: flags.builtins,
     shell: flags.shell,
     ...(sup.capabilities.isBuilt('work_graph') && (body.enable_workgraph ?? cfg.tools.workgraph_enabled) ? { workgraph: true } : {}),
+    ...(body.enable_schedule ?? cfg.tools.schedule_enabled ? { schedule: true } : {}),
     keep_alive: false,
     ...(body.comms_name ? { comms_name: body.comms_name } : {}),
     // SPEC: null uses the server default on create; the value is persisted so continues inherit it.
@@ -110,7 +121,7 @@ export async function createSession(sup: SessionHost, body: CreateSessionRequest
   const now = deps.now();
   const systemText = typeof body.system_prompt === 'string' ? body.system_prompt : body.system_prompt == null ? cfg.agent.system_prompt : undefined;
   const rows: Message[] = systemText ? [{ role: 'system', content: systemText, created_at: new Date(now).toISOString() }] : [];
-  const sessionId = randomUUID();
+  const sessionId = turnExtras.sessionId ?? randomUUID();
   const state: PersistedState = { v: 1, machine: null, settings, sysctx: {}, prompts: {}, revision: rows.length ? 1 : 0 };
   const record: SessionRecord = {
     v: 2, session_id: sessionId, created_at_ms: now, updated_at_ms: now, archived: false,
@@ -127,6 +138,7 @@ export async function createSession(sup: SessionHost, body: CreateSessionRequest
     outcome = await actor.runTurn({
       requestId, kind: 'create', prompt: body.prompt, injectedContext: body.injected_context,
       transientContext: body.transient_turn_context, signal, onCommitting, knownHistory: rows, plan, hooks,
+      identity: turnExtras.identity, onAdmitted: turnExtras.onAdmitted,
     });
   } catch (err) {
     try {
@@ -142,7 +154,7 @@ export async function createSession(sup: SessionHost, body: CreateSessionRequest
 }
 
 /** POST /sessions/{id}/messages. Model, provider and max_tokens hot-swap for the rest of the session. */
-export async function continueSession(sup: SessionHost, sessionId: string, body: ContinueSessionRequest, requestId: string, signal: AbortSignal, onCommitting: () => void, hooks?: TurnHooks): Promise<TurnReply> {
+export async function continueSession(sup: SessionHost, sessionId: string, body: ContinueSessionRequest, requestId: string, signal: AbortSignal, onCommitting: () => void, hooks?: TurnHooks, turnExtras: TurnExtras = {}): Promise<TurnReply> {
   if (body.session_id !== sessionId) {
     throw new ServiceError('BAD_REQUEST', `Session ID mismatch: path=${sessionId} body=${body.session_id}`);
   }
@@ -179,6 +191,7 @@ export async function continueSession(sup: SessionHost, sessionId: string, body:
   const outcome = await actor.runTurn({
     requestId, kind: 'continue', prompt: body.prompt, injectedContext: body.injected_context,
     transientContext: body.transient_turn_context, systemAppend: body.system_prompt, settingsPatch: patch, plan, signal, onCommitting, hooks,
+    identity: turnExtras.identity, onAdmitted: turnExtras.onAdmitted,
   });
   return { sessionId, ...outcome };
 }

@@ -16,6 +16,7 @@ import { canPin, pinSelf } from './server-process.ts';
 import { durabilityScenario } from './scenarios/durability.ts';
 import { ledgerScenario } from './scenarios/ledger.ts';
 import { memoryScenario } from './scenarios/memory.ts';
+import { schedulesScenario } from './scenarios/schedules.ts';
 import { sseScenario } from './scenarios/sse.ts';
 import { structuredScenario } from './scenarios/structured.ts';
 import { toolsScenario } from './scenarios/tools.ts';
@@ -26,7 +27,7 @@ import { webhooksScenario } from './scenarios/webhooks.ts';
 import { workgraphScenario } from './scenarios/workgraph.ts';
 import { round } from './stats.ts';
 
-const SCENARIOS: Scenario[] = [turnsScenario, toolsScenario, structuredScenario, sseScenario, memoryScenario, durabilityScenario, transportsScenario, viewerScenario, workgraphScenario, webhooksScenario, ledgerScenario];
+const SCENARIOS: Scenario[] = [turnsScenario, toolsScenario, structuredScenario, sseScenario, memoryScenario, durabilityScenario, transportsScenario, viewerScenario, workgraphScenario, webhooksScenario, ledgerScenario, schedulesScenario];
 
 const HELP = `Usage: npm run bench -- [options]
 

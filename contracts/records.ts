@@ -71,6 +71,8 @@ export const SessionSettings = Type.Object(
     shell: Type.Boolean(),
     /** WorkGraph tools (enable_workgraph, else `[tools] workgraph_enabled`); absent in older records = off. */
     workgraph: Type.Optional(Type.Boolean()),
+    /** Schedule tools (enable_schedule, else `[tools] schedule_enabled`); absent in older records = off. */
+    schedule: Type.Optional(Type.Boolean()),
     keep_alive: Type.Boolean(),
     comms_name: Type.Optional(Type.String()),
     structured_output_retries: Type.Optional(Type.Integer({ minimum: 0 })),

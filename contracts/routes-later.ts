@@ -41,16 +41,6 @@ export const LATER_ROUTES: RouteDef[] = [
   later('comms', 'comms.peers', 'GET', '/comms/peers', 'List peers visible to a session'),
   later('comms', 'comms.send', 'POST', '/comms/send', 'Send a comms message'),
 
-  later('schedule', 'schedules.create', 'POST', '/schedules', 'Create a schedule'),
-  later('schedule', 'schedules.list', 'GET', '/schedules', 'List schedules'),
-  later('schedule', 'schedules.get', 'GET', '/schedules/{id}', 'Read a schedule'),
-  later('schedule', 'schedules.update', 'PATCH', '/schedules/{id}', 'Update a schedule'),
-  later('schedule', 'schedules.delete', 'DELETE', '/schedules/{id}', 'Soft-delete a schedule'),
-  later('schedule', 'schedules.pause', 'POST', '/schedules/{id}/pause', 'Pause a schedule'),
-  later('schedule', 'schedules.resume', 'POST', '/schedules/{id}/resume', 'Resume a schedule'),
-  later('schedule', 'schedules.occurrences', 'GET', '/schedules/{id}/occurrences', 'List planned occurrences'),
-  later('schedule', 'schedule.tools', 'GET', '/schedule/tools', 'List schedule tool declarations'),
-  later('schedule', 'schedule.call', 'POST', '/schedule/call', 'Call a schedule tool'),
 
 
   later('mob', 'mob.events', 'GET', '/mob/{id}/events', 'Mob event stream (SSE)', sse),

@@ -104,6 +104,18 @@ export const SESSION_EVENTS = {
   ),
   /** Hooks and structured-output extraction (contracts/turn-features.ts). */
   ...TURN_FEATURE_EVENTS,
+  // Schedules (actors/schedules/): a scheduled turn was admitted into this session (SPEC module event
+  // `schedule_triggered`, source `scheduling`); its run_started follows.
+  schedule_triggered: Type.Object(
+    {
+      session_id: Type.String(),
+      source: Type.Literal('scheduling'),
+      schedule_id: Type.String(),
+      occurrence_id: Type.String(),
+      due_at_utc: Type.String(),
+    },
+    Strict,
+  ),
 } satisfies Record<string, TSchema>;
 
 export type SessionEventKind = keyof typeof SESSION_EVENTS;

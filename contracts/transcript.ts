@@ -67,6 +67,8 @@ export const UserMessage = Type.Object({
   transcript_role: Type.Optional(
     Type.Union([Type.Literal('conversational'), Type.Literal('injected_context'), Type.Literal('compaction_summary')]),
   ),
+  /** Set on a turn Warren started itself (a schedule occurrence): its source and idempotency marker. */
+  identity: Type.Optional(Type.Object({ idempotency_key: Type.Optional(Type.String()), source: Type.Optional(Type.String()) })),
 });
 export const AssistantMessage = Type.Object({
   role: Type.Literal('block_assistant'),

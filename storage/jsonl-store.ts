@@ -6,7 +6,7 @@ import { join } from 'node:path';
 import { ServiceError } from '../contracts/errors.ts';
 import type { Message } from '../contracts/transcript.ts';
 import type { LedgerEntry, ListSessionsOptions, SessionRecord, Store, StoreOp } from './store.ts';
-import { pageBounds, planBatch, prepareOps } from './prepare-ops.ts';
+import { checkConditions, pageBounds, planBatch, prepareOps } from './prepare-ops.ts';
 import { readLedgerEntries, readSessionRecord } from './record-migrations.ts';
 import { SessionIndex } from './session-index.ts';
 import { applyActions, clearJournal, discardJournalTemp, replayJournal, undoActions, writeJournal, type FileAction } from './jsonl-journal.ts';
@@ -193,6 +193,14 @@ class JsonlStore implements Store {
       rowCount: (id) => this.#rowCounts.get(id) ?? 0,
       lastSeq: (id) => this.#lastSeqs.get(id) ?? 0,
     });
+    // Commits run one after another (#run), so records read here cannot change before the batch lands.
+    const current = new Map<string, unknown>();
+    for (const op of ops) {
+      if (op.op !== 'checkRecord') continue;
+      const text = await readText(this.#file(recordPath(op.ns, op.key)));
+      current.set(`${op.ns}\u0000${op.key}`, text === undefined ? undefined : (JSON.parse(text) as { value: unknown }).value);
+    }
+    checkConditions(ops, (ns, key) => current.get(`${ns}\u0000${key}`));
     const actions = await this.#actions(ops);
     try {
       await writeJournal(this.#root, actions);
@@ -260,6 +268,8 @@ class JsonlStore implements Store {
         }
         case 'deleteRecord':
           actions.push({ type: 'delete', path: recordPath(op.ns, op.key) });
+          break;
+        case 'checkRecord':
           break;
       }
     }

@@ -7,7 +7,7 @@ import { ServiceError } from '../contracts/errors.ts';
 import type { Message } from '../contracts/transcript.ts';
 import type { LedgerEntry, ListSessionsOptions, SessionRecord, Store, StoreOp } from './store.ts';
 import { labelKey, matchesLabels, type LabelFilters } from './label-filter.ts';
-import { checkOps, pageBounds, planBatch } from './prepare-ops.ts';
+import { checkConditions, checkOps, pageBounds, planBatch } from './prepare-ops.ts';
 import { readLedgerEntries, readSessionRecord } from './record-migrations.ts';
 import { storeFailure } from './store-failure.ts';
 
@@ -57,7 +57,8 @@ type Write =
   | { op: 'appendLedger'; sessionId: string; entries: Array<{ seq: number; value: Encoded }> }
   | { op: 'dropLedger'; sessionId: string; ranges: Array<[number, number]> }
   | { op: 'putRecord'; key: [string, string]; value: Encoded }
-  | { op: 'deleteRecord'; key: [string, string] };
+  | { op: 'deleteRecord'; key: [string, string] }
+  | { op: 'checkRecord'; ns: string; key: string; rev: number | null };
 
 interface ValueEncoder {
   encode(value: unknown): Encoded;
@@ -281,12 +282,17 @@ class LmdbStore implements Store {
           return { op: 'putRecord', key: [op.ns, op.key], value: enc.records.encode(op.value) };
         case 'deleteRecord':
           return { op: 'deleteRecord', key: [op.ns, op.key] };
+        case 'checkRecord':
+          return op;
       }
     });
   }
 
   /** Runs inside the write transaction, so reads see every committed write, from any process. */
   #apply(db: Dbs, writes: Write[]): void {
+    // Conditions first, inside the write transaction: LMDB serialises writers across processes, so a
+    // condition that holds here still holds when this transaction's writes land.
+    checkConditions(writes as StoreOp[], (ns, key) => db.records.get([ns, key]));
     const plan = planBatch(writes, {
       rowCount: (id, guess) => rowCount(db.rows, id, guess),
       lastSeq: (id) => this.#lastSeq(db, id),
@@ -329,6 +335,8 @@ class LmdbStore implements Store {
           break;
         case 'deleteRecord':
           db.records.removeSync(w.key);
+          break;
+        case 'checkRecord':
           break;
       }
     }

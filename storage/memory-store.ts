@@ -3,7 +3,7 @@
 import { ServiceError } from '../contracts/errors.ts';
 import type { Message } from '../contracts/transcript.ts';
 import type { LedgerEntry, ListSessionsOptions, SessionRecord, Store, StoreOp } from './store.ts';
-import { pageBounds, planBatch, prepareOps } from './prepare-ops.ts';
+import { checkConditions, pageBounds, planBatch, prepareOps } from './prepare-ops.ts';
 import { SessionIndex } from './session-index.ts';
 
 class MemoryStore implements Store {
@@ -83,6 +83,7 @@ class MemoryStore implements Store {
       rowCount: (id) => this.#rows.get(id)?.length ?? 0,
       lastSeq: (id) => this.#ledger.get(id)?.at(-1)?.seq ?? 0,
     });
+    checkConditions(prepared, (ns, key) => this.#records.get(ns)?.get(key));
     // dropLedger goes last: it may remove entries this same batch appends.
     for (const op of prepared) if (op.op !== 'dropLedger') this.#apply(op);
     for (const op of prepared) if (op.op === 'dropLedger') this.#apply(op);
@@ -123,6 +124,8 @@ class MemoryStore implements Store {
       }
       case 'deleteRecord':
         this.#records.get(op.ns)?.delete(op.key);
+        return;
+      case 'checkRecord':
         return;
     }
   }

@@ -205,6 +205,9 @@ function prepareOne(op: StoreOp, copyAll: boolean): StoreOp {
       return { op: 'putRecord', ns: checkKey(op.ns, 'ns'), key: checkKey(op.key, 'key'), value: jsonValue(op.value, 'value', copyAll) };
     case 'deleteRecord':
       return { op: 'deleteRecord', ns: checkKey(op.ns, 'ns'), key: checkKey(op.key, 'key') };
+    case 'checkRecord':
+      if (op.rev !== null && !Number.isSafeInteger(op.rev)) throw invalid('checkRecord.rev must be an integer or null');
+      return { op: 'checkRecord', ns: checkKey(op.ns, 'ns'), key: checkKey(op.key, 'key'), rev: op.rev };
     default:
       throw invalid('unknown store op', { op: (op as { op?: unknown } | undefined)?.op });
   }
@@ -246,7 +249,7 @@ export type PlanOp =
   | { op: 'putRows'; sessionId: string; fromIndex: number; rows: { length: number } }
   | { op: 'truncateRows'; sessionId: string; length: number }
   | { op: 'appendLedger'; sessionId: string; entries: ReadonlyArray<{ seq: number }> }
-  | { op: 'putSession' | 'putRecord' | 'deleteRecord' | 'dropLedger' };
+  | { op: 'putSession' | 'putRecord' | 'deleteRecord' | 'dropLedger' | 'checkRecord' };
 
 /** Row counts and last ledger seqs after the batch, for every session the batch touches. */
 export interface BatchPlan {
@@ -291,4 +294,27 @@ export function pageBounds(offset: number | undefined, limit: number | undefined
   const o = Number.isFinite(offset) ? Math.max(0, Math.floor(offset as number)) : 0;
   const l = limit === undefined || Number.isNaN(limit) ? Infinity : Math.max(0, Math.floor(limit));
   return { offset: o, limit: l };
+}
+
+/** The `rev` member of a stored record value (null when absent or not an object with an integer `rev`). */
+function storedRev(value: unknown): number | null | undefined {
+  if (value === undefined) return null;
+  const rev = typeof value === 'object' && value !== null ? (value as { rev?: unknown }).rev : undefined;
+  return Number.isSafeInteger(rev) ? (rev as number) : undefined;
+}
+
+/**
+ * Evaluates every checkRecord op of a batch against `read` (the backend's current record, inside its write
+ * transaction where it has one) and throws CONFLICT on the first that does not hold.
+ */
+export function checkConditions(ops: readonly StoreOp[], read: (ns: string, key: string) => unknown): void {
+  for (const op of ops) {
+    if (op.op !== 'checkRecord') continue;
+    const actual = storedRev(read(op.ns, op.key));
+    if (actual !== op.rev) {
+      throw new ServiceError('CONFLICT', `record ${op.ns}/${op.key} changed: expected rev ${op.rev ?? 'absent'}, found ${actual === null ? 'absent' : actual ?? 'no rev'}`, {
+        ns: op.ns, key: op.key, expected_rev: op.rev, actual_rev: actual ?? null,
+      });
+    }
+  }
 }

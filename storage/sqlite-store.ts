@@ -232,6 +232,8 @@ function encode(ops: StoreOp[]): Write[] {
         return { op: 'putRecord', ns: op.ns, key: op.key, json: JSON.stringify(op.value) };
       case 'deleteRecord':
         return { op: 'deleteRecord', ns: op.ns, key: op.key };
+      case 'checkRecord':
+        return { op: 'checkRecord', ns: op.ns, key: op.key, rev: op.rev };
     }
   });
 }

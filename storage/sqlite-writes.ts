@@ -4,7 +4,8 @@
 import BetterSqlite3 from 'better-sqlite3';
 import type { Database, Statement } from 'better-sqlite3';
 import { isServiceError, type ErrorCode } from '../contracts/errors.ts';
-import { planBatch } from './prepare-ops.ts';
+import { checkConditions, planBatch } from './prepare-ops.ts';
+import type { StoreOp } from './store.ts';
 import { migrate } from './sqlite-schema.ts';
 
 /**
@@ -23,7 +24,8 @@ export type Write =
   | { op: 'appendLedger'; sessionId: string; entries: Array<{ seq: number; kind: string; json: string }> }
   | { op: 'dropLedger'; sessionId: string; ranges: Array<[number, number]> }
   | { op: 'putRecord'; ns: string; key: string; json: string }
-  | { op: 'deleteRecord'; ns: string; key: string };
+  | { op: 'deleteRecord'; ns: string; key: string }
+  | { op: 'checkRecord'; ns: string; key: string; rev: number | null };
 
 /** A failed commit's error as it crosses the thread boundary (rebuilt as a ServiceError on the other side). */
 export interface WireError {
@@ -55,6 +57,7 @@ function writeStatements(db: Database) {
     dropLedger: p('DELETE FROM ledger WHERE session_id = ? AND seq BETWEEN ? AND ?'),
     putRecord: p('INSERT INTO records (ns, key, value) VALUES (?, ?, ?) ON CONFLICT (ns, key) DO UPDATE SET value = excluded.value'),
     deleteRecord: p('DELETE FROM records WHERE ns = ? AND key = ?'),
+    getRecord: p('SELECT value FROM records WHERE ns = ? AND key = ?').pluck(),
   };
 }
 
@@ -157,6 +160,12 @@ export class SqliteWriter {
 
   #apply(writes: Write[]): void {
     const w = this.#w;
+    // Inside BEGIN IMMEDIATE: no other process writes until this transaction ends, so a condition that holds
+    // here still holds when its writes land.
+    checkConditions(writes as StoreOp[], (ns, key) => {
+      const text = w.getRecord.get(ns, key) as string | undefined;
+      return text === undefined ? undefined : JSON.parse(text);
+    });
     planBatch(writes, {
       rowCount: (id) => rowCountOf(w.lastRow, id),
       lastSeq: (id) => lastSeqOf(w.lastSeq, id),
@@ -187,6 +196,8 @@ export class SqliteWriter {
           break;
         case 'deleteRecord':
           w.deleteRecord.run(op.ns, op.key);
+          break;
+        case 'checkRecord':
           break;
       }
     }

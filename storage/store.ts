@@ -24,7 +24,13 @@ export type StoreOp =
    */
   | { op: 'dropLedger'; sessionId: string; ranges: Array<[number, number]> }
   | { op: 'putRecord'; ns: string; key: string; value: unknown }
-  | { op: 'deleteRecord'; ns: string; key: string };
+  | { op: 'deleteRecord'; ns: string; key: string }
+  /**
+   * A condition, not a write: the whole batch fails with CONFLICT (and writes nothing) unless the record
+   * stored at (ns, key) when the batch applies is absent (`rev: null`) or an object whose `rev` member
+   * equals `rev`. The compare-and-set primitive for claims and leases shared by several processes.
+   */
+  | { op: 'checkRecord'; ns: string; key: string; rev: number | null };
 
 export interface ListSessionsOptions {
   includeArchived?: boolean;

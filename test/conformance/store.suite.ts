@@ -326,6 +326,60 @@ export function storeConformance(name: string, factory: StoreFactory): void {
         assert.equal(await store.getRecord('ns2', 'k'), 2);
       });
 
+      it('checkRecord: a batch lands only when every condition holds, else CONFLICT and nothing is written', async (t) => {
+        const store = await fresh(t);
+        // Absent (rev null) holds for a missing record: the create-if-absent form.
+        await store.commit([
+          { op: 'checkRecord', ns: 'cas', key: 'k', rev: null },
+          { op: 'putRecord', ns: 'cas', key: 'k', value: { rev: 1, owner: 'a' } },
+        ]);
+        await assert.rejects(store.commit([
+          { op: 'checkRecord', ns: 'cas', key: 'k', rev: null },
+          { op: 'putRecord', ns: 'cas', key: 'k', value: { rev: 1, owner: 'b' } },
+          { op: 'putRecord', ns: 'cas', key: 'other', value: 'x' },
+        ]), withCode('CONFLICT'));
+        assert.deepEqual(await store.getRecord('cas', 'k'), { rev: 1, owner: 'a' });
+        assert.equal(await store.getRecord('cas', 'other'), undefined);
+        // A matching rev holds; a stale one fails even when the check comes after the writes in the batch.
+        await store.commit([
+          { op: 'putRecord', ns: 'cas', key: 'k', value: { rev: 2, owner: 'b' } },
+          { op: 'checkRecord', ns: 'cas', key: 'k', rev: 1 },
+        ]);
+        await assert.rejects(store.commit([
+          { op: 'putRecord', ns: 'cas', key: 'k', value: { rev: 3, owner: 'c' } },
+          { op: 'checkRecord', ns: 'cas', key: 'k', rev: 1 },
+        ]), withCode('CONFLICT'));
+        assert.deepEqual(await store.getRecord('cas', 'k'), { rev: 2, owner: 'b' });
+        // A record without an integer rev matches no rev and is not absent.
+        await store.commit([{ op: 'putRecord', ns: 'cas', key: 'plain', value: 'v' }]);
+        await assert.rejects(store.commit([{ op: 'checkRecord', ns: 'cas', key: 'plain', rev: null }]), withCode('CONFLICT'));
+        await assert.rejects(store.commit([{ op: 'checkRecord', ns: 'cas', key: 'plain', rev: 0 }]), withCode('CONFLICT'));
+        await store.commit([{ op: 'deleteRecord', ns: 'cas', key: 'plain' }]);
+        await store.commit([{ op: 'checkRecord', ns: 'cas', key: 'plain', rev: null }]);
+      });
+
+      it('checkRecord: of concurrent claims on one rev exactly one wins', async (t) => {
+        const store = await fresh(t);
+        await store.commit([{ op: 'putRecord', ns: 'cas', key: 'occ', value: { rev: 1, owner: null } }]);
+        const claim = (owner: string) => store.commit([
+          { op: 'checkRecord', ns: 'cas', key: 'occ', rev: 1 },
+          { op: 'putRecord', ns: 'cas', key: 'occ', value: { rev: 2, owner } },
+        ]).then(() => owner, () => null);
+        const results = await Promise.all(['a', 'b', 'c', 'd'].map(claim));
+        const winners = results.filter((r) => r !== null);
+        assert.equal(winners.length, 1);
+        assert.deepEqual(await store.getRecord('cas', 'occ'), { rev: 2, owner: winners[0] });
+      });
+
+      it('checkRecord: rejects a malformed rev before writing', async (t) => {
+        const store = await fresh(t);
+        await assert.rejects(store.commit([
+          { op: 'putRecord', ns: 'cas', key: 'x', value: 1 },
+          { op: 'checkRecord', ns: 'cas', key: 'x', rev: 1.5 },
+        ]), withCode('SESSION_STORE_ERROR'));
+        assert.equal(await store.getRecord('cas', 'x'), undefined);
+      });
+
       it('accepts keys with separators, dots, spaces, capitals, non-ASCII and great length', async (t) => {
         const store = await fresh(t);
         const keys = ['a/b', '..', '.', 'With Space', 'K', 'k', 'Äö✓', 'x'.repeat(400), 'a%2Fb'];

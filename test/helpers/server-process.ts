@@ -38,6 +38,8 @@ export interface ServerProcess {
   hasExited(): boolean;
   /** Sends `signal` (default SIGKILL) unless already gone, and waits for the exit. */
   kill(signal?: NodeJS.Signals): Promise<ProcessExit>;
+  /** With `ipc`: sends a message and resolves with the child's next message. */
+  request(message: unknown): Promise<unknown>;
 }
 
 export interface StartServerOptions {
@@ -53,6 +55,10 @@ export interface StartServerOptions {
   startTimeoutMs?: number;
   /** Registers `kill('SIGKILL')` with `t.after`. */
   t?: Pick<TestContext, 'after'>;
+  /** Script to run instead of main.ts (it gets the same arguments), e.g. test/helpers/clock-server.ts. */
+  entry?: string;
+  /** Opens an IPC channel to the child (ServerProcess.request). */
+  ipc?: boolean;
 }
 
 const live = new Set<ChildProcess>();
@@ -89,7 +95,7 @@ export async function writeRealmConfig(stateRoot: string, realm: string, config:
 export async function startServerProcess(opts: StartServerOptions): Promise<ServerProcess> {
   installExitHook();
   const args = [
-    '--import', 'tsx', MAIN, 'serve',
+    '--import', 'tsx', opts.entry ?? MAIN, 'serve',
     '--host', '127.0.0.1', '--port', '0',
     '--state-root', opts.stateRoot, '--realm', opts.realm,
     '--log-level', opts.logLevel ?? 'info',
@@ -97,7 +103,7 @@ export async function startServerProcess(opts: StartServerOptions): Promise<Serv
     ...(opts.args ?? []),
   ];
   // The node binary itself, no shell in between: `pid` is the server, so SIGKILL hits the server.
-  const child = spawn(process.execPath, args, { cwd: REPO, env: opts.env ?? process.env, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, args, { cwd: REPO, env: opts.env ?? process.env, stdio: opts.ipc ? ['ignore', 'pipe', 'pipe', 'ipc'] : ['ignore', 'pipe', 'pipe'] });
   live.add(child);
   const logs: LogLine[] = [];
   let stderr = '';
@@ -162,6 +168,11 @@ export async function startServerProcess(opts: StartServerOptions): Promise<Serv
       exited,
       hasExited: () => exitInfo !== null,
       kill,
+      request: (message) => new Promise((resolve, reject) => {
+        if (!child.send) return reject(new Error('no IPC channel (start with ipc: true)'));
+        child.once('message', resolve);
+        child.send(message as never);
+      }),
     };
   } catch (err) {
     await kill('SIGKILL');

@@ -10,8 +10,9 @@ import type { ProviderRequest } from '../../providers/provider.ts';
 
 type Row = { role: string; results?: Array<{ tool_use_id: string; content: string; is_error?: boolean }> };
 
+/** The MCP tools offered (other categories, such as the schedule tools, are on by default). */
 function toolNames(req: { tools?: Array<{ name: string }> }): string[] {
-  return (req.tools ?? []).map((t) => t.name).sort();
+  return (req.tools ?? []).map((t) => t.name).filter((n) => n.startsWith('mcp__')).sort();
 }
 
 async function toolResults(base: string, id: string): Promise<Array<{ content: string; is_error?: boolean }>> {

@@ -192,7 +192,6 @@ describe('request features this build does not include', () => {
     const app = await startApp(t);
     const cases: Array<[Record<string, unknown>, string]> = [
       [{ enable_memory: true }, 'memory_store'],
-      [{ enable_schedule: true }, 'schedule'],
     ];
     for (const [extra, capability] of cases) {
       const res = await call(app.url, 'POST', '/sessions', { prompt: 'x', ...extra });

@@ -77,7 +77,8 @@ describe('tool loop', () => {
       { tool_calls: [{ name: 'task_create', args: { subject: 's', description: 'd' } }] },
       { text: 'could not' },
     ]);
-    const res = await call(app.url, 'POST', '/sessions', { prompt: 'try' });
+    // No tool category at all (schedule tools are on by default with [tools] schedule_enabled).
+    const res = await call(app.url, 'POST', '/sessions', { prompt: 'try', enable_schedule: false });
     assert.equal(res.status, 200, JSON.stringify(res.body));
     assert.equal(res.body.turns, 2);
     assert.equal(res.body.tool_calls, 1);

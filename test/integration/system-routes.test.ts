@@ -20,8 +20,9 @@ import { WEBHOOK_ROUTES } from '../../contracts/webhooks.ts';
 import { uwsUnavailableReason } from '../../http/create-server.ts';
 import { modelCatalog } from '../../providers/catalog.ts';
 import { call, startApp } from '../helpers/app.ts';
+import { SCHEDULE_ROUTES } from '../../contracts/schedule.ts';
 
-const CATALOG = [...SYSTEM_ROUTES, ...SESSION_ROUTES, ...AUTH_ROUTES, ...MCP_ROUTES, ...MCP_ENDPOINT_ROUTES, ...OBSERVE_ROUTES, ...WORKGRAPH_ROUTES, ...HELP_ROUTES, ...EXTENSION_ROUTES, ...WEBHOOK_ROUTES, ...DETACHED_ROUTES, ...LATER_ROUTES];
+const CATALOG = [...SYSTEM_ROUTES, ...SESSION_ROUTES, ...AUTH_ROUTES, ...MCP_ROUTES, ...MCP_ENDPOINT_ROUTES, ...OBSERVE_ROUTES, ...WORKGRAPH_ROUTES, ...HELP_ROUTES, ...EXTENSION_ROUTES, ...WEBHOOK_ROUTES, ...DETACHED_ROUTES, ...SCHEDULE_ROUTES, ...LATER_ROUTES];
 const UWS_SKIP = uwsUnavailableReason();
 const PACKAGE_VERSION = (JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string }).version;
 
