@@ -73,6 +73,9 @@ export class SessionHost {
       get ledgerOutbox() {
         return sup.deps.ledgerOutbox;
       },
+      get skills() {
+        return sup.deps.skills;
+      },
     };
     this.deps = deps;
     this.table = sup.registry.register<SessionActor>({
