@@ -21,6 +21,7 @@ import { mcpModule } from './http/modules/mcp-module.ts';
 import { observeModule } from './http/modules/observe-module.ts';
 import { sessionsModule } from './http/modules/sessions-module.ts';
 import { skillsModule } from './http/modules/skills-module.ts';
+import { contextModule } from './http/modules/context-module.ts';
 import { systemModule } from './http/modules/system-module.ts';
 import { workgraphModule } from './http/modules/workgraph-module.ts';
 import { turnFeaturesModule } from './http/modules/turn-features-module.ts';
@@ -46,6 +47,7 @@ const MODULES: readonly ModuleFactory[] = [
   turnFeaturesModule,
   extensionsModule,
   skillsModule,
+  contextModule,
 ];
 
 export interface AppOptions extends Partial<StartOptions> {

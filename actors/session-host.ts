@@ -76,6 +76,9 @@ export class SessionHost {
       get skills() {
         return sup.deps.skills;
       },
+      get compactor() {
+        return sup.deps.compactor;
+      },
     };
     this.deps = deps;
     this.table = sup.registry.register<SessionActor>({

@@ -164,6 +164,8 @@ export const ProviderSettings = Type.Object(
     timeout_secs: Type.Optional(Type.Number({ exclusiveMinimum: 0 })),
     /** false: structured output asks this provider by prompt only (a server without a JSON-schema slot). */
     native_json_schema: Type.Optional(Type.Boolean()),
+    /** Context window (tokens) of this provider's models when the catalog does not know them (compaction threshold). */
+    context_window: Type.Optional(Type.Integer({ minimum: 1 })),
     /** Scripted provider only: the replies it plays back. */
     replies: Type.Optional(Type.Array(Type.Unknown())),
     mode: Type.Optional(Type.String()),

@@ -4,6 +4,7 @@
 import { ServiceError } from '../../contracts/errors.ts';
 import type { SkillDiagnostics, SkillRef } from '../../contracts/skills.ts';
 import type { ContentInput } from '../../contracts/transcript.ts';
+import type { SessionEventPayload } from '../../contracts/session-events.ts';
 import type { Resolution } from './skill-catalog.ts';
 
 /** What session commands need of the skills subsystem (set on RuntimeDeps by the skills module). */
@@ -23,8 +24,8 @@ export interface TurnSkills {
 }
 
 /** The `skill_resolution_failed` payload for a resolution error. */
-export function skillFailureEvent(err: unknown): { skill_key?: unknown; reason: { reason_type: string; message: string } } {
-  const details = err instanceof ServiceError ? (err.details as { skill_key?: unknown; reason?: { reason_type?: string } } | undefined) : undefined;
+export function skillFailureEvent(err: unknown): SessionEventPayload<'skill_resolution_failed'> {
+  const details = err instanceof ServiceError ? (err.details as { skill_key?: { source_uuid?: string; skill_name: string }; reason?: { reason_type?: string } } | undefined) : undefined;
   const reasonType = details?.reason?.reason_type ?? (err instanceof ServiceError && err.code === 'SKILL_NOT_FOUND' ? 'not_found' : 'resolution_failed');
   return {
     ...(details?.skill_key ? { skill_key: details.skill_key } : {}),
