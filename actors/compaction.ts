@@ -28,8 +28,8 @@ export interface CompactionRecord {
 export interface DiscardSink {
   /** Ops to commit with the rewrite (or none when the session does not keep memory). */
   ops(sessionId: string, settings: Readonly<Record<string, unknown>>, discarded: Message[], atMs: number): Promise<StoreOp[]>;
-  /** Called once the rewrite is durable. */
-  committed(sessionId: string, ops: StoreOp[]): void;
+  /** Called once the rewrite is durable; answers how many documents it indexed. */
+  committed(sessionId: string, ops: StoreOp[]): number;
 }
 
 /** What the session actor lends a compaction. */
@@ -186,7 +186,9 @@ export class Compactor {
       host.emit('compaction_failed', { reason: { kind: 'transcript_rewrite_failed', message: err instanceof Error ? err.message : String(err) } });
       return undefined;
     }
-    this.sinks.forEach((sink, i) => sink.committed(host.sessionId, sinkOps[i]));
+    const indexed = this.sinks.reduce((n, sink, i) => n + sink.committed(host.sessionId, sinkOps[i]), 0);
+    // The memory module's event (SPEC.md "Events": memory_indexed, content indexed in the memory store).
+    if (indexed > 0) host.emit('memory_indexed', { module: 'memory', documents: indexed });
     this.lastInput.delete(host.sessionId);
     host.emit('compaction_completed', {
       summary_tokens: usage.output_tokens, messages_before: history.length, messages_after: rows.length,

@@ -115,6 +115,7 @@ export async function createSession(sup: SessionHost, body: CreateSessionRequest
     ...(sup.capabilities.isBuilt('work_graph') && (body.enable_workgraph ?? cfg.tools.workgraph_enabled) ? { workgraph: true } : {}),
     keep_alive: false,
     ...(body.comms_name ? { comms_name: body.comms_name } : {}),
+    ...((body.enable_memory ?? cfg.memory.enabled_by_default) && sup.capabilities.isBuilt('memory_store') ? { memory: true } : {}),
     // SPEC: null uses the server default on create; the value is persisted so continues inherit it.
     structured_output_retries: body.structured_output_retries ?? cfg.agent.structured_output_retries,
     ...(selector ? { auth_binding: selector } : {}),

@@ -191,7 +191,6 @@ describe('request features this build does not include', () => {
   it('answer 501 CAPABILITY_UNAVAILABLE naming the capability, on create and continue, and create nothing', async (t) => {
     const app = await startApp(t);
     const cases: Array<[Record<string, unknown>, string]> = [
-      [{ enable_memory: true }, 'memory_store'],
       [{ enable_schedule: true }, 'schedule'],
     ];
     for (const [extra, capability] of cases) {
