@@ -8,6 +8,8 @@ import type { Message } from '../../contracts/transcript.ts';
 import type { Store, StoreOp } from '../../storage/store.ts';
 import type { DiscardSink } from '../compaction.ts';
 import { cosine, type Embedder } from './embeddings.ts';
+import { createMemorySearchTool } from '../../tools/memory-tools.ts';
+import type { Tool } from '../../tools/tool.ts';
 
 /** One durable memory document. */
 export interface MemoryDoc {
@@ -149,4 +151,9 @@ export class MemoryStore implements DiscardSink {
   evict(sessionId: string): void {
     this.indexes.delete(sessionId);
   }
+}
+
+/** The memory_search tool of one session, bound to the store. */
+export function memoryTools(memory: MemoryStore, sessionId: string): Tool[] {
+  return [createMemorySearchTool((query, limit, signal) => memory.search(sessionId, query, limit, signal))];
 }

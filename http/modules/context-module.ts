@@ -4,8 +4,7 @@
 // capability and the memory_search tool of sessions created with enable_memory).
 import { Compactor } from '../../actors/compaction.ts';
 import { createEmbedder, type Embedder } from '../../actors/memory/embeddings.ts';
-import { MemoryStore } from '../../actors/memory/memory-store.ts';
-import { createMemorySearchTool } from '../../tools/memory-tools.ts';
+import { MemoryStore, memoryTools } from '../../actors/memory/memory-store.ts';
 import type { ModuleContext, ModuleUnit } from '../module-unit.ts';
 
 export function contextModule(ctx: ModuleContext): ModuleUnit {
@@ -37,7 +36,7 @@ export function contextModule(ctx: ModuleContext): ModuleUnit {
     ],
     tools: {
       tools: ({ sessionId, settings }) => (settings.memory === true
-        ? [createMemorySearchTool((query, limit, signal) => memory.search(sessionId, query, limit, signal))]
+        ? memoryTools(memory, sessionId)
         : []),
     },
   };

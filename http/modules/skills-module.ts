@@ -6,7 +6,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { SkillCatalog } from '../../actors/skills/skill-catalog.ts';
 import { SKILL_ROUTES } from '../../contracts/skills.ts';
-import { createSkillTools } from '../../tools/skill-tools.ts';
+import { catalogSkillTools } from '../../actors/skills/skill-tools-backend.ts';
 import { skillHandlers } from '../handlers/skills.ts';
 import type { ModuleContext, ModuleUnit } from '../module-unit.ts';
 
@@ -25,15 +25,7 @@ export function skillsModule(ctx: ModuleContext): ModuleUnit {
   const enabled = () => cfg().enabled;
   const maxInjectionBytes = () => cfg().max_injection_bytes;
   ctx.supervisor.deps.skills = { enabled, maxInjectionBytes, resolve: (refs, max) => catalog.resolve(refs, max) };
-  const tools = createSkillTools({
-    browse: async () => (await catalog.list()).filter((s) => s.is_active).map((s) => ({ name: s.name, description: s.description, scope: s.scope })),
-    load: async (name, max) => {
-      const r = await catalog.resolve([name], max);
-      return { text: r.skills[0].text, skill_key: r.skills[0].key };
-    },
-    resource: (name, path) => catalog.resource(name, path),
-    maxInjectionBytes,
-  });
+  const tools = catalogSkillTools(catalog, maxInjectionBytes);
   return {
     name: 'skills',
     routes: SKILL_ROUTES,
