@@ -22,6 +22,8 @@ import { mcpModule } from './http/modules/mcp-module.ts';
 import { observeModule } from './http/modules/observe-module.ts';
 import { schedulesModule } from './http/modules/schedules-module.ts';
 import { sessionsModule } from './http/modules/sessions-module.ts';
+import { skillsModule } from './http/modules/skills-module.ts';
+import { contextModule } from './http/modules/context-module.ts';
 import { systemModule } from './http/modules/system-module.ts';
 import { workgraphModule } from './http/modules/workgraph-module.ts';
 import { turnFeaturesModule } from './http/modules/turn-features-module.ts';
@@ -46,6 +48,8 @@ const MODULES: readonly ModuleFactory[] = [
   workgraphModule,
   turnFeaturesModule,
   extensionsModule,
+  skillsModule,
+  contextModule,
 ];
 
 export interface AppOptions extends Partial<StartOptions> {
@@ -121,7 +125,7 @@ export async function createApp(opts: AppOptions = {}): Promise<App> {
       maxResident: opts.maxResidentSessions ?? 200_000,
       overdueRunMs: 30 * 60_000,
     },
-    realm: { realmId: realm.realmId, instanceId: opts.instance, backend: realm.backend, stateRoot: opts.stateRoot, contextRoot, dir: realm.dir },
+    realm: { realmId: realm.realmId, instanceId: opts.instance, backend: realm.backend, stateRoot: opts.stateRoot, contextRoot, userConfigRoot: opts.userConfigRoot, dir: realm.dir },
     env,
     clock: (name) => opts.clocks?.[name] ?? Date.now,
     config: realmConfig,

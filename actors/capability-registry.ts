@@ -35,6 +35,8 @@ export interface CapabilityGate {
 export interface CapabilityDecl {
   id: string;
   gate?: CapabilityGate | null;
+  /** Replaces the standard description (e.g. to say which mode a capability runs in). */
+  description?: () => string;
 }
 
 const DESCRIPTIONS: Record<CapabilityId, string> = {
@@ -88,7 +90,7 @@ const GATED_FEATURES: ReadonlySet<RuntimeFeatureFlag> = new Set(['skills']);
 
 export class CapabilityRegistry {
   /** Built id → the declaring module and the effective gate. */
-  private readonly built = new Map<string, { owner: string; gate: CapabilityGate | null }>();
+  private readonly built = new Map<string, { owner: string; gate: CapabilityGate | null; description?: () => string }>();
 
   constructor(private readonly config: () => GateConfig) {}
 
@@ -96,7 +98,7 @@ export class CapabilityRegistry {
   declare(decl: CapabilityDecl, owner: string): void {
     const prior = this.built.get(decl.id);
     if (prior) throw new Error(`capability ${decl.id} declared by both ${prior.owner} and ${owner}`);
-    this.built.set(decl.id, { owner, gate: decl.gate === undefined ? (DEFAULT_GATES[decl.id] ?? null) : decl.gate });
+    this.built.set(decl.id, { owner, gate: decl.gate === undefined ? (DEFAULT_GATES[decl.id] ?? null) : decl.gate, ...(decl.description ? { description: decl.description } : {}) });
   }
 
   isBuilt(id: string): boolean {
@@ -126,7 +128,7 @@ export class CapabilityRegistry {
 
   /** GET /capabilities: every capability id in the fixed order. */
   report(): CapabilitiesResponse {
-    const capabilities = CAPABILITY_IDS.map((id) => ({ id, description: DESCRIPTIONS[id], status: this.status(id) }));
+    const capabilities = CAPABILITY_IDS.map((id) => ({ id, description: this.built.get(id)?.description?.() ?? DESCRIPTIONS[id], status: this.status(id) }));
     return { contract_version: { ...CONTRACT_VERSION }, capabilities };
   }
 

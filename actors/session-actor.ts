@@ -10,6 +10,7 @@ import { SessionCore } from './session-core.ts';
 import { ledgerTrimOps } from './ledger-retention.ts';
 import { projectForProvider, runTurn } from './turn-runner.ts';
 import type { ExtraOutcome, RunFeatures, RunPlan } from './turn-features/run-features.ts';
+import { compactAtBoundary } from './compaction-boundary.ts';
 import type { PersistedState, SessionDeps, SessionSettings } from './session-types.ts';
 
 export type { TurnOutcome };
@@ -153,7 +154,7 @@ export class SessionActor {
     if (cmd.systemAppend) newRows.push({ role: 'system', content: cmd.systemAppend, created_at: nowIso() });
     for (const ctx of cmd.injectedContext ?? []) newRows.push({ role: 'user', content: ctx, created_at: nowIso(), transcript_role: 'injected_context' });
     newRows.push({ role: 'user', content: cmd.prompt, created_at: nowIso(), transcript_role: 'conversational', ...(cmd.identity ? { identity: cmd.identity } : {}) });
-    const { rows: history, total } = cmd.knownHistory
+    let { rows: history, total } = cmd.knownHistory
       ? { rows: cmd.knownHistory, total: cmd.knownHistory.length }
       : await core.readCommitted();
     core.state.pending = {
@@ -175,8 +176,12 @@ export class SessionActor {
       await run?.started(cmd.prompt);
       const credential = await deps.credentials?.credentialFor(settings.auth_binding, settings.provider, settings.model);
       const deltaSeqs: number[] = [];
-      const { provider, model } = deps.providers.resolve(settings.model, settings.provider, credential);
+      const { provider, model, name } = deps.providers.resolve(settings.model, settings.provider, credential);
       const cfg = deps.config();
+      const toolset = deps.buildToolset(id, settings);
+      // Context compaction at the turn boundary (actors/compaction-boundary.ts) may rewrite the history.
+      const compacted = await compactAtBoundary(core, history, { provider, providerName: name, model, specs: toolset?.specs ?? [], newRows, signal });
+      if (compacted) ({ rows: history, total } = { rows: compacted, total: compacted.length });
       const result = await runTurn({
         sessionId: id,
         model,
@@ -185,7 +190,7 @@ export class SessionActor {
         history,
         newRows,
         transientContext: cmd.transientContext ?? undefined,
-        toolset: deps.buildToolset(id, settings),
+        toolset,
         contextRoot: deps.contextRoot,
         maxIterations: 64,
         maxConcurrentTools: cfg.tools.max_concurrent,
@@ -201,6 +206,7 @@ export class SessionActor {
       // The commit also drops the turn's deltas from the ledger and applies retention (ledger-retention.ts).
       const trim = await ledgerTrimOps(deps.store, id, deltaSeqs, hub.lastSeq, cfg.ledger, deps.now());
       signal.throwIfAborted();
+      deps.compactor?.noteInputTokens(id, result.lastInputTokens);
       if (run) {
         await run.completing(result.text, result.usage);
         signal.throwIfAborted();

@@ -14,9 +14,20 @@ import type { TurnHooks, TurnOutcome } from './session-actor.ts';
 import type { PersistedState, SessionSettings } from './session-types.ts';
 import type { SessionHost } from './session-host.ts';
 import type { RunFeatureRequest, RunPlan } from './turn-features/run-features.ts';
+import { resolveTurnSkills, skillFailureEvent, type TurnSkills } from './skills/turn-skills.ts';
+import type { SkillDiagnostics } from '../contracts/skills.ts';
 
 export interface TurnReply extends TurnOutcome {
   sessionId: string;
+  skillDiagnostics?: SkillDiagnostics;
+}
+
+function turnSkills(sup: SessionHost, body: Pick<CreateSessionRequest, 'skill_refs' | 'preload_skills'>): Promise<TurnSkills | undefined> {
+  return resolveTurnSkills(sup.deps.skills, [...(body.preload_skills ?? []), ...(body.skill_refs ?? [])], () => sup.capabilities.unavailable('skills'));
+}
+
+function withSkills(skills: TurnSkills | undefined, injected: CreateSessionRequest['injected_context']) {
+  return skills ? [...skills.injected, ...(injected ?? [])] : injected;
 }
 
 /** Extras of a turn started by Warren itself (a schedule) rather than by an HTTP caller. */
@@ -102,6 +113,8 @@ export async function createSession(sup: SessionHost, body: CreateSessionRequest
   if (problem) throw problem;
   const flags = resolveFlags(body, cfg.tools);
   const plan = planRun(sup, body, resolved.name);
+  // Unknown or unresolvable skills are refused before anything is created (404 / 422).
+  const skills = await turnSkills(sup, body);
   const settings: SessionSettings = {
     model: resolved.model,
     provider: resolved.name,
@@ -113,6 +126,7 @@ export async function createSession(sup: SessionHost, body: CreateSessionRequest
     ...(body.enable_schedule ?? cfg.tools.schedule_enabled ? { schedule: true } : {}),
     keep_alive: false,
     ...(body.comms_name ? { comms_name: body.comms_name } : {}),
+    ...((body.enable_memory ?? cfg.memory.enabled_by_default) && sup.capabilities.isBuilt('memory_store') ? { memory: true } : {}),
     // SPEC: null uses the server default on create; the value is persisted so continues inherit it.
     structured_output_retries: body.structured_output_retries ?? cfg.agent.structured_output_retries,
     ...(selector ? { auth_binding: selector } : {}),
@@ -133,10 +147,11 @@ export async function createSession(sup: SessionHost, body: CreateSessionRequest
   const created = actor.persist(rows.length ? [{ op: 'putRows', sessionId, fromIndex: 0, rows }] : []);
   created.catch((err: unknown) => actor.core.abandon(err));
   sup.noteCreation(created);
+  if (skills) actor.hub.publish('skills_resolved', skills.event);
   let outcome: TurnOutcome;
   try {
     outcome = await actor.runTurn({
-      requestId, kind: 'create', prompt: body.prompt, injectedContext: body.injected_context,
+      requestId, kind: 'create', prompt: body.prompt, injectedContext: withSkills(skills, body.injected_context),
       transientContext: body.transient_turn_context, signal, onCommitting, knownHistory: rows, plan, hooks,
       identity: turnExtras.identity, onAdmitted: turnExtras.onAdmitted,
     });
@@ -150,7 +165,7 @@ export async function createSession(sup: SessionHost, body: CreateSessionRequest
     throw new CreatedWithTurnFailure(sessionId, err);
   }
   await created;
-  return { sessionId, ...outcome };
+  return { sessionId, ...outcome, ...(skills ? { skillDiagnostics: skills.diagnostics } : {}) };
 }
 
 /** POST /sessions/{id}/messages. Model, provider and max_tokens hot-swap for the rest of the session. */
@@ -187,13 +202,21 @@ export async function continueSession(sup: SessionHost, sessionId: string, body:
   if (body.max_tokens != null) patch.max_tokens = body.max_tokens;
   if (body.comms_name != null) patch.comms_name = body.comms_name;
   if (body.structured_output_retries != null) patch.structured_output_retries = body.structured_output_retries;
+  let skills: TurnSkills | undefined;
+  try {
+    skills = await turnSkills(sup, body);
+  } catch (err) {
+    if (err instanceof ServiceError && err.code.startsWith('SKILL_')) actor.hub.publish('skill_resolution_failed', skillFailureEvent(err));
+    throw err;
+  }
+  if (skills) actor.hub.publish('skills_resolved', skills.event);
   const plan = planRun(sup, body, patch.provider ?? s.provider, s.structured_output_retries);
   const outcome = await actor.runTurn({
-    requestId, kind: 'continue', prompt: body.prompt, injectedContext: body.injected_context,
+    requestId, kind: 'continue', prompt: body.prompt, injectedContext: withSkills(skills, body.injected_context),
     transientContext: body.transient_turn_context, systemAppend: body.system_prompt, settingsPatch: patch, plan, signal, onCommitting, hooks,
     identity: turnExtras.identity, onAdmitted: turnExtras.onAdmitted,
   });
-  return { sessionId, ...outcome };
+  return { sessionId, ...outcome, ...(skills ? { skillDiagnostics: skills.diagnostics } : {}) };
 }
 
 function fingerprint(text: string): string {
@@ -203,7 +226,7 @@ function fingerprint(text: string): string {
 function renderContext(content: SystemContextRequest['content']): string {
   if (content.type === 'text') return content.text;
   if (content.type === 'json') return JSON.stringify(content.value);
-  return content.blocks.map((b) => (b.type === 'text' ? b.text : `[image: ${b.media_type}]`)).join('\n');
+  return content.blocks.map((b) => (b.type === 'image' ? `[image: ${b.media_type}]` : b.text)).join('\n');
 }
 
 /** POST /sessions/{id}/system_context: one durable System row at the admitted boundary (after a running turn). */

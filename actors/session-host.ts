@@ -73,6 +73,12 @@ export class SessionHost {
       get ledgerOutbox() {
         return sup.deps.ledgerOutbox;
       },
+      get skills() {
+        return sup.deps.skills;
+      },
+      get compactor() {
+        return sup.deps.compactor;
+      },
     };
     this.deps = deps;
     this.table = sup.registry.register<SessionActor>({

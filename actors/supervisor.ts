@@ -14,6 +14,8 @@ import { CapabilityRegistry } from './capability-registry.ts';
 import { RequestRegistry } from './request-registry.ts';
 import type { RuntimeObserver } from './runtime-observer.ts';
 import type { LedgerOutbox } from './session-writer.ts';
+import type { SkillResolver } from './skills/turn-skills.ts';
+import type { Compactor } from './compaction.ts';
 
 /** Picks the provider adapter for a model (and optional provider name, and binding credential). */
 export interface ProviderResolver {
@@ -41,6 +43,10 @@ export interface RuntimeDeps {
   turnFeatures?: TurnFeatureService;
   /** Set by the webhooks module: outbox ops committed with the ledger entries they report. */
   ledgerOutbox?: LedgerOutbox;
+  /** Set by the skills module (http/modules/skills-module.ts); absent, turn skill refs answer 501. */
+  skills?: SkillResolver;
+  /** Set by the context module (http/modules/context-module.ts); absent, sessions never compact. */
+  compactor?: Compactor;
   config(): Config;
   now(): number;
   /** Observation hooks (metrics, traces, the viewer's inspector); absent when nothing observes. */

@@ -66,6 +66,8 @@ export interface TurnRunResult {
   toolCalls: number;
   usage: ProviderUsage;
   stopReason: StopReason;
+  /** Input tokens of the last model call (the compaction trigger's provider high-water mark). */
+  lastInputTokens: number;
 }
 
 /**
@@ -120,6 +122,7 @@ export async function runTurn(input: TurnRunInput): Promise<TurnRunResult> {
   let toolCalls = 0;
   let text = '';
   let stopReason: StopReason = 'end_turn';
+  let lastInputTokens = 0;
   const { system } = projectForProvider(input);
   for (let iteration = 0; iteration < input.maxIterations; iteration++) {
     input.signal.throwIfAborted();
@@ -138,6 +141,7 @@ export async function runTurn(input: TurnRunInput): Promise<TurnRunResult> {
     );
     input.signal.throwIfAborted();
     usage = addUsage(usage, reply.usage);
+    lastInputTokens = reply.usage.input_tokens;
     stopReason = reply.stop_reason;
     produced.push({ role: 'block_assistant', blocks: reply.blocks, stop_reason: reply.stop_reason, created_at: input.now() });
     const replyText = textOf(reply.blocks);
@@ -156,7 +160,7 @@ export async function runTurn(input: TurnRunInput): Promise<TurnRunResult> {
     produced.push({ role: 'tool_results', results, created_at: input.now() });
     await input.guard?.turnBoundary(turns, toolCalls);
   }
-  return { producedRows: produced, text, turns, toolCalls, usage, stopReason };
+  return { producedRows: produced, text, turns, toolCalls, usage, stopReason, lastInputTokens };
 }
 
 async function dispatchAll(

@@ -69,7 +69,64 @@ export const RetrySection = Type.Object(
   sectionOptions,
 );
 
-export const SkillsSection = Type.Object({ enabled: Type.Boolean({ default: false }) }, sectionOptions);
+/** One git repository of skills: cloned into the realm with the system git (actors/skills/git-source.ts). */
+export const SkillRepository = Type.Object(
+  {
+    url: Type.String({ minLength: 1 }),
+    /** Branch or tag to check out; default: the remote's default branch. */
+    ref: Type.Optional(Type.String({ minLength: 1 })),
+    /** Display name of the source; default: the URL. */
+    name: Type.Optional(Type.String({ minLength: 1 })),
+  },
+  { additionalProperties: false },
+);
+
+export const SkillsSection = Type.Object(
+  {
+    enabled: Type.Boolean({ default: true }),
+    /** Upper bound of the skill text one turn injects (skill_context blocks). */
+    max_injection_bytes: Type.Integer({ minimum: 1, default: 32768 }),
+    repositories: Type.Array(Type.Union([Type.String({ minLength: 1 }), SkillRepository]), { default: [] }),
+  },
+  sectionOptions,
+);
+
+/** Context compaction (actors/compaction*.ts). Unset thresholds are model-aware. */
+export const CompactionSection = Type.Object(
+  {
+    enabled: Type.Boolean({ default: true }),
+    /** Tokens; unset = 4/5 of the model's catalog context window (fallback 100,000). */
+    auto_compact_threshold: Type.Optional(Type.Integer({ minimum: 1 })),
+    /** Provider request byte capacity; a request at 4/5 of it compacts (bypassing the turn guard). */
+    max_request_bytes: Type.Optional(Type.Integer({ minimum: 1 })),
+    recent_turn_budget: Type.Integer({ minimum: 0, default: 4 }),
+    max_summary_tokens: Type.Integer({ minimum: 1, default: 4096 }),
+    min_turns_between_compactions: Type.Integer({ minimum: 0, default: 3 }),
+  },
+  sectionOptions,
+);
+
+/** Semantic memory (actors/memory/*): optional embeddings endpoint for vector search. */
+export const MemorySection = Type.Object(
+  {
+    /** Default of `enable_memory` when a create request leaves it null. */
+    enabled_by_default: Type.Boolean({ default: false }),
+    embeddings: Type.Optional(
+      Type.Object(
+        {
+          /** `openai`: POST {base_url}/v1/embeddings; `gemini`: POST {base_url}/v1beta/models/{model}:embedContent. */
+          api: Type.Union([Type.Literal('openai'), Type.Literal('gemini')]),
+          base_url: Type.String({ minLength: 1 }),
+          model: Type.String({ minLength: 1 }),
+          /** Environment variable holding the key (sent as Bearer / x-goog-api-key); none = no key. */
+          api_key_env: Type.Optional(Type.String({ minLength: 1 })),
+        },
+        { additionalProperties: false },
+      ),
+    ),
+  },
+  sectionOptions,
+);
 
 export const LimitsSection = Type.Object(
   {
@@ -107,6 +164,8 @@ export const ProviderSettings = Type.Object(
     timeout_secs: Type.Optional(Type.Number({ exclusiveMinimum: 0 })),
     /** false: structured output asks this provider by prompt only (a server without a JSON-schema slot). */
     native_json_schema: Type.Optional(Type.Boolean()),
+    /** Context window (tokens) of this provider's models when the catalog does not know them (compaction threshold). */
+    context_window: Type.Optional(Type.Integer({ minimum: 1 })),
     /** Scripted provider only: the replies it plays back. */
     replies: Type.Optional(Type.Array(Type.Unknown())),
     mode: Type.Optional(Type.String()),
@@ -123,6 +182,8 @@ export const Config = Type.Object(
     shell: ShellSection,
     retry: RetrySection,
     skills: SkillsSection,
+    compaction: CompactionSection,
+    memory: MemorySection,
     limits: LimitsSection,
     /** Per-run budgets and hooks (contracts/turn-features.ts). */
     budget: BudgetSection,

@@ -76,6 +76,8 @@ export const SessionSettings = Type.Object(
     keep_alive: Type.Boolean(),
     comms_name: Type.Optional(Type.String()),
     structured_output_retries: Type.Optional(Type.Integer({ minimum: 0 })),
+    /** enable_memory: compaction feeds the session's memory store and memory_search is offered. */
+    memory: Type.Optional(Type.Boolean()),
     /** The credential selector (actors/auth): picks the binding's credential and base URL at each turn. */
     auth_binding: Type.Optional(AuthBinding),
     /** No tools of any kind, contributed ones included (help sessions). */

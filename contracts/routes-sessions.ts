@@ -15,7 +15,7 @@ export const SESSION_ROUTE = {
   create: {
     id: 'sessions.create', method: 'POST', path: '/sessions', summary: 'Create a session and run its first turn',
     body: CreateSessionRequest, response: { status: 200, schema: TurnResponse }, headers: [REQ_HEADER, 'prefer'],
-    errors: ['BAD_REQUEST', 'DUPLICATE_REQUEST_ID', 'REQUEST_CANCELLED', 'SESSION_CREATED_WITH_TURN_FAILURE', 'PROVIDER_ERROR', 'AGENT_ERROR', 'CAPABILITY_UNAVAILABLE', 'BUDGET_EXHAUSTED', 'HOOK_DENIED'],
+    errors: ['BAD_REQUEST', 'DUPLICATE_REQUEST_ID', 'REQUEST_CANCELLED', 'SESSION_CREATED_WITH_TURN_FAILURE', 'PROVIDER_ERROR', 'AGENT_ERROR', 'CAPABILITY_UNAVAILABLE', 'BUDGET_EXHAUSTED', 'HOOK_DENIED', 'SKILL_NOT_FOUND', 'SKILL_RESOLUTION_FAILED'],
   },
   list: {
     id: 'sessions.list', method: 'GET', path: '/sessions', summary: 'List sessions (repeatable label=key=value filters, AND)',
@@ -36,7 +36,7 @@ export const SESSION_ROUTE = {
   'continue': {
     id: 'sessions.continue', method: 'POST', path: '/sessions/{id}/messages', summary: 'Run a turn on an existing session',
     body: ContinueSessionRequest, response: { status: 200, schema: TurnResponse }, headers: [REQ_HEADER, 'prefer'],
-    errors: ['BAD_REQUEST', 'SESSION_NOT_FOUND', 'SESSION_BUSY', 'SESSION_NOT_RUNNING', 'DUPLICATE_REQUEST_ID', 'REQUEST_CANCELLED', 'PROVIDER_ERROR', 'AGENT_ERROR', 'CAPABILITY_UNAVAILABLE', 'BUDGET_EXHAUSTED', 'HOOK_DENIED'],
+    errors: ['BAD_REQUEST', 'SESSION_NOT_FOUND', 'SESSION_BUSY', 'SESSION_NOT_RUNNING', 'DUPLICATE_REQUEST_ID', 'REQUEST_CANCELLED', 'PROVIDER_ERROR', 'AGENT_ERROR', 'CAPABILITY_UNAVAILABLE', 'BUDGET_EXHAUSTED', 'HOOK_DENIED', 'SKILL_NOT_FOUND', 'SKILL_RESOLUTION_FAILED'],
   },
   systemContext: {
     id: 'sessions.system_context', method: 'POST', path: '/sessions/{id}/system_context', summary: 'Append one durable System message',

@@ -218,16 +218,6 @@ const OpenApiDocument = Type.Object({ openapi: Type.String() }, { additionalProp
 /** The observation and system routes. Ids are the handler keys of http/handlers/system.ts. */
 export const SYSTEM_ROUTES: RouteDef[] = [
   {
-    // SPEC.md "Observation and system routes": GET /skills answers 404 when skills are not enabled.
-    // This build has no skill runtime, so it always does.
-    id: 'skills.list',
-    method: 'GET',
-    path: '/skills',
-    summary: 'Active and shadowed skills; 404 while skills are not enabled (no skill runtime in this build)',
-    response: { status: 200, schema: Type.Object({ skills: Type.Array(Type.Unknown()) }) },
-    errors: ['NOT_FOUND'],
-  },
-  {
     id: 'system.health',
     method: 'GET',
     path: '/health',

@@ -116,6 +116,52 @@ export const SESSION_EVENTS = {
     },
     Strict,
   ),
+  // Skills (actors/skills): the skills a turn injected, or why a skill ref could not be resolved.
+  skills_resolved: Type.Object(
+    { skills: Type.Array(Type.Object({ source_uuid: Type.String(), skill_name: Type.String() }, Strict)), injection_bytes: Type.Integer({ minimum: 0 }) },
+    Strict,
+  ),
+  skill_resolution_failed: Type.Object(
+    {
+      skill_key: Type.Optional(Type.Object({ source_uuid: Type.Optional(Type.String()), skill_name: Type.String() }, Strict)),
+      reason: Type.Object({ reason_type: Type.String(), message: Type.String() }, { additionalProperties: true }),
+    },
+    Strict,
+  ),
+  // Context compaction (actors/compaction.ts) and the memory store it feeds (actors/memory).
+  compaction_started: Type.Object(
+    {
+      input_tokens: Type.Integer({ minimum: 0 }),
+      estimated_history_tokens: Type.Integer({ minimum: 0 }),
+      message_count: Type.Integer({ minimum: 0 }),
+      trigger: Type.Union([Type.Literal('history_tokens'), Type.Literal('provider_bytes'), Type.Literal('last_input_tokens'), Type.Literal('request_budget')]),
+    },
+    Strict,
+  ),
+  compaction_completed: Type.Object(
+    {
+      summary_tokens: Type.Integer({ minimum: 0 }),
+      messages_before: Type.Integer({ minimum: 0 }),
+      messages_after: Type.Integer({ minimum: 0 }),
+      tokens_before: Type.Integer({ minimum: 0 }),
+      tokens_after: Type.Integer({ minimum: 0 }),
+    },
+    Strict,
+  ),
+  compaction_failed: Type.Object(
+    {
+      reason: Type.Object(
+        {
+          kind: Type.Union([Type.Literal('llm_failed'), Type.Literal('empty_summary'), Type.Literal('memory_indexing_failed'), Type.Literal('transcript_rewrite_failed')]),
+          error_class: Type.Optional(Type.String()),
+          message: Type.Optional(Type.String()),
+        },
+        Strict,
+      ),
+    },
+    Strict,
+  ),
+  memory_indexed: Type.Object({ module: Type.Literal('memory'), documents: Type.Integer({ minimum: 1 }) }, Strict),
 } satisfies Record<string, TSchema>;
 
 export type SessionEventKind = keyof typeof SESSION_EVENTS;

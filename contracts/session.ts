@@ -3,6 +3,7 @@
 import { Type, type Static } from 'typebox';
 import { ContentBlock, ContentInput, Message, WireUsage } from './transcript.ts';
 import { HookRunOverrides, OutputSchema, SchemaWarning } from './turn-features.ts';
+import { SkillDiagnostics, SkillKey, SkillRef } from './skills.ts';
 
 const Nullable = <T extends Parameters<typeof Type.Union>[0][number]>(t: T) => Type.Union([t, Type.Null()]);
 const U32 = Type.Integer({ minimum: 0, maximum: 4294967295 });
@@ -46,6 +47,9 @@ const TurnFields = {
   keep_alive: Type.Optional(Nullable(Type.Boolean())),
   comms_name: Type.Optional(Nullable(Type.String())),
   hooks_override: Type.Optional(Nullable(HookRunOverrides)),
+  /** Skills injected (as skill_context blocks) before this turn's prompt. */
+  skill_refs: Type.Optional(Nullable(Type.Array(SkillRef, { maxItems: 64 }))),
+  preload_skills: Type.Optional(Nullable(Type.Array(SkillKey, { maxItems: 64 }))),
 };
 
 /** POST /sessions body. */
@@ -94,6 +98,7 @@ export const TurnResponse = Type.Object(
     structured_output: Type.Optional(Type.Unknown()),
     extraction_error: Type.Optional(ExtractionError),
     schema_warnings: Type.Optional(Type.Array(SchemaWarning)),
+    skill_diagnostics: Type.Optional(SkillDiagnostics),
   },
   { $id: 'TurnResponse' },
 );

@@ -18,7 +18,18 @@ export const ImageBlock = Type.Object(
 );
 export type ImageBlock = Static<typeof ImageBlock>;
 
-export const ContentBlock = Type.Union([TextBlock, ImageBlock], { $id: 'ContentBlock' });
+/** Skill text injected for a turn (contracts/skills.ts; actors/skills): projected to providers as text. */
+export const SkillContextBlock = Type.Object(
+  {
+    type: Type.Literal('skill_context'),
+    skill_key: Type.Object({ source_uuid: Type.String(), skill_name: Type.String() }),
+    text: Type.String(),
+  },
+  { $id: 'SkillContextBlock' },
+);
+export type SkillContextBlock = Static<typeof SkillContextBlock>;
+
+export const ContentBlock = Type.Union([TextBlock, ImageBlock, SkillContextBlock], { $id: 'ContentBlock' });
 export type ContentBlock = Static<typeof ContentBlock>;
 
 /** SPEC.md "Content input": a string or an array of typed content blocks. */

@@ -17,6 +17,8 @@ export interface RealmInfo {
   backend: string;
   stateRoot?: string;
   contextRoot: string;
+  /** `--user-config-root`, when given (user-level skills live under it). */
+  userConfigRoot?: string;
   /** The realm's directory (`<state root>/<realm>/`), for files a subsystem keeps beside the config. */
   dir?: string;
 }

@@ -20,6 +20,7 @@ export function contentParts(content: ContentInput): ContentPart[] {
   if (typeof content === 'string') return [{ kind: 'text', text: content }];
   return content.map((b): ContentPart => {
     if (b.type === 'text') return { kind: 'text', text: b.text };
+    if (b.type === 'skill_context') return { kind: 'text', text: `<skill_context skill="${b.skill_key.skill_name}">\n${b.text}\n</skill_context>` };
     if (b.source === 'inline' && b.data) return { kind: 'image', media_type: b.media_type, data: b.data };
     return { kind: 'text', text: `[image: ${b.media_type}]` };
   });

@@ -37,6 +37,7 @@ export function turnBody(realmId: string, r: TurnReply) {
     ...('structured_output' in r ? { structured_output: r.structured_output } : {}),
     ...(r.extraction_error ? { extraction_error: r.extraction_error } : {}),
     ...(r.schema_warnings ? { schema_warnings: r.schema_warnings } : {}),
+    ...(r.skillDiagnostics ? { skill_diagnostics: r.skillDiagnostics } : {}),
   };
 }
 

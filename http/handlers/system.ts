@@ -62,9 +62,6 @@ export interface SystemDeps {
 export function systemHandlers(deps: SystemDeps): HandlerTable {
   return {
     'system.health': () => ({ status: 200, text: 'ok' }),
-    'skills.list': () => {
-      throw new ServiceError('NOT_FOUND', 'skills not enabled');
-    },
     'system.openapi': () => ({ status: 200, body: deps.openapi() }),
     'config.get': () => ({ status: 200, body: deps.config.envelope() }),
     'config.replace': async (ctx) => ({ status: 200, body: await deps.config.replace(ctx.body) }),

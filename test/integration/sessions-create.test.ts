@@ -186,21 +186,3 @@ describe('POST /sessions first-turn failure', () => {
     assert.equal(after.body.sessions.length, before.body.sessions.length);
   });
 });
-
-describe('request features this build does not include', () => {
-  it('answer 501 CAPABILITY_UNAVAILABLE naming the capability, on create and continue, and create nothing', async (t) => {
-    const app = await startApp(t);
-    const cases: Array<[Record<string, unknown>, string]> = [
-      [{ enable_memory: true }, 'memory_store'],
-    ];
-    for (const [extra, capability] of cases) {
-      const res = await call(app.url, 'POST', '/sessions', { prompt: 'x', ...extra });
-      assert.equal(res.status, 501, JSON.stringify(res.body));
-      assert.equal(res.body.code, 'CAPABILITY_UNAVAILABLE');
-      assert.equal(res.body.details.capability, capability);
-    }
-    assert.equal((await call(app.url, 'GET', '/sessions')).body.sessions.length, 0);
-    const ok = await call(app.url, 'POST', '/sessions', { prompt: 'x', enable_memory: false, hooks_override: null });
-    assert.equal(ok.status, 200, 'false and null mean "not asked"');
-  });
-});

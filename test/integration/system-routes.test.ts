@@ -7,6 +7,7 @@ import { readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { AUTH_ROUTES } from '../../contracts/routes-auth.ts';
 import { MCP_ROUTES } from '../../contracts/mcp.ts';
+import { SKILL_ROUTES } from '../../contracts/skills.ts';
 import { MCP_ENDPOINT_ROUTES } from '../../contracts/mcp-endpoint.ts';
 import { LATER_ROUTES } from '../../contracts/routes-later.ts';
 import { HELP_ROUTES } from '../../contracts/routes-help.ts';
@@ -22,7 +23,7 @@ import { modelCatalog } from '../../providers/catalog.ts';
 import { call, startApp } from '../helpers/app.ts';
 import { SCHEDULE_ROUTES } from '../../contracts/schedule.ts';
 
-const CATALOG = [...SYSTEM_ROUTES, ...SESSION_ROUTES, ...AUTH_ROUTES, ...MCP_ROUTES, ...MCP_ENDPOINT_ROUTES, ...OBSERVE_ROUTES, ...WORKGRAPH_ROUTES, ...HELP_ROUTES, ...EXTENSION_ROUTES, ...WEBHOOK_ROUTES, ...DETACHED_ROUTES, ...SCHEDULE_ROUTES, ...LATER_ROUTES];
+const CATALOG = [...SYSTEM_ROUTES, ...SESSION_ROUTES, ...AUTH_ROUTES, ...MCP_ROUTES, ...MCP_ENDPOINT_ROUTES, ...OBSERVE_ROUTES, ...WORKGRAPH_ROUTES, ...HELP_ROUTES, ...EXTENSION_ROUTES, ...WEBHOOK_ROUTES, ...DETACHED_ROUTES, ...SCHEDULE_ROUTES, ...SKILL_ROUTES, ...LATER_ROUTES];
 const UWS_SKIP = uwsUnavailableReason();
 const PACKAGE_VERSION = (JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string }).version;
 
@@ -259,8 +260,10 @@ for (const transport of ['uws', 'node'] as const) {
 }
 
 describe('GET /skills', () => {
-  it('answers 404 while skills are not enabled (SPEC: no skill runtime in this build)', async (t) => {
+  it('answers 404 only while [skills] enabled = false (test/integration/skills.test.ts covers the listing)', async (t) => {
     const app = await startApp(t);
+    assert.equal((await call(app.url, 'GET', '/skills')).status, 200);
+    await call(app.url, 'PATCH', '/config', { skills: { enabled: false } });
     const r = await call(app.url, 'GET', '/skills');
     assert.equal(r.status, 404);
     assert.deepEqual(r.body, { error: 'skills not enabled', code: 'NOT_FOUND' });

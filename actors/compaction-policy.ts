@@ -1,0 +1,114 @@
+// actors/compaction-policy.ts: when a session compacts (SPEC.md "Limits": compaction guard and trigger),
+// and which rows a compaction keeps. Pure functions over transcript rows; actors/compaction.ts runs
+// the summary call and the durable rewrite.
+import type { Message } from '../contracts/transcript.ts';
+
+/** Fallback threshold when neither config nor the model's context window says otherwise. */
+export const FALLBACK_THRESHOLD = 100_000;
+
+export type TriggerReason = 'history_tokens' | 'provider_bytes' | 'last_input_tokens' | 'request_budget';
+
+export interface TriggerInputs {
+  /** Committed rows before this turn's new rows. */
+  history: Message[];
+  /** Input tokens the provider reported for the session's last model call (unknown after a restart). */
+  lastInputTokens?: number;
+  threshold: number;
+  /** Measured bytes of the request this turn would send (messages + system + tool definitions). */
+  requestBytes: number;
+  /** Provider byte capacity; a request at 4/5 of it compacts. */
+  maxRequestBytes?: number;
+  /** Estimated tokens of the visible tool definitions. */
+  toolTokens: number;
+  /** Tokens reserved for the reply (the turn's max_tokens). */
+  outputReserve: number;
+  minTurnsBetween: number;
+}
+
+export interface TriggerDecision {
+  compact: boolean;
+  reason?: TriggerReason;
+  estimatedHistoryTokens: number;
+}
+
+/** The model-aware threshold: config, else 4/5 of the context window, else 100,000 tokens. */
+export function compactionThreshold(configured: number | undefined, contextWindow: number | undefined): number {
+  if (configured !== undefined) return configured;
+  if (contextWindow !== undefined) return Math.floor((contextWindow * 4) / 5);
+  return FALLBACK_THRESHOLD;
+}
+
+/** Rough token estimate of JSON-able content (about 4 bytes a token). */
+export function estimateTokens(value: unknown): number {
+  return Math.ceil(JSON.stringify(value).length / 4);
+}
+
+/** A user row that starts a turn (not injected context, not a compaction summary). */
+export function isTurnStart(row: Message): boolean {
+  return row.role === 'user' && (row.transcript_role === undefined || row.transcript_role === 'conversational');
+}
+
+/** Turns committed since the last compaction summary (all turns when there was none), and in total. */
+export function turnsSinceCompaction(history: Message[]): { since: number; total: number; compactedBefore: boolean } {
+  let since = 0;
+  let total = 0;
+  let compactedBefore = false;
+  for (const row of history) {
+    if (row.role === 'user' && row.transcript_role === 'compaction_summary') {
+      since = 0;
+      compactedBefore = true;
+    } else if (isTurnStart(row)) {
+      since++;
+      total++;
+    }
+  }
+  return { since, total, compactedBefore };
+}
+
+/**
+ * SPEC.md "Limits": never on the first turn; at least `minTurnsBetween` turns between ordinary
+ * compactions; a live history-token or provider-byte crossing bypasses that guard, a last-input-token
+ * or request-budget crossing does not.
+ */
+export function shouldCompact(i: TriggerInputs): TriggerDecision {
+  const estimatedHistoryTokens = estimateTokens(i.history);
+  const turns = turnsSinceCompaction(i.history);
+  if (turns.total === 0) return { compact: false, estimatedHistoryTokens };
+  if (estimatedHistoryTokens >= i.threshold) return { compact: true, reason: 'history_tokens', estimatedHistoryTokens };
+  if (i.maxRequestBytes !== undefined && i.requestBytes * 5 >= i.maxRequestBytes * 4) {
+    return { compact: true, reason: 'provider_bytes', estimatedHistoryTokens };
+  }
+  const guarded = turns.compactedBefore && turns.since < i.minTurnsBetween;
+  if (guarded) return { compact: false, estimatedHistoryTokens };
+  if (i.lastInputTokens !== undefined && i.lastInputTokens >= i.threshold) return { compact: true, reason: 'last_input_tokens', estimatedHistoryTokens };
+  if (estimatedHistoryTokens + i.toolTokens + i.outputReserve >= i.threshold) return { compact: true, reason: 'request_budget', estimatedHistoryTokens };
+  return { compact: false, estimatedHistoryTokens };
+}
+
+export interface Split {
+  /** System rows of the compacted prefix, in order (kept before the summary). */
+  systemRows: Message[];
+  /** Rows the summary replaces (everything before the recent turns except system rows). */
+  discarded: Message[];
+  /** The last `recentTurns` turns, kept verbatim (their system rows included). */
+  recent: Message[];
+}
+
+/** Splits history for a rebuild; undefined when there is nothing older than the recent turns to compact. */
+export function splitForCompaction(history: Message[], recentTurns: number): Split | undefined {
+  const starts: number[] = [];
+  history.forEach((row, i) => {
+    if (isTurnStart(row)) {
+      // A turn's injected-context rows sit right before its user row and belong to it.
+      let s = i;
+      while (s > 0 && history[s - 1].role === 'user' && (history[s - 1] as { transcript_role?: string }).transcript_role === 'injected_context') s--;
+      starts.push(s);
+    }
+  });
+  if (starts.length <= recentTurns) return undefined;
+  const cut = recentTurns === 0 ? history.length : starts[starts.length - recentTurns];
+  const prefix = history.slice(0, cut);
+  const discarded = prefix.filter((r) => r.role !== 'system');
+  if (discarded.length === 0) return undefined;
+  return { systemRows: prefix.filter((r) => r.role === 'system'), discarded, recent: history.slice(cut) };
+}

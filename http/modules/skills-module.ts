@@ -1,0 +1,38 @@
+// http/modules/skills-module.ts: the skills module. Skill sources (embedded skills/ folder, project
+// `<context-root>/.warren/skills`, user `<user-config-root>/skills`, `[skills] repositories` cloned into
+// the realm), GET /skills, turn skill refs (RuntimeDeps.skills) and the skill tools.
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { SkillCatalog } from '../../actors/skills/skill-catalog.ts';
+import { SKILL_ROUTES } from '../../contracts/skills.ts';
+import { catalogSkillTools } from '../../actors/skills/skill-tools-backend.ts';
+import { skillHandlers } from '../handlers/skills.ts';
+import type { ModuleContext, ModuleUnit } from '../module-unit.ts';
+
+/** The skills Warren ships (the repository's skills/ folder). */
+export const EMBEDDED_SKILLS_DIR = fileURLToPath(new URL('../../skills/', import.meta.url));
+
+export function skillsModule(ctx: ModuleContext): ModuleUnit {
+  const cfg = () => ctx.config.current().skills;
+  const catalog = new SkillCatalog({
+    embeddedDir: EMBEDDED_SKILLS_DIR,
+    projectDir: join(ctx.realm.contextRoot, '.warren', 'skills'),
+    userDir: ctx.realm.userConfigRoot ? join(ctx.realm.userConfigRoot, 'skills') : undefined,
+    gitRoot: join(ctx.realm.dir ?? join(tmpdir(), `warren-${ctx.realm.realmId}`), 'skills-git'),
+    repositories: () => cfg().repositories,
+  });
+  const enabled = () => cfg().enabled;
+  const maxInjectionBytes = () => cfg().max_injection_bytes;
+  ctx.supervisor.deps.skills = { enabled, maxInjectionBytes, resolve: (refs, max) => catalog.resolve(refs, max) };
+  const tools = catalogSkillTools(catalog, maxInjectionBytes);
+  return {
+    name: 'skills',
+    routes: SKILL_ROUTES,
+    handlers: skillHandlers({ enabled, list: () => catalog.list() }),
+    // The skill tools come with the builtin tool category, while skills are enabled.
+    tools: { tools: ({ settings }) => (settings.builtins === true && enabled() ? tools : []) },
+    configKeys: ['skills'],
+    capabilities: [{ id: 'skills' }],
+  };
+}
