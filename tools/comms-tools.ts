@@ -9,6 +9,8 @@ import type { Tool, ToolOutcome } from './tool.ts';
 export interface CommsPort {
   peers(): Promise<unknown>;
   send(command: Record<string, unknown>): Promise<unknown>;
+  /** A completed (or, with ok false, failed) text answer to a request this session received. */
+  reply(args: { to: string; in_reply_to: string; body: string; ok?: boolean }): Promise<unknown>;
 }
 
 const Peers = Type.Object({}, { additionalProperties: false });
@@ -31,7 +33,7 @@ const SendResponse = Type.Object(
   { additionalProperties: false },
 );
 const ReplyToPeer = Type.Object(
-  { to: Type.String(), in_reply_to: Type.String(), body: Type.String({ description: 'the answer, as text' }) },
+  { to: Type.String(), in_reply_to: Type.String(), body: Type.String({ description: 'the answer, as text' }), ok: Type.Optional(Type.Boolean({ description: 'false reports failure' })) },
   { additionalProperties: false },
 );
 
@@ -67,7 +69,7 @@ export function createCommsTools(port: CommsPort): Tool[] {
       (a) => port.send({ kind: 'peer_request', to: a.to, intent: a.intent, params: a.params })),
     tool<{ to: string; in_reply_to: string; status: string; result?: Record<string, unknown> }>('send_response', 'Answer a request you received (accepted = progress; completed or failed = final).', SendResponse,
       (a) => port.send({ kind: 'peer_response', to: a.to, in_reply_to: a.in_reply_to, status: a.status, ...(a.result ? { result: a.result } : {}) })),
-    tool<{ to: string; in_reply_to: string; body: string }>('reply_to_peer', 'Answer a request you received with text (a completed response).', ReplyToPeer,
-      (a) => port.send({ kind: 'peer_response', to: a.to, in_reply_to: a.in_reply_to, status: 'completed', result: { text: a.body } })),
+    tool<{ to: string; in_reply_to: string; body: string; ok?: boolean }>('reply_to_peer', 'Answer a request you received with text (completed, or failed with ok false).', ReplyToPeer,
+      (a) => port.reply(a)),
   ];
 }

@@ -143,3 +143,16 @@ async function deliver(host: CommsHost, target: PeerTarget, env: PeerEnvelope): 
   if (!reply.ok) throw new CommsSendError(FAILURES.has(reply.code) ? (reply.code as CommsFailure) : 'peer_input_rejected', reply.message);
   return reply.durable ? { durably_resolved: { outcome: reply.outcome ?? 'accepted' } } : 'acked';
 }
+
+/**
+ * A text answer to a request this session received (the `reply_to_peer` tool): a completed response
+ * whose result is a bridge reply carrying the text as output.
+ */
+export async function replyToPeer(host: CommsHost, sessionId: string, args: { to: string; in_reply_to: string; body: string; ok?: boolean }): Promise<CommsSendResult> {
+  const raw = await host.sessions.deps.store.getRecord(inboundNs(sessionId), args.in_reply_to);
+  const command = checkInbound.Check(raw) && checkBridge.Check(raw.params) ? raw.params.command : 'reply';
+  return sendComms(host, {
+    kind: 'peer_response', session_id: sessionId, to: args.to, in_reply_to: args.in_reply_to,
+    status: args.ok === false ? 'failed' : 'completed', result: { command, ok: args.ok !== false, output: args.body },
+  });
+}

@@ -2,7 +2,7 @@
 // events, terminal peer responses), the comms agent actor kind (keep-alive sessions), the comms tools,
 // the [comms] config section and the `comms` capability.
 import { CommsHost } from '../../actors/comms/comms-host.ts';
-import { sendComms } from '../../actors/comms/comms-send.ts';
+import { replyToPeer, sendComms } from '../../actors/comms/comms-send.ts';
 import { COMMS_AGENT_KIND } from '../../actors/comms/keep-alive.ts';
 import type { CommsSendRequest } from '../../contracts/comms.ts';
 import { COMMS_ROUTES } from '../../contracts/routes-comms.ts';
@@ -24,6 +24,7 @@ export function commsModule(ctx: ModuleContext): ModuleUnit {
       tools: ({ sessionId, settings }) => (settings.comms_name ? createCommsTools({
         peers: () => host.peers(sessionId),
         send: (command) => sendComms(host, { ...command, session_id: sessionId } as CommsSendRequest),
+        reply: (args) => replyToPeer(host, sessionId, args),
       }) : []),
     },
     configKeys: ['comms'],

@@ -256,3 +256,32 @@ describe('keep_alive', () => {
     assert.equal(bad.status, 400);
   });
 });
+
+describe('comms tools', () => {
+  it('the model lists peers, sends a message and answers a request with the comms tools', async (t) => {
+    const script = (req: ProviderRequest): ScriptedReply => {
+      const last = req.messages.at(-1);
+      if (last?.role !== 'user') return echoReply(req);
+      const text = lastUserText(req);
+      const tell = /^TELL (\S+)$/.exec(text);
+      if (tell) return { tool_calls: [{ name: 'peers', args: {} }, { name: 'send_message', args: { to: tell[1], body: 'via tool' } }] };
+      const asked = /^\[request (\S+) from alpha \((\S+)\): supervisor\.bridge\]/.exec(text);
+      if (asked) return { tool_calls: [{ name: 'reply_to_peer', args: { to: asked[2], in_reply_to: asked[1], body: 'handled by the model' } }] };
+      return echoReply(req);
+    };
+    const { app, a, b } = await pair(t, script);
+    assert.equal((await send(app.url, { kind: 'input', session_id: a, body: `TELL ${b}`, allow_self_session: true })).status, 200);
+    await waitRuns(app.url, b, 2);
+    assert.equal((await userTexts(app.url, b)).at(-1), `[message from alpha (${a})] via tool`);
+    await waitRuns(app.url, a, 2);
+    const toolRows = (await call(app.url, 'GET', `/sessions/${a}/history`)).body.messages.filter((m: { role: string }) => m.role === 'tool_results');
+    const results = toolRows[0].results as Array<{ content: string; is_error?: boolean }>;
+    assert.ok(!results.some((r) => r.is_error), JSON.stringify(results));
+    assert.equal(JSON.parse(results[0].content).length, 1, 'peers lists beta');
+    assert.equal(JSON.parse(results[1].content).kind, 'peer_message_sent');
+    // A request to b: b's model answers it with reply_to_peer.
+    const req = await send(app.url, { kind: 'peer_request', session_id: a, to: b, intent: 'supervisor.bridge', params: { command: 'work' } });
+    await waitRuns(app.url, a, 3);
+    assert.equal((await userTexts(app.url, a)).at(-1), `[response from beta (${b}) to request ${req.body.request_id}: completed] {"command":"work","ok":true,"output":"handled by the model"}`);
+  });
+});
