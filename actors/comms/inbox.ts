@@ -176,7 +176,10 @@ export class Inboxes {
         settled = true;
         for (const key of keys) b.claimed.delete(key);
         if (committed && b.count !== null) b.count = Math.max(0, b.count - keys.length);
-        if (b.count === 0 && b.claimed.size === 0 && b.reserved === 0 && b.steer.length === 0) this.boxes.delete(sessionId);
+        // An empty (or never counted) inbox keeps no state in memory: it is recounted on next use.
+        if ((b.count === null || b.count === 0) && b.claimed.size === 0 && b.reserved === 0 && b.steer.length === 0 && b.counting === null) {
+          this.boxes.delete(sessionId);
+        }
         this.opts.onSettled(sessionId);
       },
     };
