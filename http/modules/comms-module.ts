@@ -2,11 +2,9 @@
 // events, terminal peer responses), the comms agent actor kind (keep-alive sessions), the comms tools,
 // the [comms] config section and the `comms` capability.
 import { CommsHost } from '../../actors/comms/comms-host.ts';
-import { replyToPeer, sendComms } from '../../actors/comms/comms-send.ts';
+import { commsToolsFor } from '../../actors/comms/comms-tool-port.ts';
 import { COMMS_AGENT_KIND } from '../../actors/comms/keep-alive.ts';
-import type { CommsSendRequest } from '../../contracts/comms.ts';
 import { COMMS_ROUTES } from '../../contracts/routes-comms.ts';
-import { createCommsTools } from '../../tools/comms-tools.ts';
 import { commsHandlers } from '../handlers/comms.ts';
 import type { ModuleContext, ModuleUnit } from '../module-unit.ts';
 
@@ -21,11 +19,7 @@ export function commsModule(ctx: ModuleContext): ModuleUnit {
     handlers: commsHandlers(host, ctx.realm.realmId, secret),
     actorKinds: [COMMS_AGENT_KIND],
     tools: {
-      tools: ({ sessionId, settings }) => (settings.comms_name ? createCommsTools({
-        peers: () => host.peers(sessionId),
-        send: (command) => sendComms(host, { ...command, session_id: sessionId } as CommsSendRequest),
-        reply: (args) => replyToPeer(host, sessionId, args),
-      }) : []),
+      tools: ({ sessionId, settings }) => (settings.comms_name ? commsToolsFor(host, sessionId) : []),
     },
     configKeys: ['comms'],
     // SPEC: comms is "compiled in"; no config gate.
