@@ -16,6 +16,7 @@ import { openRealm } from './config/realm.ts';
 import { createHttpServer } from './http/create-server.ts';
 import { composeModules, type ModuleFactory } from './http/module-unit.ts';
 import { authModule } from './http/modules/auth-module.ts';
+import { commsModule } from './http/modules/comms-module.ts';
 import { eventsModule } from './http/modules/events-module.ts';
 import { extensionsModule } from './http/modules/extensions-module.ts';
 import { mcpModule } from './http/modules/mcp-module.ts';
@@ -50,6 +51,7 @@ const MODULES: readonly ModuleFactory[] = [
   extensionsModule,
   skillsModule,
   contextModule,
+  commsModule,
 ];
 
 export interface AppOptions extends Partial<StartOptions> {
@@ -117,7 +119,7 @@ export async function createApp(opts: AppOptions = {}): Promise<App> {
   });
   let baseUrl = '';
   const schedules = schedulesModule({ clock: opts.clock, turnLeaseMs: opts.scheduleTurnLeaseMs });
-  const { routes, handlers } = composeModules([...MODULES, schedules.factory, observeModule(observe)], {
+  const { routes, handlers, units } = composeModules([...MODULES, schedules.factory, observeModule(observe)], {
     supervisor,
     sessionPolicy: {
       idleEvictMs: opts.idleEvictMs ?? 5 * 60_000,
@@ -134,6 +136,7 @@ export async function createApp(opts: AppOptions = {}): Promise<App> {
     baseUrl: () => baseUrl,
     later: LATER_ROUTES,
   });
+  for (const unit of units) await unit.start?.();
   const maxBodyBytes = realmConfig.current().limits.max_body_bytes;
   const httpLog = log.child({ component: 'http' });
   const server = await createHttpServer(opts.httpTransport ?? 'auto', {

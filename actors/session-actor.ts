@@ -39,6 +39,10 @@ export interface TurnCommand {
   identity?: { idempotency_key?: string; source?: string };
   /** Called once the machine accepted the turn. */
   onAdmitted?: () => void;
+  /** Extra store ops committed atomically with the turn (asked at commit time: inbox deletions). */
+  commitOps?: () => StoreOp[];
+  /** Steering input injected before each later model call of this turn. */
+  pullSteer?: () => ContentInput[];
 }
 
 /** Ops that ride a turn's writes: its pending-input write, its commit, or its failure write. */
@@ -202,6 +206,7 @@ export class SessionActor {
         onPhase,
         now: nowIso,
         guard: run,
+        ...(cmd.pullSteer ? { pullSteer: steerRows(cmd.pullSteer, nowIso) } : {}),
       });
       // The commit also drops the turn's deltas from the ledger and applies retention (ledger-retention.ts).
       const trim = await ledgerTrimOps(deps.store, id, deltaSeqs, hub.lastSeq, cfg.ledger, deps.now());
@@ -235,7 +240,7 @@ export class SessionActor {
       // The commit is queued first and run_completed published in the same synchronous block, so the
       // writer's next drain takes both: the event's ledger entry rides in the turn's transaction and is
       // handed to live subscribers as soon as it is durable. The writer orders it after the pending-input write.
-      const committed = core.persist([{ op: 'putRows', sessionId: id, fromIndex: total, rows }, ...(cmd.hooks?.commitOps?.(outcome) ?? []), ...trim], core.restingSnapshot());
+      const committed = core.persist([{ op: 'putRows', sessionId: id, fromIndex: total, rows }, ...(cmd.commitOps?.() ?? []), ...(cmd.hooks?.commitOps?.(outcome) ?? []), ...trim], core.restingSnapshot());
       hub.publish('run_completed', { session_id: id, result: result.text, extraction_required: run?.extractionRequired ?? false, usage });
       try {
         await committed;
@@ -378,6 +383,11 @@ function withExtra(out: TurnOutcome, extra: ExtraOutcome | undefined): TurnOutco
   if (extra.extraction_error) out.extraction_error = extra.extraction_error;
   if (extra.schema_warnings) out.schema_warnings = extra.schema_warnings;
   return out;
+}
+
+/** Steering input becomes user rows placed before the next model call. */
+function steerRows(pull: () => ContentInput[], now: () => string): () => Message[] {
+  return () => pull().map((content): Message => ({ role: 'user', content, created_at: now() }));
 }
 
 function errorKind(err: unknown): string {

@@ -38,6 +38,8 @@ export interface TurnExtras {
   identity?: { idempotency_key?: string; source?: string };
   /** Called once the session's machine admitted the turn (it is running). */
   onAdmitted?: () => void;
+  /** continue only: the inbox input a keep-alive session was woken for (comms). */
+  wakeKey?: string;
 }
 
 /** Thrown when a session was durably created but its first turn failed (SPEC "States and transitions"). */
@@ -124,9 +126,10 @@ export async function createSession(sup: SessionHost, body: CreateSessionRequest
     shell: flags.shell,
     ...(sup.capabilities.isBuilt('work_graph') && (body.enable_workgraph ?? cfg.tools.workgraph_enabled) ? { workgraph: true } : {}),
     ...(body.enable_schedule ?? cfg.tools.schedule_enabled ? { schedule: true } : {}),
-    keep_alive: false,
+    keep_alive: body.keep_alive === true,
     ...(body.comms_name ? { comms_name: body.comms_name } : {}),
     ...((body.enable_memory ?? cfg.memory.enabled_by_default) && sup.capabilities.isBuilt('memory_store') ? { memory: true } : {}),
+    ...(body.peer_meta ? { peer_meta: body.peer_meta } : {}),
     // SPEC: null uses the server default on create; the value is persisted so continues inherit it.
     structured_output_retries: body.structured_output_retries ?? cfg.agent.structured_output_retries,
     ...(selector ? { auth_binding: selector } : {}),
@@ -144,7 +147,11 @@ export async function createSession(sup: SessionHost, body: CreateSessionRequest
   const actor = sup.adopt(record);
   // Not awaited: the turn's first write is chained after it. Observed at once so that a failure is
   // never an unhandled rejection; a session whose creation never became durable is not "created".
-  const created = actor.persist(rows.length ? [{ op: 'putRows', sessionId, fromIndex: 0, rows }] : []);
+  const created = actor.persist([
+    ...(rows.length ? [{ op: 'putRows', sessionId, fromIndex: 0, rows } as const] : []),
+    // The comms directory entry commits with the session, so a comms name is addressable once created.
+    ...(settings.comms_name ? sup.extension?.settingsOps(sessionId, settings) ?? [] : []),
+  ]);
   created.catch((err: unknown) => actor.core.abandon(err));
   sup.noteCreation(created);
   if (skills) actor.hub.publish('skills_resolved', skills.event);
@@ -168,7 +175,11 @@ export async function createSession(sup: SessionHost, body: CreateSessionRequest
   return { sessionId, ...outcome, ...(skills ? { skillDiagnostics: skills.diagnostics } : {}) };
 }
 
-/** POST /sessions/{id}/messages. Model, provider and max_tokens hot-swap for the rest of the session. */
+/**
+ * POST /sessions/{id}/messages. Model, provider and max_tokens hot-swap for the rest of the session.
+ * Inputs waiting in the session's inbox ride the turn as injected context (comms, ingress); `wakeKey`
+ * (turnExtras) names the inbox input a keep-alive session was woken for (its text is the prompt).
+ */
 export async function continueSession(sup: SessionHost, sessionId: string, body: ContinueSessionRequest, requestId: string, signal: AbortSignal, onCommitting: () => void, hooks?: TurnHooks, turnExtras: TurnExtras = {}): Promise<TurnReply> {
   if (body.session_id !== sessionId) {
     throw new ServiceError('BAD_REQUEST', `Session ID mismatch: path=${sessionId} body=${body.session_id}`);
@@ -202,6 +213,7 @@ export async function continueSession(sup: SessionHost, sessionId: string, body:
   if (body.max_tokens != null) patch.max_tokens = body.max_tokens;
   if (body.comms_name != null) patch.comms_name = body.comms_name;
   if (body.structured_output_retries != null) patch.structured_output_retries = body.structured_output_retries;
+  if (body.keep_alive != null) patch.keep_alive = body.keep_alive;
   let skills: TurnSkills | undefined;
   try {
     skills = await turnSkills(sup, body);
@@ -211,11 +223,25 @@ export async function continueSession(sup: SessionHost, sessionId: string, body:
   }
   if (skills) actor.hub.publish('skills_resolved', skills.event);
   const plan = planRun(sup, body, patch.provider ?? s.provider, s.structured_output_retries);
-  const outcome = await actor.runTurn({
-    requestId, kind: 'continue', prompt: body.prompt, injectedContext: withSkills(skills, body.injected_context),
-    transientContext: body.transient_turn_context, systemAppend: body.system_prompt, settingsPatch: patch, plan, signal, onCommitting, hooks,
-    identity: turnExtras.identity, onAdmitted: turnExtras.onAdmitted,
-  });
+  const ext = sup.extension;
+  const commsChanged = (patch.comms_name !== undefined && patch.comms_name !== s.comms_name) || (patch.keep_alive !== undefined && patch.keep_alive !== s.keep_alive);
+  const settingsOps = ext && commsChanged ? ext.settingsOps(sessionId, { ...s, ...patch }) : [];
+  const claim = ext ? await ext.claim(sessionId, { wakeKey: turnExtras.wakeKey }) : null;
+  let outcome: TurnOutcome;
+  try {
+    outcome = await actor.runTurn({
+      requestId, kind: 'continue', prompt: body.prompt,
+      injectedContext: withSkills(skills, claim?.context.length ? [...claim.context, ...(body.injected_context ?? [])] : body.injected_context),
+      transientContext: body.transient_turn_context, systemAppend: body.system_prompt, settingsPatch: patch, plan, signal, onCommitting, hooks,
+      identity: turnExtras.identity, onAdmitted: turnExtras.onAdmitted,
+      ...(claim ? { pullSteer: () => claim.pullSteer() } : {}),
+      ...(claim || settingsOps.length ? { commitOps: () => [...settingsOps, ...(claim?.commitOps() ?? [])] } : {}),
+    });
+  } catch (err) {
+    claim?.settle(false);
+    throw err;
+  }
+  claim?.settle(true);
   return { sessionId, ...outcome, ...(skills ? { skillDiagnostics: skills.diagnostics } : {}) };
 }
 

@@ -12,7 +12,7 @@ import { buildToolset } from '../tools/registry.ts';
 import type { RecordStore } from '../tools/task-store.ts';
 import type { ActorPolicy, KindTable } from './actor-registry.ts';
 import { SessionActor } from './session-actor.ts';
-import { SESSION_KIND, type SessionDeps, type SessionSettings } from './session-types.ts';
+import { SESSION_KIND, type SessionDeps, type SessionExtension, type SessionSettings } from './session-types.ts';
 
 export { SESSION_KIND };
 import type { Supervisor } from './supervisor.ts';
@@ -58,6 +58,8 @@ export class SessionHost {
    * creation to be durable; listings wait for these so a session is listed once its turn has begun.
    */
   private readonly creations = new Set<Promise<void>>();
+  /** The module feeding turns from session inboxes (comms), once registered. */
+  extension: SessionExtension | null = null;
 
   constructor(readonly sup: Supervisor, private readonly policy: SessionPolicy) {
     const deps: SessionDeps = {
@@ -138,6 +140,14 @@ export class SessionHost {
     const actor = await this.table.get(sessionId);
     if (actor.snapshotRecord.archived) throw sessionNotFound(sessionId);
     return actor;
+  }
+
+  /**
+   * Runs a command on a session through its mailbox (the actor registry's deliver()): the one path by
+   * which HTTP commands, comms messages and ingress reach a session. Unknown → 404 SESSION_NOT_FOUND.
+   */
+  deliver<R>(sessionId: string, command: (actor: SessionActor) => Promise<R> | R): Promise<R> {
+    return this.table.deliver(sessionId, command);
   }
 
   /** The resident actor, without hydrating. */

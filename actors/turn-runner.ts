@@ -57,6 +57,8 @@ export interface TurnRunInput {
   onPhase(phase: TurnPhase): void;
   now(): string;
   guard?: TurnGuard;
+  /** Steering rows to place before each model call after the first (comms `handling_mode: steer`). */
+  pullSteer?(): Message[];
 }
 
 export interface TurnRunResult {
@@ -126,6 +128,7 @@ export async function runTurn(input: TurnRunInput): Promise<TurnRunResult> {
   const { system } = projectForProvider(input);
   for (let iteration = 0; iteration < input.maxIterations; iteration++) {
     input.signal.throwIfAborted();
+    if (iteration > 0 && input.pullSteer) produced.push(...input.pullSteer());
     const { messages } = projectForProvider(input, produced);
     turns++;
     await input.guard?.beforeModelCall(turns, { system, messages, tools: input.toolset?.specs ?? [] });

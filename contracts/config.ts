@@ -156,6 +156,25 @@ export const LedgerSection = Type.Object(
   sectionOptions,
 );
 
+/** `[comms]`: inbox bound, the TCP comms listener and the Warren processes trusted as peers. */
+export const CommsSection = Type.Object(
+  {
+    /** Admitted inputs a session's inbox holds before admissions answer 503 (webhooks) or fail (sends). */
+    inbox_capacity: Type.Integer({ minimum: 1, default: 1024 }),
+    /** `host:port` of the TCP comms listener (port 0 picks one); omitted: no listener. */
+    listen: Type.Optional(Type.String({ minLength: 1 })),
+    /** `host:port` other processes reach this one at (default: the listener's bound address). */
+    advertise_address: Type.Optional(Type.String({ minLength: 1 })),
+    /** Other Warren processes this one exchanges comms with (both directions), by listener address. */
+    trusted_peers: Type.Array(Type.Object({ name: Type.String({ minLength: 1 }), address: Type.String({ minLength: 1 }) }), { default: [] }),
+    /** Taint declared on outbound content when a send does not override it. */
+    outbound_taint: Type.Union([Type.Literal('undeclared'), Type.Literal('clean'), Type.Literal('tainted')], { default: 'undeclared' }),
+    /** Connect and reply timeout of a TCP peer call (ms). */
+    peer_timeout_ms: Type.Integer({ minimum: 1, default: 5000 }),
+  },
+  sectionOptions,
+);
+
 /** Per-provider settings; free-form apart from the keys Warren reads. */
 export const ProviderSettings = Type.Object(
   {
@@ -189,6 +208,7 @@ export const Config = Type.Object(
     budget: BudgetSection,
     hooks: HooksSection,
     ledger: LedgerSection,
+    comms: CommsSection,
     providers: Type.Record(Type.String(), ProviderSettings, { default: {} }),
     /** Outbound credentials (contracts/auth.ts): refresh window, login lifetime, OAuth providers. */
     auth: Type.Optional(AuthSection),

@@ -3,7 +3,7 @@
 // validates its PersistedState when it hydrates (actors/session-host.ts).
 import { Type, type Static } from 'typebox';
 import { AuthBinding } from './auth.ts';
-import { ProviderId } from './session.ts';
+import { PeerMeta, ProviderId } from './session.ts';
 import { ContentInput } from './transcript.ts';
 
 /** The version every SessionRecord is written with. Older ones migrate on read (storage/record-migrations.ts). */
@@ -75,6 +75,8 @@ export const SessionSettings = Type.Object(
     schedule: Type.Optional(Type.Boolean()),
     keep_alive: Type.Boolean(),
     comms_name: Type.Optional(Type.String()),
+    /** Discovery metadata shown to peers (name, description, labels). */
+    peer_meta: Type.Optional(PeerMeta),
     structured_output_retries: Type.Optional(Type.Integer({ minimum: 0 })),
     /** enable_memory: compaction feeds the session's memory store and memory_search is offered. */
     memory: Type.Optional(Type.Boolean()),

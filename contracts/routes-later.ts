@@ -27,19 +27,12 @@ function later(
   return route;
 }
 
-const webhook = { status: 202, headers: ['x-webhook-secret'] };
 const sse = { contentType: 'text/event-stream' as const };
 const MEMBER = '/mob/{id}/members/{agent_identity}';
 
 /** Every not-yet-built SPEC.md route, each gated by its capability id. */
 export const LATER_ROUTES: RouteDef[] = [
 
-  later('ingress', 'sessions.externalEvent', 'POST', '/sessions/{id}/external-events', 'Queue an external event', webhook),
-  later('ingress', 'sessions.peerResponseTerminal', 'POST', '/sessions/{id}/peer-response-terminal', 'Queue a terminal peer response', webhook),
-
-
-  later('comms', 'comms.peers', 'GET', '/comms/peers', 'List peers visible to a session'),
-  later('comms', 'comms.send', 'POST', '/comms/send', 'Send a comms message'),
 
 
 

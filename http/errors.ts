@@ -52,6 +52,14 @@ export function webhookInboxFull(): ServiceError {
 }
 
 /**
+ * A comms send that failed at the peer: 500 with the lowercase failure code in `code` and `details`
+ * (wire-notes §2.7: peer_not_found_or_not_trusted, peer_unreachable, peer_admission_dropped, peer_input_rejected).
+ */
+export function commsSendFailure(code: string, message: string): ErrorResponse {
+  return { status: 500, body: { error: message, code, details: { code } } };
+}
+
+/**
  * The session was durably created but its first turn failed: 500 SESSION_CREATED_WITH_TURN_FAILURE with
  * the resumable identity in `details` (SPEC.md "Errors"; wire-notes §2.1). `details.error` carries the
  * cause's `details.error` (e.g. `{kind: 'retry_exhausted', ...}`) and is omitted when the cause has none.

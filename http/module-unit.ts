@@ -72,6 +72,8 @@ export interface ModuleUnit {
   capabilities?: readonly CapabilityDecl[];
   /** Health readings (e.g. the session dimensions of GET /runtime/health): name → count of bad actors. */
   health?(): Record<string, number>;
+  /** Starts the module's own listeners and recovery, before the HTTP server listens. */
+  start?(): Promise<void>;
   /** Releases the module's own resources at shutdown, after every actor has stopped. */
   close?(): Promise<void>;
 }

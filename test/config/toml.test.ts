@@ -45,6 +45,7 @@ describe('defaultConfig', () => {
       ledger: { max_entries_per_session: 10000, max_age_days: 30, keep_text_deltas: false },
       budget: {},
       hooks: { default_timeout_ms: 5000, payload_max_bytes: 131072, background_max_concurrency: 32, entries: [] },
+      comms: { inbox_capacity: 1024, trusted_peers: [], outbound_taint: 'undeclared', peer_timeout_ms: 5000 },
       providers: {},
     });
   });

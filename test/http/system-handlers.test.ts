@@ -5,6 +5,7 @@ import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { pino } from 'pino';
 import { CapabilityRegistry } from '../../actors/capability-registry.ts';
+import { COMMS_ROUTES } from '../../contracts/routes-comms.ts';
 import { LATER_ROUTES } from '../../contracts/routes-later.ts';
 import { CAPABILITY_IDS, RUNTIME_FEATURE_FLAGS, SYSTEM_ROUTES, WARREN_VERSION } from '../../contracts/routes-system.ts';
 import { systemHandlers, type SystemDeps } from '../../http/handlers/system.ts';
@@ -12,7 +13,7 @@ import { buildOpenApi } from '../../http/openapi.ts';
 import { createRouter } from '../../http/router.ts';
 import { createNodeServer } from '../../http/server-node.ts';
 
-const routes = [...SYSTEM_ROUTES, ...LATER_ROUTES];
+const routes = [...SYSTEM_ROUTES, ...COMMS_ROUTES, ...LATER_ROUTES];
 const openapiDoc = buildOpenApi(routes, { title: 'Warren', version: WARREN_VERSION });
 const calls: Array<[string, unknown]> = [];
 let base = '';

@@ -9,6 +9,7 @@ import { AUTH_ROUTES } from '../../contracts/routes-auth.ts';
 import { MCP_ROUTES } from '../../contracts/mcp.ts';
 import { SKILL_ROUTES } from '../../contracts/skills.ts';
 import { MCP_ENDPOINT_ROUTES } from '../../contracts/mcp-endpoint.ts';
+import { COMMS_ROUTES } from '../../contracts/routes-comms.ts';
 import { LATER_ROUTES } from '../../contracts/routes-later.ts';
 import { HELP_ROUTES } from '../../contracts/routes-help.ts';
 import { SESSION_ROUTES } from '../../contracts/routes-sessions.ts';
@@ -23,7 +24,7 @@ import { modelCatalog } from '../../providers/catalog.ts';
 import { call, startApp } from '../helpers/app.ts';
 import { SCHEDULE_ROUTES } from '../../contracts/schedule.ts';
 
-const CATALOG = [...SYSTEM_ROUTES, ...SESSION_ROUTES, ...AUTH_ROUTES, ...MCP_ROUTES, ...MCP_ENDPOINT_ROUTES, ...OBSERVE_ROUTES, ...WORKGRAPH_ROUTES, ...HELP_ROUTES, ...EXTENSION_ROUTES, ...WEBHOOK_ROUTES, ...DETACHED_ROUTES, ...SCHEDULE_ROUTES, ...SKILL_ROUTES, ...LATER_ROUTES];
+const CATALOG = [...SYSTEM_ROUTES, ...SESSION_ROUTES, ...AUTH_ROUTES, ...MCP_ROUTES, ...MCP_ENDPOINT_ROUTES, ...OBSERVE_ROUTES, ...WORKGRAPH_ROUTES, ...HELP_ROUTES, ...EXTENSION_ROUTES, ...WEBHOOK_ROUTES, ...DETACHED_ROUTES, ...SCHEDULE_ROUTES, ...SKILL_ROUTES, ...COMMS_ROUTES, ...LATER_ROUTES];
 const UWS_SKIP = uwsUnavailableReason();
 const PACKAGE_VERSION = (JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string }).version;
 
