@@ -15,9 +15,9 @@ import { envInt, prng, intIn, scriptReplies, request, forEachLimit, parseHistory
 import type { Rng, TurnRec, SessRec, Mode, Stats, Reply } from '../helpers/durability-tools.ts';
 
 const SEED = envInt('WARREN_KILL_SEED') ?? (Date.now() ^ (process.pid << 8)) >>> 0;
-const LMDB_KILLS = envInt('WARREN_KILL_LMDB') ?? 20;
-const JSONL_KILLS = envInt('WARREN_KILL_JSONL') ?? 5;
-const SQLITE_KILLS = envInt('WARREN_KILL_SQLITE') ?? 6;
+const LMDB_KILLS = envInt('WARREN_KILL_LMDB') ?? 8;
+const JSONL_KILLS = envInt('WARREN_KILL_JSONL') ?? 3;
+const SQLITE_KILLS = envInt('WARREN_KILL_SQLITE') ?? 4;
 /** Concurrent client loops, each driving one session at a time. */
 const WORKERS = 3;
 const HOLD_CLASSES = new Set(['tail_held_for_recovery', 'recovery_refused', 'evidence_quarantined']);

@@ -97,7 +97,7 @@ describe('turn skills', () => {
     // The skill rows sit right before the prompt, as injected context.
     const id = create.body.session_id;
     const history = (await call(app.url, 'GET', `/sessions/${id}/history`)).body.messages as Array<{ role: string; transcript_role?: string; content: unknown }>;
-    assert.deepEqual(history.map((m) => m.transcript_role ?? m.role), ['injected_context', 'injected_context', 'injected_context', 'injected_context', 'user', 'block_assistant']);
+    assert.deepEqual(history.map((m) => m.transcript_role ?? m.role), ['injected_context', 'injected_context', 'injected_context', 'injected_context', 'conversational', 'block_assistant']);
     const plain = await call(app.url, 'POST', `/sessions/${id}/messages`, { session_id: id, prompt: 'again' });
     assert.equal(plain.body.skill_diagnostics, undefined, 'omitted when no skills were involved');
     const cont = await call(app.url, 'POST', `/sessions/${id}/messages`, { session_id: id, prompt: 'deploy', skill_refs: [{ skill_name: 'deploy-checklist' }] });
@@ -162,7 +162,7 @@ describe('turn skills', () => {
     assert.equal(results[2].content, 'DEPLOY-NOTES-RESOURCE');
     assert.equal(results[3].is_error, true);
     // Sessions without builtins are not offered the skill tools.
-    const plain = await call(app.url, 'POST', '/sessions', { prompt: 'x' });
+    const plain = await call(app.url, 'POST', '/sessions', { prompt: 'x', enable_schedule: false });
     assert.equal(plain.status, 200);
     assert.deepEqual(app.provider.requests.at(-1)!.tools, []);
   });
