@@ -29,6 +29,9 @@ async function setup(t: Parameters<typeof startApp>[0], opts: Record<string, unk
   const command = await writeHookScripts(app.stateRoot);
   const server = await startHookServer();
   t.after(() => server.close());
+  // Generous: a child node process may start slowly on a loaded machine, and only the hooks meant to
+  // time out should (they set their own timeout_ms).
+  await configure(app, { default_timeout_ms: 60_000 });
   return { app, command, server };
 }
 
