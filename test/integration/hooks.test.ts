@@ -4,7 +4,11 @@
 // and payload_max_bytes.
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { readFile } from 'node:fs/promises';
+import { readFile, writeFile } from 'node:fs/promises';
+import pino from 'pino';
+import { parse, stringify } from 'smol-toml';
+import { createApp } from '../../app.ts';
+import { tmpDir } from '../helpers/tmp-dir.ts';
 import { join } from 'node:path';
 import { uwsUnavailableReason } from '../../http/create-server.ts';
 import { assertFeatureEventShapes } from '../helpers/feature-events.ts';
@@ -188,3 +192,26 @@ for (const transport of ['node', 'uws'] as const) {
     });
   });
 }
+
+describe('hooks from config.toml', () => {
+  it('a [[hooks.entries]] table written in config.toml applies after a restart', async (t) => {
+    const dir = await tmpDir('warren-hooks-toml-');
+    t.after(() => dir.cleanup());
+    const command = await writeHookScripts(dir.path);
+    const start = () => createApp({ host: '127.0.0.1', port: 0, stateRoot: dir.path, contextRoot: dir.path, realm: 'hooked', logger: pino({ level: 'silent' }), env: { PATH: process.env.PATH } });
+    const first = await start();
+    await first.close();
+    const file = join(dir.path, 'hooked', 'config.toml');
+    const doc = parse(await readFile(file, 'utf8')) as Record<string, unknown>;
+    doc.providers = { scripted: { mode: 'echo' } };
+    doc.hooks = { default_timeout_ms: 60_000, entries: [{ id: 'from-file', point: 'pre_llm_request', capability: 'guardrail', runtime: command('answer.mjs', { HOOK_ANSWER: DENY }) }] };
+    await writeFile(file, stringify(doc));
+    const app = await start();
+    t.after(() => app.close());
+    const res = await call(app.url, 'POST', '/sessions', { prompt: 'x', provider: 'scripted' });
+    assert.equal(res.status, 403, JSON.stringify(res.body));
+    assert.equal(res.body.details.hook_id, 'from-file');
+    const cfg = await call(app.url, 'GET', '/config');
+    assert.equal(cfg.body.config.hooks.entries[0].runtime.type, 'command');
+  });
+});
