@@ -165,6 +165,26 @@ for (const transport of ['node', 'uws'] as const) {
       assert.equal(server.payloads.length, 1);
     });
 
+    it('an interrupt ends a foreground hook in flight at once: the turn answers cancelled (499)', async (t) => {
+      const { app, server } = await setup(t, opts);
+      const created = await call(app.url, 'POST', '/sessions', { prompt: 'hello' });
+      const id = created.body.session_id;
+      server.hold = deferred();
+      t.after(() => server.hold?.resolve());
+      const pending = call(app.url, 'POST', `/sessions/${id}/messages`, {
+        session_id: id, prompt: 'slow hook',
+        hooks_override: { entries: [{ id: 'held', point: 'pre_llm_request', capability: 'guardrail', runtime: { type: 'http', url: server.url } }] },
+      });
+      await server.received(1);
+      assert.equal((await call(app.url, 'POST', `/sessions/${id}/interrupt`)).body.interrupted, true);
+      const res = await pending;
+      assert.equal(res.status, 499, JSON.stringify(res.body));
+      assert.equal(res.body.code, 'REQUEST_CANCELLED');
+      const ev = await events(app.url, id);
+      assert.ok(!ev.some((e) => e.type === 'hook_denied'), 'a stopped run is not a hook verdict');
+      assert.equal(app.provider.requests.length, 1, 'no model call for the stopped turn');
+    });
+
     it('a payload over payload_max_bytes is refused without calling the hook', async (t) => {
       const { app, server } = await setup(t, opts);
       await configure(app, { payload_max_bytes: 300 });
