@@ -133,7 +133,7 @@ export class SessionActor {
     machineSignal.addEventListener('abort', onMachineAbort, { once: true });
     const run = core.deps.turnFeatures?.begin({
       sessionId: core.id, requestId: cmd.requestId, plan: cmd.plan,
-      emit: (kind, payload) => core.hub.publish(kind, payload), abort: (reason) => abort.abort(reason),
+      emit: (kind, payload) => core.hub.publish(kind, payload), abort: (reason) => abort.abort(reason), signal: abort.signal,
     });
     try {
       return await this.turn(cmd, generation, abort.signal, core.deps.now(), run);

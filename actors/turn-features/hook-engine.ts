@@ -80,6 +80,8 @@ export interface RunHookContext {
   requestId: string;
   /** The server's environment (a command hook inherits PATH, HOME, LANG and a few more from it). */
   env: NodeJS.ProcessEnv;
+  /** The run's signal: a stopped run ends its foreground hooks at once. */
+  signal?: AbortSignal;
   emit: Emit;
   now(): number;
 }
@@ -145,9 +147,15 @@ export class RunHooks {
       decision = { kind: 'invalid', message: `payload of ${size} bytes exceeds hooks.payload_max_bytes (${this.settings.payload_max_bytes}); not sent` };
     } else {
       try {
-        decision = interpretAnswer(await executeHook(entry.runtime, payload, body, timeoutMs, this.ctx.env));
+        const stop = entry.mode === 'background' ? undefined : this.ctx.signal;
+        decision = interpretAnswer(await executeHook(entry.runtime, payload, body, timeoutMs, this.ctx.env, stop));
       } catch (err) {
         const failure = err instanceof HookRunFailure ? err : new HookRunFailure('execution_failed', String(err));
+        // A run stopped meanwhile ends with its own reason (cancelled, budget), not a hook verdict.
+        if (entry.mode !== 'background' && this.ctx.signal?.aborted) {
+          emit('hook_failed', { hook_id: entry.id, point, reason: { reason_code: 'execution_failed', message: failure.message } });
+          throw this.ctx.signal.reason;
+        }
         const reason = failure.reason === 'timeout'
           ? { reason_code: 'timeout' as const, timeout_ms: timeoutMs }
           : { reason_code: failure.reason, message: failure.message };

@@ -49,7 +49,7 @@ function parseAnswer(text: string, source: string): unknown {
   }
 }
 
-function runCommand(rt: Extract<HookRuntime, { type: 'command' }>, body: string, timeoutMs: number, serverEnv: NodeJS.ProcessEnv): Promise<unknown> {
+function runCommand(rt: Extract<HookRuntime, { type: 'command' }>, body: string, timeoutMs: number, serverEnv: NodeJS.ProcessEnv, stop?: AbortSignal): Promise<unknown> {
   return new Promise((resolve, reject) => {
     const env: NodeJS.ProcessEnv = {};
     for (const k of INHERITED_ENV) if (serverEnv[k] !== undefined) env[k] = serverEnv[k];
@@ -63,8 +63,15 @@ function runCommand(rt: Extract<HookRuntime, { type: 'command' }>, body: string,
       if (settled) return;
       settled = true;
       clearTimeout(timer);
+      stop?.removeEventListener('abort', onStop);
       fn();
     };
+    // The run was stopped (interrupt, time budget): the hook is killed at once.
+    const onStop = () => {
+      child.kill('SIGKILL');
+      finish(() => reject(new HookRunFailure('execution_failed', 'the run was stopped')));
+    };
+    stop?.addEventListener('abort', onStop, { once: true });
     const timer = setTimeout(() => {
       child.kill('SIGKILL');
       finish(() => reject(new HookRunFailure('timeout', `no answer within ${timeoutMs} ms`)));
@@ -99,7 +106,7 @@ function runCommand(rt: Extract<HookRuntime, { type: 'command' }>, body: string,
   });
 }
 
-async function runHttp(rt: Extract<HookRuntime, { type: 'http' }>, body: string, timeoutMs: number): Promise<unknown> {
+async function runHttp(rt: Extract<HookRuntime, { type: 'http' }>, body: string, timeoutMs: number, stop?: AbortSignal): Promise<unknown> {
   let url: URL;
   try {
     url = new URL(rt.url);
@@ -110,7 +117,7 @@ async function runHttp(rt: Extract<HookRuntime, { type: 'http' }>, body: string,
   let res: Response;
   try {
     res = await fetch(url, {
-      method: 'POST', body, signal: AbortSignal.timeout(timeoutMs),
+      method: 'POST', body, signal: stop ? AbortSignal.any([AbortSignal.timeout(timeoutMs), stop]) : AbortSignal.timeout(timeoutMs),
       headers: { ...(rt.headers ?? {}), 'content-type': 'application/json' },
     });
   } catch (err) {
@@ -129,11 +136,14 @@ async function runHttp(rt: Extract<HookRuntime, { type: 'http' }>, body: string,
   return parseAnswer(text, 'the hook server');
 }
 
-/** Executes one hook with its serialized payload. `serverEnv` is the server's environment (commands inherit a few keys). */
-export async function executeHook(runtime: HookRuntime, payload: HookPayload, body: string, timeoutMs: number, serverEnv: NodeJS.ProcessEnv): Promise<unknown> {
+/**
+ * Executes one hook with its serialized payload. `serverEnv` is the server's environment (commands
+ * inherit a few keys); `stop` ends the hook early when the run is stopped.
+ */
+export async function executeHook(runtime: HookRuntime, payload: HookPayload, body: string, timeoutMs: number, serverEnv: NodeJS.ProcessEnv, stop?: AbortSignal): Promise<unknown> {
   switch (runtime.type) {
-    case 'command': return runCommand(runtime, body, timeoutMs, serverEnv);
-    case 'http': return runHttp(runtime, body, timeoutMs);
+    case 'command': return runCommand(runtime, body, timeoutMs, serverEnv, stop);
+    case 'http': return runHttp(runtime, body, timeoutMs, stop);
     case 'in_process': {
       const hook = BUILTIN_HOOKS[runtime.name];
       if (!hook) throw new HookRunFailure('config_invalid', `unknown in_process hook '${runtime.name}' (known: ${Object.keys(BUILTIN_HOOKS).join(', ')})`);

@@ -43,6 +43,8 @@ export interface RunContext {
   emit<K extends SessionEventKind>(kind: K, payload: SessionEventPayload<K>): void;
   /** Stops the run in flight (a time budget ran out while a call was running). */
   abort(reason: ServiceError): void;
+  /** The run's signal (interrupt, cancel, time budget). */
+  signal?: AbortSignal;
 }
 
 export interface ExtraOutcome {

@@ -4,7 +4,11 @@
 // and payload_max_bytes.
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { readFile } from 'node:fs/promises';
+import { readFile, writeFile } from 'node:fs/promises';
+import pino from 'pino';
+import { parse, stringify } from 'smol-toml';
+import { createApp } from '../../app.ts';
+import { tmpDir } from '../helpers/tmp-dir.ts';
 import { join } from 'node:path';
 import { uwsUnavailableReason } from '../../http/create-server.ts';
 import { assertFeatureEventShapes } from '../helpers/feature-events.ts';
@@ -29,6 +33,9 @@ async function setup(t: Parameters<typeof startApp>[0], opts: Record<string, unk
   const command = await writeHookScripts(app.stateRoot);
   const server = await startHookServer();
   t.after(() => server.close());
+  // Generous: a child node process may start slowly on a loaded machine, and only the hooks meant to
+  // time out should (they set their own timeout_ms).
+  await configure(app, { default_timeout_ms: 60_000 });
   return { app, command, server };
 }
 
@@ -158,6 +165,26 @@ for (const transport of ['node', 'uws'] as const) {
       assert.equal(server.payloads.length, 1);
     });
 
+    it('an interrupt ends a foreground hook in flight at once: the turn answers cancelled (499)', async (t) => {
+      const { app, server } = await setup(t, opts);
+      const created = await call(app.url, 'POST', '/sessions', { prompt: 'hello' });
+      const id = created.body.session_id;
+      server.hold = deferred();
+      t.after(() => server.hold?.resolve());
+      const pending = call(app.url, 'POST', `/sessions/${id}/messages`, {
+        session_id: id, prompt: 'slow hook',
+        hooks_override: { entries: [{ id: 'held', point: 'pre_llm_request', capability: 'guardrail', runtime: { type: 'http', url: server.url } }] },
+      });
+      await server.received(1);
+      assert.equal((await call(app.url, 'POST', `/sessions/${id}/interrupt`)).body.interrupted, true);
+      const res = await pending;
+      assert.equal(res.status, 499, JSON.stringify(res.body));
+      assert.equal(res.body.code, 'REQUEST_CANCELLED');
+      const ev = await events(app.url, id);
+      assert.ok(!ev.some((e) => e.type === 'hook_denied'), 'a stopped run is not a hook verdict');
+      assert.equal(app.provider.requests.length, 1, 'no model call for the stopped turn');
+    });
+
     it('a payload over payload_max_bytes is refused without calling the hook', async (t) => {
       const { app, server } = await setup(t, opts);
       await configure(app, { payload_max_bytes: 300 });
@@ -185,3 +212,26 @@ for (const transport of ['node', 'uws'] as const) {
     });
   });
 }
+
+describe('hooks from config.toml', () => {
+  it('a [[hooks.entries]] table written in config.toml applies after a restart', async (t) => {
+    const dir = await tmpDir('warren-hooks-toml-');
+    t.after(() => dir.cleanup());
+    const command = await writeHookScripts(dir.path);
+    const start = () => createApp({ host: '127.0.0.1', port: 0, stateRoot: dir.path, contextRoot: dir.path, realm: 'hooked', logger: pino({ level: 'silent' }), env: { PATH: process.env.PATH } });
+    const first = await start();
+    await first.close();
+    const file = join(dir.path, 'hooked', 'config.toml');
+    const doc = parse(await readFile(file, 'utf8')) as Record<string, unknown>;
+    doc.providers = { scripted: { mode: 'echo' } };
+    doc.hooks = { default_timeout_ms: 60_000, entries: [{ id: 'from-file', point: 'pre_llm_request', capability: 'guardrail', runtime: command('answer.mjs', { HOOK_ANSWER: DENY }) }] };
+    await writeFile(file, stringify(doc));
+    const app = await start();
+    t.after(() => app.close());
+    const res = await call(app.url, 'POST', '/sessions', { prompt: 'x', provider: 'scripted' });
+    assert.equal(res.status, 403, JSON.stringify(res.body));
+    assert.equal(res.body.details.hook_id, 'from-file');
+    const cfg = await call(app.url, 'GET', '/config');
+    assert.equal(cfg.body.config.hooks.entries[0].runtime.type, 'command');
+  });
+});

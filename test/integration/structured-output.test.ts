@@ -5,6 +5,7 @@ import assert from 'node:assert/strict';
 import { uwsUnavailableReason } from '../../http/create-server.ts';
 import { assertFeatureEventShapes } from '../helpers/feature-events.ts';
 import { call, startApp } from '../helpers/app.ts';
+import { deferred } from '../helpers/gates.ts';
 
 const SCHEMA = { type: 'object', properties: { answer: { type: 'integer' } }, required: ['answer'] };
 const UWS_SKIP = uwsUnavailableReason();
@@ -139,6 +140,28 @@ for (const transport of ['node', 'uws'] as const) {
       const sent = app.provider.requests[1].json_schema?.schema as { properties: { n: Record<string, unknown> }; additionalProperties: unknown };
       assert.equal(sent.properties.n.minimum, undefined);
       assert.equal(sent.additionalProperties, false);
+    });
+
+    it('an interrupt during extraction keeps the committed turn: 200 with extraction_error, session usable', async (t) => {
+      const entered = deferred();
+      const never = deferred();
+      const app = await startApp(t, (_req, i) => {
+        if (i === 0) return { text: 'committed answer' };
+        if (i > 1) return { text: 'next' };
+        entered.resolve();
+        return { text: '{}', waitFor: never.promise };
+      }, opts);
+      const pending = call(app.url, 'POST', '/sessions', { prompt: 'x', output_schema: SCHEMA });
+      await entered.promise;
+      const id = (await call(app.url, 'GET', '/sessions')).body.sessions[0].session_id;
+      assert.equal((await call(app.url, 'POST', `/sessions/${id}/interrupt`)).body.interrupted, true);
+      const res = await pending;
+      assert.equal(res.status, 200);
+      assert.equal(res.body.text, 'committed answer');
+      assert.match(res.body.extraction_error.reason, /interrupted/);
+      assert.equal((await call(app.url, 'GET', `/sessions/${id}`)).body.message_count, 2, 'the turn, not the cut extraction');
+      const next = await call(app.url, 'POST', `/sessions/${id}/messages`, { session_id: id, prompt: 'y' });
+      assert.equal(next.status, 200);
     });
 
     it('/capabilities reports structured_output and hooks Available', async (t) => {
