@@ -1,5 +1,6 @@
 // test/helpers/store-builders.ts: builders shared by the store conformance suite and other storage
 // tests: a directory-backed store factory, session records, transcript rows and ledger entries.
+import { isServiceError, type ErrorCode } from '../../contracts/errors.ts';
 import type { Message } from '../../contracts/transcript.ts';
 import type { LedgerEntry, SessionRecord, Store } from '../../storage/store.ts';
 import { tmpDir, type TmpDir } from './tmp-dir.ts';
@@ -55,4 +56,13 @@ export function userRow(text: string): Message {
 /** Ledger entries with the given seqs. */
 export function entries(...seqs: number[]): LedgerEntry[] {
   return seqs.map((seq) => ({ seq, kind: 'turn_completed', timestamp_ms: 1000 + seq, payload: { seq } }));
+}
+
+/** The text of each user row, the role of every other row. */
+export const texts = (rows: Message[]): string[] => rows.map((r) => (r.role === 'user' ? String(r.content) : r.role));
+export const ids = (list: SessionRecord[]): string[] => list.map((s) => s.session_id);
+
+/** An assert.rejects predicate: a ServiceError with this code. */
+export function withCode(code: ErrorCode): (err: unknown) => boolean {
+  return (err) => isServiceError(err) && err.code === code;
 }
