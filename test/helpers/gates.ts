@@ -3,14 +3,14 @@
 import type { ProviderRequest } from '../../providers/provider.ts';
 import { echoReply, type ScriptedReply } from '../../providers/scripted.ts';
 
-export interface Deferred {
-  promise: Promise<void>;
-  resolve(): void;
+export interface Deferred<T = void> {
+  promise: Promise<T>;
+  resolve(value: T): void;
 }
 
-export function deferred(): Deferred {
-  let resolve!: () => void;
-  const promise = new Promise<void>((r) => (resolve = r));
+export function deferred<T = void>(): Deferred<T> {
+  let resolve!: (value: T) => void;
+  const promise = new Promise<T>((r) => (resolve = r));
   return { promise, resolve };
 }
 
