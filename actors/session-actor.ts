@@ -43,6 +43,8 @@ export interface TurnCommand {
   commitOps?: () => StoreOp[];
   /** Steering input injected before each later model call of this turn. */
   pullSteer?: () => ContentInput[];
+  /** A follow-up from the session's queue (busy_policy enqueue): admitted between queued turns. */
+  followUp?: boolean;
 }
 
 /** Ops that ride a turn's writes: its pending-input write, its commit, or its failure write. */
@@ -93,7 +95,7 @@ export class SessionActor {
       const work: TurnWork = { run: (generation, signal) => this.executeTurn(cmd, waiter, generation, signal) };
       this.admitting = waiter;
       try {
-        core.machine.send({ type: 'turn.requested', requestId: cmd.requestId, ticket: waiter.ticket, work });
+        core.machine.send({ type: 'turn.requested', requestId: cmd.requestId, ticket: waiter.ticket, work, ...(cmd.followUp ? { queued: true } : {}) });
       } finally {
         this.admitting = null;
       }
@@ -113,6 +115,7 @@ export class SessionActor {
     if (e.type === 'turn.finished') w.resolve(e.output);
     else w.reject(e.error);
     this.settle();
+    this.core.deps.followUps?.turnEnded(this.core.id, e.type === 'turn.finished' ? { outcome: e.output } : { error: e.error });
   }
 
   /** The invoked turn's work: runs with the machine's generation and abort signal (stopped on recovery). */
@@ -206,7 +209,7 @@ export class SessionActor {
         onPhase,
         now: nowIso,
         guard: run,
-        ...(cmd.pullSteer ? { pullSteer: steerRows(cmd.pullSteer, nowIso) } : {}),
+        pullSteer: steerRows(() => [...(cmd.pullSteer?.() ?? []), ...(deps.followUps?.pullSteer(id) ?? [])], nowIso),
       });
       // The commit also drops the turn's deltas from the ledger and applies retention (ledger-retention.ts).
       const trim = await ledgerTrimOps(deps.store, id, deltaSeqs, hub.lastSeq, cfg.ledger, deps.now());
@@ -240,7 +243,7 @@ export class SessionActor {
       // The commit is queued first and run_completed published in the same synchronous block, so the
       // writer's next drain takes both: the event's ledger entry rides in the turn's transaction and is
       // handed to live subscribers as soon as it is durable. The writer orders it after the pending-input write.
-      const committed = core.persist([{ op: 'putRows', sessionId: id, fromIndex: total, rows }, ...(cmd.commitOps?.() ?? []), ...(cmd.hooks?.commitOps?.(outcome) ?? []), ...trim], core.restingSnapshot());
+      const committed = core.persist([{ op: 'putRows', sessionId: id, fromIndex: total, rows }, ...(cmd.commitOps?.() ?? []), ...(deps.followUps?.commitOps(id, outcome) ?? []), ...(cmd.hooks?.commitOps?.(outcome) ?? []), ...trim], core.restingSnapshot());
       hub.publish('run_completed', { session_id: id, result: result.text, extraction_required: run?.extractionRequired ?? false, usage });
       try {
         await committed;
@@ -328,6 +331,8 @@ export class SessionActor {
 
   async archive(): Promise<void> {
     const { core } = this;
+    // Archive drops the session's queued follow-ups (busy policies) before stopping its turn.
+    core.deps.followUps?.drop(core.id);
     // A loop: another turn may be admitted between the settle and this continuation.
     while (core.isRunning()) {
       this.interrupt();

@@ -40,6 +40,8 @@ export interface TurnExtras {
   onAdmitted?: () => void;
   /** continue only: the inbox input a keep-alive session was woken for (comms). */
   wakeKey?: string;
+  /** continue only: a follow-up from the session's queue (busy policies, actors/busy). */
+  followUp?: boolean;
 }
 
 /** Thrown when a session was durably created but its first turn failed (SPEC "States and transitions"). */
@@ -233,7 +235,7 @@ export async function continueSession(sup: SessionHost, sessionId: string, body:
       requestId, kind: 'continue', prompt: body.prompt,
       injectedContext: withSkills(skills, claim?.context.length ? [...claim.context, ...(body.injected_context ?? [])] : body.injected_context),
       transientContext: body.transient_turn_context, systemAppend: body.system_prompt, settingsPatch: patch, plan, signal, onCommitting, hooks,
-      identity: turnExtras.identity, onAdmitted: turnExtras.onAdmitted,
+      identity: turnExtras.identity, onAdmitted: turnExtras.onAdmitted, followUp: turnExtras.followUp,
       ...(claim ? { pullSteer: () => claim.pullSteer() } : {}),
       ...(claim || settingsOps.length ? { commitOps: () => [...settingsOps, ...(claim?.commitOps() ?? [])] } : {}),
     });

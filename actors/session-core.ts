@@ -134,6 +134,8 @@ export class SessionCore {
   /** 'idle' | 'running' | 'held' | 'archived', plus the running sub-step. */
   status(): { state: string; phase?: string; hold?: HoldClass } {
     const { value, context } = this.view();
+    // Between two queued follow-up turns the session is still busy (busy policies, actors/busy).
+    if (value === 'draining') return { state: 'running', phase: 'draining' };
     if (typeof value === 'string') return context.hold ? { state: value, hold: context.hold } : { state: value };
     return { state: 'running', phase: (value as { running: string }).running };
   }
@@ -180,8 +182,10 @@ export class SessionCore {
     // A turn in flight is marked by its pending input (its snapshot stays the one at rest); a snapshot
     // persisted in `running` (older data) means the same.
     const wasRunning = this.isRunning() || this.state.pending !== undefined;
-    if (!wasRunning && !hold) return;
-    if (this.isRunning() || hold) this.machine.send({ type: 'recovery.detected', hold });
+    // A snapshot shed while draining claims follow-ups: the durable queue decides them (actors/busy).
+    const draining = this.view().value === 'draining';
+    if (!wasRunning && !hold && !draining) return;
+    if (this.isRunning() || hold || draining) this.machine.send({ type: 'recovery.detected', hold });
     if (wasRunning) this.log.warn({ sessionId: this.id, requestId: this.state.pending?.request_id, hold }, 'turn interrupted by restart');
     delete this.state.pending;
   }

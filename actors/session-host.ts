@@ -81,6 +81,9 @@ export class SessionHost {
       get compactor() {
         return sup.deps.compactor;
       },
+      get followUps() {
+        return sup.deps.followUps;
+      },
     };
     this.deps = deps;
     this.table = sup.registry.register<SessionActor>({

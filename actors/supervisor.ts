@@ -16,6 +16,7 @@ import type { RuntimeObserver } from './runtime-observer.ts';
 import type { LedgerOutbox } from './session-writer.ts';
 import type { SkillResolver } from './skills/turn-skills.ts';
 import type { Compactor } from './compaction.ts';
+import type { FollowUpPort } from './busy/busy-port.ts';
 
 /** Picks the provider adapter for a model (and optional provider name, and binding credential). */
 export interface ProviderResolver {
@@ -47,6 +48,8 @@ export interface RuntimeDeps {
   skills?: SkillResolver;
   /** Set by the context module (http/modules/context-module.ts); absent, sessions never compact. */
   compactor?: Compactor;
+  /** Set by the extensions module: busy policies (steering and follow-ups, actors/busy). */
+  followUps?: FollowUpPort;
   config(): Config;
   now(): number;
   /** Observation hooks (metrics, traces, the viewer's inspector); absent when nothing observes. */

@@ -4,6 +4,7 @@ import { Type, type Static } from 'typebox';
 import { ContentBlock, ContentInput, Message, WireUsage } from './transcript.ts';
 import { HookRunOverrides, OutputSchema, SchemaWarning } from './turn-features.ts';
 import { SkillDiagnostics, SkillKey, SkillRef } from './skills.ts';
+import { BusyPolicy } from './busy.ts';
 
 const Nullable = <T extends Parameters<typeof Type.Union>[0][number]>(t: T) => Type.Union([t, Type.Null()]);
 const U32 = Type.Integer({ minimum: 0, maximum: 4294967295 });
@@ -50,6 +51,8 @@ const TurnFields = {
   /** Skills injected (as skill_context blocks) before this turn's prompt. */
   skill_refs: Type.Optional(Nullable(Type.Array(SkillRef, { maxItems: 64 }))),
   preload_skills: Type.Optional(Nullable(Type.Array(SkillKey, { maxItems: 64 }))),
+  /** Warren extension (contracts/busy.ts): continue only; create accepts and ignores it. */
+  busy_policy: Type.Optional(Nullable(BusyPolicy)),
 };
 
 /** POST /sessions body. */

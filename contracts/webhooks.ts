@@ -37,6 +37,8 @@ export const ExtensionsSection = Type.Object(
     webhook_timeout_ms: Type.Optional(Type.Integer({ minimum: 1, maximum: 600_000 })),
     webhook_concurrency: Type.Optional(Type.Integer({ minimum: 1, maximum: 256 })),
     detached_result_ttl_secs: Type.Optional(Type.Integer({ minimum: 1, maximum: 30 * 86_400 })),
+    /** Busy policies: follow-ups (and waiting steering inputs) a session may queue; more answer 503. */
+    max_queued_turns: Type.Optional(Type.Integer({ minimum: 1, maximum: 10_000 })),
   },
   { additionalProperties: true },
 );

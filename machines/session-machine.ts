@@ -1,5 +1,9 @@
 // machines/session-machine.ts: the session lifecycle. Pure: no IO, no clock, no node:* imports.
-// States: idle, running (calling_model | executing_tools | committing | cancelling), held, archived.
+// States: idle, running (calling_model | executing_tools | committing | cancelling), draining, held, archived.
+// Busy policies (actors/busy): `queued` counts the session's durable follow-up turns and `steering` the
+// steering inputs waiting for the running turn's next model call. A turn that ends with follow-ups (or
+// steering it never reached, which becomes follow-ups) goes to `draining`: between two queued turns only
+// a follow-up (`turn.requested` with `queued`) is admitted, so a fresh request cannot jump the queue.
 // The machine owns its turn: entering `running` invokes the `runTurn` actor (a promise that actors/
 // provides through machine.provide, session-core.ts); its phases are the running sub-states, and its
 // end (done or error) brings the session back to idle. Decisions go out as emitted events (actor.on):
@@ -45,15 +49,31 @@ export interface SessionContext {
   hold: HoldClass | null;
   /** Request id of a turn that was in flight when the process died, if any. */
   recoveredRequestId: string | null;
+  /** Follow-up turns waiting in the session's queue (busy_policy enqueue). Absent in older snapshots. */
+  queued?: number;
+  /** Steering inputs waiting for the running turn's next model call (busy_policy steer). */
+  steering?: number;
 }
 
 export type SessionEvent =
-  | { type: 'turn.requested'; requestId: string; ticket: number; work: TurnWork }
+  | { type: 'turn.requested'; requestId: string; ticket: number; work: TurnWork; queued?: boolean }
   | { type: 'turn.phase'; generation: number; phase: TurnPhase }
   | { type: 'interrupt.requested' }
   | { type: 'archive.requested' }
   | { type: 'recovery.detected'; hold: HoldClass | null }
-  | { type: 'hold.cleared' };
+  | { type: 'hold.cleared' }
+  /** A follow-up turn was accepted into the session's queue (busy_policy enqueue). */
+  | { type: 'followup.enqueued' }
+  /** A queued follow-up left the queue without running (cancelled, or refused before admission). */
+  | { type: 'followup.discarded' }
+  /** A steering input waits for the running turn's next model call (busy_policy steer). */
+  | { type: 'steer.requested' }
+  /** The running turn took every waiting steering input into its next model call. */
+  | { type: 'steer.injected' }
+  /** The durable queue, as found on restart: `count` follow-ups wait. */
+  | { type: 'queue.synced'; count: number }
+  /** The queue was dropped (archive). */
+  | { type: 'queue.dropped' };
 
 /** Events the machine emits (subscribe with actor.on). */
 export type SessionEmitted =
@@ -71,6 +91,9 @@ export interface TurnInput {
   generation: number;
   work: TurnWork;
 }
+
+const queuedOf = (c: SessionContext) => c.queued ?? 0;
+const steeringOf = (c: SessionContext) => c.steering ?? 0;
 
 const isCurrent = ({ context, event }: { context: SessionContext; event: SessionEvent }) =>
   'generation' in event && event.generation === context.generation;
@@ -94,13 +117,27 @@ export const sessionMachine = setup({
     isPhaseExecutingTools: ({ context, event }) => isCurrent({ context, event }) && event.type === 'turn.phase' && event.phase === 'executing_tools',
     isPhaseCommitting: ({ context, event }) => isCurrent({ context, event }) && event.type === 'turn.phase' && event.phase === 'committing',
     hasHold: ({ event }) => event.type === 'recovery.detected' && event.hold !== null,
+    /** The ending turn leaves follow-ups (queued, or steering it never reached). */
+    hasFollowUps: ({ context }) => queuedOf(context) + steeringOf(context) > 0,
+    isFollowUp: ({ event }) => event.type === 'turn.requested' && event.queued === true,
+    isLastFollowUp: ({ context }) => queuedOf(context) <= 1,
+    syncedSome: ({ event }) => event.type === 'queue.synced' && event.count > 0,
   },
   actions: {
     acceptTurn: assign(({ context, event }) => ({
       generation: context.generation + 1,
       turnCount: context.turnCount + 1,
       currentRequestId: event.type === 'turn.requested' ? event.requestId : '',
+      ...(event.type === 'turn.requested' && event.queued ? { queued: Math.max(0, queuedOf(context) - 1) } : {}),
     })),
+    addFollowUp: assign(({ context }) => ({ queued: queuedOf(context) + 1 })),
+    dropFollowUp: assign(({ context }) => ({ queued: Math.max(0, queuedOf(context) - 1) })),
+    addSteering: assign(({ context }) => ({ steering: steeringOf(context) + 1 })),
+    clearSteering: assign({ steering: 0 }),
+    // Steering the turn never reached runs as the next follow-up turn(s).
+    steeringToFollowUps: assign(({ context }) => ({ queued: queuedOf(context) + steeringOf(context), steering: 0 })),
+    syncQueue: assign(({ event }) => ({ queued: event.type === 'queue.synced' ? event.count : 0, steering: 0 })),
+    dropQueue: assign({ queued: 0, steering: 0 }),
     rejectBusy: emit(({ event }) => rejected(event, 'busy')),
     rejectArchived: emit(({ event }) => rejected(event, 'archived')),
     rejectHeld: emit(({ event }) => rejected(event, 'held')),
@@ -132,6 +169,15 @@ export const sessionMachine = setup({
     recoveredRequestId: null,
   }),
   initial: 'idle',
+  on: {
+    // Busy-policy bookkeeping not named below is stale in that state (e.g. a discard after a drop).
+    'followup.discarded': { actions: 'ignoreStale' },
+    'steer.requested': { actions: 'ignoreStale' },
+    'steer.injected': { actions: 'ignoreStale' },
+    'queue.synced': { actions: 'ignoreStale' },
+    'queue.dropped': { actions: 'dropQueue' },
+    'followup.enqueued': { actions: 'ignoreStale' },
+  },
   states: {
     idle: {
       on: {
@@ -142,6 +188,31 @@ export const sessionMachine = setup({
         'archive.requested': { target: 'archived' },
         'recovery.detected': [{ guard: 'hasHold', target: 'held', actions: 'recordHold' }, { actions: 'recordRecovery' }],
         'hold.cleared': { actions: 'ignoreStale' },
+        // An idle session with an empty queue runs its follow-up at once (through draining).
+        'followup.enqueued': { target: 'draining', actions: 'addFollowUp' },
+        'steer.requested': { target: 'draining', actions: 'addFollowUp' },
+        'queue.synced': { guard: 'syncedSome', target: 'draining', actions: 'syncQueue' },
+      },
+    },
+    // Between two queued turns: only the next follow-up is admitted; a fresh request is busy.
+    draining: {
+      on: {
+        'turn.requested': [
+          { guard: 'isFollowUp', target: 'running', actions: 'acceptTurn' },
+          { actions: 'rejectBusy' },
+        ],
+        'turn.phase': { actions: 'ignoreStale' },
+        'interrupt.requested': { actions: 'ignoreStale' },
+        'archive.requested': { target: 'archived', actions: 'dropQueue' },
+        // A restored snapshot's queue count is not trusted: the durable queue is synced after recovery.
+        'recovery.detected': [{ guard: 'hasHold', target: 'held', actions: ['recordHold', 'dropQueue'] }, { target: 'idle', actions: ['recordRecovery', 'dropQueue'] }],
+        'hold.cleared': { actions: 'ignoreStale' },
+        'followup.enqueued': { actions: 'addFollowUp' },
+        // No turn runs: steering becomes a follow-up at the end of the queue.
+        'steer.requested': { actions: 'addFollowUp' },
+        'followup.discarded': [{ guard: 'isLastFollowUp', target: 'idle', actions: 'dropFollowUp' }, { actions: 'dropFollowUp' }],
+        'queue.synced': [{ guard: 'syncedSome', actions: 'syncQueue' }, { target: 'idle', actions: 'syncQueue' }],
+        'queue.dropped': { target: 'idle', actions: 'dropQueue' },
       },
     },
     running: {
@@ -155,15 +226,25 @@ export const sessionMachine = setup({
           generation: context.generation,
           work: (event as Extract<SessionEvent, { type: 'turn.requested' }>).work,
         }),
-        onDone: { target: 'idle', actions: ['reportFinished', 'clearTurn'] },
-        onError: { target: 'idle', actions: ['reportFailed', 'clearTurn'] },
+        onDone: [
+          { guard: 'hasFollowUps', target: 'draining', actions: ['reportFinished', 'clearTurn', 'steeringToFollowUps'] },
+          { target: 'idle', actions: ['reportFinished', 'clearTurn'] },
+        ],
+        onError: [
+          { guard: 'hasFollowUps', target: 'draining', actions: ['reportFailed', 'clearTurn', 'steeringToFollowUps'] },
+          { target: 'idle', actions: ['reportFailed', 'clearTurn'] },
+        ],
       },
       on: {
         'turn.requested': { actions: 'rejectBusy' },
+        'followup.enqueued': { actions: 'addFollowUp' },
+        'followup.discarded': { actions: 'dropFollowUp' },
+        'steer.requested': { actions: 'addSteering' },
+        'steer.injected': { actions: 'clearSteering' },
         'interrupt.requested': { target: '.cancelling' },
         // Archive waits for the turn to settle: a running turn is interrupted first by the actor.
-        'archive.requested': { target: '.cancelling' },
-        'recovery.detected': [{ guard: 'hasHold', target: 'held', actions: 'recordHold' }, { target: 'idle', actions: 'recordRecovery' }],
+        'archive.requested': { target: '.cancelling', actions: 'dropQueue' },
+        'recovery.detected': [{ guard: 'hasHold', target: 'held', actions: ['recordHold', 'dropQueue'] }, { target: 'idle', actions: ['recordRecovery', 'dropQueue'] }],
         'hold.cleared': { actions: 'ignoreStale' },
       },
       states: {
@@ -193,7 +274,7 @@ export const sessionMachine = setup({
           on: {
             'turn.phase': { actions: 'ignoreStale' },
             'interrupt.requested': { actions: 'ignoreStale' },
-            'archive.requested': { actions: 'ignoreStale' },
+            'archive.requested': { actions: 'dropQueue' },
           },
         },
       },
@@ -237,7 +318,12 @@ export interface RestingSnapshot {
  * test/machines/session-machine.test.ts checks that it equals what transition() computes.
  */
 export function restingSnapshot(context: SessionContext): RestingSnapshot {
-  return { status: 'active', value: 'idle', historyValue: {}, context: { ...context, currentRequestId: null }, children: {} };
+  // The queue counts are left out: the durable follow-up queue is the truth after a restart (it is
+  // synced into the machine with queue.synced), so a stored snapshot never claims follow-ups.
+  const rest: SessionContext = { ...context, currentRequestId: null };
+  delete rest.queued;
+  delete rest.steering;
+  return { status: 'active', value: 'idle', historyValue: {}, context: rest, children: {} };
 }
 
 /**
@@ -257,4 +343,5 @@ export const REPLAYED_TURN: TurnWork = { run: () => Promise.reject(new Error('a 
 /** Every event type, for the state × event table test. */
 export const SESSION_EVENT_TYPES: SessionEvent['type'][] = [
   'turn.requested', 'turn.phase', 'interrupt.requested', 'archive.requested', 'recovery.detected', 'hold.cleared',
+  'followup.enqueued', 'followup.discarded', 'steer.requested', 'steer.injected', 'queue.synced', 'queue.dropped',
 ];

@@ -31,7 +31,8 @@ export class DetachedRequests {
   async get(requestId: string): Promise<DetachedRecord> {
     let rec = await this.store.getRecord<DetachedRecord>(DETACHED_NS, requestId);
     if (!rec) throw new ServiceError('NOT_FOUND', `Request not found: ${requestId}`, { request_id: requestId });
-    if ((rec.status === 'running' || rec.status === 'queued') && rec.boot !== this.boot) {
+    // A queued record is a follow-up in a session's durable queue (actors/busy): it survives restarts.
+    if (rec.status === 'running' && rec.boot !== this.boot) {
       rec = this.finished(rec, {
         status: 'failed',
         error: { status: 500, body: { error: 'the turn was interrupted by a restart before it committed', code: 'SESSION_ERROR', details: { session_id: rec.session_id, reason: 'interrupted_by_restart' } } },

@@ -31,25 +31,34 @@ function envelope(err: unknown, log: Logger): { status: number; body: Record<str
   return errorResponse(err, log);
 }
 
+/**
+ * The hooks that keep a detached turn's request record: running with its pending input, then completed
+ * or failed with its commit or failure write. Also used by busy policies for detached follow-ups.
+ */
+export function detachedHooks(records: DetachedRequests, kind: 'create' | 'continue', rid: string, realmId: string, log: Logger) {
+  let base: DetachedRecord | null = null;
+  let durable!: () => void;
+  const pendingDurable = new Promise<void>((resolve) => (durable = resolve));
+  const hooks: TurnHooks = {
+    pendingOps: (sessionId, firstSeq) => {
+      base = records.fresh(rid, sessionId, kind, firstSeq);
+      return [records.putOp(base)];
+    },
+    onPendingDurable: () => durable(),
+    commitOps: (outcome) => [records.putOp(records.finished(base!, { status: 'completed', response: turnBody(realmId, { sessionId: base!.session_id, ...outcome }) }))],
+    failOps: (err, cancelled) => [records.putOp(records.finished(base!, {
+      status: cancelled ? 'cancelled' : 'failed', error: envelope(turnError(kind, base!.session_id, realmId, err), log),
+    }))],
+  };
+  return { hooks, pendingDurable, accepted: (): DetachedRecord | null => base };
+}
+
 export function detachedStarter(sup: SessionHost, records: DetachedRequests, realmId: string) {
   return async (kind: 'create' | 'continue', ctx: HandlerContext): Promise<HandlerResult> => {
     const rid = clientRequestId(ctx) ?? `req_${randomUUID()}`;
     const pathId = kind === 'continue' ? parseSessionId(ctx.params.id, realmId) : '';
     const handle = sup.requests.begin(rid);
-    let base: DetachedRecord | null = null;
-    let durable!: () => void;
-    const pendingDurable = new Promise<void>((resolve) => (durable = resolve));
-    const hooks: TurnHooks = {
-      pendingOps: (sessionId, firstSeq) => {
-        base = records.fresh(rid, sessionId, kind, firstSeq);
-        return [records.putOp(base)];
-      },
-      onPendingDurable: () => durable(),
-      commitOps: (outcome) => [records.putOp(records.finished(base!, { status: 'completed', response: turnBody(realmId, { sessionId: base!.session_id, ...outcome }) }))],
-      failOps: (err, cancelled) => [records.putOp(records.finished(base!, {
-        status: cancelled ? 'cancelled' : 'failed', error: envelope(turnError(kind, base!.session_id, realmId, err), ctx.log),
-      }))],
-    };
+    const { hooks, pendingDurable, accepted: record } = detachedHooks(records, kind, rid, realmId, ctx.log);
     const run = kind === 'create'
       ? createSession(sup, ctx.body as CreateSessionRequest, rid, handle.signal, handle.markCommitting, undefined, hooks)
       : continueSession(sup, pathId, ctx.body as ContinueSessionRequest, rid, handle.signal, handle.markCommitting, hooks);
@@ -57,19 +66,23 @@ export function detachedStarter(sup: SessionHost, records: DetachedRequests, rea
     // Settled in the background once answered; its outcome is in the request record.
     settled.catch(() => {});
     const early = await Promise.race([pendingDurable.then(() => null), settled.then(() => null, (err: unknown) => ({ err }))]);
-    const accepted = base as DetachedRecord | null;
+    const accepted = record();
     if (!accepted) {
       const err = early?.err;
       if (err instanceof CreatedWithTurnFailure) throw turnError('create', err.sessionId, realmId, err.cause);
       throw err ?? new ServiceError('INTERNAL_ERROR', 'detached turn ended without a record');
     }
-    const sessionId = accepted.session_id;
-    const statusUrl = `/requests/${encodeURIComponent(rid)}`;
-    return {
-      status: 202,
-      headers: { location: statusUrl, 'preference-applied': 'respond-async' },
-      body: { session_id: sessionId, request_id: rid, status_url: statusUrl, events_url: `/sessions/${sessionId}/events?request_id=${encodeURIComponent(rid)}` },
-    };
+    return acceptedAsync(accepted.session_id, rid);
+  };
+}
+
+/** The 202 answer of a detached request (RFC 7240 respond-async). */
+export function acceptedAsync(sessionId: string, rid: string): HandlerResult {
+  const statusUrl = `/requests/${encodeURIComponent(rid)}`;
+  return {
+    status: 202,
+    headers: { location: statusUrl, 'preference-applied': 'respond-async' },
+    body: { session_id: sessionId, request_id: rid, status_url: statusUrl, events_url: `/sessions/${sessionId}/events?request_id=${encodeURIComponent(rid)}` },
   };
 }
 

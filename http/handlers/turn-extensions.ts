@@ -7,6 +7,8 @@ import type { HandlerContext, HandlerResult } from '../handler.ts';
 
 export interface TurnExtensions {
   respondAsync?(kind: 'create' | 'continue', ctx: HandlerContext): Promise<HandlerResult>;
+  /** A continue with busy_policy enqueue or steer (actors/busy); `detached` when it prefers respond-async. */
+  busyContinue?(ctx: HandlerContext, policy: 'enqueue' | 'steer', detached: boolean): Promise<HandlerResult>;
   /** The seq of a detached request's first event on that session. */
   requestStartSeq?(requestId: string, sessionId: string): Promise<number>;
 }

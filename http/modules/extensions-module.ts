@@ -1,11 +1,15 @@
 // http/modules/extensions-module.ts: Warren's extensions beyond SPEC.md: signed outbound webhooks from a
-// durable outbox (/webhooks), detached turns (Prefer: respond-async, /requests/{id}), and the discovery route GET /warren/extensions. Declares no capability
-// ids: /capabilities keeps SPEC.md's vocabulary.
+// durable outbox (/webhooks), detached turns (Prefer: respond-async, /requests/{id}), busy policies
+// (busy_policy on continue: a durable follow-up queue and steering), and the discovery route GET
+// /warren/extensions. Declares no capability ids: /capabilities keeps SPEC.md's vocabulary.
+import { FollowUps } from '../../actors/busy/follow-ups.ts';
 import { DetachedRequests } from '../../actors/detached/detached-requests.ts';
+import { BUSY_QUEUE_NS, type QueuedTurnRecord } from '../../contracts/busy.ts';
 import { WebhookService } from '../../actors/webhooks/webhook-service.ts';
 import { DETACHED_ROUTES } from '../../contracts/detached.ts';
 import { EXTENSION_ROUTES, type ExtensionInfo } from '../../contracts/extensions.ts';
 import { WEBHOOK_ROUTES } from '../../contracts/webhooks.ts';
+import { busyContinue, detachedAnswers } from '../handlers/busy.ts';
 import { detachedHandlers, detachedStarter } from '../handlers/detached.ts';
 import { turnExtensions } from '../handlers/turn-extensions.ts';
 import { webhookHandlers } from '../handlers/webhooks.ts';
@@ -26,7 +30,17 @@ const EXTENSIONS: ExtensionInfo[] = [
     request_fields: ['GET /sessions/{id}/events?request_id='],
     config_keys: ['extensions.detached_result_ttl_secs'],
   },
+  {
+    name: 'busy_policies',
+    description: 'POST /sessions/{id}/messages accepts busy_policy: reject (default: 409 SESSION_BUSY while a turn runs) | enqueue (a durable follow-up run in order after the current turn; 503 SERVICE_UNAVAILABLE when extensions.max_queued_turns wait) | steer (injected as a user message before the running turn\'s next model call and answered with that turn\'s response; a turn that ends first leaves it to run as the next turn). Without Prefer: respond-async the request waits for its turn; with it, 202 at once and GET /requests/{id} reports queued, then the turn. Interrupt cancels only the running turn (the queue goes on); archive drops the queue. Queued follow-ups survive a restart and run at startup. Create accepts and ignores busy_policy.',
+    routes: ['POST /sessions/{id}/messages', 'GET /requests/{request_id}', 'POST /requests/{request_id}/cancel'],
+    request_headers: ['Prefer: respond-async'],
+    request_fields: ['busy_policy'],
+    config_keys: ['extensions.max_queued_turns'],
+  },
 ];
+
+const DEFAULT_MAX_QUEUED_TURNS = 16;
 
 export function extensionsModule(ctx: ModuleContext): ModuleUnit {
   const { deps } = ctx.supervisor;
@@ -39,6 +53,13 @@ export function extensionsModule(ctx: ModuleContext): ModuleUnit {
   const slot = turnExtensions(ctx.sessions());
   slot.respondAsync = detachedStarter(ctx.sessions(), detached, ctx.realm.realmId);
   slot.requestStartSeq = (rid, sid) => detached.firstSeq(rid, sid);
+  const followUps = new FollowUps(ctx.sessions(), {
+    log: deps.log.child({ component: 'busy' }), now: ctx.clock('busy'),
+    maxQueued: () => ctx.config.current().extensions?.max_queued_turns ?? DEFAULT_MAX_QUEUED_TURNS,
+    detached: detachedAnswers(detached, ctx.realm.realmId, deps.log.child({ component: 'busy' })),
+  });
+  deps.followUps = followUps;
+  slot.busyContinue = busyContinue(followUps, ctx.realm.realmId);
   return {
     name: 'extensions',
     routes: [...EXTENSION_ROUTES, ...WEBHOOK_ROUTES, ...DETACHED_ROUTES],
@@ -48,6 +69,8 @@ export function extensionsModule(ctx: ModuleContext): ModuleUnit {
       ...detachedHandlers(detached, ttlMs),
     },
     configKeys: ['webhooks', 'extensions'],
+    // Follow-ups queued before a restart run again, in order per session.
+    start: async () => followUps.resume((await deps.store.listRecords<QueuedTurnRecord>(BUSY_QUEUE_NS)).map((r) => r.value)),
     close: () => webhooks.close(),
   };
 }
