@@ -131,13 +131,16 @@ export class SessionCore {
     return this.view().value;
   }
 
-  /** 'idle' | 'running' | 'held' | 'archived', plus the running sub-step. */
-  status(): { state: string; phase?: string; hold?: HoldClass } {
+  /** 'idle' | 'running' | 'held' | 'archived', plus the running sub-step and the busy-policy queue. */
+  status(): { state: string; phase?: string; hold?: HoldClass; followUps?: { queued: number; steering: number } } {
     const { value, context } = this.view();
+    const queued = context.queued ?? 0;
+    const steering = context.steering ?? 0;
+    const followUps = queued + steering > 0 ? { followUps: { queued, steering } } : {};
     // Between two queued follow-up turns the session is still busy (busy policies, actors/busy).
-    if (value === 'draining') return { state: 'running', phase: 'draining' };
+    if (value === 'draining') return { state: 'running', phase: 'draining', ...followUps };
     if (typeof value === 'string') return context.hold ? { state: value, hold: context.hold } : { state: value };
-    return { state: 'running', phase: (value as { running: string }).running };
+    return { state: 'running', phase: (value as { running: string }).running, ...followUps };
   }
 
   isRunning(): boolean {

@@ -141,7 +141,11 @@ export const ListSessionsQuery = Type.Object({
 });
 
 export const SessionStatus = Type.Object(
-  { session_id: Type.String(), state: Type.String(), phase: Type.Optional(Type.String()), durable_resume_hold: Type.Optional(Type.Unknown()) },
+  {
+    session_id: Type.String(), state: Type.String(), phase: Type.Optional(Type.String()), durable_resume_hold: Type.Optional(Type.Unknown()),
+    /** Warren extension (busy policies): follow-up turns queued and steering inputs waiting; omitted when none. */
+    follow_ups: Type.Optional(Type.Object({ queued: Type.Integer({ minimum: 0 }), steering: Type.Integer({ minimum: 0 }) })),
+  },
   { $id: 'SessionStatus' },
 );
 

@@ -145,6 +145,7 @@ export function sessionHandlers(sup: SessionHost, realmId: string, createExtras?
       const body: Record<string, unknown> = { session_id: id, state: st.state };
       if (st.phase) body.phase = st.phase;
       if (st.hold) body.durable_resume_hold = { hold_class: st.hold, session_id: id, content_retained: true };
+      if (st.followUps) body.follow_ups = st.followUps;
       return { status: 200, body };
     }),
     ...on(SESSION_ROUTE.history, async (ctx) => {
