@@ -204,7 +204,7 @@ export class FollowUps implements FollowUpPort {
         // The machine mirrors the queue; syncing it here also heals a count that drifted (a cancelled item).
         if (!actor.isRunning()) actor.machine.send({ type: 'queue.synced', count: q.follow.length });
         if (!next) return;
-        if (await this.run(sessionId, next) === 'stop') return;
+        if (await this.run(sessionId, next) === 'stop') return this.shutDown(q);
       }
     } finally {
       q.driving = false;
@@ -249,6 +249,12 @@ export class FollowUps implements FollowUpPort {
       this.finish(item, { error: err });
       return 'next';
     }
+  }
+
+  /** Shutdown: waiting callers are answered 503; the records stay and run at the next start. */
+  private shutDown(q: SessionQueue): void {
+    const err = new ServiceError('SERVICE_UNAVAILABLE', 'server is shutting down; the follow-up stays queued and runs at the next start');
+    for (const item of [...q.follow, ...q.steering]) this.finish(item, { error: err });
   }
 
   /** A waiting item cancelled by POST /requests/{id}/cancel leaves the queue (its turn never started). */

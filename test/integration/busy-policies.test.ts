@@ -10,29 +10,9 @@ import { echoReply, type ScriptedReply } from '../../providers/scripted.ts';
 import { plainText } from '../../providers/transcript-map.ts';
 import { call, createSession, startApp } from '../helpers/app.ts';
 import { deferred, gatedAt } from '../helpers/gates.ts';
+import { queuedIs as queued, terminal, untilStatus as until } from '../helpers/follow-ups.ts';
 
 const ASYNC = { prefer: 'respond-async' };
-
-/** Polls the session status until `pred` holds (the queue counts are live machine context). */
-async function until(base: string, sid: string, pred: (body: Record<string, any>) => boolean): Promise<void> { // eslint-disable-line @typescript-eslint/no-explicit-any
-  for (let i = 0; ; i++) {
-    const r = await call(base, 'GET', `/sessions/${sid}/status`);
-    if (pred(r.body)) return;
-    if (i > 4000) assert.fail(`status never matched: ${JSON.stringify(r.body)}`);
-    await new Promise((res) => setTimeout(res, 5));
-  }
-}
-const queued = (n: number) => (b: Record<string, any>) => (b.follow_ups?.queued ?? 0) === n; // eslint-disable-line @typescript-eslint/no-explicit-any
-
-/** Polls GET /requests/{id} until terminal. */
-export async function terminal(base: string, rid: string): Promise<Record<string, any>> { // eslint-disable-line @typescript-eslint/no-explicit-any
-  for (let i = 0; ; i++) {
-    const r = await call(base, 'GET', `/requests/${rid}`);
-    if (r.status !== 200 || !['queued', 'running'].includes(r.body.status)) return r.body;
-    if (i > 4000) assert.fail(`request ${rid} never settled`);
-    await new Promise((res) => setTimeout(res, 5));
-  }
-}
 
 const lastUser = (req: { messages: ProviderRequest['messages'] }) => {
   const m = [...req.messages].reverse().find((x) => x.role === 'user');
@@ -202,5 +182,9 @@ describe('busy policies', () => {
     assert.ok(!JSON.stringify(caps.body).includes('busy'));
     const spec = JSON.stringify((await call(app.url, 'GET', '/openapi.json')).body);
     assert.ok(spec.includes('busy_policy') && spec.includes('steer'));
+    // The viewer draws the session machine from its definition: the draining state is there.
+    const graph = await call(app.url, 'GET', '/inspect/machines/session');
+    assert.equal(graph.status, 200, JSON.stringify(graph.body));
+    assert.ok(graph.body.states.some((st: { key: string }) => st.key === 'draining'));
   });
 });

@@ -30,6 +30,7 @@ function sample(type: SessionEvent['type'], generation: number): SessionEvent {
     case 'turn.requested': return turn('r-x', 9);
     case 'turn.phase': return { type, generation, phase: 'executing_tools' };
     case 'recovery.detected': return { type, hold: null };
+    case 'queue.synced': return { type, count: 1 };
     default: return { type } as SessionEvent;
   }
 }
@@ -42,7 +43,8 @@ function reach(): Record<string, Snap> {
   const cancelling = send(running, { type: 'interrupt.requested' });
   const held = send(running, { type: 'recovery.detected', hold: 'tail_held_for_recovery' });
   const archived = send(idle, { type: 'archive.requested' });
-  return { idle, running, tools, committing, cancelling, held, archived };
+  const draining = send(idle, { type: 'followup.enqueued' });
+  return { idle, running, tools, committing, cancelling, held, archived, draining };
 }
 
 describe('session machine', () => {
@@ -135,5 +137,48 @@ describe('session machine', () => {
     const [s, emitted] = step(archived, turn('r5', 5));
     assert.equal(s.value, 'archived');
     assert.deepEqual(emitted, [{ type: 'turn.rejected', ticket: 5, requestId: 'r5', verdict: 'archived' }]);
+  });
+
+  it('busy policies: follow-ups are counted, admitted only from draining as queued turns, in order', () => {
+    const { tools } = reach();
+    let s = send(send(tools, { type: 'followup.enqueued' }), { type: 'followup.enqueued' });
+    assert.equal(s.context.queued, 2);
+    s = send(s, DONE);
+    assert.equal(s.value, 'draining');
+    // A fresh request cannot jump the queue; the next follow-up is admitted.
+    assert.equal((step(s, turn('fresh', 7))[1][0] as { verdict: string }).verdict, 'busy');
+    s = send(s, { type: 'turn.requested', requestId: 'q1', ticket: 8, work, queued: true });
+    assert.deepEqual(s.value, { running: 'calling_model' });
+    assert.equal(s.context.queued, 1);
+    s = send(send(s, ERROR), { type: 'followup.discarded' });
+    assert.equal(s.value, 'idle');
+    assert.equal(s.context.queued, 0);
+  });
+
+  it('busy policies: steering is counted while running, cleared when injected, and becomes a follow-up when the turn ends first', () => {
+    const { running } = reach();
+    const steered = send(running, { type: 'steer.requested' });
+    assert.equal(steered.context.steering, 1);
+    assert.equal(send(steered, { type: 'steer.injected' }).context.steering, 0);
+    const ended = send(steered, DONE);
+    assert.equal(ended.value, 'draining');
+    assert.equal(ended.context.queued, 1);
+    assert.equal(ended.context.steering, 0);
+  });
+
+  it('busy policies: archive drops the queue; a restored draining snapshot comes back idle until the durable queue is synced', () => {
+    const { draining } = reach();
+    const archived = send(draining, { type: 'archive.requested' });
+    assert.equal(archived.value, 'archived');
+    assert.equal(archived.context.queued, 0);
+    const recovered = send(draining, { type: 'recovery.detected', hold: null });
+    assert.equal(recovered.value, 'idle');
+    assert.equal(recovered.context.queued, 0);
+    const synced = send(recovered, { type: 'queue.synced', count: 3 });
+    assert.equal(synced.value, 'draining');
+    assert.equal(synced.context.queued, 3);
+    assert.equal(send(synced, { type: 'queue.synced', count: 0 }).value, 'idle');
+    // A stored snapshot never claims follow-ups (the durable queue is the truth after a restart).
+    assert.equal(restingSnapshot(synced.context).context.queued, undefined);
   });
 });
