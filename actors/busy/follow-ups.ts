@@ -97,6 +97,8 @@ export class FollowUps implements FollowUpPort {
     const steerNow = policy === 'steer' && st.state === 'running' && (st.phase === 'calling_model' || st.phase === 'executing_tools');
     (steerNow ? q.steering : q.follow).push(item);
     actor.machine.send({ type: steerNow ? 'steer.requested' : 'followup.enqueued' });
+    // Cancellable from now on (also while its record is being written).
+    handle.signal.addEventListener('abort', () => void this.cancelWaiting(sessionId, item, handle.signal.reason), { once: true });
     try {
       await actor.persist([{ op: 'putRecord', ns: BUSY_QUEUE_NS, key: queueKey(sessionId, rec.seq), value: rec }, ...(detached ? this.opts.detached.queuedOps(requestId, sessionId) : [])]);
     } catch (err) {
@@ -105,7 +107,6 @@ export class FollowUps implements FollowUpPort {
       this.kick(sessionId);
       throw err;
     }
-    handle.signal.addEventListener('abort', () => void this.cancelWaiting(sessionId, item, handle.signal.reason), { once: true });
     this.kick(sessionId);
     return { result };
   }
@@ -163,8 +164,8 @@ export class FollowUps implements FollowUpPort {
       for (const item of late) item.state = 'waiting';
       q.follow.unshift(...late);
     }
-    if (q.follow.length) this.kick(sessionId);
-    else if (q.injected.length === 0 && !q.driving) this.queues.delete(sessionId);
+    // The driver runs the next follow-up, or brings the machine's counts back to the queue's (idle).
+    this.kick(sessionId);
   }
 
   /** Archive: every waiting follow-up and steering input is dropped (answered cancelled). */

@@ -164,6 +164,40 @@ describe('busy policies', () => {
     assert.equal(app.provider.requests.length, 4);
   });
 
+  it('cancel removes a waiting follow-up from the queue; steer with respond-async reports the running turn', async (t) => {
+    const toolGate = deferred();
+    const entered = deferred();
+    const script = (req: ProviderRequest, i: number): ScriptedReply => {
+      if (i === 1) {
+        entered.resolve();
+        return { tool_calls: [{ name: 'datetime', args: {}, id: 'dt_1' }], waitFor: toolGate.promise };
+      }
+      return echoReply(req);
+    };
+    const app = await startApp(t, script);
+    const sid = await createSession(app.url, { prompt: 'hi', enable_builtins: true });
+    const first = call(app.url, 'POST', `/sessions/${sid}/messages`, { session_id: sid, prompt: 'a' });
+    await entered.promise;
+    const waiting = call(app.url, 'POST', `/sessions/${sid}/messages`, { session_id: sid, prompt: 'never', busy_policy: 'enqueue' }, { 'x-warren-request-id': 'w-1' });
+    await until(app.url, sid, queued(1));
+    assert.deepEqual((await call(app.url, 'POST', '/requests/w-1/cancel')).body, { request_id: 'w-1', cancelled: true });
+    const cancelled = await waiting;
+    assert.equal(cancelled.status, 499);
+    assert.equal(cancelled.body.code, 'REQUEST_CANCELLED');
+    await until(app.url, sid, (b) => !b.follow_ups);
+    const steer = await call(app.url, 'POST', `/sessions/${sid}/messages`, { session_id: sid, prompt: 'steer async', busy_policy: 'steer' }, ASYNC);
+    assert.equal(steer.status, 202);
+    assert.equal((await call(app.url, 'GET', steer.body.status_url)).body.status, 'queued');
+    toolGate.resolve();
+    const a = await first;
+    assert.equal(a.body.text, 'echo: steer async');
+    const done = await terminal(app.url, steer.body.request_id);
+    assert.equal(done.status, 'completed');
+    assert.deepEqual(done.response, a.body);
+    assert.equal(app.provider.requests.length, 3);
+    assert.ok(!app.provider.requests.some((r) => lastUser(r) === 'never'));
+  });
+
   it('validates busy_policy (400 envelope), create accepts and ignores it, and discovery declares it', async (t) => {
     const app = await startApp(t);
     const sid = await createSession(app.url, { prompt: 'hi', busy_policy: 'enqueue' });
