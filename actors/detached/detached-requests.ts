@@ -49,8 +49,10 @@ export class DetachedRequests {
   }
 
   /** The seq of the turn's first event (for GET /sessions/{id}/events?request_id=). */
-  async firstSeq(requestId: string, sessionId: string): Promise<number> {
+  async firstSeq(requestId: string, sessionId: string, queuedTail?: () => Promise<number>): Promise<number> {
     const rec = await this.store.getRecord<DetachedRecord>(DETACHED_NS, requestId);
+    // A queued follow-up (actors/busy) has not started: every later event precedes or belongs to its turn.
+    if (rec && rec.session_id === sessionId && rec.status === 'queued' && queuedTail) return queuedTail();
     if (!rec || rec.session_id !== sessionId || rec.first_seq === undefined) {
       throw new ServiceError('BAD_REQUEST', `no detached request ${requestId} on session ${sessionId}`, { request_id: requestId });
     }

@@ -52,7 +52,8 @@ export function extensionsModule(ctx: ModuleContext): ModuleUnit {
   const detached = new DetachedRequests(deps.store, ctx.clock('detached'), ttlMs);
   const slot = turnExtensions(ctx.sessions());
   slot.respondAsync = detachedStarter(ctx.sessions(), detached, ctx.realm.realmId);
-  slot.requestStartSeq = (rid, sid) => detached.firstSeq(rid, sid);
+  // A follow-up still queued (busy policies) has no first event yet: its stream starts at the live tail.
+  slot.requestStartSeq = (rid, sid) => detached.firstSeq(rid, sid, async () => (await ctx.sessions().get(sid)).hub.lastSeq + 1);
   const followUps = new FollowUps(ctx.sessions(), {
     log: deps.log.child({ component: 'busy' }), now: ctx.clock('busy'),
     maxQueued: () => ctx.config.current().extensions?.max_queued_turns ?? DEFAULT_MAX_QUEUED_TURNS,

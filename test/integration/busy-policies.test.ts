@@ -10,6 +10,7 @@ import { echoReply, type ScriptedReply } from '../../providers/scripted.ts';
 import { plainText } from '../../providers/transcript-map.ts';
 import { call, createSession, startApp } from '../helpers/app.ts';
 import { deferred, gatedAt } from '../helpers/gates.ts';
+import { openEvents } from '../helpers/sse-client.ts';
 import { queuedIs as queued, terminal, untilStatus as until } from '../helpers/follow-ups.ts';
 
 const ASYNC = { prefer: 'respond-async' };
@@ -60,8 +61,14 @@ for (const transport of ['node', 'uws'] as const) {
       assert.equal(res.status, 202, JSON.stringify(res.body));
       assert.equal(res.body.status_url, '/requests/q-1');
       assert.equal((await call(app.url, 'GET', '/requests/q-1')).body.status, 'queued');
+      // Its events_url works while it waits: the stream starts at the live tail and carries its turn.
+      const events = await openEvents(app.url, sid, {}, '?request_id=q-1');
+      t.after(() => events.close());
       gate.open.resolve();
       await first;
+      await events.until((c) => c.frames.filter((f) => f.event === 'run_completed').length === 2, 'both turns');
+      const started = events.envelopes().filter((e) => e.payload.type === 'run_started');
+      assert.deepEqual(started.map((e) => (e.payload as unknown as { input: { content: string } }).input.content), ['later']);
       const done = await terminal(app.url, 'q-1');
       assert.equal(done.status, 'completed');
       assert.equal(done.response.text, 'echo: later');
