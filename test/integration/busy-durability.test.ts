@@ -16,13 +16,13 @@ import { queuedIs, terminal, untilStatus } from '../helpers/follow-ups.ts';
 
 const ASYNC = { prefer: 'respond-async' };
 
-describe('busy policies across kill -9', () => {
+for (const backend of ['lmdb', 'sqlite'] as const) describe(`busy policies across kill -9 (${backend})`, () => {
   it('queued follow-ups survive SIGKILL and run in order at the next start', async (t) => {
     const dir = await tmpDir('warren-busy-kill-');
     t.after(() => dir.cleanup());
     const realm = 'busy-kill';
     await writeRealmConfig(dir.path, realm, { providers: { scripted: { replies: [{ text: 'first' }, { text: 'never', delay_ms: 600_000 }] } } });
-    const first = await startServerProcess({ stateRoot: dir.path, realm, t });
+    const first = await startServerProcess({ stateRoot: dir.path, realm, backend, t });
     const sid = (await call(first.url, 'POST', '/sessions', { prompt: 'a', provider: 'scripted' })).body.session_id as string;
     const running = await call(first.url, 'POST', `/sessions/${sid}/messages`, { session_id: sid, prompt: 'b' }, ASYNC);
     assert.equal(running.status, 202);
@@ -33,7 +33,7 @@ describe('busy policies across kill -9', () => {
     await first.kill('SIGKILL');
     // The next process echoes (its script starts over, so it is emptied).
     await writeRealmConfig(dir.path, realm, { providers: { scripted: { replies: [] } } });
-    const second = await startServerProcess({ stateRoot: dir.path, realm, t });
+    const second = await startServerProcess({ stateRoot: dir.path, realm, backend, t });
     const cut = await call(second.url, 'GET', running.body.status_url);
     assert.equal(cut.body.status, 'failed');
     assert.equal(cut.body.error.details.reason, 'interrupted_by_restart');

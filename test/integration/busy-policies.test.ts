@@ -20,11 +20,12 @@ const lastUser = (req: { messages: ProviderRequest['messages'] }) => {
   return m && m.role === 'user' ? plainText(m.content) : '';
 };
 
-for (const transport of ['node', 'uws'] as const) {
-  describe(`busy policies over ${transport}`, () => {
+const VARIANTS = [['node', 'lmdb'], ['uws', 'lmdb'], ['node', 'memory'], ['node', 'jsonl']] as const;
+for (const [transport, realmBackend] of VARIANTS) {
+  describe(`busy policies over ${transport} (${realmBackend})`, () => {
     it('reject is the default 409; three enqueued continues run in order, each answered with its own turn', async (t) => {
       const gate = gatedAt(1, 'first done');
-      const app = await startApp(t, gate.script, { httpTransport: transport });
+      const app = await startApp(t, gate.script, { httpTransport: transport, realmBackend });
       const sid = await createSession(app.url);
       const first = call(app.url, 'POST', `/sessions/${sid}/messages`, { session_id: sid, prompt: 'a' });
       await gate.entered.promise;
@@ -53,7 +54,7 @@ for (const transport of ['node', 'uws'] as const) {
 
     it('enqueue with Prefer: respond-async answers 202 at once; GET /requests/{id} goes queued → completed', async (t) => {
       const gate = gatedAt(1);
-      const app = await startApp(t, gate.script, { httpTransport: transport });
+      const app = await startApp(t, gate.script, { httpTransport: transport, realmBackend });
       const sid = await createSession(app.url);
       const first = call(app.url, 'POST', `/sessions/${sid}/messages`, { session_id: sid, prompt: 'a' });
       await gate.entered.promise;
