@@ -296,6 +296,4 @@ export class FollowUps implements FollowUpPort {
   }
 }
 
-function isCancel(err: unknown): boolean {
-  return isServiceError(err) && err.code === 'REQUEST_CANCELLED';
-}
+const isCancel = (err: unknown): boolean => isServiceError(err) && err.code === 'REQUEST_CANCELLED';

@@ -97,8 +97,8 @@ export function sessionHandlers(sup: SessionHost, realmId: string, createExtras?
     ...on(SESSION_ROUTE['continue'], async (ctx) => {
       // busy_policy enqueue/steer (Warren extension) goes to the session's follow-up queue.
       const policy = ctx.body.busy_policy;
-      const busy = policy === 'enqueue' || policy === 'steer' ? turnExtensions(sup).busyContinue : undefined;
-      if (busy && policy && policy !== 'reject') return busy(ctx, policy, prefersAsync(ctx));
+      const busy = turnExtensions(sup).busyContinue;
+      if (busy && (policy === 'enqueue' || policy === 'steer')) return busy(ctx, policy, prefersAsync(ctx));
       const detached = prefersAsync(ctx) ? turnExtensions(sup).respondAsync : undefined;
       if (detached) return detached('continue', ctx);
       const id = parseSessionId(ctx.params.id, realmId);
