@@ -28,7 +28,10 @@ for (const backend of ['lmdb', 'sqlite'] as const) describe(`busy policies acros
     assert.equal(running.status, 202);
     const c = await call(first.url, 'POST', `/sessions/${sid}/messages`, { session_id: sid, prompt: 'c', busy_policy: 'enqueue' }, ASYNC);
     const d = await call(first.url, 'POST', `/sessions/${sid}/messages`, { session_id: sid, prompt: 'd', busy_policy: 'enqueue' }, ASYNC);
-    assert.deepEqual([c.status, d.status], [202, 202]);
+    // Steering the running turn never reaches (it is killed first) runs as a follow-up after the restart.
+    const e = await call(first.url, 'POST', `/sessions/${sid}/messages`, { session_id: sid, prompt: 'e', busy_policy: 'steer' }, ASYNC);
+    assert.deepEqual([c.status, d.status, e.status], [202, 202, 202]);
+    assert.deepEqual((await call(first.url, 'GET', `/sessions/${sid}/status`)).body.follow_ups, { queued: 2, steering: 1 });
     assert.equal((await call(first.url, 'GET', c.body.status_url)).body.status, 'queued');
     await first.kill('SIGKILL');
     // The next process echoes (its script starts over, so it is emptied).
@@ -43,10 +46,13 @@ for (const backend of ['lmdb', 'sqlite'] as const) describe(`busy policies acros
     assert.equal(cr.response.text, 'echo: c');
     assert.equal(dr.status, 'completed', JSON.stringify(dr));
     assert.equal(dr.response.text, 'echo: d');
+    const er = await terminal(second.url, e.body.request_id);
+    assert.equal(er.status, 'completed', JSON.stringify(er));
+    assert.equal(er.response.text, 'echo: e');
     const history = await call(second.url, 'GET', `/sessions/${sid}/history`);
     const users = history.body.messages.filter((m: { role: string; transcript_role?: string }) => m.role === 'user' && m.transcript_role === 'conversational').map((m: { content: string }) => m.content);
-    assert.deepEqual(users, ['a', 'c', 'd']);
-    const next = await call(second.url, 'POST', `/sessions/${sid}/messages`, { session_id: sid, prompt: 'e' });
+    assert.deepEqual(users, ['a', 'c', 'd', 'e']);
+    const next = await call(second.url, 'POST', `/sessions/${sid}/messages`, { session_id: sid, prompt: 'f' });
     assert.equal(next.status, 200, JSON.stringify(next.body));
     await second.kill('SIGKILL');
   });
