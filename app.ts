@@ -92,7 +92,10 @@ export async function createApp(opts: AppOptions = {}): Promise<App> {
   const realmConfig = await RealmConfig.open(realm, { instanceId: opts.instance, exposePaths: opts.exposePaths ?? false, logger: log });
   // Observation wraps the store (timed commits) and hooks the runtime, so it exists before both.
   const observe = new Observability({ backend: realm.backend, log: log.child({ component: 'observe' }), config: () => realmConfig.current() });
-  const store = withStoreHealth(observe.wrapStore(await openStore(realm.backend, realm.storeDir)));
+  const storage = realmConfig.current().storage;
+  const postgresUrl = env.WARREN_DATABASE_URL || storage?.postgres_url;
+  const rawStore = await openStore(realm.backend, realm.storeDir, { postgres: postgresUrl ? { url: postgresUrl, poolMax: storage?.pool_max } : undefined });
+  const store = withStoreHealth(observe.wrapStore(rawStore));
   const contextRoot = opts.contextRoot ?? process.cwd();
   await mkdir(contextRoot, { recursive: true });
 

@@ -4,7 +4,7 @@ import { resolve } from 'node:path';
 import { LOG_LEVELS, type LogLevel } from './logger.ts';
 
 /** Backends `--realm-backend` accepts. */
-export const REALM_BACKEND_CHOICES = ['lmdb', 'jsonl', 'memory', 'sqlite'] as const;
+export const REALM_BACKEND_CHOICES = ['lmdb', 'jsonl', 'memory', 'sqlite', 'postgres'] as const;
 export type RealmBackendChoice = (typeof REALM_BACKEND_CHOICES)[number];
 
 export const HTTP_TRANSPORT_CHOICES = ['uws', 'node', 'auto'] as const;
@@ -55,8 +55,10 @@ Options:
                             letter or digit; not UUID-shaped). Default: a new isolated realm-<id>.
   --isolated                Open a new isolated opaque realm (cannot be combined with --realm).
   --instance <id>           Instance id of this process within the realm (same format as realm ids).
-  --realm-backend <name>    Storage backend for a NEW realm: lmdb (default), sqlite, jsonl or memory.
-                            Once a realm exists, the backend pinned in its realm_manifest.json wins.
+  --realm-backend <name>    Storage backend for a NEW realm: lmdb (default), sqlite, postgres, jsonl
+                            or memory. Once a realm exists, the backend pinned in its
+                            realm_manifest.json wins. postgres reads its database URL from
+                            WARREN_DATABASE_URL or config [storage] postgres_url.
   --state-root <path>       Directory holding realms: each realm is <path>/<realm>/. Default:
                             <app data>/warren/realms (~/.local/share or $XDG_DATA_HOME on Linux,
                             ~/Library/Application Support on macOS, %APPDATA% on Windows).

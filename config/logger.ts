@@ -23,6 +23,10 @@ const SECRET_FIELDS = [
   'password',
   'pairing_password',
   'authorization',
+  // Database URLs carry the password (the postgres backend's [storage] postgres_url / WARREN_DATABASE_URL).
+  'postgres_url',
+  'database_url',
+  'connectionString',
 ];
 
 /** Header names that carry credentials (lowercase, as Node and uWS deliver them). */

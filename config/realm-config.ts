@@ -5,6 +5,7 @@
 // holding the same expected_generation wins.
 import { readFile } from 'node:fs/promises';
 import type { Logger } from 'pino';
+import { redactDatabaseUrl } from '../contracts/cluster.ts';
 import type { Config, ConfigEnvelope } from '../contracts/config.ts';
 import { ServiceError } from '../contracts/errors.ts';
 import { withFileLock } from './file-lock.ts';
@@ -114,7 +115,7 @@ export class RealmConfig {
   /** The GET /config body. resolved_paths only with `--expose-paths`. */
   envelope(): ConfigEnvelope {
     const envelope: ConfigEnvelope = {
-      config: this.#config,
+      config: redactSecrets(this.#config),
       generation: this.#generation,
       realm_id: this.#realm.realmId,
       instance_id: this.#instanceId,
@@ -183,7 +184,7 @@ export class RealmConfig {
         if (expected !== undefined && expected !== current) {
           throw new ServiceError('BAD_REQUEST', `Generation conflict: expected ${expected}, current ${current}`);
         }
-        const next = await build();
+        const next = keepRedacted(await build(), this.#config);
         await writeConfigFileAtomic(this.#realm.configPath, next);
         await writeFileAtomic(this.#realm.configStatePath, `${JSON.stringify({ generation: current + 1 })}\n`);
         this.#config = deepFreeze(next);
@@ -204,4 +205,18 @@ export class RealmConfig {
       }
     }
   }
+}
+
+/** The config GET /config shows: the database URL's password replaced by `***`. */
+function redactSecrets(config: Config): Config {
+  const url = config.storage?.postgres_url;
+  if (url === undefined) return config;
+  return { ...config, storage: { ...config.storage!, postgres_url: redactDatabaseUrl(url) } };
+}
+
+/** A written config that carries back the redacted URL GET /config showed keeps the stored one. */
+function keepRedacted(next: Config, current: Config): Config {
+  const url = current.storage?.postgres_url;
+  if (url === undefined || next.storage?.postgres_url !== redactDatabaseUrl(url) || next.storage.postgres_url === url) return next;
+  return { ...next, storage: { ...next.storage, postgres_url: url } };
 }

@@ -25,7 +25,7 @@ export const DEFAULT_BACKEND: RealmBackendChoice = 'lmdb';
 export const RealmManifest = Type.Object(
   {
     realm_id: Type.String(),
-    backend: Type.Union([Type.Literal('lmdb'), Type.Literal('jsonl'), Type.Literal('memory'), Type.Literal('sqlite')]),
+    backend: Type.Union([Type.Literal('lmdb'), Type.Literal('jsonl'), Type.Literal('memory'), Type.Literal('sqlite'), Type.Literal('postgres')]),
     origin: Type.String(),
     created_at: Type.String(),
   },

@@ -4,6 +4,7 @@
 // config/toml.ts applies the defaults and validates; config/realm-config.ts serves the envelope.
 import { Type, type Static } from 'typebox';
 import { AuthSection } from './auth.ts';
+import { ClusterSection, StorageSection } from './cluster.ts';
 import { McpServerConfig } from './mcp.ts';
 import { BudgetSection, DurationValue, HooksSection } from './turn-features.ts';
 import { ExtensionsSection, WebhookConfigEntry } from './webhooks.ts';
@@ -216,6 +217,9 @@ export const Config = Type.Object(
     webhooks: Type.Optional(Type.Array(WebhookConfigEntry)),
     /** Tuning of Warren's extensions: webhook delivery, detached turns (contracts/webhooks.ts). */
     extensions: Type.Optional(ExtensionsSection),
+    /** The postgres backend's database and multi-node ownership (contracts/cluster.ts). */
+    storage: Type.Optional(StorageSection),
+    cluster: Type.Optional(ClusterSection),
     /** Top-level output cap kept for compatibility with the reference config (omitted when unset). */
     max_tokens: Type.Optional(Type.Integer({ minimum: 1 })),
   },

@@ -4,19 +4,31 @@ import { ServiceError } from '../contracts/errors.ts';
 import { SUPPORTED_BACKENDS, type Store } from './store.ts';
 import { openLmdbStore } from './lmdb-store.ts';
 import { openSqliteStore } from './sqlite-store.ts';
+import { openPostgresStore, type PostgresOptions } from './postgres-store.ts';
 import { openJsonlStore } from './jsonl-store.ts';
 import { createMemoryStore } from './memory-store.ts';
 
+/** Backend settings that do not live in the store directory. */
+export interface OpenStoreOptions {
+  /** The postgres backend's database (`[storage] postgres_url` or `WARREN_DATABASE_URL`). */
+  postgres?: PostgresOptions;
+}
+
 /**
- * Opens the realm store for `backend` under `dir` (ignored for memory).
- * @throws ServiceError BAD_REQUEST naming the backend and listing the supported ones.
+ * Opens the realm store for `backend` under `dir` (ignored for memory and postgres).
+ * @throws ServiceError BAD_REQUEST naming the backend and listing the supported ones, or when postgres has no URL.
  */
-export async function openStore(backend: string, dir: string): Promise<Store> {
+export async function openStore(backend: string, dir: string, opts: OpenStoreOptions = {}): Promise<Store> {
   switch (backend) {
     case 'lmdb':
       return openLmdbStore(dir);
     case 'sqlite':
       return openSqliteStore(dir);
+    case 'postgres':
+      if (!opts.postgres?.url) {
+        throw new ServiceError('BAD_REQUEST', 'the postgres realm backend needs a database URL: set WARREN_DATABASE_URL or [storage] postgres_url', { backend });
+      }
+      return openPostgresStore(opts.postgres);
     case 'jsonl':
       return openJsonlStore(dir);
     case 'memory':

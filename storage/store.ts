@@ -1,4 +1,4 @@
-// storage/store.ts: the Store interface every backend implements (lmdb default, sqlite, jsonl, memory).
+// storage/store.ts: the Store interface every backend implements (lmdb default, sqlite, postgres, jsonl, memory).
 // Actors are the only callers; writes go through one chained writer per actor (actors/persistence.ts).
 import type { LedgerEntry, SessionRecord } from '../contracts/records.ts';
 import type { Message } from '../contracts/transcript.ts';
@@ -6,8 +6,8 @@ import type { Message } from '../contracts/transcript.ts';
 /** The stored shapes are schemas in contracts/records.ts (validated on read, storage/record-migrations.ts). */
 export type { LedgerEntry, SessionRecord };
 
-export type BackendName = 'lmdb' | 'sqlite' | 'jsonl' | 'memory';
-export const SUPPORTED_BACKENDS: readonly BackendName[] = ['lmdb', 'sqlite', 'jsonl', 'memory'];
+export type BackendName = 'lmdb' | 'sqlite' | 'postgres' | 'jsonl' | 'memory';
+export const SUPPORTED_BACKENDS: readonly BackendName[] = ['lmdb', 'sqlite', 'postgres', 'jsonl', 'memory'];
 
 /** One write inside an atomic batch. */
 export type StoreOp =

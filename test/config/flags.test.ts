@@ -47,7 +47,7 @@ describe('parseServeArgs', () => {
   });
 
   it('accepts every backend, transport and log level', () => {
-    for (const backend of ['lmdb', 'jsonl', 'memory', 'sqlite'] as const) {
+    for (const backend of ['lmdb', 'jsonl', 'memory', 'sqlite', 'postgres'] as const) {
       assert.equal(parseServeArgs(['--realm-backend', backend]).realmBackend, backend);
     }
     for (const transport of ['uws', 'node', 'auto'] as const) {
@@ -83,7 +83,7 @@ describe('parseServeArgs', () => {
     rejects(['--realm', 'has space'], /is invalid/);
     rejects(['--realm', '0190d6a2-7c1e-7b3a-9f00-0123456789ab'], /must not be UUID-shaped/);
     rejects(['--instance', 'bad/id'], /--instance 'bad\/id' is invalid/);
-    rejects(['--realm-backend', 'postgres'], /--realm-backend must be one of lmdb, jsonl, memory, sqlite/);
+    rejects(['--realm-backend', 'cassandra'], /--realm-backend must be one of lmdb, jsonl, memory, sqlite, postgres/);
     rejects(['--http-transport', 'h2'], /--http-transport must be one of uws, node, auto/);
     rejects(['--log-level', 'verbose'], /--log-level must be one of/);
   });

@@ -123,10 +123,10 @@ describe('openRealm', () => {
 
   it('refuses to create a realm on a backend this build lacks and writes nothing', async () => {
     const stateRoot = join(root, 'unbuilt');
-    const backendHint = 'postgres' as unknown as 'sqlite';
+    const backendHint = 'cassandra' as unknown as 'sqlite';
     await assert.rejects(
       openRealm({ realm: 'pg', stateRoot, backendHint, isolated: false, logger: capturingLogger().logger }),
-      (err: unknown) => err instanceof ServiceError && /postgres.*supported backends: lmdb, sqlite, jsonl, memory/.test(err.message),
+      (err: unknown) => err instanceof ServiceError && /cassandra.*supported backends: lmdb, sqlite, postgres, jsonl, memory/.test(err.message),
     );
     await assert.rejects(readdir(join(stateRoot, 'pg')), { code: 'ENOENT' });
   });

@@ -1,0 +1,50 @@
+// contracts/cluster.ts: the config sections of the postgres backend and of multi-node clusters
+// (`[storage]`, `[cluster]`), the wire shape of the cluster part of /runtime/host_info, and the one
+// redaction of a database URL (logs, errors, GET /config).
+import { Type, type Static } from 'typebox';
+
+/** `[storage]`: where the postgres realm backend connects (WARREN_DATABASE_URL wins over postgres_url). */
+export const StorageSection = Type.Object(
+  {
+    /** `postgres://user:password@host:port/database[?sslmode=require]`; its password is redacted in GET /config and logs. */
+    postgres_url: Type.Optional(Type.String({ minLength: 1 })),
+    /** Upper bound on this node's pooled database connections. */
+    pool_max: Type.Integer({ minimum: 2, maximum: 1000, default: 10 }),
+  },
+  { default: {}, additionalProperties: true },
+);
+export type StorageSection = Static<typeof StorageSection>;
+
+/** `[cluster]`: ownership leases and how peers reach this node (postgres backend only). */
+export const ClusterSection = Type.Object(
+  {
+    /** How long a node's ownership of a session lasts without renewal (ms); renewed every third of it. */
+    lease_ms: Type.Integer({ minimum: 200, maximum: 600_000, default: 5000 }),
+    /** URL peers forward requests to (default: the URL this node listens on). */
+    advertise_url: Type.Optional(Type.String({ minLength: 1 })),
+    /** This node's id (default: a random one per process start). */
+    node_id: Type.Optional(Type.String({ minLength: 1, maxLength: 128 })),
+  },
+  { default: {}, additionalProperties: true },
+);
+export type ClusterSection = Static<typeof ClusterSection>;
+
+/** One node of the cluster as /runtime/host_info reports it. */
+export const ClusterNodeInfo = Type.Object({
+  node_id: Type.String(),
+  url: Type.String(),
+  alive: Type.Boolean(),
+  heartbeat_age_ms: Type.Integer(),
+});
+export type ClusterNodeInfo = Static<typeof ClusterNodeInfo>;
+
+/** The URL with its password replaced by `***` (an unparseable URL is hidden whole). */
+export function redactDatabaseUrl(url: string): string {
+  try {
+    const u = new URL(url);
+    if (u.password) u.password = '***';
+    return u.toString();
+  } catch {
+    return '[unparseable database url]';
+  }
+}
