@@ -35,6 +35,9 @@ import type { Provider } from './providers/provider.ts';
 import type { ProviderName } from './contracts/session.ts';
 import { createProviderRegistry, type ProviderRegistry } from './providers/registry.ts';
 import { openStore } from './storage/open-store.ts';
+import { clusterForwarding } from './http/cluster-forward.ts';
+import { clusterForwardOptions } from './http/modules/cluster-setup.ts';
+import { startCluster } from './actors/cluster/cluster-node.ts';
 
 /**
  * Every subsystem, one line each, in route catalog order (see docs/runtime.md "How to add a subsystem").
@@ -95,7 +98,9 @@ export async function createApp(opts: AppOptions = {}): Promise<App> {
   const storage = realmConfig.current().storage;
   const postgresUrl = env.WARREN_DATABASE_URL || storage?.postgres_url;
   const rawStore = await openStore(realm.backend, realm.storeDir, { postgres: postgresUrl ? { url: postgresUrl, poolMax: storage?.pool_max } : undefined });
-  const store = withStoreHealth(observe.wrapStore(rawStore));
+  // On a postgres realm this process is one node of a cluster: session writes are fenced by its leases.
+  const cluster = startCluster(rawStore, realmConfig.current(), log);
+  const store = withStoreHealth(observe.wrapStore(cluster ? cluster.fence(rawStore) : rawStore));
   const contextRoot = opts.contextRoot ?? process.cwd();
   await mkdir(contextRoot, { recursive: true });
 
@@ -119,7 +124,12 @@ export async function createApp(opts: AppOptions = {}): Promise<App> {
     config: () => realmConfig.current(),
     now: Date.now,
     observer: observe.runtimeObserver(),
+    cluster,
   });
+  if (cluster) {
+    supervisor.registry.ownership = cluster;
+    cluster.onLost((kind, id) => supervisor.registry.drop(kind, id));
+  }
   let baseUrl = '';
   const schedules = schedulesModule({ clock: opts.clock, turnLeaseMs: opts.scheduleTurnLeaseMs });
   const { routes, handlers, units } = composeModules([...MODULES, schedules.factory, observeModule(observe)], {
@@ -142,15 +152,17 @@ export async function createApp(opts: AppOptions = {}): Promise<App> {
   for (const unit of units) await unit.start?.();
   const maxBodyBytes = realmConfig.current().limits.max_body_bytes;
   const httpLog = log.child({ component: 'http' });
+  const router = createRouter({ routes, handlers, logger: httpLog, maxBodyBytes, maxJsonDepth: realmConfig.current().limits.max_json_depth });
   const server = await createHttpServer(opts.httpTransport ?? 'auto', {
-    handler: createRouter({ routes, handlers, logger: httpLog, maxBodyBytes, maxJsonDepth: realmConfig.current().limits.max_json_depth }),
+    handler: cluster ? clusterForwarding(router, clusterForwardOptions(cluster, supervisor, observe, httpLog)) : router,
     maxBodyBytes,
     logger: httpLog,
   });
   const host = opts.host ?? realmConfig.current().rest.host;
   const { port } = await server.listen(host, opts.port ?? realmConfig.current().rest.port);
   baseUrl = `http://${host.includes(':') ? `[${host}]` : host}:${port}`;
-  log.info({ url: baseUrl, realm: realm.realmId, backend: realm.backend, transport: server.kind }, 'listening');
+  await cluster?.start(baseUrl);
+  log.info({ url: baseUrl, realm: realm.realmId, backend: realm.backend, transport: server.kind, node: cluster?.nodeId }, 'listening');
 
   let closing: Promise<void> | null = null;
   return {
@@ -163,6 +175,7 @@ export async function createApp(opts: AppOptions = {}): Promise<App> {
         await supervisor.close();
         await server.close();
         await Promise.all([providers, ...retired].map((p) => p.close()));
+        await cluster?.close();
         await store.close();
         log.info({ realm: realm.realmId }, 'stopped');
       })();

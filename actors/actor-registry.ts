@@ -62,6 +62,15 @@ export interface ActorKind<A extends HostedActor> {
   readonly serialized?: boolean;
 }
 
+/**
+ * Where actors may live when several nodes share one realm (actors/cluster/): asked before an actor is
+ * hydrated here (throws when another node hosts it), told once an actor left this node.
+ */
+export interface ActorOwnership {
+  claim(kind: string, id: string): Promise<void>;
+  release(kind: string, id: string): Promise<void> | void;
+}
+
 /** How often the whole table of a kind is scanned for idle actors to evict. */
 const EVICT_SWEEP_MS = 10_000;
 
@@ -77,7 +86,7 @@ export class KindTable<A extends HostedActor> {
   private lastEvictSweep = 0;
   closed = false;
 
-  constructor(readonly def: ActorKind<A>, private readonly log: Logger) {}
+  constructor(readonly def: ActorKind<A>, private readonly log: Logger, private readonly owner: () => ActorOwnership | null = () => null) {}
 
   get kind(): string {
     return this.def.kind;
@@ -158,7 +167,14 @@ export class KindTable<A extends HostedActor> {
     // Reading storage before an evicted actor's queued writes land would resurrect stale state.
     const stopping = this.stopping.get(id);
     if (stopping) await stopping;
-    const actor = await this.def.hydrate(id);
+    const owner = this.owner();
+    if (owner) await owner.claim(this.def.kind, id);
+    let actor: A | undefined;
+    try {
+      actor = await this.def.hydrate(id);
+    } finally {
+      if (owner && !actor) await owner.release(this.def.kind, id);
+    }
     if (!actor) throw this.def.notFound?.(id) ?? new ServiceError('NOT_FOUND', `${this.def.kind} not found: ${id}`, { id });
     this.insert(actor);
     return actor;
@@ -190,6 +206,7 @@ export class KindTable<A extends HostedActor> {
     this.recent.delete(actor);
     const done: Promise<void> = this.def.stop(actor)
       .catch((err) => this.log.error({ err, kind: this.def.kind, id }, 'evict flush failed'))
+      .then(() => this.owner()?.release(this.def.kind, id))
       .finally(() => {
         if (this.stopping.get(id) === done) this.stopping.delete(id);
       });
@@ -227,6 +244,7 @@ export class KindTable<A extends HostedActor> {
     await Promise.all(all.map(async (a) => {
       await this.def.quiesce?.(a);
       await this.def.stop(a);
+      await this.owner()?.release(this.def.kind, a.id);
     }));
     await Promise.all([...this.stopping.values()]);
     this.actors.clear();
@@ -240,6 +258,8 @@ export class ActorRegistry {
   /** Each registered kind's machine, by kind (a live map: kinds registered later appear in it). */
   readonly machines = new Map<string, AnyStateMachine>();
   private sweeper: NodeJS.Timeout | null = null;
+  /** Set on a cluster node (actors/cluster/cluster-node.ts); null on a single node. */
+  ownership: ActorOwnership | null = null;
   private sweepEveryMs = Infinity;
   private closed = false;
 
@@ -249,7 +269,7 @@ export class ActorRegistry {
   register<A extends HostedActor>(def: ActorKind<A>): KindTable<A> {
     if (this.closed) throw new Error('actor registry is closed');
     if (this.tables.has(def.kind)) throw new Error(`actor kind registered twice: ${def.kind}`);
-    const table = new KindTable<A>(def, this.opts.log);
+    const table = new KindTable<A>(def, this.opts.log, () => this.ownership);
     this.tables.set(def.kind, table as unknown as KindTable<HostedActor>);
     if (def.machine) this.machines.set(def.kind, def.machine);
     const { idleEvictMs, shedAfterMs } = def.policy;
@@ -261,6 +281,11 @@ export class ActorRegistry {
       this.sweeper.unref();
     }
     return table;
+  }
+
+  /** Drops a live actor whose ownership moved to another node (its writes would be refused anyway). */
+  drop(kind: string, id: string): void {
+    this.tables.get(kind)?.forget(id);
   }
 
   /** Registered kind names, in registration order. */

@@ -55,6 +55,11 @@ export class RequestRegistry {
     throw new ServiceError('NOT_FOUND', `Request not found: ${requestId}`, { request_id: requestId });
   }
 
+  /** True when the id is in flight here or finished recently (a cluster peer forwards cancels it does not know). */
+  knows(requestId: string): boolean {
+    return this.inflight.has(requestId) || this.finished.has(requestId);
+  }
+
   get inFlightCount(): number {
     return this.inflight.size;
   }

@@ -2,6 +2,7 @@
 // kind's live actors), the capability registry, the in-flight request ids and the
 // tool contributions, plus the dependencies actors are built with. app.ts makes one; module units register into it.
 import type { Logger } from 'pino';
+import type { ClusterReport } from '../contracts/cluster.ts';
 import type { Config } from '../contracts/config.ts';
 import type { AuthBinding } from '../contracts/auth.ts';
 import type { ProviderName } from '../contracts/session.ts';
@@ -52,6 +53,8 @@ export interface RuntimeDeps {
   followUps?: FollowUpPort;
   config(): Config;
   now(): number;
+  /** On a cluster node (postgres realm): node, peers and database state for host_info and health. */
+  cluster?: { report(): ClusterReport };
   /** Observation hooks (metrics, traces, the viewer's inspector); absent when nothing observes. */
   observer?: RuntimeObserver;
 }

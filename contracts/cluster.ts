@@ -29,14 +29,32 @@ export const ClusterSection = Type.Object(
 );
 export type ClusterSection = Static<typeof ClusterSection>;
 
-/** One node of the cluster as /runtime/host_info reports it. */
-export const ClusterNodeInfo = Type.Object({
+/** One peer node as /runtime/host_info reports it. */
+export const ClusterPeer = Type.Object({
   node_id: Type.String(),
   url: Type.String(),
   alive: Type.Boolean(),
   heartbeat_age_ms: Type.Integer(),
 });
-export type ClusterNodeInfo = Static<typeof ClusterNodeInfo>;
+
+/** The `cluster` member of /runtime/host_info and /runtime/health on a postgres realm: this node, its peers, the database. */
+export const ClusterReport = Type.Object({
+  node_id: Type.String(),
+  url: Type.String(),
+  lease_ms: Type.Integer(),
+  leases_held: Type.Integer(),
+  lease_takeovers: Type.Integer(),
+  leases_lost: Type.Integer(),
+  forwarded_requests: Type.Integer(),
+  database: Type.Object({
+    url: Type.String(),
+    state: Type.Union([Type.Literal('ok'), Type.Literal('unreachable')]),
+    last_ok_age_ms: Type.Union([Type.Integer(), Type.Null()]),
+    error: Type.Optional(Type.String()),
+  }),
+  peers: Type.Array(ClusterPeer),
+});
+export type ClusterReport = Static<typeof ClusterReport>;
 
 /** The URL with its password replaced by `***` (an unparseable URL is hidden whole). */
 export function redactDatabaseUrl(url: string): string {

@@ -3,6 +3,7 @@
 // wire-notes §2.8). http/handlers/system.ts serves them; contracts/routes.ts concatenates the catalog.
 import { Type, type Static } from 'typebox';
 import { ConfigEnvelope, ConfigPatchBody, ConfigPutBody } from './config.ts';
+import { ClusterReport } from './cluster.ts';
 import type { RouteDef } from './route.ts';
 
 /** Warren's release version, reported as `process_version` (a test pins it to package.json). */
@@ -113,6 +114,8 @@ export const RuntimeHealth = Type.Object(
     checks: Type.Record(Type.String(), Type.String()),
     /** Why a dimension is degraded, where Warren knows (e.g. the store refusing writes: no space left). */
     reasons: Type.Optional(Type.Record(Type.String(), Type.String())),
+    /** On a postgres realm: this node, its peers and the database (contracts/cluster.ts). */
+    cluster: Type.Optional(ClusterReport),
   },
   { $id: 'RuntimeHealth' },
 );
@@ -136,6 +139,8 @@ export const HostInfo = Type.Object(
     }),
     endpoints: Type.Object({ rest_base_url: Type.String(), rest_paths: Type.Array(Type.String()) }),
     placement_labels: Type.Optional(Type.Record(Type.String(), Type.String())),
+    /** On a postgres realm: this node, its peers and the database (contracts/cluster.ts). */
+    cluster: Type.Optional(ClusterReport),
   },
   { $id: 'HostInfo' },
 );

@@ -2,6 +2,7 @@
 // health, OpenAPI, config, realms, capabilities, runtime host reads and the model catalog.
 // app.ts builds the SystemDeps; everything reported here is derived from them, truthfully for this build.
 import { ServiceError } from '../../contracts/errors.ts';
+import type { ClusterReport } from '../../contracts/cluster.ts';
 import type { RouteDef } from '../../contracts/route.ts';
 import {
   CONTRACT_VERSION,
@@ -43,6 +44,8 @@ export interface SystemDeps {
     };
   };
   realm: { realmId: string; instanceId?: string; backend: string; stateRoot?: string; contextRoot: string };
+  /** On a cluster node (postgres realm): this node, its peers and the database. */
+  cluster?(): ClusterReport | undefined;
   /** The GET /models/catalog body. */
   catalog(): unknown;
   /** Count of bad sessions per measured dimension; a missing dimension is reported unreadable. */
@@ -114,9 +117,18 @@ function runtimeHealth(deps: SystemDeps): RuntimeHealth {
     reasons.session_durability = `${store.reason} (since ${new Date(store.since_ms).toISOString()})`;
     degraded = true;
   }
+  const cluster = deps.cluster?.();
+  if (cluster) {
+    checks.cluster_database = cluster.database.state === 'ok' ? 'ok' : 'degraded';
+    if (cluster.database.state !== 'ok') {
+      reasons.cluster_database = cluster.database.error ?? 'database unreachable';
+      degraded = true;
+    }
+  }
   const sorted = Object.fromEntries(Object.entries(checks).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)));
   const health: RuntimeHealth = { contract_version: { ...CONTRACT_VERSION }, status: measured === 0 || degraded ? 'degraded' : 'ok', checks: sorted };
   if (Object.keys(reasons).length) health.reasons = reasons;
+  if (cluster) health.cluster = cluster;
   return health;
 }
 
@@ -128,17 +140,20 @@ function hostInfo(deps: SystemDeps): HostInfo {
   realmInfo.backend = realm.backend;
   if (realm.stateRoot !== undefined) realmInfo.state_root = realm.stateRoot;
   realmInfo.context_root = realm.contextRoot;
-  return {
+  const health = runtimeHealth(deps);
+  const info: HostInfo = {
     contract_version: { ...CONTRACT_VERSION },
     host_id: scoped ? `realm-instance:${realm.realmId}:${realm.instanceId}` : `process:${process.pid}`,
     host_id_scope: scoped ? 'realm_instance' : 'process',
     process_name: 'warren',
     process_version: WARREN_VERSION,
     capabilities: deps.capabilities.runtime(),
-    health: runtimeHealth(deps),
+    health,
     realm: realmInfo,
     endpoints: { rest_base_url: deps.baseUrl(), rest_paths: [...new Set(deps.routes().map((r) => r.path))] },
   };
+  if (health.cluster) info.cluster = health.cluster;
+  return info;
 }
 
 /** A `[realm.<id>]` config section: `{backend{}, auth{}, binding{}, default_binding?}`. */

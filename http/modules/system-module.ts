@@ -16,6 +16,7 @@ export function systemModule(ctx: ModuleContext): ModuleUnit {
       catalog: ctx.modelCatalog,
       sessionHealth: () => ctx.health(),
       storeHealth: () => storeHealthOf(ctx.supervisor.deps.store),
+      cluster: () => ctx.supervisor.deps.cluster?.report(),
       baseUrl: ctx.baseUrl,
       routes: ctx.routes,
       openapi: ctx.openapi,

@@ -1,0 +1,187 @@
+// actors/cluster/cluster-node.ts: this process as one node of a Warren cluster on a shared postgres realm.
+// It advertises itself in the nodes table with heartbeats, holds and renews ownership leases (LeaseBook),
+// gates the actor registry's hydration on them (ActorOwnership: a session lives on one node at a time),
+// tells the HTTP layer where a session's requests go (route()), and reports node, peers and database
+// state for /runtime/host_info and /runtime/health. app.ts builds one when the realm backend is postgres.
+import { randomUUID } from 'node:crypto';
+import type { Logger } from 'pino';
+import type { ClusterReport } from '../../contracts/cluster.ts';
+import { ServiceError } from '../../contracts/errors.ts';
+import type { Config } from '../../contracts/config.ts';
+import { PostgresCluster, type NodeRow } from '../../storage/postgres-nodes.ts';
+import type { Store } from '../../storage/store.ts';
+import type { ActorOwnership } from '../actor-registry.ts';
+import { LeaseBook, fencedStore, type LeaseValue } from './lease-book.ts';
+
+/** The kinds whose actors are leased to one node at a time. */
+const LEASED_KINDS = new Set(['session']);
+
+export interface ClusterOptions {
+  sql: PostgresCluster;
+  /** The store leases are claimed through (unfenced). */
+  store: Store;
+  log: Logger;
+  leaseMs: number;
+  nodeId?: string;
+  /** Where peers reach this node; default: the listening URL (set once the server listens). */
+  advertiseUrl?: string;
+}
+
+/** Where a session request goes. */
+export type Route = { local: true } | { local: false; nodeId: string; url: string; lease: LeaseValue };
+
+
+export class ClusterNode implements ActorOwnership {
+  readonly nodeId: string;
+  readonly leases: LeaseBook;
+  readonly leaseMs: number;
+  forwarded = 0;
+  #url = '';
+  #offsetMs = 0;
+  #peers: NodeRow[] = [];
+  #dbOkAt: number | null = null;
+  #dbError: string | undefined;
+  #timer: NodeJS.Timeout | null = null;
+  #ticking: Promise<void> | null = null;
+  #startedMs = Date.now();
+  #onLost: (kind: string, id: string) => void = () => undefined;
+
+  constructor(private readonly o: ClusterOptions) {
+    this.nodeId = o.nodeId ?? `node-${randomUUID().slice(0, 8)}`;
+    this.leaseMs = o.leaseMs;
+    this.#url = o.advertiseUrl ?? '';
+    this.leases = new LeaseBook({
+      store: o.store, sql: o.sql, nodeId: this.nodeId, url: () => this.#url, leaseMs: o.leaseMs,
+      now: () => this.now(), onLost: (kind, id) => this.#onLost(kind, id),
+    });
+  }
+
+  /** The database clock as estimated here. */
+  now(): number {
+    return Date.now() + this.#offsetMs;
+  }
+
+  get url(): string {
+    return this.#url;
+  }
+
+  /** Wraps the actors' store so that session writes are fenced by this node's leases. */
+  fence(store: Store): Store {
+    return fencedStore(store, this.leases);
+  }
+
+  /** Who to tell when a lease is lost (the actor registry drops the actor). */
+  onLost(cb: (kind: string, id: string) => void): void {
+    this.#onLost = cb;
+  }
+
+  /** Joins the cluster once the server listens: first heartbeat, then renewals every third of the lease. */
+  async start(listenUrl: string): Promise<void> {
+    if (!this.#url) this.#url = listenUrl;
+    await this.#tick();
+    this.o.log.info({ node: this.nodeId, url: this.#url, leaseMs: this.leaseMs, database: this.o.sql.redactedUrl }, 'cluster node joined');
+    this.#timer = setInterval(() => void this.#tick(), Math.max(50, Math.floor(this.leaseMs / 3)));
+    this.#timer.unref();
+  }
+
+  #tick(): Promise<void> {
+    this.#ticking ??= (async () => {
+      try {
+        const before = Date.now();
+        const dbNow = await this.o.sql.dbNow();
+        this.#offsetMs = dbNow - Math.round((before + Date.now()) / 2);
+        await this.o.sql.heartbeat({ nodeId: this.nodeId, url: this.#url, startedMs: this.#startedMs, info: { pid: process.pid } });
+        await this.leases.renewAll();
+        this.#peers = await this.o.sql.nodes(Math.max(60_000, this.leaseMs * 20));
+        this.#dbOkAt = Date.now();
+        this.#dbError = undefined;
+      } catch (err) {
+        this.#dbError = err instanceof Error ? err.message : String(err);
+        this.o.log.warn({ err: this.#dbError, node: this.nodeId }, 'cluster heartbeat failed');
+      }
+    })().finally(() => {
+      this.#ticking = null;
+    });
+    return this.#ticking;
+  }
+
+  // ActorOwnership: the registry asks before it hydrates an actor and tells after one left.
+  async claim(kind: string, id: string): Promise<void> {
+    if (!LEASED_KINDS.has(kind) || this.leases.holds(kind, id)) return;
+    const result = await this.leases.claim(kind, id);
+    if (result.ok) {
+      if (result.takeover) this.o.log.info({ kind, id, node: this.nodeId }, 'lease taken over');
+      return;
+    }
+    throw new ServiceError('SERVICE_UNAVAILABLE', `${kind} ${id} is hosted by node ${result.owner.node_id}`, {
+      owner_node: result.owner.node_id, owner_url: result.owner.url,
+    });
+  }
+
+  async release(kind: string, id: string): Promise<void> {
+    if (!LEASED_KINDS.has(kind)) return;
+    await this.leases.release(kind, id).catch(() => undefined);
+  }
+
+  /** Where a request for `sessionId` is served: here, or on the live node holding its lease. */
+  async route(sessionId: string): Promise<Route> {
+    if (this.leases.holds('session', sessionId)) return { local: true };
+    const lease = await this.leases.read('session', sessionId);
+    if (!lease || !this.leases.heldElsewhere(lease) || !lease.url || lease.url === this.#url) return { local: true };
+    return { local: false, nodeId: lease.node_id, url: lease.url, lease };
+  }
+
+  /** Milliseconds until `lease` expires on the database clock (0 when it already has). */
+  remainingMs(lease: LeaseValue): number {
+    return Math.max(0, lease.expires_at_ms - this.now());
+  }
+
+  report(): ClusterReport {
+    const peerAliveMs = this.leaseMs * 2;
+    const report: ClusterReport = {
+      node_id: this.nodeId,
+      url: this.#url,
+      lease_ms: this.leaseMs,
+      leases_held: this.leases.held.size,
+      lease_takeovers: this.leases.takeovers,
+      leases_lost: this.leases.lost,
+      forwarded_requests: this.forwarded,
+      database: {
+        url: this.o.sql.redactedUrl,
+        state: this.#dbError === undefined && this.#dbOkAt !== null ? 'ok' : 'unreachable',
+        last_ok_age_ms: this.#dbOkAt === null ? null : Date.now() - this.#dbOkAt,
+      },
+      peers: this.#peers.filter((p) => p.node_id !== this.nodeId).map((p) => ({
+        node_id: p.node_id, url: p.url, alive: p.age_ms <= peerAliveMs, heartbeat_age_ms: Math.max(0, p.age_ms),
+      })),
+    };
+    if (this.#dbError !== undefined) report.database.error = this.#dbError;
+    return report;
+  }
+
+  /** Leaves the cluster: stops renewing and removes the node row (leases were released as actors stopped). */
+  async close(): Promise<void> {
+    if (this.#timer) clearInterval(this.#timer);
+    this.#timer = null;
+    await this.#ticking;
+    await this.o.sql.leave(this.nodeId).catch(() => undefined);
+  }
+}
+
+/** Default ownership lease term (ms): a dead node's sessions move within about this long. */
+export const DEFAULT_LEASE_MS = 5_000;
+
+/** A cluster node for a postgres store (undefined for every other backend). Started once the server listens. */
+export function startCluster(store: Store, config: Config, log: Logger): ClusterNode | undefined {
+  const sql = PostgresCluster.of(store);
+  if (!sql) return undefined;
+  return new ClusterNode({
+    sql,
+    store,
+    log: log.child({ component: 'cluster' }),
+    leaseMs: config.cluster?.lease_ms ?? DEFAULT_LEASE_MS,
+    nodeId: config.cluster?.node_id,
+    advertiseUrl: config.cluster?.advertise_url,
+  });
+}
+

@@ -1,0 +1,181 @@
+// actors/cluster/lease-book.ts: the ownership leases this node holds. A lease is a record (ns LEASE_NS,
+// key `<kind>:<id>`) whose `rev` is the fencing token: claiming a free or expired lease is a compare-and-set
+// that bumps it, renewal keeps it, and every commit touching a leased session carries a checkRecord on the
+// token (fencedStore), so a node whose lease was taken over can never commit over the new owner.
+import { ServiceError, isServiceError } from '../../contracts/errors.ts';
+import { LEASE_NS, type LeaseValue, type PostgresCluster } from '../../storage/postgres-nodes.ts';
+import type { Store, StoreOp } from '../../storage/store.ts';
+
+export { LEASE_NS, type LeaseValue };
+
+/** What a claim found: this node owns it now, or another live node does. */
+export type ClaimResult = { ok: true; takeover: boolean } | { ok: false; owner: LeaseValue };
+
+interface Held {
+  rev: number;
+  /** Local clock deadline (a margin before the database deadline) after which the lease is not trusted. */
+  trustUntil: number;
+}
+
+export interface LeaseBookOptions {
+  store: Store;
+  sql: PostgresCluster;
+  nodeId: string;
+  url(): string;
+  leaseMs: number;
+  /** The database clock, estimated locally (ms). */
+  now(): number;
+  /** Called when a held lease turned out to be taken over (renewal or fenced commit failed). */
+  onLost(kind: string, id: string): void;
+}
+
+const keyOf = (kind: string, id: string): string => `${kind}:${id}`;
+
+export class LeaseBook {
+  readonly held = new Map<string, Held>();
+  takeovers = 0;
+  lost = 0;
+  constructor(private readonly o: LeaseBookOptions) {}
+
+  get nodeId(): string {
+    return this.o.nodeId;
+  }
+
+  /** True while this node holds the lease and it is well within its term. */
+  holds(kind: string, id: string): boolean {
+    const h = this.held.get(keyOf(kind, id));
+    return h !== undefined && h.trustUntil > Date.now();
+  }
+
+  async read(kind: string, id: string): Promise<LeaseValue | undefined> {
+    return this.o.store.getRecord<LeaseValue>(LEASE_NS, keyOf(kind, id));
+  }
+
+  /** True when `lease` is held by a node other than this one and has not expired. */
+  heldElsewhere(lease: LeaseValue | undefined): boolean {
+    return lease !== undefined && lease.node_id !== this.o.nodeId && lease.expires_at_ms > this.o.now();
+  }
+
+  /** Takes the lease when it is free, expired or already ours; answers the owner otherwise. */
+  async claim(kind: string, id: string): Promise<ClaimResult> {
+    const key = keyOf(kind, id);
+    for (let attempt = 0; attempt < 3; attempt++) {
+      const current = await this.o.store.getRecord<LeaseValue>(LEASE_NS, key);
+      if (current && this.heldElsewhere(current)) return { ok: false, owner: current };
+      const mine = current?.node_id === this.o.nodeId;
+      const rev = mine ? current.rev : (current?.rev ?? 0) + 1;
+      const started = Date.now();
+      const value: LeaseValue = { v: 1, rev, node_id: this.o.nodeId, url: this.o.url(), expires_at_ms: this.o.now() + this.o.leaseMs };
+      try {
+        await this.o.store.commit([{ op: 'checkRecord', ns: LEASE_NS, key, rev: current?.rev ?? null }, { op: 'putRecord', ns: LEASE_NS, key, value }]);
+      } catch (err) {
+        if (isServiceError(err) && err.code === 'CONFLICT') continue;
+        throw err;
+      }
+      this.held.set(key, { rev, trustUntil: started + this.o.leaseMs * 0.8 });
+      const takeover = current !== undefined && !mine;
+      if (takeover) this.takeovers++;
+      return { ok: true, takeover };
+    }
+    const owner = await this.o.store.getRecord<LeaseValue>(LEASE_NS, key);
+    if (owner && this.heldElsewhere(owner)) return { ok: false, owner };
+    throw new ServiceError('SERVICE_UNAVAILABLE', `could not claim ${key}: contended`, { lease: key });
+  }
+
+  /** Gives the lease up (the actor left this node). Losing a race here is harmless. */
+  async release(kind: string, id: string): Promise<void> {
+    const key = keyOf(kind, id);
+    const h = this.held.get(key);
+    if (!h) return;
+    this.held.delete(key);
+    await this.o.store.commit([{ op: 'checkRecord', ns: LEASE_NS, key, rev: h.rev }, { op: 'deleteRecord', ns: LEASE_NS, key }]).catch(() => undefined);
+  }
+
+  /** Extends every held lease; a lease no longer ours is dropped and reported through onLost. */
+  async renewAll(): Promise<void> {
+    if (this.held.size === 0) return;
+    const started = Date.now();
+    const batch = [...this.held].map(([key, h]) => ({ key, rev: h.rev }));
+    const renewed = await this.o.sql.renew(this.o.nodeId, batch, this.o.leaseMs);
+    for (const { key, rev } of batch) {
+      const h = this.held.get(key);
+      if (!h || h.rev !== rev) continue;
+      if (renewed.has(key)) h.trustUntil = started + this.o.leaseMs * 0.8;
+      else this.drop(key);
+    }
+  }
+
+  /** Forgets a lease found taken over and tells the owner of the actor. */
+  drop(key: string): void {
+    if (!this.held.delete(key)) return;
+    this.lost++;
+    const at = key.indexOf(':');
+    this.o.onLost(key.slice(0, at), key.slice(at + 1));
+  }
+
+  /** Ops that make a commit fail unless this node still holds the session leases it writes under. */
+  fenceOps(ops: readonly StoreOp[]): StoreOp[] {
+    const fences: StoreOp[] = [];
+    const seen = new Set<string>();
+    for (const op of ops) {
+      const sessionId = op.op === 'putSession' ? op.session?.session_id : 'sessionId' in op ? op.sessionId : undefined;
+      if (typeof sessionId !== 'string' || seen.has(sessionId)) continue;
+      seen.add(sessionId);
+      const h = this.held.get(keyOf('session', sessionId));
+      if (h) fences.push({ op: 'checkRecord', ns: LEASE_NS, key: keyOf('session', sessionId), rev: h.rev });
+    }
+    return fences;
+  }
+
+  /** Session ids a batch writes that this node holds no lease for. */
+  unleasedSessions(ops: readonly StoreOp[]): string[] {
+    const out = new Set<string>();
+    for (const op of ops) {
+      const sessionId = op.op === 'putSession' ? op.session?.session_id : 'sessionId' in op ? op.sessionId : undefined;
+      if (typeof sessionId === 'string' && !this.held.has(keyOf('session', sessionId))) out.add(sessionId);
+    }
+    return [...out];
+  }
+}
+
+/**
+ * The store every actor writes through on a cluster node: a session write carries a fence on the node's
+ * lease of that session (claimed first when the node holds none, e.g. a session being created); a write
+ * refused by its fence drops the lease, so the actor leaves this node.
+ */
+export function fencedStore(inner: Store, book: LeaseBook): Store {
+  const fenced: Store = Object.create(inner) as Store;
+  return Object.assign(fenced, {
+    backend: inner.backend,
+    persistent: inner.persistent,
+    getSession: inner.getSession.bind(inner),
+    listSessions: inner.listSessions.bind(inner),
+    countSessions: inner.countSessions.bind(inner),
+    readRows: inner.readRows.bind(inner),
+    readLedger: inner.readLedger.bind(inner),
+    lastLedgerSeq: inner.lastLedgerSeq.bind(inner),
+    getRecord: inner.getRecord.bind(inner),
+    listRecords: inner.listRecords.bind(inner),
+    close: inner.close.bind(inner),
+    async commit(ops: StoreOp[]): Promise<void> {
+      if (!Array.isArray(ops)) return inner.commit(ops);
+      for (const sessionId of book.unleasedSessions(ops)) {
+        const claim = await book.claim('session', sessionId);
+        if (!claim.ok) {
+          throw new ServiceError('CONFLICT', `session ${sessionId} is hosted by node ${claim.owner.node_id}`, { session_id: sessionId, owner_node: claim.owner.node_id });
+        }
+      }
+      const fences = book.fenceOps(ops);
+      try {
+        await inner.commit(fences.length ? [...fences, ...ops] : ops);
+      } catch (err) {
+        if (isServiceError(err) && err.code === 'CONFLICT' && fences.length) {
+          // Which fence failed is in the details; a stale lease must not be trusted any longer.
+          const key = (err.details as { ns?: unknown; key?: unknown } | undefined)?.ns === LEASE_NS ? String((err.details as { key: unknown }).key) : undefined;
+          if (key) book.drop(key);
+        }
+        throw err;
+      }
+    },
+  });
+}

@@ -1,0 +1,90 @@
+// storage/postgres-nodes.ts: the cluster's SQL beside the Store interface, on the postgres backend's pool:
+// the nodes table (where each node is reached, its heartbeat), the database clock, and the bulk renewal of
+// the ownership leases a node holds (lease records live in warren_records, ns LEASE_NS, so that a commit
+// can fence on them with the Store's own checkRecord op). actors/cluster/ is the only caller.
+import type { Store } from './store.ts';
+import { PostgresStore } from './postgres-store.ts';
+
+/** The records namespace of ownership leases: key `<kind>:<id>`, value LeaseValue. */
+export const LEASE_NS = 'warren.lease';
+
+/** A stored lease. `rev` is the fencing token: it grows by one at each change of owner. */
+export interface LeaseValue {
+  v: 1;
+  rev: number;
+  node_id: string;
+  url: string;
+  expires_at_ms: number;
+}
+
+export interface NodeRow {
+  node_id: string;
+  url: string;
+  started_ms: number;
+  heartbeat_ms: number;
+  /** Database time of the read minus the heartbeat (ms). */
+  age_ms: number;
+}
+
+/** The cluster SQL of one postgres store. */
+export class PostgresCluster {
+  constructor(private readonly store: PostgresStore) {}
+
+  /** The postgres store behind `store`, when it is one (the cluster needs it). */
+  static of(store: Store): PostgresCluster | undefined {
+    return store instanceof PostgresStore ? new PostgresCluster(store) : undefined;
+  }
+
+  get redactedUrl(): string {
+    return this.store.redactedUrl;
+  }
+
+  /** The database's clock (epoch ms): leases and heartbeats are measured on it, not on node clocks. */
+  async dbNow(): Promise<number> {
+    const { rows } = await this.store.pool.query<{ now: string }>('SELECT (extract(epoch FROM clock_timestamp()) * 1000)::bigint AS now');
+    return Number(rows[0].now);
+  }
+
+  /** Upserts this node's row with a fresh heartbeat (database time). */
+  async heartbeat(node: { nodeId: string; url: string; startedMs: number; info: unknown }): Promise<void> {
+    await this.store.pool.query(`INSERT INTO warren_nodes (node_id, url, started_ms, heartbeat_ms, info)
+      VALUES ($1, $2, $3, (extract(epoch FROM clock_timestamp()) * 1000)::bigint, $4)
+      ON CONFLICT (node_id) DO UPDATE SET url = excluded.url, heartbeat_ms = excluded.heartbeat_ms, info = excluded.info`,
+    [node.nodeId, node.url, node.startedMs, JSON.stringify(node.info)]);
+  }
+
+  /** Every node row, with the age of its heartbeat; rows older than `forgetMs` are deleted first. */
+  async nodes(forgetMs: number): Promise<NodeRow[]> {
+    await this.store.pool.query('DELETE FROM warren_nodes WHERE heartbeat_ms < (extract(epoch FROM clock_timestamp()) * 1000)::bigint - $1', [forgetMs]);
+    const { rows } = await this.store.pool.query<{ node_id: string; url: string; started_ms: string; heartbeat_ms: string; age_ms: string }>(
+      `SELECT node_id, url, started_ms, heartbeat_ms, (extract(epoch FROM clock_timestamp()) * 1000)::bigint - heartbeat_ms AS age_ms
+       FROM warren_nodes ORDER BY node_id`);
+    return rows.map((r) => ({ node_id: r.node_id, url: r.url, started_ms: Number(r.started_ms), heartbeat_ms: Number(r.heartbeat_ms), age_ms: Number(r.age_ms) }));
+  }
+
+  /** Removes this node's row (clean shutdown). */
+  async leave(nodeId: string): Promise<void> {
+    await this.store.pool.query('DELETE FROM warren_nodes WHERE node_id = $1', [nodeId]);
+  }
+
+  /**
+   * Extends every listed lease that `nodeId` still holds with its token unchanged to database time +
+   * `leaseMs`; answers the keys renewed (a key missing from the answer was taken over or deleted).
+   */
+  async renew(nodeId: string, leases: ReadonlyArray<{ key: string; rev: number }>, leaseMs: number): Promise<Set<string>> {
+    if (leases.length === 0) return new Set();
+    const { rows } = await this.store.pool.query<{ key: string }>(
+      `UPDATE warren_records r
+       SET value = (r.value::jsonb || jsonb_build_object('expires_at_ms', (extract(epoch FROM clock_timestamp()) * 1000)::bigint + $3::bigint))::text
+       FROM unnest($2::text[], $4::bigint[]) AS l(key, rev)
+       WHERE r.ns = $5 AND r.key = l.key AND (r.value::jsonb ->> 'node_id') = $1 AND (r.value::jsonb ->> 'rev')::bigint = l.rev
+       RETURNING r.key`,
+      [nodeId, leases.map((l) => l.key), leaseMs, leases.map((l) => l.rev), LEASE_NS]);
+    return new Set(rows.map((r) => r.key));
+  }
+
+  /** Answers whether the database takes a trivial query (for /runtime/health). */
+  async ping(): Promise<void> {
+    await this.store.pool.query('SELECT 1');
+  }
+}

@@ -1,0 +1,90 @@
+// test/integration/cluster.test.ts: two Warren nodes (in-process apps) on one embedded PostgreSQL realm.
+// A session lives on one node at a time: requests reaching the other node are forwarded to its owner (turns,
+// reads, SSE with Last-Event-ID replay), host_info and health report node, peers and database, /metrics
+// counts forwards; a node that leaves hands its sessions over; a commit from a node whose lease was taken
+// over is refused by its fencing token. Skips, saying why, where PostgreSQL cannot start.
+import { describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import { call, createSession, startApp, type TestApp } from '../helpers/app.ts';
+import { openEvents, kindsOf } from '../helpers/sse-client.ts';
+import { testPostgres } from '../helpers/postgres.ts';
+import type { TestContext } from 'node:test';
+
+const pgServer = await testPostgres();
+
+async function node(t: TestContext, url: string, extra: Record<string, unknown> = {}): Promise<TestApp> {
+  return startApp(t, [], {
+    realmBackend: 'postgres', env: { ...process.env, WARREN_DATABASE_URL: url },
+    config: { cluster: { lease_ms: 1500 }, ...extra },
+  });
+}
+
+if (!pgServer.ok) {
+  describe('cluster', () => {
+    it('needs a PostgreSQL server', { skip: `postgres tests skipped: ${pgServer.reason}` }, () => {});
+  });
+} else {
+  const server = pgServer.server;
+
+  describe('cluster of two nodes on one postgres realm', () => {
+    it('forwards a session\'s turns, reads and events to its owner and reports the cluster', async (t) => {
+      const url = await server.createDatabase();
+      const a = await node(t, url);
+      const b = await node(t, url);
+      const id = await createSession(a.url, { prompt: 'first' });
+      // B does not own the session: the turn runs on A, the answer comes back through B.
+      const turn = await call(b.url, 'POST', `/sessions/${id}/messages`, { session_id: id, prompt: 'second' });
+      assert.equal(turn.status, 200, JSON.stringify(turn.body));
+      assert.equal(turn.body.text, 'echo: second');
+      assert.equal(a.provider.requests.length, 2);
+      assert.equal(b.provider.requests.length, 0);
+      const history = await call(b.url, 'GET', `/sessions/${id}/history`);
+      assert.equal(history.status, 200);
+      assert.equal(history.body.messages.length, 4);
+      // Listing reads the database on any node.
+      const listed = await call(b.url, 'GET', '/sessions');
+      assert.deepEqual(listed.body.sessions.map((s: { session_id: string }) => s.session_id), [id]);
+
+      // SSE on B sees a turn running on A, and a reconnect with Last-Event-ID replays from B.
+      const sse = await openEvents(b.url, id);
+      t.after(() => sse.close());
+      await call(a.url, 'POST', `/sessions/${id}/messages`, { session_id: id, prompt: 'third' });
+      await sse.until((c) => kindsOf(c.envelopes()).includes('run_completed'), 'run_completed through B');
+      const envs = sse.envelopes();
+      const mid = envs[Math.floor(envs.length / 2)].seq;
+      const replay = await openEvents(b.url, id, { 'last-event-id': String(mid) });
+      t.after(() => replay.close());
+      await replay.until((c) => c.envelopes().some((e) => e.seq === envs.at(-1)!.seq), 'replay up to the last seq');
+      assert.deepEqual(replay.envelopes().map((e) => e.seq).filter((s) => s <= envs.at(-1)!.seq), envs.filter((e) => e.seq > mid).map((e) => e.seq));
+
+      const info = await call(b.url, 'GET', '/runtime/host_info');
+      assert.equal(info.status, 200);
+      assert.equal(info.body.realm.backend, 'postgres');
+      assert.equal(info.body.cluster.database.state, 'ok');
+      assert.ok(info.body.cluster.forwarded_requests >= 3);
+      assert.doesNotMatch(info.body.cluster.database.url, /warren-test-pw/);
+      const health = await call(a.url, 'GET', '/runtime/health');
+      assert.equal(health.body.checks.cluster_database, 'ok');
+      assert.ok(health.body.cluster.leases_held >= 1);
+      const metrics = await fetch(`${b.url}/metrics`).then((r) => r.text());
+      assert.match(metrics, /warren_cluster_forwarded_requests_total [1-9]/);
+      assert.match(metrics, /warren_cluster_lease_takeovers_total 0/);
+    });
+
+    it('hands sessions over when their node leaves, and redacts the database URL in GET /config', async (t) => {
+      const url = await server.createDatabase();
+      const a = await node(t, url, { storage: { postgres_url: 'postgres://warren:s3cret@db.example:5432/w' } });
+      const b = await node(t, url);
+      const id = await createSession(a.url, { prompt: 'one' });
+      const cfg = await call(a.url, 'GET', '/config');
+      assert.equal(cfg.body.config.storage.postgres_url, 'postgres://warren:***@db.example:5432/w');
+      assert.equal(cfg.body.backend, 'postgres');
+      await a.close();
+      const turn = await call(b.url, 'POST', `/sessions/${id}/messages`, { session_id: id, prompt: 'two' });
+      assert.equal(turn.status, 200, JSON.stringify(turn.body));
+      assert.equal(b.provider.requests.length, 1);
+      const history = await call(b.url, 'GET', `/sessions/${id}/history`);
+      assert.equal(history.body.messages.length, 4);
+    });
+  });
+}
