@@ -28,6 +28,20 @@ export interface ForwardOptions {
 
 type ProxyOutcome = 'done' | 'unreachable';
 
+/** Errors that prove the request never reached the owner (nothing ran there): safe to serve it elsewhere. */
+const NOT_DELIVERED = new Set(['ECONNREFUSED', 'UND_ERR_CONNECT_TIMEOUT', 'ENOTFOUND', 'EHOSTUNREACH', 'ENETUNREACH', 'EAI_AGAIN']);
+const SAFE_METHODS = new Set(['GET', 'HEAD']);
+
+function errorCode(err: unknown): string | undefined {
+  let e: unknown = err;
+  for (let depth = 0; depth < 3 && e && typeof e === 'object'; depth++) {
+    const code = (e as { code?: unknown }).code;
+    if (typeof code === 'string' && code !== 'UND_ERR') return code;
+    e = (e as { cause?: unknown }).cause;
+  }
+  return undefined;
+}
+
 /** Copies the request headers a peer needs (hop-by-hop ones dropped) and marks the request forwarded. */
 function forwardHeaders(req: HttpRequest, nodeId: string): Record<string, string> {
   const headers: Record<string, string> = {};
@@ -66,8 +80,13 @@ export function clusterForwarding(inner: RequestHandler, opts: ForwardOptions): 
       });
     } catch (err) {
       if (res.aborted) return 'done';
-      log.warn({ err: (err as Error).message, owner: base }, 'cluster owner unreachable');
-      return 'unreachable';
+      const code = errorCode(err);
+      log.warn({ err: (err as Error).message, code, owner: base }, 'cluster owner unreachable');
+      // A request the owner may have received (a turn it may have committed before dying) is never run a
+      // second time here: its outcome is unknown, as for a client of a single node killed mid-request.
+      if (SAFE_METHODS.has(req.method) || (code !== undefined && NOT_DELIVERED.has(code))) return 'unreachable';
+      sendError(res, new ServiceError('SERVICE_UNAVAILABLE', 'the node hosting this session went away mid-request; the outcome is unknown', { owner_url: base }), log);
+      return 'done';
     }
     opts.onForward?.();
     node.forwarded++;

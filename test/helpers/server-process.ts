@@ -46,7 +46,7 @@ export interface StartServerOptions {
   stateRoot: string;
   realm: string;
   /** `--realm-backend` (a creation hint: the realm manifest pins the backend after the first start). */
-  backend?: 'lmdb' | 'sqlite' | 'jsonl' | 'memory';
+  backend?: 'lmdb' | 'sqlite' | 'postgres' | 'jsonl' | 'memory';
   /** Extra CLI arguments after the standard ones. */
   args?: string[];
   logLevel?: 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
