@@ -13,6 +13,7 @@ import { readProfile, summarizeProfile } from './profile.ts';
 import { renderMarkdown, type ProfileReport, type RunReport } from './report.ts';
 import { withServer, type BenchContext, type Scenario, type ScenarioResult, type TargetCheck } from './scenario.ts';
 import { canPin, pinSelf } from './server-process.ts';
+import { clusterScenario } from './scenarios/cluster.ts';
 import { compactionScenario } from './scenarios/compaction.ts';
 import { commsScenario } from './scenarios/comms.ts';
 import { durabilityScenario } from './scenarios/durability.ts';
@@ -29,7 +30,7 @@ import { webhooksScenario } from './scenarios/webhooks.ts';
 import { workgraphScenario } from './scenarios/workgraph.ts';
 import { round } from './stats.ts';
 
-const SCENARIOS: Scenario[] = [turnsScenario, toolsScenario, structuredScenario, sseScenario, memoryScenario, durabilityScenario, transportsScenario, viewerScenario, workgraphScenario, webhooksScenario, ledgerScenario, schedulesScenario, compactionScenario, commsScenario];
+const SCENARIOS: Scenario[] = [turnsScenario, toolsScenario, structuredScenario, sseScenario, memoryScenario, durabilityScenario, transportsScenario, viewerScenario, workgraphScenario, webhooksScenario, ledgerScenario, schedulesScenario, compactionScenario, commsScenario, clusterScenario];
 
 const HELP = `Usage: npm run bench -- [options]
 

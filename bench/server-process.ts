@@ -78,7 +78,9 @@ export interface ServerOptions {
   stateRoot: string;
   realm?: string;
   transport?: 'uws' | 'node';
-  backend?: 'lmdb' | 'sqlite' | 'memory' | 'jsonl';
+  backend?: 'lmdb' | 'sqlite' | 'memory' | 'jsonl' | 'postgres';
+  /** Extra environment of the server (e.g. WARREN_DATABASE_URL for postgres realms). */
+  env?: NodeJS.ProcessEnv;
   /** Fake LLM base URL, written into config.toml for self_hosted and anthropic. */
   llmUrl: string;
   /** Extra node flags, e.g. ['--cpu-prof', '--cpu-prof-dir=…']. */
@@ -163,7 +165,7 @@ export async function startServer(opts: ServerOptions): Promise<ServerHandle> {
   const child: ChildProcess = spawn(cmd, args as string[], {
     cwd: REPO,
     stdio: ['ignore', 'pipe', 'pipe', 'ipc'],
-    env: { ...process.env, ANTHROPIC_API_KEY: 'bench-key', ANTHROPIC_BASE_URL: opts.llmUrl },
+    env: { ...process.env, ANTHROPIC_API_KEY: 'bench-key', ANTHROPIC_BASE_URL: opts.llmUrl, ...opts.env },
   });
   let stderr = '';
   child.stderr?.on('data', (c: Buffer) => {
