@@ -11,7 +11,7 @@ export const StorageSection = Type.Object(
     /** Upper bound on this node's pooled database connections. */
     pool_max: Type.Integer({ minimum: 2, maximum: 1000, default: 10 }),
   },
-  { default: {}, additionalProperties: true },
+  { additionalProperties: true },
 );
 export type StorageSection = Static<typeof StorageSection>;
 
@@ -25,7 +25,7 @@ export const ClusterSection = Type.Object(
     /** This node's id (default: a random one per process start). */
     node_id: Type.Optional(Type.String({ minLength: 1, maxLength: 128 })),
   },
-  { default: {}, additionalProperties: true },
+  { additionalProperties: true },
 );
 export type ClusterSection = Static<typeof ClusterSection>;
 

@@ -28,9 +28,11 @@ describe('createLogger', () => {
       provider: { api_key: 'key-4', name: 'openai' },
       auth: { token: 'key-5', secret: 'key-6', refresh_token: 'key-7' },
       api_key: 'key-8',
+      storage: { postgres_url: 'postgres://u:key-9@db/w' },
+      database_url: 'postgres://u:key-10@db/w',
     }, 'request');
     const text = JSON.stringify(lines[0]);
-    for (const secret of ['s3cret', 'key-1', 'key-2', 'key-3', 'key-4', 'key-5', 'key-6', 'key-7', 'key-8']) {
+    for (const secret of ['s3cret', 'key-1', 'key-2', 'key-3', 'key-4', 'key-5', 'key-6', 'key-7', 'key-8', 'key-9', 'key-10']) {
       assert.ok(!text.includes(secret), `${secret} leaked`);
     }
     assert.ok(text.includes('[redacted]'));
