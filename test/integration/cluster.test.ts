@@ -5,6 +5,8 @@
 // over is refused by its fencing token. Skips, saying why, where PostgreSQL cannot start.
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
+import { readFile } from 'node:fs/promises';
+import { join } from 'node:path';
 import { call, createSession, startApp, type TestApp } from '../helpers/app.ts';
 import { openEvents, kindsOf } from '../helpers/sse-client.ts';
 import { testPostgres } from '../helpers/postgres.ts';
@@ -82,6 +84,11 @@ if (!pgServer.ok) {
       const cfg = await call(a.url, 'GET', '/config');
       assert.equal(cfg.body.config.storage.postgres_url, 'postgres://warren:***@db.example:5432/w');
       assert.equal(cfg.body.backend, 'postgres');
+      // Writing back what GET /config showed keeps the stored URL, not the redacted one.
+      const put = await call(a.url, 'PUT', '/config', { config: cfg.body.config, expected_generation: cfg.body.generation });
+      assert.equal(put.status, 200, JSON.stringify(put.body));
+      assert.equal(put.body.config.storage.postgres_url, 'postgres://warren:***@db.example:5432/w');
+      assert.match(await readFile(join(a.stateRoot, 'test-realm', 'config.toml'), 'utf8'), /warren:s3cret@db\.example/);
       await a.close();
       const turn = await call(b.url, 'POST', `/sessions/${id}/messages`, { session_id: id, prompt: 'two' });
       assert.equal(turn.status, 200, JSON.stringify(turn.body));
