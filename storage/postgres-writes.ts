@@ -105,20 +105,18 @@ export async function runBatch(client: PoolClient, commits: PgWrite[][]): Promis
   }
 }
 
+/** Stored row counts and last ledger seqs of the sessions a commit's row and ledger ops touch (one query). */
 async function counters(client: PoolClient, writes: readonly PgWrite[]): Promise<{ rows: Map<string, number>; seqs: Map<string, number> }> {
-  const rowIds = [...new Set(writes.flatMap((w) => (w.op === 'putRows' || w.op === 'truncateRows' ? [w.sessionId] : [])))];
-  const seqIds = [...new Set(writes.flatMap((w) => (w.op === 'appendLedger' && w.entries.length > 0 ? [w.sessionId] : [])))];
+  const ids = [...new Set(writes.flatMap((w) => (w.op === 'putRows' || w.op === 'truncateRows' || (w.op === 'appendLedger' && w.entries.length > 0) ? [w.sessionId] : [])))];
   const rows = new Map<string, number>();
   const seqs = new Map<string, number>();
-  if (rowIds.length > 0) {
-    const r = await client.query<{ id: string; n: number | null }>(
-      'SELECT k AS id, (SELECT MAX(idx) FROM warren_rows WHERE session_id = k) AS n FROM unnest($1::text[]) AS k', [rowIds]);
-    for (const { id, n } of r.rows) rows.set(id, n === null ? 0 : Number(n) + 1);
-  }
-  if (seqIds.length > 0) {
-    const r = await client.query<{ id: string; s: string | null }>(
-      'SELECT k AS id, (SELECT MAX(seq) FROM warren_ledger WHERE session_id = k) AS s FROM unnest($1::text[]) AS k', [seqIds]);
-    for (const { id, s } of r.rows) seqs.set(id, s === null ? 0 : Number(s));
+  if (ids.length === 0) return { rows, seqs };
+  const r = await client.query<{ id: string; n: number | null; s: string | null }>(
+    `SELECT k AS id, (SELECT MAX(idx) FROM warren_rows WHERE session_id = k) AS n, (SELECT MAX(seq) FROM warren_ledger WHERE session_id = k) AS s
+     FROM unnest($1::text[]) AS k`, [ids]);
+  for (const { id, n, s } of r.rows) {
+    rows.set(id, n === null ? 0 : Number(n) + 1);
+    seqs.set(id, s === null ? 0 : Number(s));
   }
   return { rows, seqs };
 }

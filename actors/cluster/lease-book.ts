@@ -82,6 +82,22 @@ export class LeaseBook {
     throw new ServiceError('SERVICE_UNAVAILABLE', `could not claim ${key}: contended`, { lease: key });
   }
 
+  /**
+   * Ops that claim a lease nobody has held yet (a session being created) inside the commit that first
+   * writes it, saving a transaction; `landed()` records it once that commit succeeded. When the lease
+   * exists after all, the commit fails with CONFLICT on it and the caller claims the usual way.
+   */
+  freshClaim(kind: string, id: string): { key: string; ops: StoreOp[]; landed(): void } {
+    const key = keyOf(kind, id);
+    const started = Date.now();
+    const value: LeaseValue = { v: 1, rev: 1, node_id: this.o.nodeId, url: this.o.url(), expires_at_ms: this.o.now() + this.o.leaseMs };
+    return {
+      key,
+      ops: [{ op: 'checkRecord', ns: LEASE_NS, key, rev: null }, { op: 'putRecord', ns: LEASE_NS, key, value }],
+      landed: () => this.held.set(key, { rev: 1, trustUntil: started + this.o.leaseMs * 0.8 }),
+    };
+  }
+
   /** Gives the lease up (the actor left this node). Losing a race here is harmless. */
   async release(kind: string, id: string): Promise<void> {
     const key = keyOf(kind, id);
@@ -159,23 +175,46 @@ export function fencedStore(inner: Store, book: LeaseBook): Store {
     close: inner.close.bind(inner),
     async commit(ops: StoreOp[]): Promise<void> {
       if (!Array.isArray(ops)) return inner.commit(ops);
+      // Sessions this node writes without holding their lease: first try claiming them in the same commit.
+      const fresh = book.unleasedSessions(ops).map((id) => book.freshClaim('session', id));
+      try {
+        await commitFenced(inner, book, ops, fresh.flatMap((f) => f.ops));
+        for (const f of fresh) f.landed();
+        return;
+      } catch (err) {
+        const failed = leaseConflict(err);
+        if (!failed || !fresh.some((f) => f.key === failed.key && failed.expected === null)) throw err;
+      }
+      // A lease was there already (taken by another node, or ours from before): claim it the usual way.
       for (const sessionId of book.unleasedSessions(ops)) {
         const claim = await book.claim('session', sessionId);
         if (!claim.ok) {
           throw new ServiceError('CONFLICT', `session ${sessionId} is hosted by node ${claim.owner.node_id}`, { session_id: sessionId, owner_node: claim.owner.node_id });
         }
       }
-      const fences = book.fenceOps(ops);
-      try {
-        await inner.commit(fences.length ? [...fences, ...ops] : ops);
-      } catch (err) {
-        if (isServiceError(err) && err.code === 'CONFLICT' && fences.length) {
-          // Which fence failed is in the details; a stale lease must not be trusted any longer.
-          const key = (err.details as { ns?: unknown; key?: unknown } | undefined)?.ns === LEASE_NS ? String((err.details as { key: unknown }).key) : undefined;
-          if (key) book.drop(key);
-        }
-        throw err;
-      }
+      await commitFenced(inner, book, ops, []);
     },
   });
+}
+
+/** The lease a CONFLICT is about (its checkRecord details), if it is one. */
+function leaseConflict(err: unknown): { key: string; expected: number | null } | undefined {
+  if (!isServiceError(err) || err.code !== 'CONFLICT') return undefined;
+  const d = err.details as { ns?: unknown; key?: unknown; expected_rev?: unknown } | undefined;
+  if (d?.ns !== LEASE_NS || typeof d.key !== 'string') return undefined;
+  return { key: d.key, expected: typeof d.expected_rev === 'number' ? d.expected_rev : null };
+}
+
+/** Commits `ops` behind `claims` and a fence on every held lease they write under; a failed fence drops its lease. */
+async function commitFenced(inner: Store, book: LeaseBook, ops: StoreOp[], claims: StoreOp[]): Promise<void> {
+  const fences = book.fenceOps(ops);
+  const guards = [...claims, ...fences];
+  try {
+    await inner.commit(guards.length ? [...guards, ...ops] : ops);
+  } catch (err) {
+    const failed = leaseConflict(err);
+    // A stale lease must not be trusted any longer: the actor leaves this node.
+    if (failed && failed.expected !== null && book.held.get(failed.key)?.rev === failed.expected) book.drop(failed.key);
+    throw err;
+  }
 }
