@@ -1,0 +1,60 @@
+// test/integration/cluster-schedules.test.ts: schedules on a cluster of two nodes (in-process apps, one
+// embedded PostgreSQL realm, one shared ManualClock). Both nodes arm every schedule; when they come due
+// together, each occurrence is claimed by one node and fires exactly once: one completed occurrence per
+// schedule and one materialized session holding one user row. Skips, saying why, where PostgreSQL cannot start.
+import { describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import { ManualClock } from '../../actors/clock.ts';
+import { call, startApp } from '../helpers/app.ts';
+import { driveClock } from '../helpers/schedule-clock.ts';
+import { testPostgres } from '../helpers/postgres.ts';
+
+const pgServer = await testPostgres();
+const T0 = Date.parse('2026-03-01T00:00:00Z');
+const SCHEDULES = 12;
+
+if (!pgServer.ok) {
+  describe('cluster schedules', () => {
+    it('needs a PostgreSQL server', { skip: `postgres tests skipped: ${pgServer.reason}` }, () => {});
+  });
+} else {
+  const server = pgServer.server;
+
+  describe('schedules on a two-node cluster', () => {
+    it('fire each occurrence once across the nodes', async (t) => {
+      const url = await server.createDatabase();
+      const clock = new ManualClock(T0);
+      const opts = { realmBackend: 'postgres' as const, env: { ...process.env, WARREN_DATABASE_URL: url }, clock, config: { cluster: { lease_ms: 2000 } } };
+      const a = await startApp(t, [], opts);
+      const due = T0 + 60_000;
+      const ids: string[] = [];
+      for (let i = 0; i < SCHEDULES; i++) {
+        const res = await call(a.url, 'POST', '/schedules', {
+          name: `s${i}`, trigger: { type: 'once', due_at_utc: new Date(due).toISOString() },
+          target: { target_kind: 'session', type: 'materialize_on_demand_session', create: { provider: 'scripted' }, action: { type: 'prompt', prompt: `tick-${i}` } },
+        });
+        assert.equal(res.status, 200, JSON.stringify(res.body));
+        ids.push(res.body.schedule_id);
+      }
+      // B starts after the schedules exist: it arms all of them too.
+      const b = await startApp(t, [], opts);
+      await driveClock(clock, async () => {
+        await Promise.all([a.schedulesSettled(), b.schedulesSettled()]);
+      }, due + 1_000);
+      const sessions = new Set<string>();
+      for (const [i, id] of ids.entries()) {
+        const occs = (await call(b.url, 'GET', `/schedules/${id}/occurrences`)).body.occurrences;
+        assert.equal(occs.length, 1, `schedule ${i}: ${JSON.stringify(occs)}`);
+        assert.equal(occs[0].phase, 'completed', JSON.stringify(occs[0]));
+        const sid = occs[0].runtime_outcome.session_id;
+        sessions.add(sid);
+        const h = (await call(a.url, 'GET', `/sessions/${sid}/history`)).body;
+        assert.deepEqual(h.messages.filter((m: { role: string }) => m.role === 'user').map((m: { content: string }) => m.content), [`tick-${i}`]);
+      }
+      assert.equal(sessions.size, SCHEDULES);
+      assert.equal((await call(a.url, 'GET', '/sessions?limit=1000')).body.sessions.length, SCHEDULES);
+      assert.equal(a.provider.requests.length + b.provider.requests.length, SCHEDULES, 'one model call per occurrence across both nodes');
+      t.diagnostic(`fired on A: ${a.provider.requests.length}, on B: ${b.provider.requests.length}`);
+    });
+  });
+}
