@@ -1,7 +1,8 @@
 // test/integration/cluster-schedules.test.ts: schedules on a cluster of two nodes (in-process apps, one
 // embedded PostgreSQL realm, one shared ManualClock). Both nodes arm every schedule; when they come due
 // together, each occurrence is claimed by one node and fires exactly once: one completed occurrence per
-// schedule and one materialized session holding one user row. Skips, saying why, where PostgreSQL cannot start.
+// schedule and one materialized session holding one user row; an occurrence whose target session another
+// node hosts is left to that node. Skips, saying why, where PostgreSQL cannot start.
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { ManualClock } from '../../actors/clock.ts';
@@ -55,6 +56,38 @@ if (!pgServer.ok) {
       assert.equal((await call(a.url, 'GET', '/sessions?limit=1000')).body.sessions.length, SCHEDULES);
       assert.equal(a.provider.requests.length + b.provider.requests.length, SCHEDULES, 'one model call per occurrence across both nodes');
       t.diagnostic(`fired on A: ${a.provider.requests.length}, on B: ${b.provider.requests.length}`);
+    });
+
+    it('leave an occurrence whose session another node hosts to that node', async (t) => {
+      const url = await server.createDatabase();
+      const clock = new ManualClock(T0);
+      const opts = { realmBackend: 'postgres' as const, env: { ...process.env, WARREN_DATABASE_URL: url }, clock, config: { cluster: { lease_ms: 60_000 } } };
+      const a = await startApp(t, [], opts);
+      const due = T0 + 60_000;
+      const created = await call(a.url, 'POST', '/sessions', { prompt: 'hello', provider: 'scripted' });
+      assert.equal(created.status, 200, JSON.stringify(created.body));
+      const sid = created.body.session_id;
+      const ids: string[] = [];
+      for (let i = 0; i < 4; i++) {
+        const res = await call(a.url, 'POST', '/schedules', {
+          name: `x${i}`, trigger: { type: 'once', due_at_utc: new Date(due + i * 1000).toISOString() },
+          target: { target_kind: 'session', type: 'exact_session', session_id: sid, action: { type: 'prompt', prompt: `tick-${i}` } },
+        });
+        assert.equal(res.status, 200, JSON.stringify(res.body));
+        ids.push(res.body.schedule_id);
+      }
+      const b = await startApp(t, [], opts);
+      await driveClock(clock, async () => {
+        await Promise.all([a.schedulesSettled(), b.schedulesSettled()]);
+      }, due + 10_000);
+      for (const id of ids) {
+        const occs = (await call(b.url, 'GET', `/schedules/${id}/occurrences`)).body.occurrences;
+        assert.equal(occs.length, 1);
+        assert.equal(occs[0].phase, 'completed', JSON.stringify(occs[0]));
+      }
+      const users = (await call(b.url, 'GET', `/sessions/${sid}/history`)).body.messages.filter((m: { role: string }) => m.role === 'user').map((m: { content: string }) => m.content);
+      assert.deepEqual(users, ['hello', 'tick-0', 'tick-1', 'tick-2', 'tick-3']);
+      assert.equal(b.provider.requests.length, 0, 'B never runs a turn of a session A hosts');
     });
   });
 }
