@@ -8,14 +8,30 @@ import assert from 'node:assert/strict';
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { call, createSession, startApp, type TestApp } from '../helpers/app.ts';
+import { deferred } from '../helpers/gates.ts';
+import type { ProviderRequest } from '../../providers/provider.ts';
+import { echoReply, type Script, type ScriptedReply } from '../../providers/scripted.ts';
 import { openEvents, kindsOf } from '../helpers/sse-client.ts';
 import { testPostgres } from '../helpers/postgres.ts';
 import type { TestContext } from 'node:test';
 
 const pgServer = await testPostgres();
 
-async function node(t: TestContext, url: string, extra: Record<string, unknown> = {}): Promise<TestApp> {
-  return startApp(t, [], {
+/** A script whose calls numbered in `at` hang until their turn is interrupted or cancelled. */
+function stuckAt(...at: number[]) {
+  const entered = at.map(() => deferred());
+  const never = new Promise<void>(() => {});
+  const script = (req: ProviderRequest, i: number): ScriptedReply => {
+    const k = at.indexOf(i);
+    if (k < 0) return echoReply(req);
+    entered[k].resolve();
+    return { text: 'never sent', waitFor: never };
+  };
+  return { entered, script };
+}
+
+async function node(t: TestContext, url: string, extra: Record<string, unknown> = {}, script: Script = []): Promise<TestApp> {
+  return startApp(t, script, {
     realmBackend: 'postgres', env: { ...process.env, WARREN_DATABASE_URL: url },
     config: { cluster: { lease_ms: 1500 }, ...extra },
   });
@@ -74,6 +90,31 @@ if (!pgServer.ok) {
       const metrics = await fetch(`${b.url}/metrics`).then((r) => r.text());
       assert.match(metrics, /warren_cluster_forwarded_requests_total [1-9]/);
       assert.match(metrics, /warren_cluster_lease_takeovers_total 0/);
+    });
+
+    it('forwards an interrupt and a request cancel to the node running the turn', async (t) => {
+      const url = await server.createDatabase();
+      const g = stuckAt(1, 2);
+      const a = await node(t, url, {}, g.script);
+      const b = await node(t, url);
+      const id = await createSession(a.url);
+      // Cancel by request id through B: B does not know the id and asks its peers.
+      const turn = call(a.url, 'POST', `/sessions/${id}/messages`, { session_id: id, prompt: 'x' }, { 'x-warren-request-id': 'job-c1' });
+      await g.entered[0].promise;
+      const cancel = await call(b.url, 'POST', '/requests/job-c1/cancel');
+      assert.equal(cancel.status, 200, JSON.stringify(cancel.body));
+      assert.equal(cancel.body.cancelled, true);
+      assert.equal((await turn).status, 499);
+      assert.equal((await call(b.url, 'POST', '/requests/never-seen/cancel')).status, 404);
+
+      // Interrupt through B of a turn running on A (started through B as well).
+      const turn2 = call(b.url, 'POST', `/sessions/${id}/messages`, { session_id: id, prompt: 'y' });
+      await g.entered[1].promise;
+      assert.equal((await call(b.url, 'GET', `/sessions/${id}/status`)).body.state, 'running');
+      const interrupt = await call(b.url, 'POST', `/sessions/${id}/interrupt`);
+      assert.equal(interrupt.status, 200, JSON.stringify(interrupt.body));
+      assert.equal((await turn2).status, 499);
+      assert.equal((await call(b.url, 'GET', `/sessions/${id}/status`)).body.state, 'idle');
     });
 
     it('hands sessions over when their node leaves, and redacts the database URL in GET /config', async (t) => {
