@@ -122,7 +122,8 @@ export function clusterForwarding(inner: RequestHandler, opts: ForwardOptions): 
   async function forwardSession(sessionId: string, req: HttpRequest, res: HttpResponder): Promise<boolean> {
     // At most two owners are tried: one that died, then (after its lease expired) whoever took over.
     for (let attempt = 0; attempt < 3; attempt++) {
-      const route = await node.route(sessionId);
+      // The database unreachable: served here, where the store answers with its own coded error.
+      const route = await node.route(sessionId).catch(() => ({ local: true as const }));
       if (route.local) return false;
       if ((await proxy(route.url, req, res)) === 'done') return true;
       // Unreachable owner: its lease runs out within one term unless it comes back and renews.
