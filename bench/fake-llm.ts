@@ -41,6 +41,10 @@ export interface FakeLlmStats {
   streamed: number;
   toolCalls: number;
   errors: number;
+  /** Request body characters received (the provider request size; bodies are ASCII JSON here). */
+  bytesIn: number;
+  /** The last request body received (to copy Warren's request shape). */
+  lastBody: string;
 }
 
 export interface FakeLlm {
@@ -72,7 +76,7 @@ export async function startFakeLlm(knobs: Partial<FakeLlmKnobs> = {}, port = 0):
   let k: FakeLlmKnobs = { ...DEFAULT_KNOBS, ...knobs };
   // Pre-serialized bodies for the common case (no delays, no stamps), keyed by wire/stream/model/kind.
   let cache = new Map<string, Buffer>();
-  const stats: FakeLlmStats = { requests: 0, streamed: 0, toolCalls: 0, errors: 0 };
+  const stats: FakeLlmStats = { requests: 0, streamed: 0, toolCalls: 0, errors: 0, bytesIn: 0, lastBody: '' };
   let callSeq = 0;
 
   const server: Server = createServer((req, res) => {
@@ -92,6 +96,8 @@ export async function startFakeLlm(knobs: Partial<FakeLlmKnobs> = {}, port = 0):
           return;
         }
         stats.requests++;
+        stats.bytesIn += raw.length;
+        stats.lastBody = raw;
         if (ask.stream) stats.streamed++;
         const tool = k.toolCall && !ask.afterTool ? k.toolCall : null;
         if (tool) stats.toolCalls++;

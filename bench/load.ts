@@ -87,6 +87,8 @@ export interface TurnOptions {
   enableBuiltins?: boolean;
   /** Sent as `output_schema` (structured-output extraction after the turn). */
   outputSchema?: unknown;
+  /** Extra body fields (the floor server's `history_turns`). */
+  extra?: Record<string, unknown>;
 }
 
 /** The HTTP calls the scenarios make against Warren (one keep-alive Pool). */
@@ -110,6 +112,7 @@ export class WarrenClient {
       prompt, provider: o.provider ?? 'self_hosted', model: o.model ?? 'bench-model',
       ...(o.enableBuiltins ? { enable_builtins: true } : {}),
       ...(o.outputSchema !== undefined ? { output_schema: o.outputSchema } : {}),
+      ...o.extra,
     });
     return String(r.session_id);
   }

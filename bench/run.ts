@@ -24,13 +24,14 @@ import { sseScenario } from './scenarios/sse.ts';
 import { structuredScenario } from './scenarios/structured.ts';
 import { toolsScenario } from './scenarios/tools.ts';
 import { transportsScenario } from './scenarios/transports.ts';
+import { turnCostScenario } from './scenarios/turn-cost.ts';
 import { turnsScenario } from './scenarios/turns.ts';
 import { viewerScenario } from './scenarios/viewer.ts';
 import { webhooksScenario } from './scenarios/webhooks.ts';
 import { workgraphScenario } from './scenarios/workgraph.ts';
 import { round } from './stats.ts';
 
-const SCENARIOS: Scenario[] = [turnsScenario, toolsScenario, structuredScenario, sseScenario, memoryScenario, durabilityScenario, transportsScenario, viewerScenario, workgraphScenario, webhooksScenario, ledgerScenario, schedulesScenario, compactionScenario, commsScenario, clusterScenario];
+const SCENARIOS: Scenario[] = [turnsScenario, turnCostScenario, toolsScenario, structuredScenario, sseScenario, memoryScenario, durabilityScenario, transportsScenario, viewerScenario, workgraphScenario, webhooksScenario, ledgerScenario, schedulesScenario, compactionScenario, commsScenario, clusterScenario];
 
 const HELP = `Usage: npm run bench -- [options]
 

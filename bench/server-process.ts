@@ -261,3 +261,41 @@ export async function startServer(opts: ServerOptions): Promise<ServerHandle> {
     },
   };
 }
+
+/** Starts bench/floor-server.ts (the bare node:http floor) pinned like a Warren server; `dir` holds its log. */
+export async function startFloor(opts: { dir: string; llmUrl: string; pin: boolean; shape: Record<string, unknown> }): Promise<ServerHandle> {
+  const shapeFile = join(opts.dir, 'request-shape.json');
+  await writeFile(shapeFile, JSON.stringify(opts.shape));
+  const nodeArgs = ['--import', 'tsx', join(REPO, 'bench', 'floor-server.ts'), '--llm', opts.llmUrl, '--dir', opts.dir, '--shape', shapeFile];
+  const [cmd, args] = opts.pin ? ['taskset', ['-c', '0', process.execPath, ...nodeArgs]] : [process.execPath, nodeArgs];
+  const child: ChildProcess = spawn(cmd, args as string[], { cwd: REPO, stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
+  const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
+  const url = await Promise.race([
+    new Promise<string>((resolve) => child.on('message', (m: { type: string; url: string }) => {
+      if (m.type === 'listening') resolve(m.url);
+    })),
+    exited.then((code): never => {
+      throw new Error(`floor server exited with ${code} before listening`);
+    }),
+  ]);
+  const pid = child.pid!;
+  const unsupported = (what: string) => () => Promise.reject(new Error(`the floor server has no ${what}`));
+  return {
+    url, pid, transport: 'node:http', realm: 'floor', realmDir: opts.dir,
+    cpuMs: () => cpuMs(pid),
+    memory: () => procMemory(pid),
+    gc: unsupported('gc'),
+    lmdbTxnId: () => null,
+    profileStart: unsupported('profiler'),
+    profileStop: unsupported('profiler'),
+    heapSnapshot: unsupported('heap snapshot'),
+    async stop() {
+      if (child.exitCode === null) {
+        child.send({ type: 'stop' });
+        const timer = setTimeout(() => child.kill('SIGKILL'), 10_000);
+        await exited;
+        clearTimeout(timer);
+      }
+    },
+  };
+}
