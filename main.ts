@@ -20,6 +20,13 @@ async function main(argv: string[]): Promise<void> {
     process.stderr.write(result.stderr);
     process.exit(result.code);
   }
+  if (argv[0] === 'bench') {
+    const { runBenchCli } = await import('./bench/cli.ts');
+    const result = await runBenchCli(argv.slice(1));
+    process.stdout.write(result.stdout);
+    process.stderr.write(result.stderr);
+    process.exit(result.code);
+  }
   let cli;
   try {
     cli = parseCli(argv);

@@ -72,7 +72,7 @@ interface Ask {
 }
 
 /** Starts the fake on 127.0.0.1 (port 0 = any free port). */
-export async function startFakeLlm(knobs: Partial<FakeLlmKnobs> = {}, port = 0): Promise<FakeLlm> {
+export async function startFakeLlm(knobs: Partial<FakeLlmKnobs> = {}, port = 0, host = '127.0.0.1'): Promise<FakeLlm> {
   let k: FakeLlmKnobs = { ...DEFAULT_KNOBS, ...knobs };
   // Pre-serialized bodies for the common case (no delays, no stamps), keyed by wire/stream/model/kind.
   let cache = new Map<string, Buffer>();
@@ -111,11 +111,11 @@ export async function startFakeLlm(knobs: Partial<FakeLlmKnobs> = {}, port = 0):
   });
   server.keepAliveTimeout = 65_000; // longer than undici's keep-alive, so the server never closes first
   server.headersTimeout = 70_000;
-  await new Promise<void>((resolve) => server.listen(port, '127.0.0.1', resolve));
+  await new Promise<void>((resolve) => server.listen(port, host, resolve));
   const { port: bound } = server.address() as AddressInfo;
 
   return {
-    url: `http://127.0.0.1:${bound}`,
+    url: `http://${host.includes(':') ? `[${host}]` : host}:${bound}`,
     get knobs() {
       return k;
     },

@@ -46,6 +46,7 @@ export class FlagError extends Error {
 export const HELP_TEXT = `Usage: warren serve [options]
        warren auth list|store|test|status|logout [options]   (see 'warren auth --help')
        warren workgraph <command> [options]   (see 'warren workgraph --help')
+       warren bench --url <server> [options]   (load test; see 'warren bench --help')
        warren --help
 
 Runs the Warren HTTP server for LLM agent sessions.
