@@ -15,6 +15,13 @@ import type { PersistedState, SessionDeps, SessionSettings } from './session-typ
 
 export type { TurnOutcome };
 
+/**
+ * How long a turn's pending-input write (and a new session's creation write) may wait for the turn's
+ * commit to share one transaction. Longer turns pay a second commit; live subscribers see the turn's
+ * first events at most this much later.
+ */
+export const PENDING_DEFER_MS = 20;
+
 /** What a caller asks a turn to do (create's first turn or a continue). */
 export interface TurnCommand {
   requestId: string;
@@ -173,11 +180,19 @@ export class SessionActor {
     // The pending input rides the next write; the turn does not wait for it (the commit is chained after it).
     // Snapshots are persisted at rest only: the pending input itself marks the turn as in flight, so this
     // write keeps the pre-turn snapshot.
-    const pendingRaw = core.persist(cmd.hooks?.pendingOps?.(id, hub.lastSeq + 1) ?? [], core.state.machine ?? null);
+    // A fast turn's pending input shares the commit's transaction (PENDING_DEFER_MS); a slower one, or
+    // one that reaches a tool call, makes it durable first. A hook waiting on it is never kept waiting.
+    const pendingOps = cmd.hooks?.pendingOps?.(id, hub.lastSeq + 1) ?? [];
+    const deferMs = pendingOps.length || cmd.hooks?.onPendingDurable ? 0 : PENDING_DEFER_MS;
+    const pendingRaw = core.persist(pendingOps, core.state.machine ?? null, deferMs);
     if (cmd.hooks?.onPendingDurable) pendingRaw.then(cmd.hooks.onPendingDurable, () => {});
     const pendingWrite = pendingRaw.catch((err) => core.log.error({ err, sessionId: id }, 'pending input write failed'));
     hub.publish('run_started', { session_id: id, input: { kind: 'content', content: cmd.prompt } });
-    const onPhase = (phase: TurnPhase) => core.machine.send({ type: 'turn.phase', generation, phase });
+    const onPhase = (phase: TurnPhase) => {
+      // Tools act outside the store: the turn's pending input is durable before the first one runs.
+      if (phase === 'executing_tools') core.releaseDeferred();
+      core.machine.send({ type: 'turn.phase', generation, phase });
+    };
     let committing = false;
     try {
       await run?.started(cmd.prompt);
@@ -371,7 +386,7 @@ export class SessionActor {
   isRunning(): boolean { return this.core.isRunning(); }
   machineFailed(): boolean { return this.core.machineFailed(); }
   recover(hold: HoldClass | null): void { this.core.recover(hold); }
-  persist(extra: StoreOp[] = []): Promise<void> { return this.core.persist(extra); }
+  persist(extra: StoreOp[] = [], deferMs = 0): Promise<void> { return this.core.persist(extra, undefined, deferMs); }
   shed(): boolean { return this.core.shed(); }
   closeStreams(reason: 'archived' | 'shutdown'): void { this.core.closeStreams(reason); }
   stop(): Promise<void> { return this.core.stop(); }

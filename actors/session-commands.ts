@@ -10,7 +10,7 @@ import type { Message } from '../contracts/transcript.ts';
 import { defaultModel } from '../providers/catalog.ts';
 import { resolveToolFlags, ToolConfigError } from '../tools/registry.ts';
 import type { SessionRecord } from '../storage/store.ts';
-import type { TurnHooks, TurnOutcome } from './session-actor.ts';
+import { PENDING_DEFER_MS, type TurnHooks, type TurnOutcome } from './session-actor.ts';
 import type { PersistedState, SessionSettings } from './session-types.ts';
 import type { SessionHost } from './session-host.ts';
 import type { RunFeatureRequest, RunPlan } from './turn-features/run-features.ts';
@@ -149,11 +149,13 @@ export async function createSession(sup: SessionHost, body: CreateSessionRequest
   const actor = sup.adopt(record);
   // Not awaited: the turn's first write is chained after it. Observed at once so that a failure is
   // never an unhandled rejection; a session whose creation never became durable is not "created".
+  // The comms directory entry commits with the session, so a comms name is addressable once created.
+  const directory = settings.comms_name ? sup.extension?.settingsOps(sessionId, settings) ?? [] : [];
+  // Without a directory entry, the creation may share the first turn's commit (PENDING_DEFER_MS).
   const created = actor.persist([
     ...(rows.length ? [{ op: 'putRows', sessionId, fromIndex: 0, rows } as const] : []),
-    // The comms directory entry commits with the session, so a comms name is addressable once created.
-    ...(settings.comms_name ? sup.extension?.settingsOps(sessionId, settings) ?? [] : []),
-  ]);
+    ...directory,
+  ], directory.length || hooks ? 0 : PENDING_DEFER_MS);
   created.catch((err: unknown) => actor.core.abandon(err));
   sup.noteCreation(created);
   if (skills) actor.hub.publish('skills_resolved', skills.event);

@@ -205,12 +205,19 @@ export class SessionCore {
    * Persists the current record (creation and state changes), with optional extra ops, in one write.
    * `machineSnapshot` overrides the persisted machine (undefined: the live machine's, if awake).
    */
-  persist(extra: StoreOp[] = [], machineSnapshot?: unknown): Promise<void> {
+  persist(extra: StoreOp[] = [], machineSnapshot?: unknown, deferMs = 0): Promise<void> {
     if (this.abandoned !== undefined) return Promise.reject(this.abandoned);
     if (extra.some((op) => op.op === 'putRows' || op.op === 'truncateRows')) this.rowsCache = null;
     const ops: StoreOp[] = [{ op: 'putSession', session: this.freshRecord(machineSnapshot) }, ...extra];
     const writer = this.writer;
-    return writer ? writer.commit(ops) : this.deps.store.commit(ops);
+    if (!writer) return this.deps.store.commit(ops);
+    // deferMs: the write may wait that long for the next one to share its transaction (session-writer.ts).
+    return deferMs > 0 ? writer.commitDeferred(ops, deferMs) : writer.commit(ops);
+  }
+
+  /** Issues a deferred write now (before anything with effects outside the store, e.g. a tool call). */
+  releaseDeferred(): void {
+    this.liveWriter?.release();
   }
 
   /** The creation write failed: the session never existed, so nothing of it may be written later. */

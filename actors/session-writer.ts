@@ -76,6 +76,38 @@ export class SessionWriter {
 
   /** Queues ops; resolves once they (and every earlier write) are durable. */
   commit(ops: StoreOp[]): Promise<void> {
+    this.release();
+    return this.enqueue(ops);
+  }
+
+  /**
+   * Queues ops like commit(), but lets them (and the events published meanwhile) wait up to `ms` for
+   * the next write: a fast turn's pending input then rides in one transaction, one fsync, with the turn's
+   * commit. Any other commit, flushed() or release() issues them at once. A crash before they are durable
+   * loses only what no caller was answered for (the turn had not been acknowledged).
+   */
+  commitDeferred(ops: StoreOp[], ms: number): Promise<void> {
+    if (!this.deferTimer) {
+      this.deferTimer = setTimeout(() => {
+        this.deferTimer = null;
+        this.schedule();
+      }, ms);
+      this.deferTimer.unref?.();
+    }
+    return this.enqueue(ops);
+  }
+
+  /** Ends a deferral (commitDeferred): everything queued is issued now. */
+  release(): void {
+    if (!this.deferTimer) return;
+    clearTimeout(this.deferTimer);
+    this.deferTimer = null;
+    this.schedule();
+  }
+
+  private deferTimer: ReturnType<typeof setTimeout> | null = null;
+
+  private enqueue(ops: StoreOp[]): Promise<void> {
     return new Promise<void>((resolve, reject) => {
       this.queued++;
       this.ops.push(...ops);
@@ -90,11 +122,12 @@ export class SessionWriter {
    */
   flushed(): Promise<void> {
     if (this.settled >= this.queued) return Promise.resolve();
+    this.release();
     return new Promise<void>((resolve) => this.flushWaiters.push({ target: this.queued, resolve }));
   }
 
   private schedule(): void {
-    if (this.scheduled || this.inFlight >= PIPELINE) return;
+    if (this.scheduled || this.deferTimer || this.inFlight >= PIPELINE) return;
     // Ledger-only batches wait for the batch in flight: events streamed during a fast turn then ride
     // with its commit instead of paying a transaction (and an fsync) of their own.
     if (this.inFlight > 0 && this.ops.length === 0) return;
@@ -125,6 +158,10 @@ export class SessionWriter {
       for (const w of this.flushWaiters) w.resolve();
       this.flushWaiters = [];
       return;
+    }
+    if (this.deferTimer) {
+      clearTimeout(this.deferTimer);
+      this.deferTimer = null;
     }
     const upTo = this.queued;
     const ops = this.ops;
@@ -163,8 +200,10 @@ export class SessionWriter {
       if (extra.length) this.outbox!.tap.committed(extra);
       return;
     }
+    // Entries this same transaction drops (a committed turn's text deltas) are never written at all.
+    const kept = droppedHere(ops, this.sessionId, events);
     try {
-      await this.store.commit([...ops, ...extra, { op: 'appendLedger', sessionId: this.sessionId, entries: events.map(plainEntry) }]);
+      await this.store.commit(kept.length ? [...ops, ...extra, { op: 'appendLedger', sessionId: this.sessionId, entries: kept.map(plainEntry) }] : [...ops, ...extra]);
     } catch (err) {
       // Retry the state ops alone: only if that succeeds was the ledger part at fault. A later state
       // batch already issued supersedes these ops, so replaying them after it would write stale state.
@@ -182,6 +221,15 @@ export class SessionWriter {
     }
     if (extra.length) this.outbox!.tap.committed(extra);
   }
+}
+
+/** The events not removed by a dropLedger op of the same batch (the store applies drops last). */
+function droppedHere(ops: StoreOp[], sessionId: string, events: HubEntry[]): HubEntry[] {
+  let ranges: Array<[number, number]> | null = null;
+  for (const op of ops) if (op.op === 'dropLedger' && op.sessionId === sessionId) (ranges ??= []).push(...op.ranges);
+  if (!ranges) return events;
+  const r = ranges;
+  return events.filter((e) => !r.some(([from, to]) => e.seq >= from && e.seq <= to));
 }
 
 function plainEntry(e: HubEntry): HubEntry {

@@ -1,0 +1,57 @@
+// bench/turn-profile.ts: profiles one Warren server over a measured create+turn (or continue) window on
+// the turn-cost workload (Anthropic wire, 20 tokens per reply, each its own SSE frame) and prints the
+// hot spots (bench/profile.ts). The quick loop for working on the turn path:
+//   npx tsx bench/turn-profile.ts [--op create|continue] [--c 10] [--duration 3000] [--warmup 2000] [--top 30]
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { startFakeLlm } from './fake-llm.ts';
+import { closedLoop, measured, WarrenClient } from './load.ts';
+import { readProfile, summarizeProfile } from './profile.ts';
+import { canPin, pinSelf, startServer } from './server-process.ts';
+import { round } from './stats.ts';
+
+const arg = (name: string, fallback: string): string => {
+  const i = process.argv.indexOf(`--${name}`);
+  return i >= 0 ? process.argv[i + 1] : fallback;
+};
+const op = arg('op', 'create');
+const c = Number(arg('c', '10'));
+const durationMs = Number(arg('duration', '3000'));
+const warmupMs = Number(arg('warmup', '2000'));
+const top = Number(arg('top', '30'));
+const WIRE = { provider: 'anthropic', model: 'claude-bench' } as const;
+
+const pin = canPin() && pinSelf(1);
+const fake = await startFakeLlm({ tokens: 20 });
+const root = await mkdtemp(join(tmpdir(), 'warren-prof-'));
+const server = await startServer({ stateRoot: root, llmUrl: fake.url, pin });
+const client = new WarrenClient(server.url, c);
+try {
+  const ids: string[] = [];
+  await closedLoop(c, warmupMs, async () => {
+    ids.push(await client.create('warm-up', WIRE));
+  });
+  let i = 0;
+  const turn = op === 'continue' ? () => client.continue(ids[i++ % ids.length], 'and then?') : () => client.create('hello', WIRE);
+  // continue: c workers over distinct sessions (cycling; never two on one session at once when ids ≥ c).
+  const file = join(tmpdir(), `warren-turn-${op}-c${c}-${Date.now()}.cpuprofile`);
+  await server.profileStart(100);
+  const m = await measured(server, () => closedLoop(c, durationMs, async () => {
+    await turn();
+  }));
+  await server.profileStop(file);
+  const s = summarizeProfile(await readProfile(file), top);
+  process.stdout.write(`${op} c=${c}: ${m.ops} turns, ${round(m.opsPerSec)} turns/s, p50 ${round(m.latency.p50)} ms, ${round(m.cpuMsPerOp)} ms CPU/turn, ${round(m.commitsPerOp ?? Number.NaN)} commits/turn, busy ${round(s.busyMs)} ms → ${file}\n`);
+  process.stdout.write('\nby module:\n');
+  for (const h of s.byModule) process.stdout.write(`  ${round(h.pct)}%  ${h.fn}\n`);
+  process.stdout.write('\ntop self:\n');
+  for (const h of s.topSelf) process.stdout.write(`  ${round(h.pct)}%  ${h.fn}  ${h.where}\n`);
+  process.stdout.write('\nWarren inclusive:\n');
+  for (const h of s.topWarrenTotal) process.stdout.write(`  ${round(h.pct)}%  ${h.fn}  ${h.where}\n`);
+} finally {
+  await client.close();
+  await server.stop();
+  await fake.close();
+  await rm(root, { recursive: true, force: true });
+}
