@@ -40,7 +40,45 @@ export function compactionThreshold(configured: number | undefined, contextWindo
 
 /** Rough token estimate of JSON-able content (about 4 bytes a token). */
 export function estimateTokens(value: unknown): number {
-  return Math.ceil(JSON.stringify(value).length / 4);
+  return Math.ceil((Array.isArray(value) ? jsonArraySize(value).chars : JSON.stringify(value).length) / 4);
+}
+
+/** JSON sizes of objects already measured (committed rows and tool specs are never changed in place). */
+const sizes = new WeakMap<object, { chars: number; bytes: number }>();
+
+/** JSON.stringify(v).length and its UTF-8 byte length, remembered per object. */
+export function jsonSize(v: unknown): { chars: number; bytes: number } {
+  if (v === null || typeof v !== 'object') {
+    const text = JSON.stringify(v) ?? 'null';
+    return { chars: text.length, bytes: Buffer.byteLength(text) };
+  }
+  let size = sizes.get(v);
+  if (!size) {
+    const text = JSON.stringify(v);
+    size = { chars: text.length, bytes: Buffer.byteLength(text) };
+    sizes.set(v, size);
+  }
+  return size;
+}
+
+/** The JSON size of an array from its elements' remembered sizes (brackets and commas added), so a long history is not re-serialised each turn. */
+export function jsonArraySize(items: readonly unknown[]): { chars: number; bytes: number } {
+  let chars = 2 + Math.max(0, items.length - 1);
+  let bytes = chars;
+  for (const item of items) {
+    const s = jsonSize(item);
+    chars += s.chars;
+    bytes += s.bytes;
+  }
+  return { chars, bytes };
+}
+
+/** Byte length of JSON.stringify({ system, messages, tools }) without building it. */
+export function requestJsonBytes(system: string | undefined, messages: readonly unknown[], tools: readonly unknown[] | undefined): number {
+  let bytes = 2 + '"messages":'.length + jsonArraySize(messages).bytes;
+  if (system !== undefined) bytes += '"system":'.length + Buffer.byteLength(JSON.stringify(system)) + 1;
+  if (tools !== undefined) bytes += ',"tools":'.length + jsonArraySize(tools).bytes;
+  return bytes;
 }
 
 /** A user row that starts a turn (not injected context, not a compaction summary). */

@@ -11,7 +11,7 @@ import type { ToolSpec } from '../contracts/tool.ts';
 import type { Provider } from '../providers/provider.ts';
 import { findModel } from '../providers/catalog.ts';
 import type { Store, StoreOp } from '../storage/store.ts';
-import { compactionThreshold, estimateTokens, shouldCompact, splitForCompaction } from './compaction-policy.ts';
+import { compactionThreshold, estimateTokens, requestJsonBytes, shouldCompact, splitForCompaction } from './compaction-policy.ts';
 
 /** Stored in the `compaction` record namespace, keyed by session id (the ledger of compactions). */
 export interface CompactionRecord {
@@ -128,7 +128,7 @@ export class Compactor {
     const cfg = host.config.compaction;
     if (!cfg.enabled) return undefined;
     const threshold = this.threshold(host.config, host.providerName, host.model);
-    const requestBytes = Buffer.byteLength(JSON.stringify({ system: host.system, messages: history.concat(host.newRows), tools: host.tools }));
+    const requestBytes = requestJsonBytes(host.system, history.concat(host.newRows), host.tools);
     const decision = shouldCompact({
       history, threshold, requestBytes, maxRequestBytes: cfg.max_request_bytes,
       lastInputTokens: host.lastInputTokens ?? this.lastInput.get(host.sessionId),

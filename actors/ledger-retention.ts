@@ -8,8 +8,17 @@ import type { Config } from '../contracts/config.ts';
 import type { Store, StoreOp } from '../storage/store.ts';
 
 const DAY_MS = 86_400_000;
+const HOUR_MS = 3_600_000;
 /** Entries read at most per commit to find the age cut (pruning catches up over later commits). */
 const AGE_SCAN = 1000;
+
+/**
+ * A session's age-pruning memo: no entry can pass the age limit before `nextAt` (ms), so commits until
+ * then skip the ledger read.
+ */
+export interface AgeCheck {
+  nextAt: number;
+}
 
 /** Sorted seqs as inclusive [from, to] runs. */
 export function seqRanges(seqs: readonly number[]): Array<[number, number]> {
@@ -26,13 +35,17 @@ export function seqRanges(seqs: readonly number[]): Array<[number, number]> {
  * The prune range for a session whose newest seq will be `lastSeq` after this commit, or undefined.
  * Never reaches `lastSeq` itself (the next seq is derived from the last entry).
  */
-export async function retentionCut(store: Store, sessionId: string, lastSeq: number, cfg: Config['ledger'], now: number): Promise<number | undefined> {
+export async function retentionCut(store: Store, sessionId: string, lastSeq: number, cfg: Config['ledger'], now: number, age: AgeCheck = { nextAt: 0 }): Promise<number | undefined> {
   let cut = 0;
   if (cfg.max_entries_per_session > 0) cut = lastSeq - cfg.max_entries_per_session;
-  if (cfg.max_age_days > 0) {
+  if (cfg.max_age_days > 0 && now >= age.nextAt) {
     const limit = now - cfg.max_age_days * DAY_MS;
     const [first] = await store.readLedger(sessionId, cut, 1);
+    // Nothing retained expires before the oldest entry read now does; entries not yet durable (this
+    // turn's) may be older than the read one by up to a turn's length, hence the hour of margin.
+    age.nextAt = Math.min(first?.timestamp_ms ?? now, now - HOUR_MS) + cfg.max_age_days * DAY_MS;
     if (first && first.timestamp_ms < limit) {
+      age.nextAt = 0;
       for (const e of await store.readLedger(sessionId, cut, AGE_SCAN)) {
         if (e.timestamp_ms >= limit) break;
         cut = e.seq;
@@ -44,10 +57,10 @@ export async function retentionCut(store: Store, sessionId: string, lastSeq: num
 }
 
 /** The dropLedger op of a commit: the turn's delta seqs plus the retention cut (none when nothing goes). */
-export async function ledgerTrimOps(store: Store, sessionId: string, deltaSeqs: readonly number[], lastSeq: number, cfg: Config['ledger'], now: number): Promise<StoreOp[]> {
+export async function ledgerTrimOps(store: Store, sessionId: string, deltaSeqs: readonly number[], lastSeq: number, cfg: Config['ledger'], now: number, age?: AgeCheck): Promise<StoreOp[]> {
   if (!store.persistent) return [];
   const ranges = cfg.keep_text_deltas ? [] : seqRanges(deltaSeqs.filter((s) => s < lastSeq));
-  const cut = await retentionCut(store, sessionId, lastSeq, cfg, now);
+  const cut = await retentionCut(store, sessionId, lastSeq, cfg, now, age);
   if (cut !== undefined) ranges.unshift([1, cut]);
   return ranges.length ? [{ op: 'dropLedger', sessionId, ranges }] : [];
 }

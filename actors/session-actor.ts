@@ -7,7 +7,7 @@ import type { ContentInput, Message } from '../contracts/transcript.ts';
 import type { HoldClass, SessionEmitted, TurnOutcome, TurnPhase, TurnWork, Verdict } from '../machines/session-machine.ts';
 import type { SessionRecord, StoreOp } from '../storage/store.ts';
 import { SessionCore } from './session-core.ts';
-import { ledgerTrimOps } from './ledger-retention.ts';
+import { ledgerTrimOps, type AgeCheck } from './ledger-retention.ts';
 import { projectForProvider, runTurn } from './turn-runner.ts';
 import type { ExtraOutcome, RunFeatures, RunPlan } from './turn-features/run-features.ts';
 import { compactAtBoundary } from './compaction-boundary.ts';
@@ -88,6 +88,8 @@ export class SessionActor {
   private tickets = 0;
   private settledTurn: Promise<void> = Promise.resolve();
   private settle: () => void = () => {};
+  /** When the ledger's age pruning next needs a look (ledger-retention.ts). */
+  private readonly ledgerAge: AgeCheck = { nextAt: 0 };
 
   constructor(record: SessionRecord, lastSeq: number, deps: SessionDeps) {
     this.core = new SessionCore(record, lastSeq, deps, (e) => this.decided(e));
@@ -227,7 +229,7 @@ export class SessionActor {
         pullSteer: steerRows(() => [...(cmd.pullSteer?.() ?? []), ...(deps.followUps?.pullSteer(id) ?? [])], nowIso),
       });
       // The commit also drops the turn's deltas from the ledger and applies retention (ledger-retention.ts).
-      const trim = await ledgerTrimOps(deps.store, id, deltaSeqs, hub.lastSeq, cfg.ledger, deps.now());
+      const trim = await ledgerTrimOps(deps.store, id, deltaSeqs, hub.lastSeq, cfg.ledger, deps.now(), this.ledgerAge);
       signal.throwIfAborted();
       deps.compactor?.noteInputTokens(id, result.lastInputTokens);
       if (run) {

@@ -1,7 +1,7 @@
 // The compaction trigger and split rules (SPEC.md "Limits"), as pure functions.
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { compactionThreshold, estimateTokens, shouldCompact, splitForCompaction, type TriggerInputs } from '../../actors/compaction-policy.ts';
+import { compactionThreshold, estimateTokens, requestJsonBytes, shouldCompact, splitForCompaction, type TriggerInputs } from '../../actors/compaction-policy.ts';
 import type { Message } from '../../contracts/transcript.ts';
 
 const at = '2024-01-01T00:00:00.000Z';
@@ -66,5 +66,26 @@ describe('compaction split', () => {
     assert.equal(split.recent.length, 3 + 6);
     assert.equal(split.discarded.length, 6);
     assert.equal(splitForCompaction(turns(4), 4), undefined, 'nothing older than the recent turns');
+  });
+});
+
+describe('remembered JSON sizes', () => {
+  it('estimateTokens and requestJsonBytes equal what serialising the whole request gives', () => {
+    const rows = [
+      { role: 'user', content: 'héllo ✓ "quoted"', created_at: '2026-01-01T00:00:00.000Z' },
+      { role: 'block_assistant', blocks: [{ block_type: 'text', data: { text: 'ok' } }], stop_reason: 'end_turn', created_at: '2026-01-01T00:00:00.000Z' },
+      { role: 'user', content: [{ type: 'text', text: 'x' }], created_at: '2026-01-01T00:00:00.000Z', transcript_role: undefined },
+    ];
+    const tools = [{ name: 't', description: 'ünïcode', input_schema: { type: 'object' } }];
+    for (const n of [0, 1, 3]) {
+      const h = rows.slice(0, n);
+      assert.equal(estimateTokens(h), Math.ceil(JSON.stringify(h).length / 4));
+      assert.equal(estimateTokens(h), estimateTokens(h), 'the remembered size is the same the second time');
+      for (const system of [undefined, 'sys ✓']) {
+        for (const t of [undefined, [], tools]) {
+          assert.equal(requestJsonBytes(system, h, t), Buffer.byteLength(JSON.stringify({ system, messages: h, tools: t })));
+        }
+      }
+    }
   });
 });
