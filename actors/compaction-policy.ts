@@ -43,21 +43,46 @@ export function estimateTokens(value: unknown): number {
   return Math.ceil((Array.isArray(value) ? jsonArraySize(value).chars : JSON.stringify(value).length) / 4);
 }
 
-/** JSON sizes of objects already measured (committed rows and tool specs are never changed in place). */
+const NULL_SIZE = { chars: 4, bytes: 4 };
+
+/** JSON sizes of objects already measured (committed rows and tool schemas are never changed in place). */
 const sizes = new WeakMap<object, { chars: number; bytes: number }>();
 
-/** JSON.stringify(v).length and its UTF-8 byte length, remembered per object. */
+/**
+ * JSON.stringify(v).length and its UTF-8 byte length, remembered per object and computed from the
+ * remembered sizes of its members: a fresh object around known parts (a turn's tool specs built anew
+ * around the same schemas) costs only its own keys.
+ */
 export function jsonSize(v: unknown): { chars: number; bytes: number } {
   if (v === null || typeof v !== 'object') {
     const text = JSON.stringify(v) ?? 'null';
-    return { chars: text.length, bytes: Buffer.byteLength(text) };
+    return { chars: text.length, bytes: typeof v === 'string' ? Buffer.byteLength(text) : text.length };
   }
   let size = sizes.get(v);
-  if (!size) {
+  if (size) return size;
+  if (typeof (v as { toJSON?: unknown }).toJSON === 'function') {
     const text = JSON.stringify(v);
     size = { chars: text.length, bytes: Buffer.byteLength(text) };
-    sizes.set(v, size);
+  } else if (Array.isArray(v)) {
+    size = jsonArraySize(v);
+  } else {
+    let chars = 2;
+    let bytes = 2;
+    let first = true;
+    for (const key in v) {
+      if (!Object.prototype.hasOwnProperty.call(v, key)) continue;
+      const value = (v as Record<string, unknown>)[key];
+      if (value === undefined || typeof value === 'function' || typeof value === 'symbol') continue;
+      const k = JSON.stringify(key);
+      const m = jsonSize(value);
+      const sep = first ? 0 : 1;
+      first = false;
+      chars += sep + k.length + 1 + m.chars;
+      bytes += sep + Buffer.byteLength(k) + 1 + m.bytes;
+    }
+    size = { chars, bytes };
   }
+  sizes.set(v, size);
   return size;
 }
 
@@ -66,7 +91,7 @@ export function jsonArraySize(items: readonly unknown[]): { chars: number; bytes
   let chars = 2 + Math.max(0, items.length - 1);
   let bytes = chars;
   for (const item of items) {
-    const s = jsonSize(item);
+    const s = item === undefined || typeof item === 'function' || typeof item === 'symbol' ? NULL_SIZE : jsonSize(item);
     chars += s.chars;
     bytes += s.bytes;
   }

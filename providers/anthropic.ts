@@ -2,10 +2,10 @@
 // Maps our transcript to Messages content blocks and decodes the SSE stream (message_start,
 // content_block_*, message_delta, message_stop, ping, error). Built by providers/registry.ts.
 import type { EventSourceMessage } from 'eventsource-parser';
-import type { AssistantBlock, StopReason, ProviderUsage } from '../contracts/transcript.ts';
+import type { AssistantBlock, Message, StopReason, ProviderUsage } from '../contracts/transcript.ts';
 import type { Provider, ProviderRequest, ProviderResponse, StreamEvent } from './provider.ts';
 import { missingApiKey, statusFailure, streamFailure } from './errors.ts';
-import { count, contentParts, parseData, parseToolArgs, pushMerged, systemText } from './transcript-map.ts';
+import { count, contentParts, parseData, parseToolArgs, systemText } from './transcript-map.ts';
 import { authHeaders, createWireCaller, endpointUrl, type AdapterOptions, type StreamDecoder } from './wire-call.ts';
 
 export const ANTHROPIC_DEFAULT_BASE_URL = 'https://api.anthropic.com';
@@ -26,7 +26,7 @@ export function createAnthropicProvider(opts: AdapterOptions = {}): Provider {
     async call(req, onEvent, onRetry) {
       if (!opts.apiKey) throw missingKey(req.model);
       return caller.call({
-        model: req.model, url, signal: req.signal, onEvent, onRetry, body: anthropicBody(req),
+        model: req.model, url, signal: req.signal, onEvent, onRetry, body: anthropicBodyJson(req),
         headers: { ...authHeaders(opts, opts.apiKey, { 'x-api-key': opts.apiKey }), 'anthropic-version': ANTHROPIC_VERSION },
         decoder: (emit) => anthropicDecoder(req.model, emit),
       });
@@ -47,41 +47,99 @@ export function anthropicBody(req: ProviderRequest): Json {
   return body;
 }
 
+/**
+ * Wire form of each transcript row and its JSON text, remembered per row object: committed rows are
+ * never changed in place, so a long session maps and serialises only its new rows each turn.
+ */
+const wireOfRow = new WeakMap<Message, WireMessage | null>();
+const jsonOfWire = new WeakMap<WireMessage, string>();
+const jsonOfSchema = new WeakMap<object, string>();
+
+function wireRow(m: Message): WireMessage | null {
+  let w = wireOfRow.get(m);
+  if (w !== undefined) return w;
+  w = null;
+  if (m.role === 'user') {
+    w = {
+      role: 'user',
+      content: contentParts(m.content).map((p) =>
+        p.kind === 'text' ? { type: 'text', text: p.text } : { type: 'image', source: { type: 'base64', media_type: p.media_type, data: p.data } },
+      ),
+    };
+  } else if (m.role === 'block_assistant') {
+    const content: Json[] = [];
+    for (const b of m.blocks) {
+      if (b.block_type === 'text' && b.data.text !== '') content.push({ type: 'text', text: b.data.text });
+      if (b.block_type === 'tool_use') content.push({ type: 'tool_use', id: b.data.id, name: b.data.name, input: b.data.args ?? {} });
+      // Reasoning blocks are dropped: replaying thinking needs the vendor signature we do not keep.
+    }
+    w = { role: 'assistant', content };
+  } else if (m.role === 'tool_results') {
+    w = {
+      role: 'user',
+      content: m.results.map((r) => {
+        const block: Json = { type: 'tool_result', tool_use_id: r.tool_use_id, content: r.content };
+        if (r.is_error) block.is_error = true;
+        return block;
+      }),
+    };
+  }
+  if (w && w.content.length === 0) w = null;
+  wireOfRow.set(m, w);
+  return w;
+}
+
 function anthropicMessages(req: ProviderRequest): WireMessage[] {
   const out: WireMessage[] = [];
-  // Consecutive same-role turns are merged, so tool results and a following user text share one
-  // user message with the tool_result blocks first, as the API requires.
-  const add = (m: WireMessage): void => {
-    if (m.content.length > 0) pushMerged(out, m, (prev, next) => prev.content.push(...next.content));
-  };
+  // Consecutive same-role turns are merged (into a new message: the remembered ones stay as they are),
+  // so tool results and a following user text share one user message with the tool_result blocks
+  // first, as the API requires.
   for (const m of req.messages) {
-    if (m.role === 'user') {
-      add({
-        role: 'user',
-        content: contentParts(m.content).map((p) =>
-          p.kind === 'text' ? { type: 'text', text: p.text } : { type: 'image', source: { type: 'base64', media_type: p.media_type, data: p.data } },
-        ),
-      });
-    } else if (m.role === 'block_assistant') {
-      const content: Json[] = [];
-      for (const b of m.blocks) {
-        if (b.block_type === 'text' && b.data.text !== '') content.push({ type: 'text', text: b.data.text });
-        if (b.block_type === 'tool_use') content.push({ type: 'tool_use', id: b.data.id, name: b.data.name, input: b.data.args ?? {} });
-        // Reasoning blocks are dropped: replaying thinking needs the vendor signature we do not keep.
-      }
-      add({ role: 'assistant', content });
-    } else if (m.role === 'tool_results') {
-      add({
-        role: 'user',
-        content: m.results.map((r) => {
-          const block: Json = { type: 'tool_result', tool_use_id: r.tool_use_id, content: r.content };
-          if (r.is_error) block.is_error = true;
-          return block;
-        }),
-      });
-    }
+    const w = wireRow(m);
+    if (!w) continue;
+    const prev = out[out.length - 1];
+    if (prev && prev.role === w.role) out[out.length - 1] = { role: w.role, content: prev.content.concat(w.content) };
+    else out.push(w);
   }
   return out;
+}
+
+function wireJson(w: WireMessage): string {
+  let text = jsonOfWire.get(w);
+  if (text === undefined) {
+    text = JSON.stringify(w);
+    jsonOfWire.set(w, text);
+  }
+  return text;
+}
+
+function schemaJson(schema: object): string {
+  let text = jsonOfSchema.get(schema);
+  if (text === undefined) {
+    text = JSON.stringify(schema);
+    jsonOfSchema.set(schema, text);
+  }
+  return text;
+}
+
+/**
+ * @internal The request body as JSON text, equal to JSON.stringify(anthropicBody(req)) but built from
+ * the remembered text of each row and tool schema.
+ */
+export function anthropicBodyJson(req: ProviderRequest): string {
+  const parts = [`{"model":${JSON.stringify(req.model)}`];
+  if (req.max_tokens !== undefined) parts.push(`"max_tokens":${JSON.stringify(req.max_tokens)}`);
+  parts.push('"stream":true', `"messages":[${anthropicMessages(req).map(wireJson).join(',')}]`);
+  const system = systemText(req);
+  if (system) parts.push(`"system":${JSON.stringify(system)}`);
+  if (req.tools.length > 0) {
+    parts.push(`"tools":[${req.tools.map((t) => {
+      const head = JSON.stringify(t.description === undefined ? { name: t.name } : { name: t.name, description: t.description });
+      return t.input_schema === undefined ? head : `${head.slice(0, -1)},"input_schema":${schemaJson(t.input_schema)}}`;
+    }).join(',')}]`);
+  }
+  if (req.json_schema) parts.push(`"output_config":${JSON.stringify({ format: { type: 'json_schema', schema: req.json_schema.schema } })}`);
+  return `${parts.join(',')}}`;
 }
 
 const STOP: Record<string, StopReason> = {

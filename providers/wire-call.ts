@@ -41,6 +41,7 @@ export interface WireRequest<T> {
   model: string;
   url: string;
   headers: Record<string, string>;
+  /** The JSON body: a value to serialise, or its JSON text already built. */
   body: unknown;
   signal: AbortSignal;
   onEvent: (e: StreamEvent) => void;
@@ -110,7 +111,7 @@ export function createWireCaller(provider: ProviderName, opts: AdapterOptions): 
       res = await request(w.url, {
         dispatcher: agent, method: 'POST', signal, headersTimeout: inactivity, bodyTimeout: inactivity,
         headers: { 'content-type': 'application/json', accept: 'text/event-stream', ...w.headers },
-        body: JSON.stringify(w.body),
+        body: typeof w.body === 'string' ? w.body : JSON.stringify(w.body),
       });
     } catch (err) {
       throw classify(err);

@@ -1,7 +1,7 @@
 // The compaction trigger and split rules (SPEC.md "Limits"), as pure functions.
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { compactionThreshold, estimateTokens, requestJsonBytes, shouldCompact, splitForCompaction, type TriggerInputs } from '../../actors/compaction-policy.ts';
+import { compactionThreshold, estimateTokens, jsonSize, requestJsonBytes, shouldCompact, splitForCompaction, type TriggerInputs } from '../../actors/compaction-policy.ts';
 import type { Message } from '../../contracts/transcript.ts';
 
 const at = '2024-01-01T00:00:00.000Z';
@@ -86,6 +86,21 @@ describe('remembered JSON sizes', () => {
           assert.equal(requestJsonBytes(system, h, t), Buffer.byteLength(JSON.stringify({ system, messages: h, tools: t })));
         }
       }
+    }
+  });
+});
+
+describe('jsonSize', () => {
+  it('matches JSON.stringify on nested values, unicode, escapes, undefined members and shared parts', () => {
+    const schema = { type: 'object', properties: { a: { type: 'string', enum: ['x', 'ÿ'] } }, required: ['a'] };
+    const values: unknown[] = [
+      {}, [], [1, 'two', null, true, undefined], { a: undefined, b: 1.5, c: 'q"\\\n\u2028', d: [{ e: '✓' }] },
+      { name: 't', description: undefined, input_schema: schema }, { name: 'u', input_schema: schema }, { at: new Date(0) },
+      [{ block_type: 'text', data: { text: '\ud83d\ude00 emoji' } }], { n: -0, big: 1e21, nan: NaN },
+    ];
+    for (const v of values) {
+      const text = JSON.stringify(v);
+      assert.deepEqual(jsonSize(v), { chars: text.length, bytes: Buffer.byteLength(text) }, text);
     }
   });
 });

@@ -1,6 +1,9 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { createAnthropicProvider } from '../../providers/anthropic.ts';
+import { anthropicBody, anthropicBodyJson, createAnthropicProvider } from '../../providers/anthropic.ts';
+import type { Message } from '../../contracts/transcript.ts';
+import type { ToolSpec } from '../../contracts/tool.ts';
+import type { ProviderRequest } from '../../providers/provider.ts';
 import { adapterSuite, baseRequest, harness, run, type AdapterSuiteSpec } from './adapter-suite.ts';
 import { frame, jsonError, sseReply } from './fake-vendor.ts';
 import { toolRoundTripRequest } from './fixtures.ts';
@@ -119,5 +122,30 @@ describe('anthropic adapter: Messages wire format', () => {
     const out = await run(h.provider);
     assert.equal(out.error, undefined);
     assert.equal(h.vendor.requests.length, 2);
+  });
+});
+
+describe('anthropicBodyJson', () => {
+  it('is JSON.stringify(anthropicBody(req)) for every row kind, merges, tools, system and schema, also when rows repeat', () => {
+    const at = '2026-01-01T00:00:00.000Z';
+    const rows: Message[] = [
+      { role: 'system', content: 'sys row', created_at: at },
+      { role: 'user', content: 'héllo "x"', created_at: at },
+      { role: 'block_assistant', blocks: [{ block_type: 'reasoning', data: { text: 'hm' } }, { block_type: 'text', data: { text: 'calling' } }, { block_type: 'tool_use', data: { id: 'c1', name: 'echo', args: { a: 1 } } }], stop_reason: 'tool_use', created_at: at },
+      { role: 'tool_results', results: [{ tool_use_id: 'c1', content: 'ok' }, { tool_use_id: 'c2', content: 'bad', is_error: true }], created_at: at },
+      { role: 'user', content: [{ type: 'text', text: 'and an image' }, { type: 'image', source: 'inline', media_type: 'image/png', data: 'AAAA' }], created_at: at },
+      { role: 'block_assistant', blocks: [{ block_type: 'text', data: { text: '' } }], stop_reason: 'end_turn', created_at: at },
+      { role: 'user', content: 'last', created_at: at },
+    ] as Message[];
+    const schema = { type: 'object', properties: { q: { type: 'string' } } };
+    const signal = new AbortController().signal;
+    const requests: ProviderRequest[] = [
+      { model: 'm', messages: rows.slice(1, 2), tools: [], max_tokens: 10, signal },
+      { model: 'm', system: 'top', messages: rows, tools: [{ name: 'echo', description: 'Echo ✓', input_schema: schema }, { name: 'two', input_schema: schema } as unknown as ToolSpec], max_tokens: 100, signal },
+      { model: 'm', messages: rows, tools: [], max_tokens: 5, json_schema: { name: 'out', schema, strict: true }, signal },
+    ];
+    for (let round = 0; round < 2; round++) {
+      for (const req of requests) assert.equal(anthropicBodyJson(req), JSON.stringify(anthropicBody(req)));
+    }
   });
 });
