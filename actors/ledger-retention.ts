@@ -13,11 +13,12 @@ const HOUR_MS = 3_600_000;
 const AGE_SCAN = 1000;
 
 /**
- * A session's age-pruning memo: no entry can pass the age limit before `nextAt` (ms), so commits until
- * then skip the ledger read.
+ * A session's age-pruning memo: until its oldest entry can have passed the age limit, commits skip the
+ * ledger read.
  */
 export interface AgeCheck {
-  nextAt: number;
+  /** No entry of the session is older than this (ms); -Infinity when unknown. */
+  oldestMs: number;
 }
 
 /** Sorted seqs as inclusive [from, to] runs. */
@@ -35,17 +36,17 @@ export function seqRanges(seqs: readonly number[]): Array<[number, number]> {
  * The prune range for a session whose newest seq will be `lastSeq` after this commit, or undefined.
  * Never reaches `lastSeq` itself (the next seq is derived from the last entry).
  */
-export async function retentionCut(store: Store, sessionId: string, lastSeq: number, cfg: Config['ledger'], now: number, age: AgeCheck = { nextAt: 0 }): Promise<number | undefined> {
+export async function retentionCut(store: Store, sessionId: string, lastSeq: number, cfg: Config['ledger'], now: number, age: AgeCheck = { oldestMs: -Infinity }): Promise<number | undefined> {
   let cut = 0;
   if (cfg.max_entries_per_session > 0) cut = lastSeq - cfg.max_entries_per_session;
-  if (cfg.max_age_days > 0 && now >= age.nextAt) {
-    const limit = now - cfg.max_age_days * DAY_MS;
+  const limit = now - cfg.max_age_days * DAY_MS;
+  if (cfg.max_age_days > 0 && age.oldestMs < limit) {
     const [first] = await store.readLedger(sessionId, cut, 1);
-    // Nothing retained expires before the oldest entry read now does; entries not yet durable (this
-    // turn's) may be older than the read one by up to a turn's length, hence the hour of margin.
-    age.nextAt = Math.min(first?.timestamp_ms ?? now, now - HOUR_MS) + cfg.max_age_days * DAY_MS;
+    // Entries not yet durable (this turn's) may be older than the one read by up to a turn's length,
+    // hence the hour of margin.
+    age.oldestMs = Math.min(first?.timestamp_ms ?? now, now - HOUR_MS);
     if (first && first.timestamp_ms < limit) {
-      age.nextAt = 0;
+      age.oldestMs = -Infinity;
       for (const e of await store.readLedger(sessionId, cut, AGE_SCAN)) {
         if (e.timestamp_ms >= limit) break;
         cut = e.seq;

@@ -89,10 +89,12 @@ export class SessionActor {
   private settledTurn: Promise<void> = Promise.resolve();
   private settle: () => void = () => {};
   /** When the ledger's age pruning next needs a look (ledger-retention.ts). */
-  private readonly ledgerAge: AgeCheck = { nextAt: 0 };
+  private readonly ledgerAge: AgeCheck;
 
   constructor(record: SessionRecord, lastSeq: number, deps: SessionDeps) {
     this.core = new SessionCore(record, lastSeq, deps, (e) => this.decided(e));
+    // No event of a session predates its creation (an hour of margin for clocks set back).
+    this.ledgerAge = { oldestMs: record.created_at_ms - 3_600_000 };
   }
 
   /** Runs one turn: the machine decides busy and invokes the turn, then answers with its outcome. */
@@ -190,9 +192,13 @@ export class SessionActor {
     if (cmd.hooks?.onPendingDurable) pendingRaw.then(cmd.hooks.onPendingDurable, () => {});
     const pendingWrite = pendingRaw.catch((err) => core.log.error({ err, sessionId: id }, 'pending input write failed'));
     hub.publish('run_started', { session_id: id, input: { kind: 'content', content: cmd.prompt } });
+    // The machine enters `running` in calling_model: only a change of phase is worth a transition.
+    let phaseNow: TurnPhase = 'calling_model';
     const onPhase = (phase: TurnPhase) => {
       // Tools act outside the store: the turn's pending input is durable before the first one runs.
       if (phase === 'executing_tools') core.releaseDeferred();
+      if (phase === phaseNow) return;
+      phaseNow = phase;
       core.machine.send({ type: 'turn.phase', generation, phase });
     };
     let committing = false;

@@ -192,7 +192,8 @@ export class SessionWriter {
   }
 
   /** One transaction of state ops plus ledger entries; a ledger fault halts the audit, not the state. */
-  private async write(ops: StoreOp[], events: HubEntry[], batch: number): Promise<void> {
+  private async write(batchOps: StoreOp[], events: HubEntry[], batch: number): Promise<void> {
+    const ops = latestRecordOnly(batchOps);
     // Outbox ops ride in the transaction of the entries they report: a committed event always has its delivery.
     const extra = events.length && this.outbox ? this.outbox.tap.opsFor({ id: this.sessionId, labels: this.outbox.labels() }, events) : [];
     if (events.length === 0 || this.ledgerHalted) {
@@ -221,6 +222,20 @@ export class SessionWriter {
     }
     if (extra.length) this.outbox!.tap.committed(extra);
   }
+}
+
+/**
+ * A batch that carries several writes of one session's record (a deferred pending-input write and the
+ * turn's commit) keeps the last: each is the whole record, so the earlier ones would only be encoded and
+ * overwritten in the same transaction.
+ */
+function latestRecordOnly(ops: StoreOp[]): StoreOp[] {
+  let records = 0;
+  for (const op of ops) if (op.op === 'putSession') records++;
+  if (records < 2) return ops;
+  const last = new Map<string, StoreOp>();
+  for (const op of ops) if (op.op === 'putSession') last.set(op.session.session_id, op);
+  return ops.filter((op) => op.op !== 'putSession' || last.get(op.session.session_id) === op);
 }
 
 /** The events not removed by a dropLedger op of the same batch (the store applies drops last). */

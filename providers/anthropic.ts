@@ -122,6 +122,18 @@ function schemaJson(schema: object): string {
   return text;
 }
 
+const jsonOfTool = new WeakMap<object, string>();
+
+function toolJson(t: ProviderRequest['tools'][number]): string {
+  let text = jsonOfTool.get(t);
+  if (text === undefined) {
+    const head = JSON.stringify(t.description === undefined ? { name: t.name } : { name: t.name, description: t.description });
+    text = t.input_schema === undefined ? head : `${head.slice(0, -1)},"input_schema":${schemaJson(t.input_schema)}}`;
+    jsonOfTool.set(t, text);
+  }
+  return text;
+}
+
 /**
  * @internal The request body as JSON text, equal to JSON.stringify(anthropicBody(req)) but built from
  * the remembered text of each row and tool schema.
@@ -133,10 +145,7 @@ export function anthropicBodyJson(req: ProviderRequest): string {
   const system = systemText(req);
   if (system) parts.push(`"system":${JSON.stringify(system)}`);
   if (req.tools.length > 0) {
-    parts.push(`"tools":[${req.tools.map((t) => {
-      const head = JSON.stringify(t.description === undefined ? { name: t.name } : { name: t.name, description: t.description });
-      return t.input_schema === undefined ? head : `${head.slice(0, -1)},"input_schema":${schemaJson(t.input_schema)}}`;
-    }).join(',')}]`);
+    parts.push(`"tools":[${req.tools.map(toolJson).join(',')}]`);
   }
   if (req.json_schema) parts.push(`"output_config":${JSON.stringify({ format: { type: 'json_schema', schema: req.json_schema.schema } })}`);
   return `${parts.join(',')}}`;

@@ -64,6 +64,17 @@ export function resolveToolFlags(request: ToolFlagsRequest, defaults: ToolFlagDe
   return flags;
 }
 
+/** The spec of each tool object, made once: a tool reused across turns keeps one spec, whose serialised size and wire form the turn path remembers. */
+const specs = new WeakMap<Tool, ToolSpec>();
+function specOf(tool: Tool): ToolSpec {
+  let spec = specs.get(tool);
+  if (!spec) {
+    spec = { name: tool.name, description: tool.description, input_schema: tool.input_schema };
+    specs.set(tool, spec);
+  }
+  return spec;
+}
+
 /** Builds the tool set. Throws ToolConfigError for shell without builtins or for duplicate tool names. */
 export function buildToolset(opts: ToolsetOptions): Toolset {
   requireBuiltinsForShell(opts);
@@ -80,7 +91,7 @@ export function buildToolset(opts: ToolsetOptions): Toolset {
     if (byName.has(tool.name)) throw new ToolConfigError(`duplicate tool name: ${tool.name}`);
     byName.set(tool.name, tool);
   }
-  const specs = tools.map(({ name, description, input_schema }) => ({ name, description, input_schema }));
+  const specs = tools.map(specOf);
 
   return {
     specs,

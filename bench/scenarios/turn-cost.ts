@@ -64,6 +64,12 @@ async function continueWindow(ctx: BenchContext, server: ServerHandle, client: W
   return costWindow(ctx, server, c, (w) => client.continue(slices[w][cursor[w]++ % slices[w].length], 'and then?'));
 }
 
+/** Turns compaction off, so a session of N turns really sends N turns of history (as the floor does). */
+async function noCompaction(url: string): Promise<void> {
+  const res = await fetch(`${url}/config`, { method: 'PATCH', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ compaction: { enabled: false } }) });
+  if (res.status !== 200) throw new Error(`PATCH /config → ${res.status}: ${await res.text()}`);
+}
+
 /** Pool size for continue at `history` turns: each session gets about history/10 (at least 1) measured turns. */
 function poolSize(ctx: BenchContext, c: number, history: number, rate: number): number {
   const perSession = Math.max(1, Math.floor(history / 10));
@@ -77,6 +83,7 @@ function poolSize(ctx: BenchContext, c: number, history: number, rate: number): 
 async function template(ctx: BenchContext, history: number): Promise<SessionTemplate & { shape: Record<string, unknown> }> {
   return withTempRoot(ctx, async (root) => {
     const server = await startServer({ stateRoot: root, llmUrl: ctx.fake.url, pin: ctx.pin, nodeFlags: ctx.nodeFlags });
+    await noCompaction(server.url);
     const client = new WarrenClient(server.url, 1);
     let id: string;
     let requestShape: Record<string, unknown> = {};
@@ -167,6 +174,7 @@ export const turnCostScenario: Scenario = {
           const realmDir = await prepareRealm(root, 'bench', ctx.fake.url);
           const pop = await populate(realmDir, tpl, n, { sample: n });
           const server = await startServer({ stateRoot: root, llmUrl: ctx.fake.url, pin: ctx.pin, nodeFlags: ctx.nodeFlags });
+          await noCompaction(server.url);
           const client = new WarrenClient(server.url, c);
           try {
             await warm(ctx, client, c);
@@ -186,7 +194,7 @@ export const turnCostScenario: Scenario = {
     }
     notes.push(`Workload: Anthropic Messages wire, ${TOKENS} tokens per reply, each token its own content_block_delta SSE frame, the whole reply written at once; lmdb realm; each row is a fresh server (or floor) process, ${ctx.warmupMs} ms warm-up, ${ctx.durationMs} ms measured.`);
     notes.push('floor: bench/floor-server.ts, a bare node:http server that keeps the Anthropic-shaped history in memory, calls the same fake with the same streaming request, parses the stream and group-commits one fdatasync\'d line per turn. "CPU × floor" and "turns/s ÷ floor" compare each Warren row with the floor row measured just before it.');
-    notes.push('continue at N turns of history: sessions copied from one real N-turn session (bench/populate.ts), each given one unmeasured turn first (hydration), then each gets about N/10 measured turns; "provider req KB" is the mean request body the fake received per call.');
+    notes.push('continue at N turns of history: sessions copied from one real N-turn session (bench/populate.ts), each given one unmeasured turn first (hydration), then each gets about N/10 measured turns, with compaction off (the whole history is sent every turn, as the floor does); "provider req KB" is the mean request body the fake received per call.');
     const c1 = createBy.get(1);
     const c10 = createBy.get(10);
     const c64 = createBy.get(64);
