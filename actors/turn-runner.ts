@@ -86,18 +86,22 @@ export function projectForProvider(
 } {
   const systemParts: string[] = input.systemPrompt ? [input.systemPrompt] : [];
   const messages: Message[] = [];
-  const all = input.history.concat(input.newRows, produced);
   const lastUser = input.history.length + input.newRows.length - 1;
-  all.forEach((row, i) => {
-    if (row.role === 'system') {
-      systemParts.push(row.content);
-      return;
+  let i = 0;
+  // Plain loops over the three parts (this runs over the whole history on every model call).
+  for (const part of [input.history, input.newRows, produced]) {
+    for (let j = 0; j < part.length; j++, i++) {
+      const row = part[j];
+      if (row.role === 'system') {
+        systemParts.push(row.content);
+        continue;
+      }
+      if (i === lastUser && input.transientContext) {
+        messages.push({ role: 'user', content: input.transientContext, created_at: input.now() });
+      }
+      messages.push(row);
     }
-    if (i === lastUser && input.transientContext) {
-      messages.push({ role: 'user', content: input.transientContext, created_at: input.now() });
-    }
-    messages.push(row);
-  });
+  }
   return { system: systemParts.length ? systemParts.join('\n\n') : undefined, messages };
 }
 

@@ -2,6 +2,7 @@
 // the turn-cost workload (Anthropic wire, 20 tokens per reply, each its own SSE frame) and prints the
 // hot spots (bench/profile.ts). The quick loop for working on the turn path:
 //   npx tsx bench/turn-profile.ts [--op create|continue] [--c 10] [--duration 3000] [--warmup 2000] [--top 30]
+//                                 [--history <turns>: continue on c sessions grown to that many turns, compaction off]
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -20,6 +21,7 @@ const c = Number(arg('c', '10'));
 const durationMs = Number(arg('duration', '3000'));
 const warmupMs = Number(arg('warmup', '2000'));
 const top = Number(arg('top', '30'));
+const history = Number(arg('history', '0'));
 const WIRE = { provider: 'anthropic', model: 'claude-bench' } as const;
 
 const pin = canPin() && pinSelf(1);
@@ -29,9 +31,19 @@ const server = await startServer({ stateRoot: root, llmUrl: fake.url, pin });
 const client = new WarrenClient(server.url, c);
 try {
   const ids: string[] = [];
-  await closedLoop(c, warmupMs, async () => {
-    ids.push(await client.create('warm-up', WIRE));
-  });
+  if (history > 0) {
+    // continue at a given history: c sessions grown to `history` turns, compaction off.
+    await fetch(`${server.url}/config`, { method: 'PATCH', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ compaction: { enabled: false } }) });
+    await closedLoop(c, 3_600_000, async () => {
+      const id = await client.create('seed', WIRE);
+      for (let t = 1; t < history; t++) await client.continue(id, 'and then?');
+      ids.push(id);
+    }, c);
+  } else {
+    await closedLoop(c, warmupMs, async () => {
+      ids.push(await client.create('warm-up', WIRE));
+    });
+  }
   let i = 0;
   const turn = op === 'continue' ? () => client.continue(ids[i++ % ids.length], 'and then?') : () => client.create('hello', WIRE);
   // continue: c workers over distinct sessions (cycling; never two on one session at once when ids ≥ c).

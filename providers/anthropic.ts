@@ -89,7 +89,7 @@ function wireRow(m: Message): WireMessage | null {
   return w;
 }
 
-function anthropicMessages(req: ProviderRequest): WireMessage[] {
+function anthropicMessages(req: Pick<ProviderRequest, 'messages'>): WireMessage[] {
   const out: WireMessage[] = [];
   // Consecutive same-role turns are merged (into a new message: the remembered ones stay as they are),
   // so tool results and a following user text share one user message with the tool_result blocks
@@ -102,6 +102,48 @@ function anthropicMessages(req: ProviderRequest): WireMessage[] {
     else out.push(w);
   }
   return out;
+}
+
+/**
+ * The JSON text of the last request's messages, by the session's first row: the next request of the
+ * session (the same rows plus new ones) appends only the new rows' text to it.
+ */
+const lastRequest = new WeakMap<Message, { rows: Message[]; json: string; lastRole: WireMessage['role'] | null }>();
+
+/** The wire messages of `rows`, joined as JSON text (no brackets). */
+function messagesJson(rows: Message[]): string {
+  if (rows.length === 0) return '';
+  const prior = lastRequest.get(rows[0]);
+  let start = 0;
+  let json = '';
+  let lastRole: WireMessage['role'] | null = null;
+  if (prior && prior.rows.length <= rows.length) {
+    let same = true;
+    for (let i = prior.rows.length - 1; i >= 0 && same; i--) same = prior.rows[i] === rows[i];
+    // Reused only when the first new row does not merge into the last message of the prefix.
+    const next = prior.rows.length < rows.length ? firstWire(rows, prior.rows.length) : null;
+    if (same && (next === null || next.role !== prior.lastRole)) {
+      start = prior.rows.length;
+      json = prior.json;
+      lastRole = prior.lastRole;
+    }
+  }
+  const tail = anthropicMessages({ messages: start ? rows.slice(start) : rows });
+  if (tail.length) {
+    const text = tail.map(wireJson).join(',');
+    json = json ? `${json},${text}` : text;
+    lastRole = tail[tail.length - 1].role;
+  }
+  lastRequest.set(rows[0], { rows: rows.slice(), json, lastRole });
+  return json;
+}
+
+function firstWire(rows: Message[], from: number): WireMessage | null {
+  for (let i = from; i < rows.length; i++) {
+    const w = wireRow(rows[i]);
+    if (w) return w;
+  }
+  return null;
 }
 
 function wireJson(w: WireMessage): string {
@@ -141,7 +183,7 @@ function toolJson(t: ProviderRequest['tools'][number]): string {
 export function anthropicBodyJson(req: ProviderRequest): string {
   const parts = [`{"model":${JSON.stringify(req.model)}`];
   if (req.max_tokens !== undefined) parts.push(`"max_tokens":${JSON.stringify(req.max_tokens)}`);
-  parts.push('"stream":true', `"messages":[${anthropicMessages(req).map(wireJson).join(',')}]`);
+  parts.push('"stream":true', `"messages":[${messagesJson(req.messages)}]`);
   const system = systemText(req);
   if (system) parts.push(`"system":${JSON.stringify(system)}`);
   if (req.tools.length > 0) {

@@ -147,5 +147,11 @@ describe('anthropicBodyJson', () => {
     for (let round = 0; round < 2; round++) {
       for (const req of requests) assert.equal(anthropicBodyJson(req), JSON.stringify(anthropicBody(req)));
     }
+    // A session's requests grow by rows: the text of the previous request is extended, except where the
+    // first new row merges into its last message (tool results then a user row), or a row changed.
+    const grown = (n: number, list = rows): ProviderRequest => ({ model: 'm', messages: list.slice(1, n), tools: [], max_tokens: 1, signal });
+    for (const n of [2, 3, 4, 5, 6, 7, 8, 2, 8, 4, 5]) assert.equal(anthropicBodyJson(grown(n)), JSON.stringify(anthropicBody(grown(n))), `${n} rows`);
+    const edited = rows.map((r, i) => (i === 4 ? { ...r, content: 'changed' } : r)) as Message[];
+    assert.equal(anthropicBodyJson(grown(8, edited)), JSON.stringify(anthropicBody(grown(8, edited))));
   });
 });
