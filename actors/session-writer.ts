@@ -193,7 +193,7 @@ export class SessionWriter {
 
   /** One transaction of state ops plus ledger entries; a ledger fault halts the audit, not the state. */
   private async write(batchOps: StoreOp[], events: HubEntry[], batch: number): Promise<void> {
-    const ops = latestRecordOnly(batchOps);
+    let ops = latestRecordOnly(batchOps);
     // Outbox ops ride in the transaction of the entries they report: a committed event always has its delivery.
     const extra = events.length && this.outbox ? this.outbox.tap.opsFor({ id: this.sessionId, labels: this.outbox.labels() }, events) : [];
     if (events.length === 0 || this.ledgerHalted) {
@@ -201,8 +201,10 @@ export class SessionWriter {
       if (extra.length) this.outbox!.tap.committed(extra);
       return;
     }
-    // Entries this same transaction drops (a committed turn's text deltas) are never written at all.
+    // Entries this same transaction drops (a committed turn's text deltas) are never written at all,
+    // and the drop itself then only has to look below them.
     const kept = droppedHere(ops, this.sessionId, events);
+    if (kept !== events) ops = clipDrops(ops, this.sessionId, events[0].seq);
     try {
       await this.store.commit(kept.length ? [...ops, ...extra, { op: 'appendLedger', sessionId: this.sessionId, entries: kept.map(plainEntry) }] : [...ops, ...extra]);
     } catch (err) {
@@ -245,6 +247,18 @@ function droppedHere(ops: StoreOp[], sessionId: string, events: HubEntry[]): Hub
   if (!ranges) return events;
   const r = ranges;
   return events.filter((e) => !r.some(([from, to]) => e.seq >= from && e.seq <= to));
+}
+
+/**
+ * Drop ranges clipped below `firstNew`, the first seq of this batch's entries: nothing at or above it is
+ * in the store yet (earlier batches hold only lower seqs), so a range there would scan for nothing.
+ */
+function clipDrops(ops: StoreOp[], sessionId: string, firstNew: number): StoreOp[] {
+  return ops.flatMap((op): StoreOp[] => {
+    if (op.op !== 'dropLedger' || op.sessionId !== sessionId) return [op];
+    const ranges = op.ranges.filter(([from]) => from < firstNew).map(([from, to]): [number, number] => [from, Math.min(to, firstNew - 1)]);
+    return ranges.length ? [{ ...op, ranges }] : [];
+  });
 }
 
 function plainEntry(e: HubEntry): HubEntry {

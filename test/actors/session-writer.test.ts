@@ -89,4 +89,38 @@ describe('session writer (real lmdb)', () => {
     await w.flushed();
     assert.equal(await store.lastLedgerSeq(SID), seq);
   });
+  it('a deferred write waits for the next commit and shares its one store commit; flushed() releases it', async (t) => {
+    const store = await withStore(t);
+    let commits = 0;
+    const counted: Store = Object.create(store, { commit: { value: (ops: Parameters<Store['commit']>[0]) => { commits++; return store.commit(ops); } } });
+    const { w, delivered } = writer(counted);
+    const pending = w.commitDeferred([{ op: 'putSession', session: sessionRecord(SID, 0) }], 60_000);
+    w.appendEvent(ev(1));
+    await Promise.resolve();
+    await Promise.resolve();
+    assert.equal(commits, 0, 'nothing issued while deferred');
+    assert.deepEqual(delivered, []);
+    const done = w.commit([{ op: 'putSession', session: sessionRecord(SID, 0, { message_count: 1 }) }, { op: 'putRows', sessionId: SID, fromIndex: 0, rows: [userRow('a')] }]);
+    await Promise.all([pending, done]);
+    assert.equal(commits, 1, 'one transaction for both writes');
+    assert.deepEqual(delivered, [1]);
+    assert.equal((await store.getSession(SID))?.message_count, 1, 'the later record won');
+    const again = w.commitDeferred([{ op: 'putSession', session: sessionRecord(SID, 0, { message_count: 1 }) }], 60_000);
+    await w.flushed();
+    await again;
+    assert.equal(commits, 2, 'flushed() issued the deferred write');
+  });
+
+  it('entries a batch drops itself are delivered live but never written; older ones in the range still go', async (t) => {
+    const store = await withStore(t);
+    const { w, delivered } = writer(store);
+    w.appendEvent(ev(1));
+    w.appendEvent(ev(2));
+    await w.commit([{ op: 'putSession', session: sessionRecord(SID, 0) }]);
+    for (const seq of [3, 4, 5]) w.appendEvent(ev(seq));
+    await w.commit([{ op: 'putSession', session: sessionRecord(SID, 0) }, { op: 'dropLedger', sessionId: SID, ranges: [[2, 4]] }]);
+    assert.deepEqual(delivered, [1, 2, 3, 4, 5]);
+    assert.deepEqual((await store.readLedger(SID, 0)).map((e) => e.seq), [1, 5]);
+    assert.equal(await store.lastLedgerSeq(SID), 5);
+  });
 });
