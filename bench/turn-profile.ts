@@ -24,6 +24,24 @@ const top = Number(arg('top', '30'));
 const history = Number(arg('history', '0'));
 const WIRE = { provider: 'anthropic', model: 'claude-bench' } as const;
 
+/** Self time grouped into the areas the turn path is discussed in. */
+function byArea(modules: Array<{ fn: string; pct: number }>): Array<[string, number]> {
+  const area = (m: string): string => {
+    if (/^(lmdb|msgpackr|ordered-binary)|^storage\/|session-writer|store-health|instrumented-store/.test(m)) return 'storage (lmdb, msgpack, store, writer)';
+    if (m.startsWith('xstate') || m.startsWith('machines/')) return 'xstate + machines';
+    if (/^(undici|eventsource-parser)|^providers\//.test(m)) return 'provider (undici, SSE parse, wire mapping)';
+    if (m.startsWith('http/') || m.startsWith('wasm://')) return 'http (uWS, router, handlers)';
+    if (m.startsWith('node internals')) return 'node internals';
+    if (m === '(garbage collector)' || m === '(program)') return 'GC + (program)';
+    if (m.startsWith('actors/observe') || m.startsWith('prom-client') || m.startsWith('pino') || m.startsWith('@pinojs')) return 'observability (metrics, logs)';
+    if (m.startsWith('actors/')) return 'actors (session, turn, compaction, ...)';
+    return 'other';
+  };
+  const out = new Map<string, number>();
+  for (const h of modules) out.set(area(h.fn.replace(/ \(native\)$/, '')), (out.get(area(h.fn.replace(/ \(native\)$/, ''))) ?? 0) + h.pct);
+  return [...out].sort((a, b) => b[1] - a[1]);
+}
+
 const pin = canPin() && pinSelf(1);
 const fake = await startFakeLlm({ tokens: 20 });
 const root = await mkdtemp(join(tmpdir(), 'warren-prof-'));
@@ -53,8 +71,12 @@ try {
     await turn();
   }));
   await server.profileStop(file);
-  const s = summarizeProfile(await readProfile(file), top);
+  const profile = await readProfile(file);
+  const s = summarizeProfile(profile, top);
+  const all = summarizeProfile(profile, 10_000);
   process.stdout.write(`${op} c=${c}: ${m.ops} turns, ${round(m.opsPerSec)} turns/s, p50 ${round(m.latency.p50)} ms, ${round(m.cpuMsPerOp)} ms CPU/turn, ${round(m.commitsPerOp ?? Number.NaN)} commits/turn, busy ${round(s.busyMs)} ms → ${file}\n`);
+  process.stdout.write('\nby area (self time):\n');
+  for (const [area, pct] of byArea(all.byModule)) process.stdout.write(`  ${round(pct)}%  ${area}\n`);
   process.stdout.write('\nby module:\n');
   for (const h of s.byModule) process.stdout.write(`  ${round(h.pct)}%  ${h.fn}\n`);
   process.stdout.write('\ntop self:\n');

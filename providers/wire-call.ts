@@ -137,11 +137,18 @@ export function createWireCaller(provider: ProviderName, opts: AdapterOptions): 
       },
     });
     const text = new TextDecoder();
+    const body = res.body;
     try {
-      for await (const chunk of res.body) {
-        parser.feed(text.decode(chunk as Buffer, { stream: true }));
-        if (failure !== undefined) throw failure;
-      }
+      // 'data' events rather than an async iterator: no promise per chunk on the hot path.
+      await new Promise<void>((resolve, reject) => {
+        body.on('data', (chunk: Buffer) => {
+          if (failure !== undefined) return;
+          parser.feed(text.decode(chunk, { stream: true }));
+          if (failure !== undefined) reject(failure);
+        });
+        body.once('end', resolve);
+        body.once('error', reject);
+      });
       parser.feed(text.decode());
       if (failure !== undefined) throw failure;
       return decoder.finish();
