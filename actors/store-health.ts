@@ -37,11 +37,18 @@ export function withStoreHealth(store: Store, now: () => number = Date.now): Sto
     if (health.degraded && ++landed >= RECOVERED_AFTER) health = { degraded: false };
   };
   // A proxy, so every other Store member (present or added later) reaches the backend unchanged.
+  // Bound methods are made once per method (store calls are on every turn's path).
+  const bound = new Map<string | symbol, { fn: unknown; bound: unknown }>();
   const wrapped = new Proxy(store, {
     get(target, prop) {
       if (prop === 'commit') return commit;
       const value: unknown = Reflect.get(target, prop, target);
-      return typeof value === 'function' ? (value as (...args: unknown[]) => unknown).bind(target) : value;
+      if (typeof value !== 'function') return value;
+      const hit = bound.get(prop);
+      if (hit && hit.fn === value) return hit.bound;
+      const b = (value as (...args: unknown[]) => unknown).bind(target);
+      bound.set(prop, { fn: value, bound: b });
+      return b;
     },
   });
   tracked.set(wrapped, () => health);
