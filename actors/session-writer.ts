@@ -29,6 +29,28 @@ interface Waiter {
 /** Batches in flight at once. */
 const PIPELINE = 2;
 
+/**
+ * Deferred writers and their deadlines, swept by one shared interval while any is waiting (no timer
+ * per turn). A deferral ends between its deadline and one sweep period later.
+ */
+const DEFERRED = new Map<SessionWriter, number>();
+const SWEEP_MS = 5;
+let sweeper: ReturnType<typeof setInterval> | null = null;
+
+function deferUntil(w: SessionWriter, ms: number): void {
+  DEFERRED.set(w, performance.now() + ms);
+  if (sweeper) return;
+  sweeper = setInterval(() => {
+    const now = performance.now();
+    for (const [writer, at] of DEFERRED) if (at <= now) writer.release();
+    if (DEFERRED.size === 0 && sweeper) {
+      clearInterval(sweeper);
+      sweeper = null;
+    }
+  }, SWEEP_MS);
+  sweeper.unref?.();
+}
+
 export class SessionWriter {
   private ops: StoreOp[] = [];
   private events: HubEntry[] = [];
@@ -87,25 +109,23 @@ export class SessionWriter {
    * loses only what no caller was answered for (the turn had not been acknowledged).
    */
   commitDeferred(ops: StoreOp[], ms: number): Promise<void> {
-    if (!this.deferTimer) {
-      this.deferTimer = setTimeout(() => {
-        this.deferTimer = null;
-        this.schedule();
-      }, ms);
-      this.deferTimer.unref?.();
+    if (!this.deferring) {
+      this.deferring = true;
+      deferUntil(this, ms);
     }
     return this.enqueue(ops);
   }
 
   /** Ends a deferral (commitDeferred): everything queued is issued now. */
   release(): void {
-    if (!this.deferTimer) return;
-    clearTimeout(this.deferTimer);
-    this.deferTimer = null;
+    if (!this.deferring) return;
+    this.deferring = false;
+    DEFERRED.delete(this);
     this.schedule();
   }
 
-  private deferTimer: ReturnType<typeof setTimeout> | null = null;
+  /** A deferral is running (DEFERRED holds its deadline). */
+  private deferring = false;
 
   private enqueue(ops: StoreOp[]): Promise<void> {
     return new Promise<void>((resolve, reject) => {
@@ -127,7 +147,7 @@ export class SessionWriter {
   }
 
   private schedule(): void {
-    if (this.scheduled || this.deferTimer || this.inFlight >= PIPELINE) return;
+    if (this.scheduled || this.deferring || this.inFlight >= PIPELINE) return;
     // Ledger-only batches wait for the batch in flight: events streamed during a fast turn then ride
     // with its commit instead of paying a transaction (and an fsync) of their own.
     if (this.inFlight > 0 && this.ops.length === 0) return;
@@ -159,9 +179,9 @@ export class SessionWriter {
       this.flushWaiters = [];
       return;
     }
-    if (this.deferTimer) {
-      clearTimeout(this.deferTimer);
-      this.deferTimer = null;
+    if (this.deferring) {
+      this.deferring = false;
+      DEFERRED.delete(this);
     }
     const upTo = this.queued;
     const ops = this.ops;

@@ -58,6 +58,43 @@ export interface WireCaller {
 }
 
 const DEFAULT_INACTIVITY_MS = 300_000;
+
+/**
+ * Long call deadlines (minutes) share one coarse sweep instead of a timer per call: they fire up to
+ * COARSE_MS late. Short ones (tests, tight configs) keep their own precise timer.
+ */
+const COARSE_MS = 1000;
+const COARSE_ABOVE_MS = 10_000;
+const coarse = new Set<{ at: number; fire(): void }>();
+let coarseSweep: ReturnType<typeof setInterval> | null = null;
+
+/** Calls `fire` after `ms` unless the returned cancel runs first. */
+function deadline(ms: number, fire: () => void): () => void {
+  if (ms <= COARSE_ABOVE_MS) {
+    const timer = setTimeout(fire, ms);
+    return () => clearTimeout(timer);
+  }
+  const d = { at: performance.now() + ms, fire };
+  coarse.add(d);
+  if (!coarseSweep) {
+    coarseSweep = setInterval(() => {
+      const now = performance.now();
+      for (const x of coarse) {
+        if (x.at > now) continue;
+        coarse.delete(x);
+        x.fire();
+      }
+      if (coarse.size === 0 && coarseSweep) {
+        clearInterval(coarseSweep);
+        coarseSweep = null;
+      }
+    }, COARSE_MS);
+    coarseSweep.unref?.();
+  }
+  return () => {
+    coarse.delete(d);
+  };
+}
 const MAX_ERROR_BODY = 64 * 1024;
 
 /**
@@ -91,14 +128,14 @@ export function createWireCaller(provider: ProviderName, opts: AdapterOptions): 
     const onAbort = (): void => ctl.abort(w.signal.reason);
     if (w.signal.aborted) onAbort();
     else w.signal.addEventListener('abort', onAbort, { once: true });
-    const timer = setTimeout(() => {
+    const cancel = deadline(opts.callTimeoutMs ?? modelCallTimeoutMs(w.model), () => {
       callTimedOut = true;
       ctl.abort();
-    }, opts.callTimeoutMs ?? modelCallTimeoutMs(w.model));
+    });
     try {
       return await streamOnce(w, streamed, ctl.signal, () => callTimedOut);
     } finally {
-      clearTimeout(timer);
+      cancel();
       w.signal.removeEventListener('abort', onAbort);
     }
   }
