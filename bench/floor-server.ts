@@ -85,6 +85,7 @@ server.listen(0, '127.0.0.1', () => {
   const { port } = server.address() as { port: number };
   process.send?.({ type: 'listening', url: `http://127.0.0.1:${port}` });
 });
+process.on('disconnect', () => process.exit(0));
 process.on('message', (m: { type: string }) => {
   if (m.type !== 'stop') return;
   server.close(() => process.exit(0));

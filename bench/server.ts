@@ -81,6 +81,8 @@ async function main(): Promise<void> {
     app.close().then(() => process.exit(0), () => process.exit(1));
   };
   process.on('SIGTERM', stop);
+  // The bench process is gone (killed, or its output pipe closed): do not outlive it.
+  process.on('disconnect', stop);
   process.on('SIGINT', stop);
   process.on('message', (m: Msg) => {
     if (m.type === 'gc' || m.type === 'memory') {
