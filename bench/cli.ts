@@ -25,6 +25,8 @@ the previous one answered) and prints turns/s, latency p50/p99, server CPU per t
   --tokens <n>              bundled fake: tokens per reply, each its own SSE frame (default 20)
   --fake-host <host>        bundled fake: listen address (default 127.0.0.1; the server must reach it)
   --fake-port <port>        bundled fake: port (default 0 = any free port)
+  --fake-advertise <url>    bundled fake: the base URL the server reaches it at (default: its listen
+                            address; set it when listening on 0.0.0.0 for a server on another machine)
   --configure               point the server at the bundled fake for the run (PATCH /config
                             [providers.<wire>] base_url, restored afterwards)
   --provider-url <url>      do not start the fake: the server already points at this provider (a real
@@ -57,6 +59,7 @@ interface Opts {
   tokens: number;
   fakeHost: string;
   fakePort: number;
+  fakeAdvertise: string | null;
   configure: boolean;
   providerUrl: string | null;
   json: boolean;
@@ -68,7 +71,7 @@ class Usage extends Error {}
 function parse(argv: string[]): Opts | 'help' {
   const o: Opts = {
     url: '', scenarios: ['create', 'continue'], concurrency: [1, 10], durationMs: 5000, warmupMs: 1000, history: 10,
-    wire: 'anthropic', model: 'bench-model', tokens: 20, fakeHost: '127.0.0.1', fakePort: 0, configure: false, providerUrl: null, json: false, out: null,
+    wire: 'anthropic', model: 'bench-model', tokens: 20, fakeHost: '127.0.0.1', fakePort: 0, fakeAdvertise: null, configure: false, providerUrl: null, json: false, out: null,
   };
   const num = (flag: string, v: string | undefined, min = 0): number => {
     const n = Number(v);
@@ -106,6 +109,7 @@ function parse(argv: string[]): Opts | 'help' {
       case '--tokens': o.tokens = num(a, take(), 1); break;
       case '--fake-host': o.fakeHost = take(); break;
       case '--fake-port': o.fakePort = num(a, take()); break;
+      case '--fake-advertise': o.fakeAdvertise = take().replace(/\/+$/, ''); break;
       case '--configure': o.configure = true; break;
       case '--provider-url': o.providerUrl = take(); break;
       case '--json': o.json = true; break;
@@ -116,6 +120,7 @@ function parse(argv: string[]): Opts | 'help' {
   if (!o.url) throw new Usage('--url is required');
   if (!/^https?:\/\//.test(o.url)) throw new Usage('--url must be an http(s) URL');
   if (o.configure && o.providerUrl) throw new Usage('--configure and --provider-url exclude each other');
+  if (o.fakeAdvertise && !/^https?:\/\//.test(o.fakeAdvertise)) throw new Usage('--fake-advertise must be an http(s) URL');
   return o;
 }
 
@@ -220,7 +225,7 @@ export async function runBenchCli(argv: string[], err: (text: string) => void = 
     if (tty) err('\n');
   };
   const fake: FakeLlm | null = o.providerUrl ? null : await startFakeLlm({ tokens: o.tokens }, o.fakePort, o.fakeHost);
-  const providerUrl = o.providerUrl ?? fake!.url;
+  const providerUrl = o.providerUrl ?? o.fakeAdvertise ?? fake!.url;
   let restore: (() => Promise<void>) | null = null;
   const client = new WarrenClient(o.url, Math.max(...o.concurrency));
   try {
