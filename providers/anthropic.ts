@@ -48,11 +48,11 @@ export function anthropicBody(req: ProviderRequest): Json {
 }
 
 /**
- * Wire form of each transcript row and its JSON text, remembered per row object: committed rows are
- * never changed in place, so a long session maps and serialises only its new rows each turn.
+ * Wire form of each transcript row, remembered per row object (committed rows are never changed in
+ * place); with the session's last request text (lastRequest) a continue maps and serialises only its
+ * new rows.
  */
 const wireOfRow = new WeakMap<Message, WireMessage | null>();
-const jsonOfWire = new WeakMap<WireMessage, string>();
 const jsonOfSchema = new WeakMap<object, string>();
 
 function wireRow(m: Message): WireMessage | null {
@@ -146,13 +146,9 @@ function firstWire(rows: Message[], from: number): WireMessage | null {
   return null;
 }
 
+/** Not remembered per row: the session's last request text (lastRequest) already holds it, once. */
 function wireJson(w: WireMessage): string {
-  let text = jsonOfWire.get(w);
-  if (text === undefined) {
-    text = JSON.stringify(w);
-    jsonOfWire.set(w, text);
-  }
-  return text;
+  return JSON.stringify(w);
 }
 
 function schemaJson(schema: object): string {
