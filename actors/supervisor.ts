@@ -39,7 +39,7 @@ export interface RuntimeDeps {
   realmId: string;
   contextRoot: string;
   providers: ProviderResolver;
-  /** Set by the auth module (http/modules/auth-module.ts); absent, sessions use the environment keys. */
+  /** Set by the auth module (http/modules/auth-module.ts); absent, turns use the environment keys. */
   credentials?: CredentialResolver;
   /** Set by the turn-features module: structured output, budgets and hooks of each run. */
   turnFeatures?: TurnFeatureService;
@@ -47,7 +47,7 @@ export interface RuntimeDeps {
   ledgerOutbox?: LedgerOutbox;
   /** Set by the skills module (http/modules/skills-module.ts); absent, turn skill refs answer 501. */
   skills?: SkillResolver;
-  /** Set by the context module (http/modules/context-module.ts); absent, sessions never compact. */
+  /** Set by the context module (http/modules/context-module.ts); absent, nothing compacts. */
   compactor?: Compactor;
   /** Set by the extensions module: busy policies (steering and follow-ups, actors/busy). */
   followUps?: FollowUpPort;

@@ -1,5 +1,5 @@
 // contracts/records.ts: schemas of what Warren stores. The store validates a SessionRecord and each
-// LedgerEntry on read (storage/record-codec.ts, after migrating older versions); the session kind
+// LedgerEntry on read (storage/record-migrations.ts, after migrating older versions); the session kind
 // validates its PersistedState when it hydrates (actors/session-host.ts).
 import { Type, type Static } from 'typebox';
 import { AuthBinding } from './auth.ts';
