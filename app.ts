@@ -20,6 +20,7 @@ import { commsModule } from './http/modules/comms-module.ts';
 import { eventsModule } from './http/modules/events-module.ts';
 import { extensionsModule } from './http/modules/extensions-module.ts';
 import { mcpModule } from './http/modules/mcp-module.ts';
+import { mobModule } from './http/modules/mob-module.ts';
 import { observeModule } from './http/modules/observe-module.ts';
 import { schedulesModule } from './http/modules/schedules-module.ts';
 import { sessionsModule } from './http/modules/sessions-module.ts';
@@ -55,6 +56,7 @@ const MODULES: readonly ModuleFactory[] = [
   skillsModule,
   contextModule,
   commsModule,
+  mobModule,
 ];
 
 export interface AppOptions extends Partial<StartOptions> {

@@ -17,6 +17,8 @@ export interface RouteDef {
   query?: TSchema;
   /** JSON body schema; omitted means the route takes no body. */
   body?: TSchema;
+  /** True: an empty body is accepted (the handler sees `body` undefined); a present body is validated. */
+  bodyOptional?: boolean;
   /** Success response. `contentType` defaults to application/json. */
   response: { status: number; schema?: TSchema; contentType?: 'application/json' | 'text/plain' | 'text/event-stream' | 'text/html' | 'text/css' | 'text/javascript' };
   /** Error codes this route can answer with (documented in OpenAPI). */

@@ -14,6 +14,8 @@ export interface HandlerContext {
   queryAll: URLSearchParams;
   /** Parsed and schema-validated JSON body (undefined when the route has none). */
   body: unknown;
+  /** The request body as received (routes without a body schema parse it themselves, e.g. JSON-RPC). */
+  rawBody?: Buffer;
   headers: Record<string, string>;
   requestId: string;
   log: Logger;

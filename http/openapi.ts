@@ -58,7 +58,7 @@ function operation(route: RouteDef, components: ComponentRegistry): Json {
   const parameters = [...pathParameters(route.path), ...queryParameters(route, components), ...headerParameters(route)];
   if (parameters.length > 0) op.parameters = parameters;
   if (route.body) {
-    op.requestBody = { required: true, content: { 'application/json': { schema: components.project(route.body) } } };
+    op.requestBody = { required: route.bodyOptional !== true, content: { 'application/json': { schema: components.project(route.body) } } };
   }
   const contentType = route.response.contentType ?? 'application/json';
   const successSchema =

@@ -125,11 +125,11 @@ async function dispatch(
   }
   if (route.query) entry.validators.checkQuery(query);
   let body: unknown;
-  if (route.body) {
+  if (route.body && !(route.bodyOptional && req.body.toString('utf8').trim() === '')) {
     body = parseJsonBody(req, maxJsonDepth);
     entry.validators.checkBody(body);
   }
-  const result = await entry.handler({ params, query, queryAll, body, headers: req.headers, requestId, log, res });
+  const result = await entry.handler({ params, query, queryAll, body, rawBody: req.body, headers: req.headers, requestId, log, res });
   if (typeof result !== 'object' || result === null) throw new Error(`handler ${route.id} returned no result`);
   return result;
 }

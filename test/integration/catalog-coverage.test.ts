@@ -15,6 +15,7 @@ import { SKILL_ROUTES } from '../../contracts/skills.ts';
 import { MCP_ENDPOINT_ROUTES } from '../../contracts/mcp-endpoint.ts';
 import { COMMS_ROUTES } from '../../contracts/routes-comms.ts';
 import { LATER_ROUTES } from '../../contracts/routes-later.ts';
+import { MOB_ROUTES } from '../../contracts/routes-mob.ts';
 import { OBSERVE_ROUTES } from '../../contracts/routes-observe.ts';
 import { SESSION_ROUTES } from '../../contracts/routes-sessions.ts';
 import { SYSTEM_ROUTES } from '../../contracts/routes-system.ts';
@@ -24,7 +25,7 @@ import { startApp } from '../helpers/app.ts';
 
 const UWS_SKIP = uwsUnavailableReason();
 const DUMMY_UUID = '0190a1b2-c3d4-7e5f-8a9b-0c1d2e3f4a5b';
-const ALL_ROUTES = [...SYSTEM_ROUTES, ...SESSION_ROUTES, ...AUTH_ROUTES, ...MCP_ROUTES, ...MCP_ENDPOINT_ROUTES, ...OBSERVE_ROUTES, ...WORKGRAPH_ROUTES, ...SCHEDULE_ROUTES, ...SKILL_ROUTES, ...COMMS_ROUTES, ...LATER_ROUTES];
+const ALL_ROUTES = [...SYSTEM_ROUTES, ...SESSION_ROUTES, ...AUTH_ROUTES, ...MCP_ROUTES, ...MCP_ENDPOINT_ROUTES, ...OBSERVE_ROUTES, ...WORKGRAPH_ROUTES, ...SCHEDULE_ROUTES, ...SKILL_ROUTES, ...COMMS_ROUTES, ...MOB_ROUTES, ...LATER_ROUTES];
 
 /** Bodies that pass each route's schema, so the request reaches the handler; other body routes get {}. */
 function sampleBody(route: RouteDef, sessionId: string): unknown {

@@ -11,6 +11,7 @@ import { SKILL_ROUTES } from '../../contracts/skills.ts';
 import { MCP_ENDPOINT_ROUTES } from '../../contracts/mcp-endpoint.ts';
 import { COMMS_ROUTES } from '../../contracts/routes-comms.ts';
 import { LATER_ROUTES } from '../../contracts/routes-later.ts';
+import { MOB_ROUTES } from '../../contracts/routes-mob.ts';
 import { HELP_ROUTES } from '../../contracts/routes-help.ts';
 import { SESSION_ROUTES } from '../../contracts/routes-sessions.ts';
 import { OBSERVE_ROUTES } from '../../contracts/routes-observe.ts';
@@ -24,7 +25,7 @@ import { modelCatalog } from '../../providers/catalog.ts';
 import { call, startApp } from '../helpers/app.ts';
 import { SCHEDULE_ROUTES } from '../../contracts/schedule.ts';
 
-const CATALOG = [...SYSTEM_ROUTES, ...SESSION_ROUTES, ...AUTH_ROUTES, ...MCP_ROUTES, ...MCP_ENDPOINT_ROUTES, ...OBSERVE_ROUTES, ...WORKGRAPH_ROUTES, ...HELP_ROUTES, ...EXTENSION_ROUTES, ...WEBHOOK_ROUTES, ...DETACHED_ROUTES, ...SCHEDULE_ROUTES, ...SKILL_ROUTES, ...COMMS_ROUTES, ...LATER_ROUTES];
+const CATALOG = [...SYSTEM_ROUTES, ...SESSION_ROUTES, ...AUTH_ROUTES, ...MCP_ROUTES, ...MCP_ENDPOINT_ROUTES, ...OBSERVE_ROUTES, ...WORKGRAPH_ROUTES, ...HELP_ROUTES, ...EXTENSION_ROUTES, ...WEBHOOK_ROUTES, ...DETACHED_ROUTES, ...SCHEDULE_ROUTES, ...SKILL_ROUTES, ...COMMS_ROUTES, ...MOB_ROUTES, ...LATER_ROUTES];
 const UWS_SKIP = uwsUnavailableReason();
 const PACKAGE_VERSION = (JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string }).version;
 
@@ -173,6 +174,8 @@ for (const transport of ['uws', 'node'] as const) {
       assert.equal(body.features.runtime_backed_sessions, true);
       assert.equal(body.features.session_events, true);
       assert.equal(body.features.session_streams, true);
+      assert.equal(body.features.mobs, true);
+      assert.equal(body.features.multi_host_mobs, false);
     });
 
     it('GET /runtime/health measures four session dimensions, reports unmeasured:jobs, and is ok when fresh', async (t) => {

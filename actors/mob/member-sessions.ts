@@ -1,0 +1,86 @@
+// actors/mob/member-sessions.ts: how the mob runtime reaches its members' sessions. Every member is a
+// real Warren session: its kickoff is a create turn, each dispatched prompt a continue turn, both through
+// the session commands (actors/session-commands.ts), so turns run against the configured provider and
+// the session machine applies its busy rule as for any caller. Wiring uses comms: members carry a comms
+// name, so wired members find each other with the comms tools, and `mob.peer_added` / `mob.peer_retired`
+// / `mob.peer_unwired` lifecycle notices reach their inboxes. The only mob file that knows sessions.
+import { randomUUID } from 'node:crypto';
+import type { ContentInput, Message } from '../../contracts/transcript.ts';
+import { CommsHost } from '../comms/comms-host.ts';
+import { sendComms } from '../comms/comms-send.ts';
+import { continueSession, createSession, CreatedWithTurnFailure, type TurnReply } from '../session-commands.ts';
+import type { SessionHost } from '../session-host.ts';
+import { historyPage } from '../session-queries.ts';
+
+export type MobLifecycleKind = 'mob.peer_added' | 'mob.peer_retired' | 'mob.peer_unwired';
+
+export interface KickoffRequest {
+  sessionId: string;
+  prompt: string;
+  systemPrompt?: string;
+  model?: string;
+  commsName?: string;
+  injected?: ContentInput[];
+  signal: AbortSignal;
+}
+
+export interface MemberSessions {
+  /** Creates the member's session with this id and runs its first (kickoff) turn. */
+  kickoff(req: KickoffRequest): Promise<TurnReply>;
+  /** Runs one turn on the member's session. */
+  prompt(sessionId: string, text: string, signal: AbortSignal): Promise<TurnReply>;
+  /** Interrupts the session's running turn (no-op when idle). */
+  interrupt(sessionId: string): void;
+  exists(sessionId: string): Promise<boolean>;
+  history(sessionId: string, offset: number, limit?: number): Promise<{ total: number; rows: Message[] }>;
+  /** True when members get comms names (the comms module is built). */
+  readonly comms: boolean;
+  /** A lifecycle notice from one member session to another; false when it could not be delivered. */
+  notify(from: string, to: string, kind: MobLifecycleKind, peer: string, role?: string): Promise<boolean>;
+}
+
+export function memberSessions(sessions: SessionHost): MemberSessions {
+  const comms = () => (sessions.extension instanceof CommsHost ? sessions.extension : null);
+  return {
+    get comms() {
+      return comms() !== null;
+    },
+    async kickoff(req) {
+      try {
+        return await createSession(sessions, {
+          prompt: req.prompt,
+          ...(req.systemPrompt ? { system_prompt: req.systemPrompt } : {}),
+          ...(req.model ? { model: req.model } : {}),
+          ...(req.commsName && comms() ? { comms_name: req.commsName } : {}),
+          ...(req.injected?.length ? { injected_context: req.injected } : {}),
+          enable_schedule: false,
+        }, `mob-${randomUUID()}`, req.signal, () => {}, undefined, undefined, { sessionId: req.sessionId });
+      } catch (err) {
+        // The session exists; the kickoff turn failed: the member fails with the turn's own error.
+        throw err instanceof CreatedWithTurnFailure ? err.cause : err;
+      }
+    },
+    prompt(sessionId, text, signal) {
+      return continueSession(sessions, sessionId, { session_id: sessionId, prompt: text }, `mob-${randomUUID()}`, signal, () => {});
+    },
+    interrupt(sessionId) {
+      sessions.peek(sessionId)?.interrupt();
+    },
+    async exists(sessionId) {
+      return sessions.peek(sessionId) !== undefined || (await sessions.deps.store.getSession(sessionId)) !== undefined;
+    },
+    history(sessionId, offset, limit) {
+      return historyPage(sessions, sessionId, { offset, ...(limit !== undefined ? { limit } : {}) });
+    },
+    async notify(from, to, kind, peer, role) {
+      const host = comms();
+      if (!host) return false;
+      try {
+        await sendComms(host, { kind: 'peer_lifecycle', session_id: from, to, lifecycle_kind: kind as never, params: { peer, ...(role ? { role } : {}) } });
+        return true;
+      } catch {
+        return false;
+      }
+    },
+  };
+}

@@ -1,0 +1,114 @@
+// actors/mob/mob-actor.ts: one live mob: its stored record (namespace `mob`), its XState machine
+// (machines/mob-machine.ts) and one live member per agent identity, each with its own member machine
+// (machines/mob-member-machine.ts) and a lane that runs the member's dispatched turns one at a time.
+// The record is persisted after every change, in change order; machines are restored from it at rest.
+import { createActor, type Actor } from 'xstate';
+import { mobMachine, type MobEvent as MobMachineEvent, type MobStateValue } from '../../machines/mob-machine.ts';
+import { memberMachine, restoreMemberValue, type MemberEvent, type MemberStateValue } from '../../machines/mob-member-machine.ts';
+import type { MemberRecord, MobRecord } from '../../contracts/mob.ts';
+import type { Store } from '../../storage/store.ts';
+import type { RuntimeObserver } from '../runtime-observer.ts';
+
+export const MOB_KIND = 'mob';
+export const MEMBER_KIND = 'mob_member';
+export const MOB_NS = 'mob';
+
+export class MemberRuntime {
+  readonly id: string;
+  lastUsedMs: number;
+  readonly machine: Actor<typeof memberMachine>;
+  /** Dispatched turns run one after another on this chain. */
+  lane: Promise<unknown> = Promise.resolve();
+  /** Aborts the member's turn in flight (cancel, retire, respawn, destroy). */
+  abort: AbortController = new AbortController();
+  /** Settles when the current kickoff settles. */
+  kickoff: Promise<void> = Promise.resolve();
+
+  constructor(readonly mobId: string, readonly record: MemberRecord, hasSession: boolean, now: number, observer: RuntimeObserver | undefined) {
+    this.id = `${mobId}/${record.agent_identity}`;
+    this.lastUsedMs = now;
+    const value = restoreMemberValue(record.state, hasSession);
+    const snapshot = memberMachine.resolveState({
+      value,
+      context: { agentIdentity: record.agent_identity, generation: record.generation, turns: 0, failures: 0, lastDecision: null },
+    });
+    this.machine = createActor(memberMachine, { snapshot, input: { agentIdentity: record.agent_identity, generation: record.generation } });
+    observer?.machineCreated?.(MEMBER_KIND, this.id, this.machine);
+    this.machine.start();
+    this.sync();
+  }
+
+  get state(): MemberStateValue {
+    return this.machine.getSnapshot().value as MemberStateValue;
+  }
+
+  /** Sends an event; true when the machine accepted it. The record follows the machine. */
+  send(event: MemberEvent): boolean {
+    this.machine.send(event);
+    const decision = this.machine.getSnapshot().context.lastDecision;
+    this.sync();
+    return decision?.verdict === 'accepted';
+  }
+
+  private sync(): void {
+    const snap = this.machine.getSnapshot();
+    this.record.state = snap.value as MemberStateValue;
+    this.record.generation = snap.context.generation;
+  }
+}
+
+export class MobActor {
+  lastUsedMs: number;
+  readonly machine: Actor<typeof mobMachine>;
+  readonly members = new Map<string, MemberRuntime>();
+  private writes: Promise<void> = Promise.resolve();
+  /** Dispatched turns or helpers in flight (a busy mob is never evicted). */
+  inFlight = 0;
+
+  constructor(readonly record: MobRecord, private readonly store: Store, now: number, private readonly observer: RuntimeObserver | undefined) {
+    this.lastUsedMs = now;
+    const live = Object.values(record.members).filter((m) => m.state !== 'retired').length;
+    const value: MobStateValue = record.state === 'running' ? 'running' : record.state;
+    const snapshot = mobMachine.resolveState({ value, context: { mobId: record.mob_id, members: live, activeRuns: 0, lastDecision: null } });
+    this.machine = createActor(mobMachine, { snapshot, input: { mobId: record.mob_id } });
+    observer?.machineCreated?.(MOB_KIND, record.mob_id, this.machine);
+    this.machine.start();
+  }
+
+  get id(): string {
+    return this.record.mob_id;
+  }
+
+  get state(): MobStateValue {
+    return this.machine.getSnapshot().value as MobStateValue;
+  }
+
+  send(event: MobMachineEvent): boolean {
+    this.machine.send(event);
+    const s = this.machine.getSnapshot().value as MobStateValue;
+    if (s === 'running' || s === 'destroying' || s === 'destroyed') this.record.state = s;
+    return this.machine.getSnapshot().context.lastDecision?.verdict === 'accepted';
+  }
+
+  /** Adds the live member of a record (new or restored). */
+  attach(rec: MemberRecord, hasSession: boolean, now: number): MemberRuntime {
+    const m = new MemberRuntime(this.id, rec, hasSession, now, this.observer);
+    this.members.set(rec.agent_identity, m);
+    return m;
+  }
+
+  /** Persists the record as it is now; writes land in call order. */
+  persist(now: number): Promise<void> {
+    this.record.updated_at_ms = now;
+    const value = structuredClone(this.record);
+    const next = this.writes.then(() => this.store.commit([{ op: 'putRecord', ns: MOB_NS, key: this.id, value }]));
+    this.writes = next.catch(() => undefined);
+    return next;
+  }
+
+  async stop(): Promise<void> {
+    await this.writes;
+    for (const m of this.members.values()) m.machine.stop();
+    this.machine.stop();
+  }
+}

@@ -1,0 +1,404 @@
+// actors/mob/mob-host.ts: the mob runtime of one Warren process. Registers the `mob` and `mob_member`
+// actor kinds, and holds the commands every surface calls (JSON-RPC, REST, agent tools, schedules):
+// create and destroy mobs; spawn, retire, wire, cancel and respawn members; dispatch a prompt to a
+// member; wait for kickoffs. Structural events go to the durable ledger (mob-ledger.ts); member turn
+// events go to the live agent tap (mob-agent-events.ts). Flows live in flow-runner.ts, helpers in
+// mob-helpers.ts.
+import { randomUUID } from 'node:crypto';
+import { Compile } from 'typebox/compile';
+import { MobDefinition, MobRecord, type MemberRecord, type MemberSpec, type StructuralKind } from '../../contracts/mob.ts';
+import { ServiceError } from '../../contracts/errors.ts';
+import type { ContentInput } from '../../contracts/transcript.ts';
+import { mobMachine } from '../../machines/mob-machine.ts';
+import { memberMachine } from '../../machines/mob-member-machine.ts';
+import type { KindTable } from '../actor-registry.ts';
+import type { TurnReply } from '../session-commands.ts';
+import type { Supervisor } from '../supervisor.ts';
+import { AgentEvents } from './mob-agent-events.ts';
+import { MEMBER_KIND, MOB_KIND, MOB_NS, MobActor, type MemberRuntime } from './mob-actor.ts';
+import type { MobLedger, NewMobEvent } from './mob-ledger.ts';
+import type { MemberSessions } from './member-sessions.ts';
+
+const checkRecord = Compile(MobRecord);
+const checkDefinition = Compile(MobDefinition);
+
+export interface MobHostDeps {
+  supervisor: Supervisor;
+  sessions: MemberSessions;
+  ledger: MobLedger;
+  now(): number;
+}
+
+function bad(message: string, details?: unknown): ServiceError {
+  return new ServiceError('BAD_REQUEST', message, details);
+}
+
+function messageOf(err: unknown): string {
+  return err instanceof Error ? err.message : String(err);
+}
+
+export function mobNotFound(mobId: string): ServiceError {
+  return new ServiceError('NOT_FOUND', `mob not found: ${mobId}`, { mob_id: mobId });
+}
+
+export interface CreateMob {
+  mob_id?: string;
+  labels?: Record<string, string>;
+  definition: MobDefinition;
+}
+
+export class MobHost {
+  readonly table: KindTable<MobActor>;
+  readonly memberTable: KindTable<MemberRuntime>;
+  readonly agentEvents = new AgentEvents();
+  /** Called when a mob is destroyed (the flow runner cancels its runs). */
+  onDestroy: (mobId: string) => Promise<void> = async () => {};
+  /** Called once at shutdown, before any mob or session stops (the flow runner parks its runs). */
+  onShutdown: () => Promise<void> = async () => {};
+  /** Set at shutdown: turns ended by the shutdown change no member state (they resume after restart). */
+  closing = false;
+
+  constructor(private readonly deps: MobHostDeps) {
+    const { registry } = deps.supervisor;
+    const policy = { idleEvictMs: 30 * 60_000, maxResident: 10_000 };
+    this.table = registry.register<MobActor>({
+      kind: MOB_KIND, machine: mobMachine, policy,
+      hydrate: (id) => this.hydrate(id),
+      notFound: mobNotFound,
+      busy: (a) => a.inFlight > 0 || a.machine.getSnapshot().context.activeRuns > 0,
+      quiesce: async () => {
+        if (this.closing) return;
+        this.closing = true;
+        await this.onShutdown();
+      },
+      stop: async (a) => {
+        for (const m of a.members.values()) this.memberTable.forget(m.id);
+        await a.stop();
+      },
+      describe: (a) => ({ state: a.state, labels: a.record.labels }),
+    });
+    this.memberTable = registry.register<MemberRuntime>({
+      kind: MEMBER_KIND, machine: memberMachine, policy,
+      hydrate: async () => undefined,
+      busy: () => true, // members live and leave with their mob
+      stop: async () => {},
+      describe: (m) => ({ state: m.state, labels: { mob_id: m.mobId, agent_identity: m.record.agent_identity } }),
+    });
+  }
+
+  get sessions(): MemberSessions {
+    return this.deps.sessions;
+  }
+
+  now(): number {
+    return this.deps.now();
+  }
+
+  // ---- lookup ---------------------------------------------------------------------------------------
+
+  /** The live mob (hydrated on first use); 404 NOT_FOUND when unknown. */
+  async get(mobId: string): Promise<MobActor> {
+    const mob = await this.table.get(mobId);
+    mob.lastUsedMs = this.deps.now();
+    return mob;
+  }
+
+  /** The mob, refusing a destroyed one (400). */
+  async live(mobId: string): Promise<MobActor> {
+    const mob = await this.get(mobId);
+    if (mob.state === 'destroyed' || mob.state === 'destroying') throw bad(`mob ${mobId} is ${mob.state}`, { mob_id: mobId });
+    return mob;
+  }
+
+  member(mob: MobActor, identity: string): MemberRuntime {
+    const m = mob.members.get(identity);
+    if (!m) throw bad(`no member ${identity} in mob ${mob.id}`, { mob_id: mob.id, agent_identity: identity });
+    return m;
+  }
+
+  async list(): Promise<MobRecord[]> {
+    const rows = await this.deps.supervisor.deps.store.listRecords<unknown>(MOB_NS);
+    return rows.map((r) => r.value).filter((v): v is MobRecord => checkRecord.Check(v)).map((r) => this.table.peek(r.mob_id)?.record ?? r);
+  }
+
+  private async hydrate(id: string): Promise<MobActor | undefined> {
+    const raw = await this.deps.supervisor.deps.store.getRecord<unknown>(MOB_NS, id);
+    if (raw === undefined) return undefined;
+    if (!checkRecord.Check(raw)) throw new ServiceError('INTERNAL_ERROR', `stored mob ${id} does not match its schema`);
+    const now = this.deps.now();
+    const mob = new MobActor(raw, this.deps.supervisor.deps.store, now, this.deps.supervisor.deps.observer);
+    for (const rec of Object.values(raw.members)) {
+      const hasSession = rec.session_id !== null && (await this.deps.sessions.exists(rec.session_id));
+      this.memberTable.adopt(mob.attach(rec, hasSession, now));
+    }
+    return mob;
+  }
+
+  // ---- events ---------------------------------------------------------------------------------------
+
+  emit(mob: MobActor, kind: StructuralKind, fields: Omit<NewMobEvent, 'mob_id' | 'kind' | 'mob_labels'> = {}): Promise<unknown> {
+    return this.deps.ledger.append({ mob_id: mob.id, kind, mob_labels: mob.record.labels, ...fields });
+  }
+
+  // ---- mob lifecycle --------------------------------------------------------------------------------
+
+  async create(req: CreateMob): Promise<MobActor> {
+    if (!checkDefinition.Check(req.definition)) throw bad('definition does not match MobDefinition');
+    const def = req.definition;
+    const ids = (def.members ?? []).map((m) => m.agent_identity);
+    if (new Set(ids).size !== ids.length) throw bad('member agent identities must be unique');
+    for (const f of def.flows ?? []) {
+      for (const s of f.steps) if (!ids.includes(s.member)) throw bad(`flow ${f.flow_id} step ${s.step_id} names unknown member ${s.member}`);
+    }
+    if (new Set((def.flows ?? []).map((f) => f.flow_id)).size !== (def.flows ?? []).length) throw bad('flow ids must be unique');
+    for (const w of def.wiring ?? []) if (!ids.includes(w.a) || !ids.includes(w.b) || w.a === w.b) throw bad(`wiring ${w.a}-${w.b} names unknown members`);
+    const mobId = req.mob_id ?? randomUUID();
+    const existing = this.table.peek(mobId) ?? (await this.deps.supervisor.deps.store.getRecord(MOB_NS, mobId));
+    if (existing) throw new ServiceError('CONFLICT', `mob ${mobId} already exists`, { mob_id: mobId });
+    const now = this.deps.now();
+    const record: MobRecord = { v: 1, mob_id: mobId, state: 'running', labels: req.labels ?? {}, definition: def, members: {}, edges: [], created_at_ms: now, updated_at_ms: now };
+    const mob = this.table.adopt(new MobActor(record, this.deps.supervisor.deps.store, now, this.deps.supervisor.deps.observer));
+    await mob.persist(now);
+    await this.emit(mob, 'mob_created', { data: { labels: record.labels, members: ids, flows: (def.flows ?? []).map((f) => f.flow_id) } });
+    for (const spec of def.members ?? []) await this.spawn(mob, spec, false);
+    mob.send({ type: 'mob.started' });
+    if (def.wiring?.length) await this.wire(mob, def.wiring);
+    await mob.persist(this.deps.now());
+    return mob;
+  }
+
+  async destroy(mobId: string): Promise<MobActor> {
+    const mob = await this.live(mobId);
+    mob.send({ type: 'destroy.requested' });
+    await mob.persist(this.deps.now());
+    await this.onDestroy(mobId);
+    for (const m of mob.members.values()) {
+      if (m.state === 'retired') continue;
+      this.stopWork(m);
+      m.send({ type: 'member.retire' });
+      mob.send({ type: 'member.left' });
+    }
+    mob.send({ type: 'destroy.done' });
+    await mob.persist(this.deps.now());
+    await this.emit(mob, 'mob_destroyed', { data: {} });
+    return mob;
+  }
+
+  // ---- members --------------------------------------------------------------------------------------
+
+  /** Adds a member and starts its kickoff (not awaited unless `wait`). */
+  async spawn(mob: MobActor, spec: MemberSpec, wait: boolean, opts: { helper?: boolean; prompt?: string; injected?: ContentInput[] } = {}): Promise<{ member: MemberRuntime; kickoff: Promise<TurnReply> }> {
+    const prior = mob.members.get(spec.agent_identity);
+    if (prior && prior.state !== 'retired') throw new ServiceError('CONFLICT', `member ${spec.agent_identity} already exists in mob ${mob.id}`, { agent_identity: spec.agent_identity });
+    const rec: MemberRecord = {
+      agent_identity: spec.agent_identity, role: spec.role ?? 'member', state: 'spawning', session_id: null,
+      generation: prior ? prior.record.generation + 1 : 1, helper: opts.helper === true, spec, kickoff: 'pending', spawned_at_ms: this.deps.now(),
+    };
+    mob.record.members[spec.agent_identity] = rec;
+    const m = mob.attach(rec, false, this.deps.now());
+    this.memberTable.adopt(m);
+    mob.send({ type: 'member.joined' });
+    const kickoff = this.startKickoff(mob, m, opts.prompt, opts.injected);
+    await mob.persist(this.deps.now());
+    await this.emit(mob, opts.helper ? (opts.injected ? 'helper_forked' : 'helper_spawned') : 'member_spawned', {
+      agent_identity: spec.agent_identity, data: { role: rec.role, session_id: rec.session_id, generation: rec.generation },
+    });
+    if (wait) await kickoff.catch(() => undefined);
+    return { member: m, kickoff };
+  }
+
+  private startKickoff(mob: MobActor, m: MemberRuntime, prompt?: string, injected?: ContentInput[]): Promise<TurnReply> {
+    const spec = m.record.spec;
+    const sessionId = randomUUID();
+    m.record.session_id = sessionId;
+    m.record.kickoff = 'pending';
+    delete m.record.last_error;
+    m.abort = new AbortController();
+    const signal = m.abort.signal;
+    const identity = m.record.agent_identity;
+    const text = prompt ?? spec.initial_message ?? `You are ${identity}, a ${m.record.role} in mob ${mob.id}. Reply with a short acknowledgement.`;
+    mob.inFlight++;
+    const run = (async () => {
+      this.agentEvents.publish(mob.id, identity, 'run_started', { session_id: sessionId, kickoff: true }, this.deps.now());
+      try {
+        const reply = await this.deps.sessions.kickoff({
+          sessionId, prompt: text, signal, ...(injected ? { injected } : {}),
+          ...(spec.instructions ? { systemPrompt: spec.instructions } : {}), ...(spec.model ? { model: spec.model } : {}),
+          commsName: `${mob.id}.${identity}`,
+        });
+        m.record.kickoff = 'completed';
+        m.send({ type: 'kickoff.done' });
+        this.agentEvents.publish(mob.id, identity, 'run_completed', { session_id: sessionId, text: reply.text }, this.deps.now());
+        await this.emit(mob, 'member_kickoff_completed', { agent_identity: identity, data: { session_id: sessionId, generation: m.record.generation } });
+        return reply;
+      } catch (err) {
+        if (this.closing) throw err;
+        m.record.kickoff = 'failed';
+        m.record.last_error = messageOf(err);
+        m.send({ type: 'kickoff.failed' });
+        this.agentEvents.publish(mob.id, identity, 'run_failed', { session_id: sessionId, error: messageOf(err) }, this.deps.now());
+        await this.emit(mob, 'member_kickoff_failed', { agent_identity: identity, data: { session_id: sessionId, error: messageOf(err) } });
+        throw err;
+      } finally {
+        mob.inFlight--;
+        if (!this.closing) await mob.persist(this.deps.now()).catch(() => undefined);
+      }
+    })();
+    m.kickoff = run.then(() => undefined, () => undefined);
+    m.lane = m.kickoff;
+    return run;
+  }
+
+  /** Runs one prompt on a member (after its kickoff and earlier dispatches). */
+  async dispatch(mob: MobActor, identity: string, text: string, ctx: { runId?: string; stepId?: string } = {}): Promise<TurnReply> {
+    const m = this.member(mob, identity);
+    mob.inFlight++;
+    const turn = m.lane.then(async () => {
+      if (m.state !== 'active') throw bad(`member ${identity} of mob ${mob.id} is ${m.state}`, { agent_identity: identity, state: m.state });
+      const sessionId = m.record.session_id!;
+      m.send({ type: 'turn.start' });
+      this.agentEvents.publish(mob.id, identity, 'run_started', { session_id: sessionId, ...(ctx.runId ? { run_id: ctx.runId } : {}) }, this.deps.now());
+      try {
+        const reply = await this.deps.sessions.prompt(sessionId, text, m.abort.signal);
+        m.send({ type: 'turn.done' });
+        this.agentEvents.publish(mob.id, identity, 'run_completed', { session_id: sessionId, text: reply.text }, this.deps.now());
+        return reply;
+      } catch (err) {
+        m.send({ type: 'turn.failed' });
+        this.agentEvents.publish(mob.id, identity, 'run_failed', { session_id: sessionId, error: messageOf(err) }, this.deps.now());
+        await this.emit(mob, 'member_turn_failed', { agent_identity: identity, run_id: ctx.runId ?? null, step_id: ctx.stepId ?? null, data: { error: messageOf(err) } });
+        throw err;
+      }
+    });
+    m.lane = turn.catch(() => undefined);
+    try {
+      return await turn;
+    } finally {
+      mob.inFlight--;
+    }
+  }
+
+  /** Aborts the member's work in flight and interrupts its session's turn. */
+  private stopWork(m: MemberRuntime): void {
+    m.abort.abort(new ServiceError('REQUEST_CANCELLED', 'member cancelled'));
+    if (m.record.session_id) this.deps.sessions.interrupt(m.record.session_id);
+  }
+
+  async cancel(mob: MobActor, identity: string): Promise<void> {
+    const m = this.member(mob, identity);
+    if (m.state === 'retired') throw bad(`member ${identity} is retired`);
+    this.stopWork(m);
+    if (m.send({ type: 'member.cancel' })) {
+      await mob.persist(this.deps.now());
+      await this.emit(mob, 'member_cancelled', { agent_identity: identity, data: { session_id: m.record.session_id } });
+    }
+  }
+
+  async retire(mob: MobActor, identity: string): Promise<void> {
+    const m = this.member(mob, identity);
+    if (m.state === 'retired') return;
+    this.stopWork(m);
+    m.send({ type: 'member.retire' });
+    mob.send({ type: 'member.left' });
+    const peers = this.unwireAll(mob, identity);
+    await mob.persist(this.deps.now());
+    for (const p of peers) await this.notify(mob, p, identity, 'mob.peer_retired');
+    await this.emit(mob, m.record.helper ? 'helper_retired' : 'member_retired', { agent_identity: identity, data: { session_id: m.record.session_id, unwired: peers } });
+  }
+
+  /** Respawn: a fresh session (generation + 1), its kickoff awaited, then its wiring restored. */
+  async respawn(mob: MobActor, identity: string, initialMessage?: string): Promise<{ status: 'completed' | 'topology_restore_failed'; receipt: Record<string, unknown>; failed_peer_ids?: string[] }> {
+    const m = this.member(mob, identity);
+    const previous = m.record.session_id;
+    this.stopWork(m);
+    await m.lane;
+    if (!m.send({ type: 'member.respawn' })) throw bad(`member ${identity} cannot be respawned while ${m.state}`, { state: m.state });
+    const kickoff = this.startKickoff(mob, m, initialMessage);
+    await mob.persist(this.deps.now());
+    await kickoff;
+    const failed: string[] = [];
+    for (const peer of this.peersOf(mob, identity)) {
+      if (!(await this.notify(mob, identity, peer, 'mob.peer_added')) || !(await this.notify(mob, peer, identity, 'mob.peer_added'))) failed.push(peer);
+    }
+    const receipt = { agent_identity: identity, generation: m.record.generation, session_id: m.record.session_id, previous_session_id: previous };
+    await this.emit(mob, 'member_respawned', { agent_identity: identity, data: { ...receipt, failed_peer_ids: failed } });
+    return failed.length ? { status: 'topology_restore_failed', receipt, failed_peer_ids: failed } : { status: 'completed', receipt };
+  }
+
+  // ---- wiring ---------------------------------------------------------------------------------------
+
+  peersOf(mob: MobActor, identity: string): string[] {
+    return mob.record.edges.filter((e) => e.includes(identity)).map((e) => (e[0] === identity ? e[1] : e[0]));
+  }
+
+  private unwireAll(mob: MobActor, identity: string): string[] {
+    const peers = this.peersOf(mob, identity);
+    mob.record.edges = mob.record.edges.filter((e) => !e.includes(identity));
+    return peers;
+  }
+
+  /** A lifecycle notice from one member to another over comms (true without comms: nothing to deliver). */
+  private async notify(mob: MobActor, from: string, to: string, kind: 'mob.peer_added' | 'mob.peer_retired' | 'mob.peer_unwired'): Promise<boolean> {
+    if (!this.deps.sessions.comms) return true;
+    const a = mob.members.get(from)?.record;
+    const b = mob.members.get(to)?.record;
+    if (!a?.session_id || !b?.session_id || a.kickoff !== 'completed' || b.kickoff !== 'completed') return false;
+    return this.deps.sessions.notify(a.session_id, b.session_id, kind, b.session_id, b.role);
+  }
+
+  async wire(mob: MobActor, edges: ReadonlyArray<{ a: string; b: string }>): Promise<{ requested: number; wired: number; already_wired: number }> {
+    for (const { a, b } of edges) {
+      if (a === b) throw bad(`a member is not wired to itself: ${a}`);
+      for (const id of [a, b]) if (this.member(mob, id).state === 'retired') throw bad(`member ${id} is retired`);
+    }
+    const added: Array<[string, string]> = [];
+    let already = 0;
+    for (const { a, b } of edges) {
+      const pair: [string, string] = a < b ? [a, b] : [b, a];
+      if (mob.record.edges.some((e) => e[0] === pair[0] && e[1] === pair[1]) || added.some((e) => e[0] === pair[0] && e[1] === pair[1])) {
+        already++;
+        continue;
+      }
+      added.push(pair);
+    }
+    mob.record.edges.push(...added);
+    await mob.persist(this.deps.now());
+    for (const [a, b] of added) {
+      await Promise.all([this.members(mob, [a, b]).map((m) => m.kickoff)].flat());
+      await this.notify(mob, a, b, 'mob.peer_added');
+      await this.notify(mob, b, a, 'mob.peer_added');
+    }
+    const result = { requested: edges.length, wired: added.length, already_wired: already };
+    await this.emit(mob, 'members_wired', { data: { ...result, edges: added.map(([a, b]) => ({ a, b })) } });
+    return result;
+  }
+
+  async unwire(mob: MobActor, a: string, b: string): Promise<boolean> {
+    const pair = a < b ? [a, b] : [b, a];
+    const before = mob.record.edges.length;
+    mob.record.edges = mob.record.edges.filter((e) => !(e[0] === pair[0] && e[1] === pair[1]));
+    if (mob.record.edges.length === before) return false;
+    await mob.persist(this.deps.now());
+    await this.notify(mob, a, b, 'mob.peer_unwired');
+    await this.notify(mob, b, a, 'mob.peer_unwired');
+    await this.emit(mob, 'members_unwired', { data: { a, b } });
+    return true;
+  }
+
+  private members(mob: MobActor, ids: readonly string[]): MemberRuntime[] {
+    return ids.map((id) => this.member(mob, id));
+  }
+
+  /** Waits until the named members' (default: all) kickoffs settled, or the timeout passes. */
+  async waitKickoff(mob: MobActor, ids: readonly string[] | undefined, timeoutMs: number | undefined): Promise<MemberRecord[]> {
+    const members = ids ? this.members(mob, ids) : [...mob.members.values()];
+    const all = Promise.all(members.map((m) => m.kickoff));
+    if (timeoutMs === undefined) await all;
+    else {
+      let timer: NodeJS.Timeout | undefined;
+      await Promise.race([all, new Promise<void>((resolve) => (timer = setTimeout(resolve, timeoutMs)))]);
+      clearTimeout(timer);
+    }
+    return members.map((m) => m.record);
+  }
+}

@@ -1,0 +1,152 @@
+// actors/mob/mob-ledger.ts: the durable ledger of structural mob events. Each event is a Store record in
+// namespace `mob.events`, keyed by its zero-padded cursor, committed together with the ledger head
+// (`mob.meta`/`head`) in one atomic commit, on whatever backend the realm uses (lmdb, sqlite, jsonl,
+// memory). Appends are chained, so cursors are monotonic and gapless in commit order. After an event is
+// handed to the live subscribers (projected) the last projected cursor is written to `mob.meta`/
+// `projected`; on open, events after it (committed but never projected before a crash) are projected
+// again, so nothing written while the projector was down is lost. Readers resume from any cursor.
+import { randomUUID } from 'node:crypto';
+import { Compile } from 'typebox/compile';
+import { MobEventRecord, type MobEvent, type StructuralKind } from '../../contracts/mob.ts';
+import { ServiceError } from '../../contracts/errors.ts';
+import type { Store } from '../../storage/store.ts';
+
+export const EVENTS_NS = 'mob.events';
+const META_NS = 'mob.meta';
+const checkEvent = Compile(MobEventRecord);
+/** Most recent events kept in memory for cheap tails; older reads scan the store. */
+const TAIL = 2048;
+
+export interface MobEventFilter {
+  mob_id?: string;
+  kinds?: readonly string[];
+  agent_identity?: string;
+  run_id?: string;
+}
+
+export interface NewMobEvent {
+  mob_id: string;
+  kind: StructuralKind;
+  run_id?: string | null;
+  step_id?: string | null;
+  agent_identity?: string | null;
+  mob_labels?: Record<string, string>;
+  run_labels?: Record<string, string>;
+  data?: Record<string, unknown>;
+}
+
+const pad = (cursor: number) => String(cursor).padStart(16, '0');
+
+export function matches(e: MobEvent, f: MobEventFilter): boolean {
+  if (f.mob_id !== undefined && e.mob_id !== f.mob_id) return false;
+  if (f.kinds && f.kinds.length > 0 && !f.kinds.includes(e.kind)) return false;
+  if (f.agent_identity !== undefined && e.agent_identity !== f.agent_identity) return false;
+  if (f.run_id !== undefined && e.run_id !== f.run_id) return false;
+  return true;
+}
+
+function wire(rec: MobEventRecord): MobEvent {
+  const { v: _v, ...rest } = rec;
+  return rest;
+}
+
+export class MobLedger {
+  private head = 0;
+  private projectedCursor = 0;
+  private tail: MobEvent[] = [];
+  private chain: Promise<unknown> = Promise.resolve();
+  private readonly subscribers = new Set<(e: MobEvent) => void>();
+  private projectTimer: Promise<void> | null = null;
+
+  constructor(private readonly store: Store, private readonly now: () => number) {}
+
+  get headCursor(): number {
+    return this.head;
+  }
+
+  get projected(): number {
+    return this.projectedCursor;
+  }
+
+  /** Reads the head and the projected cursor, loads the tail and projects what was never projected. */
+  async open(): Promise<void> {
+    const head = await this.store.getRecord<{ cursor: number }>(META_NS, 'head');
+    const projected = await this.store.getRecord<{ cursor: number }>(META_NS, 'projected');
+    const all = await this.readAll();
+    this.head = Math.max(head?.cursor ?? 0, all.at(-1)?.cursor ?? 0);
+    this.projectedCursor = Math.min(projected?.cursor ?? 0, this.head);
+    this.tail = all.slice(-TAIL);
+    // Events after the projected cursor were committed but never projected: project them now.
+    for (const e of all) if (e.cursor > this.projectedCursor) this.project(e);
+  }
+
+  /** Appends one event; resolves with it once it is durable (and handed to live subscribers). */
+  append(input: NewMobEvent): Promise<MobEvent> {
+    const next = this.chain.then(async () => {
+      const cursor = this.head + 1;
+      const rec: MobEventRecord = {
+        v: 1, event_id: randomUUID(), cursor, mob_id: input.mob_id, timestamp_ms: this.now(), kind: input.kind,
+        run_id: input.run_id ?? null, step_id: input.step_id ?? null, agent_identity: input.agent_identity ?? null,
+        mob_labels: input.mob_labels ?? {}, run_labels: input.run_labels ?? {}, data: input.data ?? {},
+      };
+      await this.store.commit([
+        { op: 'putRecord', ns: EVENTS_NS, key: pad(cursor), value: rec },
+        { op: 'putRecord', ns: META_NS, key: 'head', value: { v: 1, cursor } },
+      ]);
+      this.head = cursor;
+      const e = wire(rec);
+      this.tail.push(e);
+      if (this.tail.length > TAIL) this.tail.shift();
+      this.project(e);
+      return e;
+    });
+    this.chain = next.catch(() => undefined);
+    return next;
+  }
+
+  /** Events with cursor > after matching the filter, oldest first, at most `limit`. */
+  async range(after: number, limit: number, filter: MobEventFilter = {}): Promise<MobEvent[]> {
+    const inTail = this.tail.length > 0 && this.tail[0].cursor <= after + 1;
+    const source = inTail || this.head === 0 ? this.tail : await this.readAll();
+    const out: MobEvent[] = [];
+    for (const e of source) {
+      if (e.cursor <= after || !matches(e, filter)) continue;
+      out.push(e);
+      if (out.length >= limit) break;
+    }
+    return out;
+  }
+
+  /** Live events from now on; returns the unsubscribe function. */
+  subscribe(fn: (e: MobEvent) => void): () => void {
+    this.subscribers.add(fn);
+    return () => this.subscribers.delete(fn);
+  }
+
+  /** Resolves once every append so far is durable and its projected cursor written. */
+  async flushed(): Promise<void> {
+    await this.chain;
+    await this.projectTimer;
+  }
+
+  private project(e: MobEvent): void {
+    for (const fn of this.subscribers) fn(e);
+    if (e.cursor <= this.projectedCursor) return;
+    this.projectedCursor = e.cursor;
+    // The projected cursor is written behind the events, coalesced: one write per burst.
+    this.projectTimer ??= Promise.resolve().then(async () => {
+      this.projectTimer = null;
+      await this.store.commit([{ op: 'putRecord', ns: META_NS, key: 'projected', value: { v: 1, cursor: this.projectedCursor } }]).catch(() => undefined);
+    });
+  }
+
+  private async readAll(): Promise<MobEvent[]> {
+    const rows = await this.store.listRecords<unknown>(EVENTS_NS);
+    const out: MobEvent[] = [];
+    for (const { value } of rows) {
+      if (!checkEvent.Check(value)) throw new ServiceError('INTERNAL_ERROR', 'a stored mob event does not match its schema');
+      out.push(wire(value));
+    }
+    return out.sort((a, b) => a.cursor - b.cursor);
+  }
+}

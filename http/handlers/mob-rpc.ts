@@ -1,0 +1,64 @@
+// http/handlers/mob-rpc.ts: JSON-RPC 2.0 over HTTP (POST /rpc): framing only. Parses the body itself so
+// that malformed JSON is a JSON-RPC parse error (-32700), not an HTTP 400; supports batches and
+// notifications (no id: no reply; a request of notifications only answers 204). Errors map through the
+// one error table (contracts/errors.ts `rpc`): bad params -32602, unknown mob -32004, scope denied
+// -32025, session busy -32002, ... with `data: {code, details}`. HTTP status is 200 for every reply.
+import { ERROR_TABLE, isServiceError } from '../../contracts/errors.ts';
+import { MOB_ROUTE } from '../../contracts/routes-mob.ts';
+import { isRpcMethod, type MobRuntime } from '../../actors/mob/mob-runtime.ts';
+import { callerOf, type Caller } from '../../actors/mob/mob-scopes.ts';
+import type { Logger } from 'pino';
+import { on, type HandlerTable } from '../handler.ts';
+
+type Id = string | number | null;
+interface RpcError { code: number; message: string; data?: unknown }
+type Reply = { jsonrpc: '2.0'; id: Id; result: unknown } | { jsonrpc: '2.0'; id: Id; error: RpcError };
+
+const fail = (id: Id, code: number, message: string, data?: unknown): Reply => ({ jsonrpc: '2.0', id, error: { code, message, ...(data !== undefined ? { data } : {}) } });
+
+function errorOf(err: unknown, log: Logger): RpcError {
+  if (isServiceError(err)) {
+    return { code: ERROR_TABLE[err.code].rpc, message: err.message, data: { code: err.code, ...(err.details !== undefined ? { details: err.details } : {}) } };
+  }
+  log.error({ err }, 'json-rpc method failed');
+  return { code: -32603, message: 'internal error' };
+}
+
+async function one(rt: MobRuntime, msg: unknown, caller: Caller, log: Logger): Promise<Reply | null> {
+  if (typeof msg !== 'object' || msg === null || Array.isArray(msg)) return fail(null, -32600, 'invalid request: not an object');
+  const m = msg as Record<string, unknown>;
+  const hasId = Object.hasOwn(m, 'id');
+  const id = (typeof m.id === 'string' || typeof m.id === 'number' || m.id === null ? m.id : null) as Id;
+  if (m.jsonrpc !== '2.0' || typeof m.method !== 'string' || (hasId && id !== m.id)) return fail(id, -32600, 'invalid request: jsonrpc must be "2.0", method a string, id a string, number or null');
+  if (m.params !== undefined && (typeof m.params !== 'object' || m.params === null || Array.isArray(m.params))) return fail(id, -32602, 'params must be an object');
+  let reply: Reply;
+  if (!isRpcMethod(m.method)) reply = fail(id, -32601, `method not found: ${m.method}`);
+  else {
+    try {
+      reply = { jsonrpc: '2.0', id, result: (await rt.call(m.method, m.params, caller)) ?? null };
+    } catch (err) {
+      const e = errorOf(err, log);
+      reply = { jsonrpc: '2.0', id, error: e };
+    }
+  }
+  return hasId ? reply : null;
+}
+
+export function mobRpcHandlers(rt: MobRuntime): HandlerTable {
+  return on(MOB_ROUTE.rpc, async (ctx) => {
+    const caller = callerOf(ctx.headers);
+    let msg: unknown;
+    try {
+      msg = JSON.parse((ctx.rawBody ?? Buffer.alloc(0)).toString('utf8'));
+    } catch {
+      return { status: 200, body: fail(null, -32700, 'parse error') };
+    }
+    if (Array.isArray(msg)) {
+      if (msg.length === 0) return { status: 200, body: fail(null, -32600, 'invalid request: empty batch') };
+      const replies = (await Promise.all(msg.map((x) => one(rt, x, caller, ctx.log)))).filter((r): r is Reply => r !== null);
+      return replies.length ? { status: 200, body: replies } : { status: 204, text: '' };
+    }
+    const reply = await one(rt, msg, caller, ctx.log);
+    return reply ? { status: 200, body: reply } : { status: 204, text: '' };
+  });
+}

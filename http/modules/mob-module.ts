@@ -1,0 +1,23 @@
+// http/modules/mob-module.ts: mobs as a module unit: the mob runtime (actors/mob/: the `mob` and
+// `mob_member` actor kinds, flows, the structural event ledger, operator scopes), JSON-RPC 2.0 at
+// POST /rpc, the mob REST routes and the toolkit event stream, the mob agent tools, and the `mob`
+// capability (feature flag `mobs`). See docs/mobs.md.
+import { MEMBER_KIND, MOB_KIND } from '../../actors/mob/mob-actor.ts';
+import { MobRuntime } from '../../actors/mob/mob-runtime.ts';
+import { MOB_ROUTES } from '../../contracts/routes-mob.ts';
+import { mobHandlers } from '../handlers/mob.ts';
+import { mobRpcHandlers } from '../handlers/mob-rpc.ts';
+import type { ModuleContext, ModuleUnit } from '../module-unit.ts';
+
+export function mobModule(ctx: ModuleContext): ModuleUnit {
+  const rt = new MobRuntime({ supervisor: ctx.supervisor, sessions: ctx.sessions(), now: ctx.clock('mob'), baseUrl: ctx.baseUrl });
+  return {
+    name: 'mobs',
+    routes: MOB_ROUTES,
+    handlers: { ...mobRpcHandlers(rt), ...mobHandlers(rt, ctx.baseUrl) },
+    actorKinds: [MOB_KIND, MEMBER_KIND],
+    capabilities: [{ id: 'mob', gate: null }],
+    start: () => rt.start(),
+    close: () => rt.close(),
+  };
+}
