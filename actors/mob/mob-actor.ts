@@ -24,10 +24,10 @@ export class MemberRuntime {
   /** Settles when the current kickoff settles. */
   kickoff: Promise<void> = Promise.resolve();
 
-  constructor(readonly mobId: string, readonly record: MemberRecord, hasSession: boolean, now: number, observer: RuntimeObserver | undefined) {
+  constructor(readonly mobId: string, readonly record: MemberRecord, hasSession: boolean | 'fresh', now: number, observer: RuntimeObserver | undefined) {
     this.id = `${mobId}/${record.agent_identity}`;
     this.lastUsedMs = now;
-    const value = restoreMemberValue(record.state, hasSession);
+    const value = hasSession === 'fresh' ? record.state : restoreMemberValue(record.state, hasSession);
     const snapshot = memberMachine.resolveState({
       value,
       context: { agentIdentity: record.agent_identity, generation: record.generation, turns: 0, failures: 0, lastDecision: null },
@@ -90,8 +90,8 @@ export class MobActor {
     return this.machine.getSnapshot().context.lastDecision?.verdict === 'accepted';
   }
 
-  /** Adds the live member of a record (new or restored). */
-  attach(rec: MemberRecord, hasSession: boolean, now: number): MemberRuntime {
+  /** Adds the live member of a record: 'fresh' (just spawned) or restored (whether its session exists). */
+  attach(rec: MemberRecord, hasSession: boolean | 'fresh', now: number): MemberRuntime {
     const m = new MemberRuntime(this.id, rec, hasSession, now, this.observer);
     this.members.set(rec.agent_identity, m);
     return m;

@@ -195,7 +195,7 @@ export class MobHost {
       generation: prior ? prior.record.generation + 1 : 1, helper: opts.helper === true, spec, kickoff: 'pending', spawned_at_ms: this.deps.now(),
     };
     mob.record.members[spec.agent_identity] = rec;
-    const m = mob.attach(rec, false, this.deps.now());
+    const m = mob.attach(rec, 'fresh', this.deps.now());
     this.memberTable.adopt(m);
     mob.send({ type: 'member.joined' });
     const kickoff = this.startKickoff(mob, m, opts.prompt, opts.injected);
