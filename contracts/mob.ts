@@ -2,6 +2,7 @@
 // records (mob, flow run, structural event, operator grant; each with `v`, validated on read), the 25
 // structural event kinds, the operator scopes and the unified event envelope of the mob toolkit layer.
 import { Type, type Static } from 'typebox';
+import { ProviderId } from './session.ts';
 
 const Labels = Type.Record(Type.String(), Type.String());
 /** Agent identities, mob, flow, step and run ids: short, URL-safe names. */
@@ -15,6 +16,7 @@ export const MemberSpec = Type.Object({
   /** Standing instructions, the member session's system prompt. */
   instructions: Type.Optional(Type.String({ minLength: 1 })),
   model: Type.Optional(Type.String({ minLength: 1 })),
+  provider: Type.Optional(ProviderId),
   /** The kickoff turn's prompt (default: a short greeting naming the mob and the role). */
   initial_message: Type.Optional(Type.String({ minLength: 1 })),
 }, { $id: 'MobMemberSpec', additionalProperties: false });

@@ -5,6 +5,7 @@
 // name, so wired members find each other with the comms tools, and `mob.peer_added` / `mob.peer_retired`
 // / `mob.peer_unwired` lifecycle notices reach their inboxes. The only mob file that knows sessions.
 import { randomUUID } from 'node:crypto';
+import type { ProviderName } from '../../contracts/session.ts';
 import type { ContentInput, Message } from '../../contracts/transcript.ts';
 import { CommsHost } from '../comms/comms-host.ts';
 import { sendComms } from '../comms/comms-send.ts';
@@ -19,6 +20,7 @@ export interface KickoffRequest {
   prompt: string;
   systemPrompt?: string;
   model?: string;
+  provider?: ProviderName;
   commsName?: string;
   injected?: ContentInput[];
   signal: AbortSignal;
@@ -51,6 +53,7 @@ export function memberSessions(sessions: SessionHost): MemberSessions {
           prompt: req.prompt,
           ...(req.systemPrompt ? { system_prompt: req.systemPrompt } : {}),
           ...(req.model ? { model: req.model } : {}),
+          ...(req.provider ? { provider: req.provider } : {}),
           ...(req.commsName && comms() ? { comms_name: req.commsName } : {}),
           ...(req.injected?.length ? { injected_context: req.injected } : {}),
           enable_schedule: false,

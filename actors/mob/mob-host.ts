@@ -223,7 +223,7 @@ export class MobHost {
       try {
         const reply = await this.deps.sessions.kickoff({
           sessionId, prompt: text, signal, ...(injected ? { injected } : {}),
-          ...(spec.instructions ? { systemPrompt: spec.instructions } : {}), ...(spec.model ? { model: spec.model } : {}),
+          ...(spec.instructions ? { systemPrompt: spec.instructions } : {}), ...(spec.model ? { model: spec.model } : {}), ...(spec.provider ? { provider: spec.provider } : {}),
           commsName: `${mob.id}.${identity}`,
         });
         m.record.kickoff = 'completed';
