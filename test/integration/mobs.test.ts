@@ -77,6 +77,15 @@ describe('mobs', () => {
     for (const e of query.events) assert.deepEqual(Object.keys(e).sort(), ['agent_identity', 'cursor', 'data', 'event_id', 'kind', 'mob_id', 'mob_labels', 'run_id', 'run_labels', 'step_id', 'timestamp_ms']);
     assert.deepEqual(query.events[0].mob_labels, { project: 'demo' });
 
+    // The viewer sees the mob and member machines (GET /inspect/*, drawn by /ui).
+    const viewer = (await call(app.url, 'GET', '/inspect/actors?kind=mob_member')).body;
+    assert.deepEqual(viewer.actors.map((x: { id: string; state: string }) => [x.id, x.state]).sort(), [['team/planner', 'active'], ['team/reviewer', 'active'], ['team/writer', 'active']]);
+    assert.equal((await call(app.url, 'GET', '/inspect/actors?kind=mob')).body.actors[0].state, 'running');
+    for (const kind of ['mob', 'mob_member']) {
+      const g = (await call(app.url, 'GET', `/inspect/machines/${kind}`)).body;
+      assert.ok(g.states.length >= 4, kind);
+    }
+
     const hosts = await call(app.url, 'GET', '/mob/team/hosts');
     assert.equal(hosts.body.hosts[0].materialized_member_count, 3);
     assert.deepEqual((await call(app.url, 'GET', '/mob/team/route-installs')).body, { complete: true, outstanding: [] });
