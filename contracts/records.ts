@@ -84,6 +84,8 @@ export const SessionSettings = Type.Object(
     auth_binding: Type.Optional(AuthBinding),
     /** No tools of any kind, contributed ones included (help sessions). */
     tools_off: Type.Optional(Type.Boolean()),
+    /** The mob member this session is (actors/mob): it is offered the mob tools. */
+    mob_member: Type.Optional(Type.Object({ mob_id: Type.String(), agent_identity: Type.String() })),
   },
   { $id: 'SessionSettings' },
 );

@@ -22,6 +22,8 @@ export interface KickoffRequest {
   model?: string;
   provider?: ProviderName;
   commsName?: string;
+  /** Recorded in the session's settings: the session gets the mob tools. */
+  member?: { mob_id: string; agent_identity: string };
   injected?: ContentInput[];
   signal: AbortSignal;
 }
@@ -57,7 +59,7 @@ export function memberSessions(sessions: SessionHost): MemberSessions {
           ...(req.commsName && comms() ? { comms_name: req.commsName } : {}),
           ...(req.injected?.length ? { injected_context: req.injected } : {}),
           enable_schedule: false,
-        }, `mob-${randomUUID()}`, req.signal, () => {}, undefined, undefined, { sessionId: req.sessionId });
+        }, `mob-${randomUUID()}`, req.signal, () => {}, req.member ? { mob_member: req.member } : undefined, undefined, { sessionId: req.sessionId });
       } catch (err) {
         // The session exists; the kickoff turn failed: the member fails with the turn's own error.
         throw err instanceof CreatedWithTurnFailure ? err.cause : err;

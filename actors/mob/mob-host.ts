@@ -224,7 +224,7 @@ export class MobHost {
         const reply = await this.deps.sessions.kickoff({
           sessionId, prompt: text, signal, ...(injected ? { injected } : {}),
           ...(spec.instructions ? { systemPrompt: spec.instructions } : {}), ...(spec.model ? { model: spec.model } : {}), ...(spec.provider ? { provider: spec.provider } : {}),
-          commsName: `${mob.id}.${identity}`,
+          commsName: `${mob.id}.${identity}`, member: { mob_id: mob.id, agent_identity: identity },
         });
         m.record.kickoff = 'completed';
         m.send({ type: 'kickoff.done' });

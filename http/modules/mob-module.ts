@@ -4,6 +4,7 @@
 // capability (feature flag `mobs`). See docs/mobs.md.
 import { MEMBER_KIND, MOB_KIND } from '../../actors/mob/mob-actor.ts';
 import { MobRuntime } from '../../actors/mob/mob-runtime.ts';
+import { mobToolsFor } from '../../actors/mob/mob-tool-port.ts';
 import { MOB_ROUTES } from '../../contracts/routes-mob.ts';
 import { mobHandlers } from '../handlers/mob.ts';
 import { mobRpcHandlers } from '../handlers/mob-rpc.ts';
@@ -16,6 +17,12 @@ export function mobModule(ctx: ModuleContext): ModuleUnit {
     routes: MOB_ROUTES,
     handlers: { ...mobRpcHandlers(rt), ...mobHandlers(rt, ctx.baseUrl) },
     actorKinds: [MOB_KIND, MEMBER_KIND],
+    tools: {
+      tools: ({ settings }) => {
+        const m = settings.mob_member as { mob_id: string; agent_identity: string } | undefined;
+        return m ? mobToolsFor(rt, m.mob_id, m.agent_identity) : [];
+      },
+    },
     capabilities: [{ id: 'mob', gate: null }],
     start: () => rt.start(),
     close: () => rt.close(),

@@ -209,6 +209,32 @@ describe('mobs', () => {
     await sse.closed;
   });
 
+  it('member sessions get the mob tools: delegate to another member returns a bounded answer', async (t) => {
+    const app = await startApp(t, (req: ProviderRequest): ScriptedReply => {
+      const last = req.messages.at(-1);
+      if (last?.role === 'user' && plainText(last.content) === 'go delegate') return { tool_calls: [{ name: 'delegate', args: { to: 'worker', prompt: 'sub task', max_text_bytes: 9 } }] };
+      if (last?.role === 'user' && plainText(last.content) === 'go self') return { tool_calls: [{ name: 'delegate', args: { to: 'lead', prompt: 'x' } }] };
+      if (last?.role === 'tool_results') return { text: `lead got ${last.results[0].content}` };
+      return echoReply(req);
+    });
+    await rpcOk(app.url, 'mob/create', { mob_id: 'd1', definition: { members: [{ agent_identity: 'lead' }, { agent_identity: 'worker' }] } });
+    await call(app.url, 'POST', '/mob/d1/wait-kickoff');
+    const reply = await rpcOk(app.url, 'mob/send_message', { mob_id: 'd1', agent_identity: 'lead', prompt: 'go delegate' });
+    assert.match(reply.text, /^lead got /);
+    assert.ok(reply.text.includes('"echo: sub"') && !reply.text.includes('sub task'), reply.text);
+    assert.equal(reply.tool_calls, 1);
+    const offered = app.provider.requests.find((r) => r.messages.some((m) => m.role === 'user' && plainText(m.content) === 'go delegate'))!;
+    const names = offered.tools.map((x) => x.name);
+    for (const n of ['delegate', 'mob_members', 'mob_spawn_member', 'mob_retire_member', 'mob_wire', 'mob_start_flow', 'mob_flow_status']) assert.ok(names.includes(n), n);
+    const self = await rpcOk(app.url, 'mob/send_message', { mob_id: 'd1', agent_identity: 'lead', prompt: 'go self' });
+    assert.match(self.text, /does not delegate to itself/);
+    // A plain session is not a member: no mob tools.
+    const plain = await call(app.url, 'POST', '/sessions', { prompt: 'hello' });
+    assert.equal(plain.status, 200);
+    const plainReq = app.provider.requests.at(-1)!;
+    assert.equal(plainReq.tools.some((x) => x.name === 'delegate'), false);
+  });
+
   it('answers bad input with the spec envelopes', async (t) => {
     const app = await startApp(t);
     const unknownEvents = await call(app.url, 'GET', '/mob/nope/events');
