@@ -16,6 +16,7 @@ import { RequestRegistry } from './request-registry.ts';
 import type { RuntimeObserver } from './runtime-observer.ts';
 import type { LedgerOutbox } from './session-writer.ts';
 import type { SkillResolver } from './skills/turn-skills.ts';
+import type { MobTargetPort } from '../contracts/schedule.ts';
 import type { Compactor } from './compaction.ts';
 import type { FollowUpPort } from './busy/busy-port.ts';
 
@@ -51,6 +52,8 @@ export interface RuntimeDeps {
   compactor?: Compactor;
   /** Set by the extensions module: busy policies (steering and follow-ups, actors/busy). */
   followUps?: FollowUpPort;
+  /** Set by the mob module (http/modules/mob-module.ts): schedules deliver mob targets through it. */
+  mobTargets?: MobTargetPort;
   config(): Config;
   now(): number;
   /** On a cluster node (postgres realm): node, peers and database state for host_info and health. */

@@ -91,7 +91,32 @@ export const MaterializeTarget = Type.Object({
   bound_session_id: Type.Optional(Type.String({ minLength: 1 })),
   action: TargetAction,
 }, { $id: 'ScheduleMaterializeTarget' });
-export const TargetBinding = Type.Union([SessionTarget, MaterializeTarget], { $id: 'ScheduleTargetBinding' });
+/**
+ * A mob target (wire-notes §2.4): `member` runs the action on a member's session; `flow` starts a flow run
+ * (run id `schedule-<occurrence_id>`, so a retried dispatch starts it once); `spawn_helper` / `fork_helper`
+ * run the action's prompt on a helper (identity `agent_identity`, default `sched-<occurrence>`).
+ */
+export const MobTarget = Type.Object({
+  target_kind: Type.Literal('mob'),
+  type: Type.Union([Type.Literal('member'), Type.Literal('flow'), Type.Literal('spawn_helper'), Type.Literal('fork_helper')]),
+  mob_id: Type.String({ minLength: 1 }),
+  agent_identity: Type.Optional(Type.String({ minLength: 1 })),
+  flow_id: Type.Optional(Type.String({ minLength: 1 })),
+  activation: Type.Optional(Type.Unknown()),
+  source_member_id: Type.Optional(Type.String({ minLength: 1 })),
+  result_label: Type.Optional(Type.String({ minLength: 1 })),
+  max_text_bytes: Type.Optional(Type.Integer({ minimum: 1, maximum: 1_048_576 })),
+  action: Type.Optional(TargetAction),
+}, { $id: 'ScheduleMobTarget' });
+export type MobTarget = Static<typeof MobTarget>;
+export const TargetBinding = Type.Union([SessionTarget, MaterializeTarget, MobTarget], { $id: 'ScheduleTargetBinding' });
+export type SessionTargetBinding = Static<typeof SessionTarget> | Static<typeof MaterializeTarget>;
+
+/** How schedules reach mobs (installed by the mob module as RuntimeDeps.mobTargets). */
+export interface MobTargetPort {
+  /** Delivers one occurrence to its mob target; resolves with the runtime outcome to record. */
+  fire(target: MobTarget, occurrenceId: string): Promise<Record<string, unknown>>;
+}
 export type TargetBinding = Static<typeof TargetBinding>;
 /** Agent tools only: the calling session, rewritten to a resumable_session target. */
 export const CurrentSessionTarget = Type.Object({
@@ -108,7 +133,7 @@ const TaggedObject = (tags: string, description: string) => Type.Object(
 const TriggerInput = TaggedObject('once | interval | calendar', 'TriggerSpec (see the OnceTrigger, IntervalTrigger and CalendarTrigger schemas)');
 const TargetInput = Type.Object(
   { target_kind: Type.Optional(Type.String()), type: Type.String({ minLength: 1 }) },
-  { additionalProperties: true, description: 'ScheduleTargetBinding (session targets; mob, identity and host_runnable targets are refused)' },
+  { additionalProperties: true, description: 'ScheduleTargetBinding (session and mob targets; identity and host_runnable targets are refused)' },
 );
 
 // ---- policies -------------------------------------------------------------------------------------

@@ -12,6 +12,7 @@ import { casPut, iso, occurrenceKey, occurrenceNs, occurrenceMarker, SCHEDULE_NS
 import type { ScheduleActor } from './schedule-actor.ts';
 import { targetSessionId } from './schedule-validate.ts';
 import { failureClass } from './session-port.ts';
+import { handleMobDue } from './mob-targets.ts';
 
 /** A firing that failed (store error) is retried this much later. */
 const FIRE_RETRY_MS = 5_000;
@@ -116,6 +117,7 @@ async function handleDue(actor: ScheduleActor, cell: OccurrenceCell, nowMs: numb
     await cell.move({ phase: 'misfired', failure_class: 'misfire', failure_detail: `due ${occ.due_at_utc}, reached ${late.lateMs} ms late (misfire policy ${occ.misfire_policy.type})` }, {}, true);
     return;
   }
+  if (occ.target_snapshot.target_kind === 'mob') return handleMobDue(actor, cell, occ.target_snapshot, nowMs);
   const target = resolveTarget(actor, cell);
   const presence = await actor.deps.sessions.presence(target.sessionId);
   if (presence === 'missing' && !target.materialize) {
@@ -199,7 +201,7 @@ async function runTurn(actor: ScheduleActor, cell: OccurrenceCell, target: Resol
     const reply = await deps.sessions.run({
       sessionId: target.sessionId,
       ...(presence === 'missing' && target.materialize && occ.target_snapshot.type === 'materialize_on_demand_session' ? { create: occ.target_snapshot.create } : {}),
-      action: occ.target_snapshot.action,
+      action: occ.target_snapshot.action!,
       requestId,
       marker: occurrenceMarker(occ.occurrence_id),
       trigger: { schedule_id: occ.schedule_id, occurrence_id: occ.occurrence_id, due_at_utc: occ.due_at_utc },

@@ -12,6 +12,7 @@ import type { Clock } from '../clock.ts';
 import { planAhead } from './schedule-plan.ts';
 import { casPut, iso, occurrenceKey, occurrenceNs, SCHEDULE_NS, type MachineState, type OccurrenceRecord, type ScheduleRecord } from './schedule-records.ts';
 import { applyUpdate } from './schedule-validate.ts';
+import type { MobTargetPort } from '../../contracts/schedule.ts';
 import type { SessionPort } from './session-port.ts';
 
 export interface ScheduleDeps {
@@ -21,6 +22,8 @@ export interface ScheduleDeps {
   /** This process's claim owner token (unique per process start). */
   owner: string;
   sessions: SessionPort;
+  /** The mob runtime's schedule port (absent: mob targets follow the missing-target policy). */
+  mobs(): MobTargetPort | undefined;
   /** Lease of a dispatched turn: another process recovers the occurrence only after it expires. */
   turnLeaseMs: number;
   /** Terminal occurrences kept per schedule (older ones are pruned at planning). */

@@ -61,7 +61,7 @@ export class ScheduleHost {
     this.wheel = new DueWheel(opts.clock, (ids, now) => this.onDue(ids, now));
     const turnLeaseMs = opts.turnLeaseMs ?? 30 * 60_000;
     this.deps = {
-      store, clock: opts.clock, log: this.log, sessions: opts.sessions,
+      store, clock: opts.clock, log: this.log, sessions: opts.sessions, mobs: () => sup.deps.mobTargets,
       owner: `warren-${randomUUID()}`, turnLeaseMs, keepHistory: opts.keepHistory ?? 64,
       arm: (id, at) => this.wheel.arm(id, at),
       track: (p) => this.track(p),

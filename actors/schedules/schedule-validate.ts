@@ -5,7 +5,7 @@ import type { TSchema } from 'typebox';
 import { Compile } from 'typebox/compile';
 import { ServiceError } from '../../contracts/errors.ts';
 import {
-  MaterializeTarget, SessionTarget, type CreateScheduleRequest, type MisfirePolicy, type MissingTargetPolicy,
+  MaterializeTarget, MobTarget, SessionTarget, type CreateScheduleRequest, type SessionTargetBinding, type MisfirePolicy, type MissingTargetPolicy,
   type OverlapPolicy, type Schedule, type TargetBinding, type TriggerSpec, type UpdateScheduleRequest,
 } from '../../contracts/schedule.ts';
 import { isUuid } from './schedule-records.ts';
@@ -23,8 +23,26 @@ const checkSessionTarget = variantChecker('target', {
   exact_session: SessionTarget, resumable_session: SessionTarget, materialize_on_demand_session: MaterializeTarget,
 });
 
+const checkMobTarget = Compile(MobTarget);
+
+/** The fields each mob target type needs beyond `mob_id` (wire-notes §2.4). */
+const MOB_NEEDS: Record<MobTarget['type'], Array<keyof MobTarget>> = {
+  member: ['agent_identity', 'action'], flow: ['flow_id'], spawn_helper: ['action'], fork_helper: ['action', 'source_member_id'],
+};
+
+function validateMobTarget(raw: unknown): MobTarget {
+  if (!checkMobTarget.Check(raw)) {
+    const first = [...checkMobTarget.Errors(raw)][0];
+    throw new ServiceError('BAD_REQUEST', `invalid target: mob target ${first ? `${first.instancePath || '/'} ${first.message}` : 'malformed'}`);
+  }
+  for (const field of MOB_NEEDS[raw.type]) {
+    if (raw[field] === undefined) throw new ServiceError('BAD_REQUEST', `invalid target: a mob ${raw.type} target needs ${field}`);
+  }
+  if ((raw.type === 'spawn_helper' || raw.type === 'fork_helper') && raw.action?.type !== 'prompt') throw new ServiceError('BAD_REQUEST', 'invalid target: a helper target needs a prompt action');
+  return raw;
+}
+
 const NOT_YET: Record<string, string> = {
-  mob: 'mob targets are not available: this build of Warren has no mobs yet',
   identity: 'identity targets are not available: this build of Warren has no durable identities yet',
   host_runnable: 'host_runnable targets are not available in this build of Warren',
 };
@@ -33,8 +51,9 @@ const NOT_YET: Record<string, string> = {
 export function validateTarget(raw: unknown): TargetBinding {
   const kind = typeof raw === 'object' && raw !== null ? (raw as { target_kind?: unknown }).target_kind : undefined;
   if (typeof kind === 'string' && NOT_YET[kind]) throw new ServiceError('BAD_REQUEST', `invalid target: ${NOT_YET[kind]}`, { target_kind: kind });
-  if (kind !== 'session') throw new ServiceError('BAD_REQUEST', `invalid target: target_kind must be 'session', got ${JSON.stringify(kind ?? null)}`);
-  const target = checkSessionTarget(raw) as TargetBinding;
+  if (kind === 'mob') return validateMobTarget(raw);
+  if (kind !== 'session') throw new ServiceError('BAD_REQUEST', `invalid target: target_kind must be 'session' or 'mob', got ${JSON.stringify(kind ?? null)}`);
+  const target = checkSessionTarget(raw) as SessionTargetBinding;
   if (target.type !== 'materialize_on_demand_session' && !isUuid(target.session_id.slice(target.session_id.lastIndexOf(':') + 1))) {
     throw new ServiceError('BAD_REQUEST', `invalid target: session_id is not a session id: ${target.session_id}`);
   }
@@ -50,6 +69,7 @@ export function validateTarget(raw: unknown): TargetBinding {
 
 /** The bare session id of a session target (drops a `<realm>:` prefix). */
 export function targetSessionId(target: TargetBinding): string | undefined {
+  if (target.target_kind === 'mob') return undefined;
   if (target.type === 'materialize_on_demand_session') return target.bound_session_id;
   return target.session_id.slice(target.session_id.lastIndexOf(':') + 1).toLowerCase();
 }

@@ -5,6 +5,7 @@
 import { MEMBER_KIND, MOB_KIND } from '../../actors/mob/mob-actor.ts';
 import { MobRuntime } from '../../actors/mob/mob-runtime.ts';
 import { mobToolsFor } from '../../actors/mob/mob-tool-port.ts';
+import { mobSchedulePort } from '../../actors/mob/mob-schedule-port.ts';
 import { MOB_ROUTES } from '../../contracts/routes-mob.ts';
 import { mobHandlers } from '../handlers/mob.ts';
 import { mobRpcHandlers } from '../handlers/mob-rpc.ts';
@@ -12,6 +13,7 @@ import type { ModuleContext, ModuleUnit } from '../module-unit.ts';
 
 export function mobModule(ctx: ModuleContext): ModuleUnit {
   const rt = new MobRuntime({ supervisor: ctx.supervisor, sessions: ctx.sessions(), now: ctx.clock('mob'), baseUrl: ctx.baseUrl });
+  ctx.supervisor.deps.mobTargets = mobSchedulePort(rt);
   return {
     name: 'mobs',
     routes: MOB_ROUTES,

@@ -76,7 +76,7 @@ describe('schedules (real server, fake clock)', () => {
       [{ type: 'calendar', timezone: 'UTC', day_of_month: { kind: 'values', values: [30] }, month: { kind: 'values', values: [2] } }, promptTarget(sid), /no occurrence/],
       [{ type: 'cron', expression: '* * * * *' }, promptTarget(sid), /type must be one of once, interval, calendar/],
       [{ type: 'once', due_at_utc: 'tomorrow' }, promptTarget(sid), /due_at_utc/],
-      [{ type: 'once', due_at_utc: iso(T0) }, { target_kind: 'mob', type: 'member', mob_id: 'm' }, /mob targets are not available/],
+      [{ type: 'once', due_at_utc: iso(T0) }, { target_kind: 'mob', type: 'member', mob_id: 'm' }, /mob member target needs agent_identity/],
       [{ type: 'once', due_at_utc: iso(T0) }, { target_kind: 'session', type: 'exact_session', session_id: 'x', action: { type: 'prompt', prompt: 'p' } }, /session_id/],
       [{ type: 'once', due_at_utc: iso(T0) }, { target_kind: 'session', type: 'exact_session', session_id: sid, action: { type: 'poke' } }, /action/],
     ];
