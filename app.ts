@@ -159,6 +159,7 @@ export async function createApp(opts: AppOptions = {}): Promise<App> {
     handler: cluster ? clusterForwarding(router, clusterForwardOptions(cluster, supervisor, observe, httpLog)) : router,
     maxBodyBytes,
     logger: httpLog,
+    websockets: units.flatMap((u) => u.websockets ?? []),
   });
   const host = opts.host ?? realmConfig.current().rest.host;
   const { port } = await server.listen(host, opts.port ?? realmConfig.current().rest.port);

@@ -9,6 +9,7 @@ import type { CapabilityDecl } from '../actors/capability-registry.ts';
 import { SessionHost, type SessionPolicy } from '../actors/session-host.ts';
 import type { Supervisor, ToolContribution } from '../actors/supervisor.ts';
 import type { HandlerTable } from './handler.ts';
+import type { WebSocketRoute } from './transport.ts';
 
 /** The realm this server serves (reported by the system routes). */
 export interface RealmInfo {
@@ -70,6 +71,8 @@ export interface ModuleUnit {
   configKeys?: readonly string[];
   /** Capabilities (and host features) this module builds; anything not declared reports NotCompiled. */
   capabilities?: readonly CapabilityDecl[];
+  /** WebSocket endpoints this module serves beside its routes (e.g. JSON-RPC at /rpc). */
+  websockets?: readonly WebSocketRoute[];
   /** Health readings (e.g. the session dimensions of GET /runtime/health): name → count of bad actors. */
   health?(): Record<string, number>;
   /** Starts the module's own listeners and recovery, before the HTTP server listens. */

@@ -1,6 +1,7 @@
 // http/server-node.ts: the fallback HTTP transport on node:http (Node >= 22, or --http-transport node).
 // Implements http/transport.ts with the same semantics as server-uws.ts; create-server.ts picks it.
-import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import { WebSocketServer } from 'ws';
 import type { Socket } from 'node:net';
 import type { Logger } from 'pino';
 import { lingerClose } from './linger-close.ts';
@@ -11,6 +12,7 @@ import type {
   HttpServer,
   HttpServerOptions,
   RequestHandler,
+  WebSocketRoute,
 } from './transport.ts';
 
 const INTERNAL_BODY = '{"error":"internal error","code":"INTERNAL_ERROR"}';
@@ -200,6 +202,7 @@ export function createNodeServer(opts: HttpServerOptions): HttpServer {
   };
 
   const server = createServer({ noDelay: true }, onRequest);
+  const wss = opts.websockets?.length ? serveWebSockets(server, opts.websockets, max) : undefined;
   server.on('clientError', (err: NodeJS.ErrnoException, socket: Socket) => {
     // A reset leaves nothing to answer.
     if (err.code === 'ECONNRESET' || !socket.writable) {
@@ -235,6 +238,7 @@ export function createNodeServer(opts: HttpServerOptions): HttpServer {
       });
     },
     close(): Promise<void> {
+      for (const ws of wss?.clients ?? []) ws.terminate();
       return new Promise((resolve) => {
         if (!server.listening) {
           server.closeAllConnections();
@@ -246,4 +250,27 @@ export function createNodeServer(opts: HttpServerOptions): HttpServer {
       });
     },
   };
+}
+
+/** WebSocket upgrades on the given paths (the `ws` package); any other upgrade is refused. */
+function serveWebSockets(server: Server, routes: readonly WebSocketRoute[], maxPayload: number): WebSocketServer {
+  const wss = new WebSocketServer({ noServer: true, maxPayload });
+  server.on('upgrade', (ireq: IncomingMessage, socket: Socket, head: Buffer) => {
+    const path = (ireq.url ?? '').split('?', 1)[0];
+    const route = routes.find((r) => r.path === path);
+    if (!route) {
+      socket.end('HTTP/1.1 404 Not Found\r\nconnection: close\r\ncontent-length: 0\r\n\r\n');
+      return;
+    }
+    const headers = copyHeaders(ireq.headers);
+    wss.handleUpgrade(ireq, socket, head, (ws) => {
+      ws.on('message', (data: Buffer, isBinary: boolean) => {
+        if (isBinary) return;
+        void route.onMessage(data.toString('utf8'), headers).then((reply) => {
+          if (reply !== null && ws.readyState === ws.OPEN) ws.send(reply);
+        });
+      });
+    });
+  });
+  return wss;
 }

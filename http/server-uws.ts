@@ -247,6 +247,29 @@ export function createUwsServer(opts: HttpServerOptions): HttpServer {
   const app = uWS.App();
   let listenSocket: us_listen_socket | undefined;
 
+  const sockets = new Set<{ end(code?: number): void }>();
+  for (const route of opts.websockets ?? []) {
+    app.ws<{ headers: Record<string, string>; closed: boolean }>(route.path, {
+      maxPayloadLength: maxBodyBytes,
+      upgrade: (res, ureq, context) => {
+        const headers: Record<string, string> = {};
+        ureq.forEach((name, value) => (headers[name] = value));
+        res.upgrade({ headers, closed: false }, ureq.getHeader('sec-websocket-key'), ureq.getHeader('sec-websocket-protocol'), ureq.getHeader('sec-websocket-extensions'), context);
+      },
+      open: (ws) => void sockets.add(ws),
+      message: (ws, message) => {
+        const data = ws.getUserData();
+        void route.onMessage(Buffer.from(message).toString('utf8'), data.headers).then((reply) => {
+          if (reply !== null && !data.closed) ws.send(reply, false);
+        }, (err: unknown) => state.log.error({ err }, 'websocket message failed'));
+      },
+      close: (ws) => {
+        ws.getUserData().closed = true;
+        sockets.delete(ws);
+      },
+    });
+  }
+
   app.any('/*', (res: UwsResponse, ureq: UwsRequest) => {
     const responder = new UwsResponder(res, state);
     res.onAborted(() => responder.handleAbort());
@@ -287,6 +310,7 @@ export function createUwsServer(opts: HttpServerOptions): HttpServer {
         listenSocket = undefined;
       }
       for (const responder of [...state.open]) responder.forceClose();
+      for (const ws of [...sockets]) ws.end(1001);
       // The native App.close() (uWS >= 20.27, not in the typings) also closes idle keep-alive sockets.
       const closeAll = (app as unknown as { close?: () => void }).close;
       if (typeof closeAll === 'function') closeAll.call(app);

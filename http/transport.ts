@@ -36,8 +36,17 @@ export interface HttpResponder {
 
 export type RequestHandler = (req: HttpRequest, res: HttpResponder) => void | Promise<void>;
 
+/** A WebSocket endpoint: each text message gets at most one text reply (JSON-RPC over WebSocket). */
+export interface WebSocketRoute {
+  path: string;
+  /** Handles one message; resolves with the reply to send, or null for none. Headers are the upgrade request's. */
+  onMessage(text: string, headers: Record<string, string>): Promise<string | null>;
+}
+
 export interface HttpServerOptions {
   handler: RequestHandler;
+  /** WebSocket upgrades served beside the HTTP routes (GET with Upgrade: websocket on these paths). */
+  websockets?: readonly WebSocketRoute[];
   maxBodyBytes: number;
   logger: Logger;
 }

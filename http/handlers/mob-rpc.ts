@@ -9,6 +9,7 @@ import { isRpcMethod, type MobRuntime } from '../../actors/mob/mob-runtime.ts';
 import { callerOf, type Caller } from '../../actors/mob/mob-scopes.ts';
 import type { Logger } from 'pino';
 import { on, type HandlerTable } from '../handler.ts';
+import type { WebSocketRoute } from '../transport.ts';
 
 type Id = string | number | null;
 interface RpcError { code: number; message: string; data?: unknown }
@@ -44,21 +45,36 @@ async function one(rt: MobRuntime, msg: unknown, caller: Caller, log: Logger): P
   return hasId ? reply : null;
 }
 
+/** One JSON-RPC payload (a request or a batch) as text; resolves with the reply, or null when none is due. */
+export async function handleRpcText(rt: MobRuntime, text: string, caller: Caller, log: Logger): Promise<Reply | Reply[] | null> {
+  let msg: unknown;
+  try {
+    msg = JSON.parse(text);
+  } catch {
+    return fail(null, -32700, 'parse error');
+  }
+  if (Array.isArray(msg)) {
+    if (msg.length === 0) return fail(null, -32600, 'invalid request: empty batch');
+    const replies = (await Promise.all(msg.map((x) => one(rt, x, caller, log)))).filter((r): r is Reply => r !== null);
+    return replies.length ? replies : null;
+  }
+  return one(rt, msg, caller, log);
+}
+
 export function mobRpcHandlers(rt: MobRuntime): HandlerTable {
   return on(MOB_ROUTE.rpc, async (ctx) => {
-    const caller = callerOf(ctx.headers);
-    let msg: unknown;
-    try {
-      msg = JSON.parse((ctx.rawBody ?? Buffer.alloc(0)).toString('utf8'));
-    } catch {
-      return { status: 200, body: fail(null, -32700, 'parse error') };
-    }
-    if (Array.isArray(msg)) {
-      if (msg.length === 0) return { status: 200, body: fail(null, -32600, 'invalid request: empty batch') };
-      const replies = (await Promise.all(msg.map((x) => one(rt, x, caller, ctx.log)))).filter((r): r is Reply => r !== null);
-      return replies.length ? { status: 200, body: replies } : { status: 204, text: '' };
-    }
-    const reply = await one(rt, msg, caller, ctx.log);
+    const reply = await handleRpcText(rt, (ctx.rawBody ?? Buffer.alloc(0)).toString('utf8'), callerOf(ctx.headers), ctx.log);
     return reply ? { status: 200, body: reply } : { status: 204, text: '' };
   });
+}
+
+/** JSON-RPC over WebSocket at /rpc: one text frame per request or batch, one reply frame each (none for notifications). */
+export function mobRpcSocket(rt: MobRuntime, log: Logger): WebSocketRoute {
+  return {
+    path: MOB_ROUTE.rpc.path,
+    async onMessage(text, headers) {
+      const reply = await handleRpcText(rt, text, callerOf(headers), log);
+      return reply === null ? null : JSON.stringify(reply);
+    },
+  };
 }

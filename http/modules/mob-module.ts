@@ -8,7 +8,7 @@ import { mobToolsFor } from '../../actors/mob/mob-tool-port.ts';
 import { mobSchedulePort } from '../../actors/mob/mob-schedule-port.ts';
 import { MOB_ROUTES } from '../../contracts/routes-mob.ts';
 import { mobHandlers } from '../handlers/mob.ts';
-import { mobRpcHandlers } from '../handlers/mob-rpc.ts';
+import { mobRpcHandlers, mobRpcSocket } from '../handlers/mob-rpc.ts';
 import type { ModuleContext, ModuleUnit } from '../module-unit.ts';
 
 export function mobModule(ctx: ModuleContext): ModuleUnit {
@@ -18,6 +18,7 @@ export function mobModule(ctx: ModuleContext): ModuleUnit {
     name: 'mobs',
     routes: MOB_ROUTES,
     handlers: { ...mobRpcHandlers(rt), ...mobHandlers(rt, ctx.baseUrl) },
+    websockets: [mobRpcSocket(rt, ctx.supervisor.deps.log.child({ component: 'mob-rpc' }))],
     actorKinds: [MOB_KIND, MEMBER_KIND],
     tools: {
       tools: ({ settings }) => {
