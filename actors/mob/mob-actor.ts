@@ -52,6 +52,8 @@ export class MemberRuntime {
 
   private sync(): void {
     const snap = this.machine.getSnapshot();
+    // A kickoff interrupted by a restart: its session exists (active) or never did (failed).
+    if (this.record.kickoff === 'pending' && snap.value !== 'spawning') this.record.kickoff = snap.value === 'failed' ? 'failed' : 'completed';
     this.record.state = snap.value as MemberStateValue;
     this.record.generation = snap.context.generation;
   }
@@ -64,6 +66,8 @@ export class MobActor {
   private writes: Promise<void> = Promise.resolve();
   /** Dispatched turns or helpers in flight (a busy mob is never evicted). */
   inFlight = 0;
+  /** Wiring notices still being delivered (wait-kickoff waits for them: the topology is installed). */
+  readonly notices = new Set<Promise<unknown>>();
 
   constructor(readonly record: MobRecord, private readonly store: Store, now: number, private readonly observer: RuntimeObserver | undefined) {
     this.lastUsedMs = now;

@@ -363,10 +363,16 @@ export class MobHost {
     }
     mob.record.edges.push(...added);
     await mob.persist(this.deps.now());
+    // Peers are told once both kickoffs settled, in the background: wiring never waits on a slow kickoff.
     for (const [a, b] of added) {
-      await Promise.all([this.members(mob, [a, b]).map((m) => m.kickoff)].flat());
-      await this.notify(mob, a, b, 'mob.peer_added');
-      await this.notify(mob, b, a, 'mob.peer_added');
+      const notice = Promise.all(this.members(mob, [a, b]).map((m) => m.kickoff))
+        .then(async () => {
+          await this.notify(mob, a, b, 'mob.peer_added');
+          await this.notify(mob, b, a, 'mob.peer_added');
+        })
+        .catch(() => undefined)
+        .finally(() => mob.notices.delete(notice));
+      mob.notices.add(notice);
     }
     const result = { requested: edges.length, wired: added.length, already_wired: already };
     await this.emit(mob, 'members_wired', { data: { ...result, edges: added.map(([a, b]) => ({ a, b })) } });
@@ -392,7 +398,7 @@ export class MobHost {
   /** Waits until the named members' (default: all) kickoffs settled, or the timeout passes. */
   async waitKickoff(mob: MobActor, ids: readonly string[] | undefined, timeoutMs: number | undefined): Promise<MemberRecord[]> {
     const members = ids ? this.members(mob, ids) : [...mob.members.values()];
-    const all = Promise.all(members.map((m) => m.kickoff));
+    const all = Promise.all(members.map((m) => m.kickoff)).then(() => Promise.all([...mob.notices]));
     if (timeoutMs === undefined) await all;
     else {
       let timer: NodeJS.Timeout | undefined;

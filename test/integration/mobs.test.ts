@@ -92,9 +92,13 @@ describe('mobs', () => {
     const batch = await call(app.url, 'POST', '/mob/team/wire-members-batch', { edges: [{ a: 'planner', b: 'reviewer' }, { a: 'writer', b: 'planner' }] });
     assert.deepEqual(batch.body, { requested: 2, wired: 1, already_wired: 1 });
 
-    // Wired members were told of each other over comms (a peer_added notice in their inbox).
+    // Wired members were told of each other over comms: the writer's flow step carried the peer_added
+    // notices from its inbox as injected context.
+    const step = app.provider.requests.find((r) => r.messages.some((m) => m.role === 'user' && plainText(m.content) === 'write about otters'))!;
+    assert.ok(JSON.stringify(step.messages).includes('mob.peer_added'), 'peer_added notice reached the writer');
     const peers = await call(app.url, 'GET', `/comms/peers?session_id=${writer.session_id}`);
     assert.equal(peers.status, 200, JSON.stringify(peers.body));
+    assert.ok(peers.body.peers.some((p: { name: string }) => p.name === 'team.reviewer'), JSON.stringify(peers.body));
   });
 
   it('spawn-helper and fork-helper return bounded results and retire the helper', async (t) => {
@@ -204,7 +208,20 @@ describe('mobs', () => {
     assert.equal(resumed.frames.some((f) => f.event === 'mob_created'), false);
     assert.deepEqual(JSON.parse(resumed.frames[0].data), { mob_id: 's1', member: 'solo' });
 
+    // subscribe: a snapshot, a handshake and an SSE URL that continues after the snapshot.
+    const sub = await rpcOk(app.url, 'toolkit/mob_events/subscribe', { filter: { mob_id: 's1' } });
+    assert.ok(sub.snapshot.events.length >= 3);
+    assert.equal(sub.snapshot.cursor, sub.snapshot.events.at(-1).cursor);
+    assert.equal(sub.handshake.protocol, 'sse');
+    const url = new URL(sub.sse_url);
+    assert.equal(url.searchParams.get('after_cursor'), String(sub.snapshot.cursor));
+    const live = await SseClient.open(app.url, url.pathname + url.search);
+    t.after(() => live.close());
+    await live.untilEvent('stream_opened');
+
     await rpcOk(app.url, 'mob/destroy', { mob_id: 's1' });
+    const destroyed = await live.untilEvent('mob_destroyed');
+    assert.equal(Number(destroyed.id), sub.snapshot.cursor + 1, 'the first live event follows the snapshot');
     await sse.untilEvent('done');
     await sse.closed;
   });
