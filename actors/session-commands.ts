@@ -294,6 +294,8 @@ export async function appendSystemContext(sup: SessionHost, sessionId: string, b
 /** POST /sessions/{id}/system_prompt: keyed, versioned replacement of a System row. */
 export async function replaceSystemPrompt(sup: SessionHost, sessionId: string, body: SystemPromptRequest): Promise<SystemPromptResult> {
   const actor = await sup.getActive(sessionId);
+  // SPEC: mob-owned system prompts are rejected on this route (a member's prompt belongs to its mob).
+  if (actor.settings.mob_member) throw new ServiceError('BAD_REQUEST', `the system prompt of session ${sessionId} is owned by mob ${actor.settings.mob_member.mob_id}`, { session_id: sessionId, mob_id: actor.settings.mob_member.mob_id });
   if (actor.isRunning()) throw new ServiceError('SESSION_BUSY', 'Session has active work', { session_id: sessionId });
   if (body.expected_parent_revision != null && body.expected_parent_revision !== String(actor.revision)) {
     throw new ServiceError('BAD_REQUEST', `transcript revision conflict: expected ${body.expected_parent_revision}, current ${actor.revision}`);

@@ -40,6 +40,9 @@ describe('mobs', () => {
     // Every member is a real session.
     const writer = kicked.body.members.find((m: { agent_identity: string }) => m.agent_identity === 'writer');
     assert.equal((await call(app.url, 'GET', `/sessions/${writer.session_id}`)).status, 200);
+    const owned = await call(app.url, 'POST', `/sessions/${writer.session_id}/system_prompt`, { key: 'k', content: 'be someone else', target_message_index: 0 });
+    assert.equal(owned.status, 400, 'mob-owned system prompts are rejected');
+    assert.match(owned.body.error, /owned by mob team/);
 
     const run = await rpcOk(app.url, 'mob/start_flow', { mob_id: 'team', flow_id: 'draft', run_id: 'run-1', activation: { input: 'otters' } });
     assert.equal(run.run_id, 'run-1');
