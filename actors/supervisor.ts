@@ -17,6 +17,7 @@ import type { RuntimeObserver } from './runtime-observer.ts';
 import type { LedgerOutbox } from './session-writer.ts';
 import type { SkillResolver } from './skills/turn-skills.ts';
 import type { MobTargetPort } from '../contracts/schedule.ts';
+import type { FlowRunPort } from '../contracts/mob.ts';
 import type { Compactor } from './compaction.ts';
 import type { FollowUpPort } from './busy/busy-port.ts';
 
@@ -54,6 +55,8 @@ export interface RuntimeDeps {
   followUps?: FollowUpPort;
   /** Set by the mob module (http/modules/mob-module.ts): schedules deliver mob targets through it. */
   mobTargets?: MobTargetPort;
+  /** Set by the mob module: mob flow runs for other subsystems (work execution bindings). */
+  mobFlows?: FlowRunPort;
   config(): Config;
   now(): number;
   /** On a cluster node (postgres realm): node, peers and database state for host_info and health. */

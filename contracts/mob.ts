@@ -161,3 +161,15 @@ export interface UnifiedEnvelope {
 /** Lifecycle stages of the mob runtime, in order. */
 export const LIFECYCLE_STAGES = ['MobStarted', 'ModulesStarted', 'EventsMerged', 'RuntimeReady'] as const;
 export type LifecycleStage = (typeof LIFECYCLE_STAGES)[number];
+
+// ---- the flow-run port (RuntimeDeps.mobFlows) ------------------------------------------------------
+
+/** What other subsystems (work execution bindings, schedules) use to run mob flows. docs/mobs.md. */
+export interface FlowRunPort {
+  /** Idempotent by runId: a known run is returned as is (409 CONFLICT when runId names another flow). */
+  startFlowRun(req: { mobId: string; flowId: string; runId: string; activation?: unknown; runLabels?: Record<string, string> }): Promise<FlowRunRecord>;
+  getFlowRun(mobId: string, runId: string): Promise<FlowRunRecord | undefined>;
+  cancelFlowRun(mobId: string, runId: string): Promise<FlowRunRecord | undefined>;
+  /** Every terminal outcome (completed, failed, canceled), once per run and process; returns unsubscribe. */
+  onTerminal(listener: (run: FlowRunRecord) => void): () => void;
+}

@@ -9,7 +9,7 @@
 //   cancelFlowRun(mobId, runId)
 //   onTerminal(listener)                                every terminal outcome, once per run
 import { Compile } from 'typebox/compile';
-import { FlowRunRecord, type FlowDef } from '../../contracts/mob.ts';
+import { FlowRunRecord, type FlowDef, type FlowRunPort } from '../../contracts/mob.ts';
 import { ServiceError } from '../../contracts/errors.ts';
 import type { Store } from '../../storage/store.ts';
 import type { MobHost } from './mob-host.ts';
@@ -41,7 +41,7 @@ export function isTerminal(status: string): boolean {
   return TERMINAL.has(status);
 }
 
-export class FlowRunner {
+export class FlowRunner implements FlowRunPort {
   private readonly listeners = new Set<FlowRunListener>();
   private readonly live = new Map<string, { run: FlowRunRecord; abort: AbortController; done: Promise<void> }>();
 

@@ -14,6 +14,7 @@ import type { ModuleContext, ModuleUnit } from '../module-unit.ts';
 export function mobModule(ctx: ModuleContext): ModuleUnit {
   const rt = new MobRuntime({ supervisor: ctx.supervisor, sessions: ctx.sessions(), now: ctx.clock('mob'), baseUrl: ctx.baseUrl });
   ctx.supervisor.deps.mobTargets = mobSchedulePort(rt);
+  ctx.supervisor.deps.mobFlows = rt.flows;
   return {
     name: 'mobs',
     routes: MOB_ROUTES,
