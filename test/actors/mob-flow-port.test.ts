@@ -1,0 +1,98 @@
+// test/actors/mob-flow-port.test.ts: the flow-run port (FlowRunPort, what work execution bindings
+// call) on a real lmdb store and real member sessions: idempotent start by run id, terminal outcomes
+// reported once each (completed, failed, canceled), a failed step escalates to the supervisor.
+import { describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import pino from 'pino';
+import { MobRuntime } from '../../actors/mob/mob-runtime.ts';
+import { SessionHost } from '../../actors/session-host.ts';
+import { Supervisor, type RuntimeDeps } from '../../actors/supervisor.ts';
+import { defaultConfig } from '../../config/toml.ts';
+import type { FlowRunRecord } from '../../contracts/mob.ts';
+import type { ProviderRequest } from '../../providers/provider.ts';
+import { createScriptedProvider, echoReply, type ScriptedReply } from '../../providers/scripted.ts';
+import { plainText } from '../../providers/transcript-map.ts';
+import { openLmdbStore } from '../../storage/lmdb-store.ts';
+import { deferred } from '../helpers/gates.ts';
+import { tmpDir } from '../helpers/tmp-dir.ts';
+
+describe('mob flow-run port', () => {
+  it('starts runs idempotently and reports each terminal outcome once', async (t) => {
+    const dir = await tmpDir('warren-flowport-');
+    const store = await openLmdbStore(dir.path);
+    const entered = deferred();
+    const never = deferred();
+    const provider = createScriptedProvider((req: ProviderRequest): ScriptedReply => {
+      const last = [...req.messages].reverse().find((m) => m.role === 'user');
+      const text = last && last.role === 'user' ? plainText(last.content) : '';
+      if (text.startsWith('break')) return { error: { code: 'PROVIDER_ERROR', message: 'vendor down' } };
+      if (text.startsWith('hang')) {
+        entered.resolve();
+        return { text: 'x', waitFor: never.promise };
+      }
+      return echoReply(req);
+    });
+    const deps: RuntimeDeps = {
+      store, log: pino({ level: 'silent' }), realmId: 'r', contextRoot: dir.path,
+      providers: { resolve: () => ({ provider, name: 'scripted', model: 'scripted' }) },
+      config: () => defaultConfig(), now: () => Date.now(),
+    };
+    const sup = new Supervisor(deps);
+    const sessions = new SessionHost(sup, { idleEvictMs: 60_000, shedAfterMs: 2_000, maxResident: 100, overdueRunMs: 60_000 });
+    const rt = new MobRuntime({ supervisor: sup, sessions, now: () => Date.now(), baseUrl: () => 'http://x' });
+    await rt.start();
+    t.after(async () => {
+      await sup.close();
+      await store.close();
+      await dir.cleanup();
+    });
+    const mob = await rt.host.create({
+      mob_id: 'p', definition: {
+        members: [{ agent_identity: 'a' }],
+        flows: [
+          { flow_id: 'ok', steps: [{ step_id: 's', member: 'a', prompt: 'do {{input}}' }] },
+          { flow_id: 'bad', steps: [{ step_id: 's', member: 'a', prompt: 'break' }] },
+          { flow_id: 'slow', steps: [{ step_id: 's', member: 'a', prompt: 'hang' }, { step_id: 't', member: 'a', prompt: 'never reached' }] },
+        ],
+      },
+    });
+    await rt.host.waitKickoff(mob, undefined, undefined);
+    const seen: FlowRunRecord[] = [];
+    const done = new Map<string, ReturnType<typeof deferred>>([['r-ok', deferred()], ['r-bad', deferred()], ['r-slow', deferred()]]);
+    rt.flows.onTerminal((run) => {
+      seen.push(run);
+      done.get(run.run_id)?.resolve();
+    });
+
+    const first = await rt.flows.startFlowRun({ mobId: 'p', flowId: 'ok', runId: 'r-ok', activation: { input: 'it', opaque: [1] } });
+    const again = await rt.flows.startFlowRun({ mobId: 'p', flowId: 'ok', runId: 'r-ok' });
+    assert.equal(again.created_at_ms, first.created_at_ms);
+    await assert.rejects(rt.flows.startFlowRun({ mobId: 'p', flowId: 'bad', runId: 'r-ok' }), { code: 'CONFLICT' });
+    await done.get('r-ok')!.promise;
+    const ok = await rt.flows.getFlowRun('p', 'r-ok');
+    assert.equal(ok?.status, 'completed');
+    assert.equal(ok?.output, 'echo: do it');
+    assert.deepEqual(ok?.activation, { input: 'it', opaque: [1] });
+
+    await rt.flows.startFlowRun({ mobId: 'p', flowId: 'bad', runId: 'r-bad' });
+    await done.get('r-bad')!.promise;
+    const bad = await rt.flows.getFlowRun('p', 'r-bad');
+    assert.equal(bad?.status, 'failed');
+    assert.match(bad?.error ?? '', /vendor down/);
+
+    await rt.flows.startFlowRun({ mobId: 'p', flowId: 'slow', runId: 'r-slow' });
+    await entered.promise;
+    assert.equal((await rt.flows.getFlowRun('p', 'r-slow'))?.status, 'running');
+    const canceled = await rt.flows.cancelFlowRun('p', 'r-slow');
+    assert.equal(canceled?.status, 'canceled');
+    await done.get('r-slow')!.promise;
+
+    assert.deepEqual(seen.map((r) => [r.run_id, r.status]), [['r-ok', 'completed'], ['r-bad', 'failed'], ['r-slow', 'canceled']]);
+    const kinds = (await rt.ledger.range(0, 1000, { mob_id: 'p', run_id: 'r-bad' })).map((e) => e.kind);
+    assert.deepEqual(kinds, ['flow_started', 'step_dispatched', 'member_turn_failed', 'step_failed', 'supervisor_escalation', 'flow_failed']);
+    assert.equal(await rt.flows.getFlowRun('p', 'nope'), undefined);
+    await assert.rejects(rt.flows.startFlowRun({ mobId: 'p', flowId: 'missing', runId: 'r-x' }), { code: 'BAD_REQUEST' });
+    await assert.rejects(rt.flows.startFlowRun({ mobId: 'nope', flowId: 'ok', runId: 'r-y' }), { code: 'NOT_FOUND' });
+    never.resolve();
+  });
+});
