@@ -48,6 +48,8 @@ export class MobRuntime {
   readonly flows: FlowRunner;
   readonly scopes: ScopeGate;
   readonly stages: LifecycleStage[] = [];
+  /** Open event streams (mob SSE, toolkit stream): each ends with `done` at shutdown. */
+  readonly streams = new Set<{ close(): void }>();
 
   constructor(private readonly opts: MobRuntimeOptions) {
     const store = opts.supervisor.deps.store;
@@ -74,6 +76,7 @@ export class MobRuntime {
   }
 
   async close(): Promise<void> {
+    for (const s of [...this.streams]) s.close();
     await this.ledger.flushed();
   }
 

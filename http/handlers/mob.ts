@@ -38,6 +38,13 @@ export function mobHandlers(rt: MobRuntime, baseUrl: () => string): HandlerTable
   const { host } = rt;
   const guard = (ctx: Pick<HandlerContext, 'headers'>, scope: MobScope) => rt.scopes.require(callerOf(ctx.headers), scope);
   const ok = (body: unknown): HandlerResult => ({ status: 200, body });
+  /** A new stream, ended with `done` by the runtime at shutdown. */
+  const open = (ctx: Pick<HandlerContext, 'res'>): MobStream => {
+    const stream = new MobStream(ctx.res);
+    rt.streams.add(stream);
+    stream.onEnd(() => rt.streams.delete(stream));
+    return stream;
+  };
 
   return {
     ...on(MOB_ROUTE.events, async (ctx) => {
@@ -46,7 +53,7 @@ export function mobHandlers(rt: MobRuntime, baseUrl: () => string): HandlerTable
       const member = ctx.query.member;
       if (member !== undefined && !mob.members.has(member)) throw new ServiceError('NOT_FOUND', `no member ${member} in mob ${mob.id}`);
       const after = cursorFrom(ctx, ctx.query.after_cursor);
-      const stream = new MobStream(ctx.res);
+      const stream = open(ctx);
       stream.send('stream_opened', { mob_id: mob.id, ...(member ? { member } : {}) });
       const filter: MobEventFilter = { mob_id: mob.id, ...(member ? { agent_identity: member } : {}) };
       // Live events wait while the replay is written, then follow it (no gap, no duplicate).
@@ -96,7 +103,7 @@ export function mobHandlers(rt: MobRuntime, baseUrl: () => string): HandlerTable
         ...(q.agent_identity ? { agent_identity: q.agent_identity } : {}), ...(q.run_id ? { run_id: q.run_id } : {}),
       };
       let last = cursorFrom(ctx, q.after_cursor);
-      const stream = new MobStream(ctx.res);
+      const stream = open(ctx);
       stream.send('stream_opened', { after_cursor: last, head_cursor: rt.ledger.headCursor, filter });
       const held: MobEvent[] = [];
       let replaying = true;

@@ -13,7 +13,7 @@ import type { ProviderRequest } from '../../providers/provider.ts';
 import { createScriptedProvider, echoReply, type ScriptedReply } from '../../providers/scripted.ts';
 import { plainText } from '../../providers/transcript-map.ts';
 import { openLmdbStore } from '../../storage/lmdb-store.ts';
-import { deferred } from '../helpers/gates.ts';
+import { deferred, type Deferred } from '../helpers/gates.ts';
 import { tmpDir } from '../helpers/tmp-dir.ts';
 
 describe('mob flow-run port', () => {
@@ -58,7 +58,7 @@ describe('mob flow-run port', () => {
     });
     await rt.host.waitKickoff(mob, undefined, undefined);
     const seen: FlowRunRecord[] = [];
-    const done = new Map<string, ReturnType<typeof deferred>>([['r-ok', deferred()], ['r-bad', deferred()], ['r-slow', deferred()]]);
+    const done = new Map<string, Deferred>([['r-ok', deferred()], ['r-bad', deferred()], ['r-slow', deferred()]]);
     rt.flows.onTerminal((run) => {
       seen.push(run);
       done.get(run.run_id)?.resolve();

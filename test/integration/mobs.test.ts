@@ -255,6 +255,18 @@ describe('mobs', () => {
     assert.equal(plainReq.tools.some((x) => x.name === 'delegate'), false);
   });
 
+  it('ends open mob streams with done at shutdown', async (t) => {
+    const app = await startApp(t);
+    await rpcOk(app.url, 'mob/create', { mob_id: 'z' });
+    const mob = await SseClient.open(app.url, '/mob/z/events');
+    const toolkit = await SseClient.open(app.url, '/toolkit/mob_events/stream');
+    await mob.untilEvent('mob_created');
+    await toolkit.untilEvent('mob_created');
+    await app.close();
+    await mob.untilEvent('done');
+    await toolkit.untilEvent('done');
+  });
+
   it('answers bad input with the spec envelopes', async (t) => {
     const app = await startApp(t);
     const unknownEvents = await call(app.url, 'GET', '/mob/nope/events');
