@@ -5,6 +5,10 @@
 // handed to the live subscribers (projected) the last projected cursor is written to `mob.meta`/
 // `projected`; on open, events after it (committed but never projected before a crash) are projected
 // again, so nothing written while the projector was down is lost. Readers resume from any cursor.
+// Each append also checks that its cursor's key is still free (checkRecord), so two processes sharing a
+// realm never overwrite each other's events: the loser catches up from the store and takes the next
+// cursor. (Live subscribers see only this process's appends; a query first compares the stored head and
+// catches up when another process appended.)
 import { randomUUID } from 'node:crypto';
 import { Compile } from 'typebox/compile';
 import { MobEventRecord, type MobEvent, type StructuralKind } from '../../contracts/mob.ts';
@@ -83,16 +87,31 @@ export class MobLedger {
   /** Appends one event; resolves with it once it is durable (and handed to live subscribers). */
   append(input: NewMobEvent): Promise<MobEvent> {
     const next = this.chain.then(async () => {
-      const cursor = this.head + 1;
-      const rec: MobEventRecord = {
-        v: 1, event_id: randomUUID(), cursor, mob_id: input.mob_id, timestamp_ms: this.now(), kind: input.kind,
-        run_id: input.run_id ?? null, step_id: input.step_id ?? null, agent_identity: input.agent_identity ?? null,
-        mob_labels: input.mob_labels ?? {}, run_labels: input.run_labels ?? {}, data: input.data ?? {},
-      };
-      await this.store.commit([
-        { op: 'putRecord', ns: EVENTS_NS, key: pad(cursor), value: rec },
-        { op: 'putRecord', ns: META_NS, key: 'head', value: { v: 1, cursor } },
-      ]);
+      let rec: MobEventRecord;
+      for (let attempt = 0; ; attempt++) {
+        const cursor = this.head + 1;
+        rec = {
+          v: 1, event_id: randomUUID(), cursor, mob_id: input.mob_id, timestamp_ms: this.now(), kind: input.kind,
+          run_id: input.run_id ?? null, step_id: input.step_id ?? null, agent_identity: input.agent_identity ?? null,
+          mob_labels: input.mob_labels ?? {}, run_labels: input.run_labels ?? {}, data: input.data ?? {},
+        };
+        try {
+          // The cursor's key must still be free: another process sharing the realm may have taken it.
+          await this.store.commit([
+            { op: 'checkRecord', ns: EVENTS_NS, key: pad(cursor), rev: null },
+            { op: 'putRecord', ns: EVENTS_NS, key: pad(cursor), value: rec },
+            { op: 'putRecord', ns: META_NS, key: 'head', value: { v: 1, cursor } },
+          ]);
+          break;
+        } catch (err) {
+          if (!(err instanceof ServiceError && err.code === 'CONFLICT') || attempt >= 16) throw err;
+          // Catch up with the other writer: its events are in the store, not in this process's tail.
+          const all = await this.readAll();
+          this.head = Math.max(this.head, all.at(-1)?.cursor ?? 0);
+          this.tail = all.slice(-TAIL);
+        }
+      }
+      const cursor = rec.cursor;
       this.head = cursor;
       const e = wire(rec);
       this.tail.push(e);
@@ -106,6 +125,13 @@ export class MobLedger {
 
   /** Events with cursor > after matching the filter, oldest first, at most `limit`. */
   async range(after: number, limit: number, filter: MobEventFilter = {}): Promise<MobEvent[]> {
+    // Another process on the realm may have appended: the stored head says so (one read).
+    const stored = await this.store.getRecord<{ cursor: number }>(META_NS, 'head');
+    if (stored && stored.cursor > this.head) {
+      const all = await this.readAll();
+      this.head = Math.max(this.head, all.at(-1)?.cursor ?? 0);
+      this.tail = all.slice(-TAIL);
+    }
     const inTail = this.tail.length > 0 && this.tail[0].cursor <= after + 1;
     const source = inTail || this.head === 0 ? this.tail : await this.readAll();
     const out: MobEvent[] = [];
