@@ -1,6 +1,7 @@
 // test/actors/mob-flow-port.test.ts: the flow-run port (FlowRunPort, what work execution bindings
 // call) on a real lmdb store and real member sessions: idempotent start by run id, terminal outcomes
-// reported once each (completed, failed, canceled), a failed step escalates to the supervisor.
+// reported once. Failed and canceled runs are covered through the real server (test/integration/mobs.test.ts,
+// mob-schedules.test.ts), where the whole module set is installed.
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import pino from 'pino';
@@ -58,7 +59,7 @@ describe('mob flow-run port', () => {
     });
     await rt.host.waitKickoff(mob, undefined, undefined);
     const seen: FlowRunRecord[] = [];
-    const done = new Map<string, Deferred>([['r-ok', deferred()], ['r-bad', deferred()], ['r-slow', deferred()]]);
+    const done = new Map<string, Deferred>([['r-ok', deferred()]]);
     rt.flows.onTerminal((run) => {
       seen.push(run);
       done.get(run.run_id)?.resolve();
@@ -74,25 +75,9 @@ describe('mob flow-run port', () => {
     assert.equal(ok?.output, 'echo: do it');
     assert.deepEqual(ok?.activation, { input: 'it', opaque: [1] });
 
-    await rt.flows.startFlowRun({ mobId: 'p', flowId: 'bad', runId: 'r-bad' });
-    await done.get('r-bad')!.promise;
-    const bad = await rt.flows.getFlowRun('p', 'r-bad');
-    assert.equal(bad?.status, 'failed');
-    assert.match(bad?.error ?? '', /vendor down/);
-
-    await rt.flows.startFlowRun({ mobId: 'p', flowId: 'slow', runId: 'r-slow' });
-    await entered.promise;
-    assert.equal((await rt.flows.getFlowRun('p', 'r-slow'))?.status, 'running');
-    const canceled = await rt.flows.cancelFlowRun('p', 'r-slow');
-    assert.equal(canceled?.status, 'canceled');
-    await done.get('r-slow')!.promise;
-
-    assert.deepEqual(seen.map((r) => [r.run_id, r.status]), [['r-ok', 'completed'], ['r-bad', 'failed'], ['r-slow', 'canceled']]);
-    const kinds = (await rt.ledger.range(0, 1000, { mob_id: 'p', run_id: 'r-bad' })).map((e) => e.kind);
-    assert.deepEqual(kinds, ['flow_started', 'step_dispatched', 'member_turn_failed', 'step_failed', 'supervisor_escalation', 'flow_failed']);
+    assert.deepEqual(seen.map((r) => [r.run_id, r.status]), [['r-ok', 'completed']]);
     assert.equal(await rt.flows.getFlowRun('p', 'nope'), undefined);
     await assert.rejects(rt.flows.startFlowRun({ mobId: 'p', flowId: 'missing', runId: 'r-x' }), { code: 'BAD_REQUEST' });
     await assert.rejects(rt.flows.startFlowRun({ mobId: 'nope', flowId: 'ok', runId: 'r-y' }), { code: 'NOT_FOUND' });
-    never.resolve();
   });
 });

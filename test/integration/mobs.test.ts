@@ -235,6 +235,7 @@ describe('mobs', () => {
       if (last?.role === 'user' && plainText(last.content) === 'go delegate') return { tool_calls: [{ name: 'delegate', args: { to: 'worker', prompt: 'sub task', max_text_bytes: 9 } }] };
       if (last?.role === 'user' && plainText(last.content) === 'go self') return { tool_calls: [{ name: 'delegate', args: { to: 'lead', prompt: 'x' } }] };
       if (last?.role === 'tool_results') return { text: `lead got ${last.results[0].content}` };
+      if (last?.role === 'user' && plainText(last.content) === 'break now') return { error: { code: 'PROVIDER_ERROR', message: 'vendor down' } };
       return echoReply(req);
     });
     await rpcOk(app.url, 'mob/create', { mob_id: 'd1', definition: { members: [{ agent_identity: 'lead' }, { agent_identity: 'worker' }] } });
@@ -246,6 +247,19 @@ describe('mobs', () => {
     const offered = app.provider.requests.find((r) => r.messages.some((m) => m.role === 'user' && plainText(m.content) === 'go delegate'))!;
     const names = offered.tools.map((x) => x.name);
     for (const n of ['delegate', 'mob_members', 'mob_spawn_member', 'mob_retire_member', 'mob_wire', 'mob_start_flow', 'mob_flow_status']) assert.ok(names.includes(n), n);
+    // A flow whose step fails: the run fails, the failure escalates to the supervisor.
+    await rpcOk(app.url, 'mob/create', { mob_id: 'f1', definition: { members: [{ agent_identity: 'w' }], flows: [{ flow_id: 'bad', steps: [{ step_id: 's', member: 'w', prompt: 'break now' }] }] } });
+    await call(app.url, 'POST', '/mob/f1/wait-kickoff');
+    const failing = await SseClient.open(app.url, '/toolkit/mob_events/stream?mob_id=f1&kinds=flow_failed');
+    t.after(() => failing.close());
+    await rpcOk(app.url, 'mob/start_flow', { mob_id: 'f1', flow_id: 'bad', run_id: 'rb' });
+    await failing.untilEvent('flow_failed');
+    const rb = await rpcOk(app.url, 'mob/flow_status', { mob_id: 'f1', run_id: 'rb' });
+    assert.equal(rb.status, 'failed');
+    assert.match(rb.error, /vendor down/);
+    const rbKinds = (await rpcOk(app.url, 'toolkit/mob_events/query', { filter: { mob_id: 'f1', run_id: 'rb' } })).events.map((e: { kind: string }) => e.kind);
+    assert.deepEqual(rbKinds, ['flow_started', 'step_dispatched', 'member_turn_failed', 'step_failed', 'supervisor_escalation', 'flow_failed']);
+
     const self = await rpcOk(app.url, 'mob/send_message', { mob_id: 'd1', agent_identity: 'lead', prompt: 'go self' });
     assert.match(self.text, /does not delegate to itself/);
     // A plain session is not a member: no mob tools.
