@@ -28,6 +28,7 @@ import { skillsModule } from './http/modules/skills-module.ts';
 import { contextModule } from './http/modules/context-module.ts';
 import { systemModule } from './http/modules/system-module.ts';
 import { workgraphModule } from './http/modules/workgraph-module.ts';
+import { workBindingsModule } from './http/modules/work-bindings-module.ts';
 import { turnFeaturesModule } from './http/modules/turn-features-module.ts';
 import { buildOpenApi } from './http/openapi.ts';
 import { createRouter } from './http/router.ts';
@@ -57,6 +58,7 @@ const MODULES: readonly ModuleFactory[] = [
   contextModule,
   commsModule,
   mobModule,
+  workBindingsModule,
 ];
 
 export interface AppOptions extends Partial<StartOptions> {

@@ -6,6 +6,7 @@ import { MEMBER_KIND, MOB_KIND } from '../../actors/mob/mob-actor.ts';
 import { MobRuntime } from '../../actors/mob/mob-runtime.ts';
 import { mobToolsFor } from '../../actors/mob/mob-tool-port.ts';
 import { mobSchedulePort } from '../../actors/mob/mob-schedule-port.ts';
+import { provideMobRuntime } from '../../actors/work-bindings/ports.ts';
 import { MOB_ROUTES } from '../../contracts/routes-mob.ts';
 import { mobHandlers } from '../handlers/mob.ts';
 import { mobRpcHandlers, mobRpcSocket } from '../handlers/mob-rpc.ts';
@@ -15,6 +16,7 @@ export function mobModule(ctx: ModuleContext): ModuleUnit {
   const rt = new MobRuntime({ supervisor: ctx.supervisor, sessions: ctx.sessions(), now: ctx.clock('mob'), baseUrl: ctx.baseUrl });
   ctx.supervisor.deps.mobTargets = mobSchedulePort(rt);
   ctx.supervisor.deps.mobFlows = rt.flows;
+  provideMobRuntime(ctx.supervisor, rt);
   return {
     name: 'mobs',
     routes: MOB_ROUTES,

@@ -4,6 +4,7 @@
 // capability (standard gate: tools.workgraph_enabled). Mob-flow execution bindings plug in here later.
 import { WORKGRAPH_KIND, WorkGraphHost } from '../../actors/workgraph/wg-host.ts';
 import { workGraphTools } from '../../actors/workgraph/wg-tool-port.ts';
+import { provideWorkGraph } from '../../actors/work-bindings/ports.ts';
 import { WORKGRAPH_ROUTES } from '../../contracts/workgraph.ts';
 import { workGraphHandlers } from '../handlers/workgraph.ts';
 import type { ModuleContext, ModuleUnit } from '../module-unit.ts';
@@ -11,6 +12,7 @@ import type { ModuleContext, ModuleUnit } from '../module-unit.ts';
 export function workgraphModule(ctx: ModuleContext): ModuleUnit {
   const { deps } = ctx.supervisor;
   const host = new WorkGraphHost({ store: deps.store, realmId: ctx.realm.realmId, now: deps.now, log: deps.log.child({ component: 'workgraph' }) }, ctx.supervisor.registry);
+  provideWorkGraph(ctx.supervisor, host);
   const tools = workGraphTools(host);
   host.resumeLeases().catch((err: unknown) => deps.log.error({ err }, 'workgraph lease resume failed'));
   return {

@@ -1,0 +1,143 @@
+// actors/work-bindings/binding-launch.ts: the launch of a work execution binding, in the SPEC's order:
+//   1. binding commit: the record (phase `launch`), the item's chain (append-only; the prior head must be
+//      terminal and is marked superseded) and the idempotency key, in ONE Store commit;
+//   2. delivery begin (`begun`); 3. deterministic pending-run persistence (run id derived from the
+//   binding id); 4. realization claim (`realizing`); 5. run start (FlowRunner.startFlowRun) → `running`.
+// Before step 1: an exact idempotent replay (same key, same request) answers the existing binding; the
+// same key with another request is a 409; a new binding needs `expected_item_revision` to equal the
+// item's revision (compare-and-set) and the item not to be terminal.
+import { createHash, randomUUID } from 'node:crypto';
+import { Compile } from 'typebox/compile';
+import { ServiceError } from '../../contracts/errors.ts';
+import {
+  BindingChainRecord, BindingKeyRecord, isTerminalPhase, type FlowLaunchArgs, type PublicBinding, type WorkBindingRecord,
+} from '../../contracts/work-binding.ts';
+import { DEFAULT_NAMESPACE } from '../../contracts/workgraph.ts';
+import type { Store, StoreOp } from '../../storage/store.ts';
+import { BINDINGS_NS, BindingActor, CHAINS_NS, initialMachine, KEYS_NS, newBindingIds } from './binding-actor.ts';
+import type { BindingHost } from './binding-host.ts';
+import { noteExecution } from './binding-projection.ts';
+import type { bindingPorts } from './ports.ts';
+
+const checkChain = Compile(BindingChainRecord);
+const checkKey = Compile(BindingKeyRecord);
+
+export interface LaunchDeps {
+  host: BindingHost;
+  ports: NonNullable<ReturnType<typeof bindingPorts>>;
+  store: Store;
+  realmId: string;
+  now(): number;
+}
+
+const sha256 = (text: string): string => createHash('sha256').update(text).digest('hex');
+
+/** JSON with sorted object keys at every depth: the digest of equal values is equal. */
+export function canonicalJson(value: unknown): string {
+  if (Array.isArray(value)) return `[${value.map(canonicalJson).join(',')}]`;
+  if (value && typeof value === 'object') {
+    const obj = value as Record<string, unknown>;
+    return `{${Object.keys(obj).sort().filter((k) => obj[k] !== undefined).map((k) => `${JSON.stringify(k)}:${canonicalJson(obj[k])}`).join(',')}}`;
+  }
+  return JSON.stringify(value ?? null);
+}
+
+export const flowDigest = (flow: unknown): string => sha256(canonicalJson(flow));
+
+function requestDigest(args: FlowLaunchArgs): string {
+  const { idempotency_key: _k, expected_item_revision: _r, ...rest } = args;
+  return sha256(canonicalJson({ ...rest, namespace: args.namespace ?? DEFAULT_NAMESPACE }));
+}
+
+async function readChain(store: Store, key: string): Promise<string[]> {
+  const raw = await store.getRecord<unknown>(CHAINS_NS, key);
+  if (raw === undefined) return [];
+  if (!checkChain.Check(raw)) throw new ServiceError('INTERNAL_ERROR', `stored binding chain ${key} does not match its schema`);
+  return raw.binding_ids;
+}
+
+export async function launchBinding(d: LaunchDeps, args: FlowLaunchArgs): Promise<PublicBinding> {
+  const { host, store, ports } = d;
+  const namespace = args.namespace ?? DEFAULT_NAMESPACE;
+  const digest = requestDigest(args);
+
+  // Idempotent replay.
+  const keyRaw = await store.getRecord<unknown>(KEYS_NS, args.idempotency_key);
+  if (keyRaw !== undefined) {
+    if (!checkKey.Check(keyRaw)) throw new ServiceError('INTERNAL_ERROR', 'stored idempotency key does not match its schema');
+    if (keyRaw.request_digest !== digest) {
+      throw new ServiceError('CONFLICT', 'idempotency_key was already used with a different launch request', { reason: 'idempotency_mismatch' });
+    }
+    return host.get(keyRaw.binding_id);
+  }
+
+  // Item compare-and-set.
+  const item = await ports.workgraph.get({ namespace, item_id: args.item_id });
+  if (item.revision !== args.expected_item_revision) {
+    throw new ServiceError('CONFLICT', `stale item revision: expected ${args.expected_item_revision}, current ${item.revision}`, { reason: 'stale_revision', item_id: item.id, current_revision: item.revision });
+  }
+  if (['completed', 'cancelled', 'failed'].includes(item.status)) {
+    throw new ServiceError('BAD_REQUEST', `work item ${item.id} is ${item.status}`, { reason: 'terminal', item_id: item.id });
+  }
+
+  // The exact flow attempt.
+  const mob = await ports.mobs.host.live(args.mob_id);
+  const flow = (mob.record.definition.flows ?? []).find((f) => f.flow_id === args.flow_id);
+  if (!flow) throw new ServiceError('BAD_REQUEST', `mob ${args.mob_id} has no flow ${args.flow_id}`, { mob_id: args.mob_id, flow_id: args.flow_id });
+  const fDigest = flowDigest(flow);
+  if (args.flow_digest !== undefined && args.flow_digest !== fDigest) {
+    throw new ServiceError('CONFLICT', `flow ${args.flow_id} changed: digest ${fDigest}`, { reason: 'flow_digest_mismatch', flow_digest: fDigest });
+  }
+
+  // The retry chain: a new binding may supersede only a terminal head.
+  const chainKey = `${namespace}/${item.id}`;
+  const chain = await readChain(store, chainKey);
+  const headId = chain.at(-1);
+  let head: WorkBindingRecord | undefined;
+  if (headId !== undefined) {
+    head = await host.with(headId, async (a) => a.record);
+    if (!isTerminalPhase(head.machine.value)) {
+      throw new ServiceError('CONFLICT', `work item ${item.id} already has a live binding ${headId} (${head.machine.value})`, { reason: 'binding_active', binding_id: headId, machine_state: head.machine.value });
+    }
+  }
+  if (args.supersedes !== undefined && args.supersedes !== headId) {
+    throw new ServiceError('CONFLICT', `supersedes must name the item's current binding (${headId ?? 'none'})`, { reason: 'not_chain_head', chain_head: headId ?? null });
+  }
+
+  // 1. Binding commit.
+  const { bindingId, runId } = newBindingIds();
+  const at = new Date(d.now()).toISOString();
+  const rec: WorkBindingRecord = {
+    v: 1, binding_id: bindingId, work_ref: { realm_id: d.realmId, namespace, item_id: item.id },
+    target: { mob_id: args.mob_id, flow_id: flow.flow_id, flow_digest: fDigest, run_id: runId, activation: args.activation ?? null },
+    idempotency_key: args.idempotency_key, request_digest: digest, correlation_id: randomUUID(), principal: args.principal ?? 'mcp',
+    supersedes: headId ?? null, superseded_by: null, machine: initialMachine(), evidence_id: null, created_at: at, updated_at: at,
+  };
+  const ops: StoreOp[] = [
+    { op: 'putRecord', ns: BINDINGS_NS, key: bindingId, value: rec },
+    { op: 'putRecord', ns: CHAINS_NS, key: chainKey, value: { v: 1, binding_ids: [...chain, bindingId] } satisfies BindingChainRecord },
+    { op: 'putRecord', ns: KEYS_NS, key: args.idempotency_key, value: { v: 1, binding_id: bindingId, request_digest: digest } satisfies BindingKeyRecord },
+  ];
+  if (head) ops.push({ op: 'putRecord', ns: BINDINGS_NS, key: head.binding_id, value: { ...head, superseded_by: bindingId, updated_at: at } });
+  await store.commit(ops);
+  if (head) {
+    const resident = host.table.peek(head.binding_id);
+    if (resident) resident.record = { ...resident.record, superseded_by: bindingId, updated_at: at };
+  }
+  const actor = host.table.adopt(new BindingActor(rec, store, d.now(), true));
+  await noteExecution(ports.workgraph, rec, 'execution_bound').catch(() => undefined);
+
+  return host.with(bindingId, async (a) => {
+    await host.advance(a, { type: 'delivery.begin' }); // 2. delivery begin
+    await host.advance(a, { type: 'run.pending' }, 'begun'); // 3. pending-run persistence
+    await host.advance(a, { type: 'realize.claim' }, 'realizing'); // 4. realization claim
+    try {
+      await ports.mobs.flows.startFlowRun({ mobId: rec.target.mob_id, flowId: rec.target.flow_id, runId, activation: rec.target.activation, runLabels: { work_binding: bindingId } });
+    } catch (err) {
+      await host.advance(a, { type: 'run.start_failed', reason: err instanceof Error ? err.message : String(err) });
+      return a.view();
+    }
+    await host.advance(a, { type: 'run.started' }, 'running'); // 5. run start
+    return actor.view();
+  });
+}
