@@ -91,7 +91,7 @@ export async function mcpClient(t: Pick<TestContext, 'after'>, url: string): Pro
     assert.notEqual(r.isError, true, `${name}: ${r.text}`);
     return r.structured;
   };
-  const settle = async (bindingId: string, until = (b: { terminal: boolean }) => b.terminal) => {
+  const settle = async (bindingId: string, until = (b: { machine_state: string; terminal: boolean }) => b.terminal) => {
     for (let i = 0; i < 20_000; i++) {
       const b = (await ok('warren_workgraph_flow_binding_get', { binding_id: bindingId })).binding;
       if (until(b)) return b;
