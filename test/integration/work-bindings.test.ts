@@ -86,6 +86,13 @@ describe('work execution bindings', () => {
     assert.equal(abandon.structured.code, 'CONFLICT');
     assert.equal((await mcp.ok('warren_workgraph_flow_reconcile', { binding_id: first.binding_id })).binding.machine_state, 'completed');
     assert.equal((await mcp.ok('warren_workgraph_flow_binding_list', { item_id: item2.id })).bindings.length, 0);
+
+    // The viewer knows the kind: its machine graph and the live binding actor.
+    const graph = (await call(app.url, 'GET', '/inspect/machines/work_binding')).body;
+    const states = graph.states.map((x: { key: string }) => x.key);
+    for (const p of ['launch', 'begun', 'realizing', 'running', 'projecting', 'closing', 'completed', 'quarantined', 'run_lost', 'abandoned']) assert.ok(states.includes(p), p);
+    const actors = (await call(app.url, 'GET', '/inspect/actors?kind=work_binding')).body.actors;
+    assert.deepEqual(actors.map((x: { id: string; state: string }) => [x.id, x.state]), [[first.binding_id, 'completed']]);
   });
 
   it('a failed run writes failed evidence and closes nothing; a retry supersedes it in one chain and completes', async (t) => {
