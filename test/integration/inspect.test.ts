@@ -14,15 +14,15 @@ describe('inspection API', () => {
     const a = await c.createSession({ prompt: 'a', provider: 'scripted', labels: { team: 'red' } });
     await c.createSession({ prompt: 'b', provider: 'scripted', labels: { team: 'blue' } });
     const all = await c.actors();
-    assert.deepEqual(all.kinds, ['session', 'mob', 'mob_member', 'schedule']);
+    assert.deepEqual(all.kinds, ['session', 'mob', 'mob_member', 'work_binding', 'schedule']);
     assert.equal(all.total, 2);
-    assert.deepEqual(all.counts, { session: { idle: 2 }, mob: {}, mob_member: {}, schedule: {} });
+    assert.deepEqual(all.counts, { session: { idle: 2 }, mob: {}, mob_member: {}, work_binding: {}, schedule: {} });
     const red = await c.actors({ label: 'team=red' });
     assert.deepEqual(red.actors.map((x) => x.id), [a.session_id]);
     assert.equal(red.actors[0].state, 'idle');
     assert.deepEqual(red.actors[0].labels, { team: 'red' });
     assert.equal((await c.actors({ state: 'running' })).total, 0);
-    assert.deepEqual((await c.actors({ state: 'running' })).counts, { session: { idle: 2 }, mob: {}, mob_member: {}, schedule: {} }, 'counts ignore the state filter');
+    assert.deepEqual((await c.actors({ state: 'running' })).counts, { session: { idle: 2 }, mob: {}, mob_member: {}, work_binding: {}, schedule: {} }, 'counts ignore the state filter');
     assert.equal((await c.actors({ kind: 'schedule' })).total, 0);
   });
 
