@@ -36,14 +36,14 @@ function isDriverCommand(text: string): boolean {
 }
 
 /** The model: workgraph tool driver for `{"tool": ...}` prompts, echo otherwise, an error for FAIL. */
-export function bindingScript(hang?: { text: string; entered?: () => void }) {
+export function bindingScript(hang?: { text: string; entered?: () => void; release?: Promise<void> }) {
   return (req: ProviderRequest, i: number): ScriptedReply | Promise<ScriptedReply> => {
     const text = lastUserText(req);
     if (isDriverCommand(text)) return (workGraphDriver as (r: ProviderRequest, i: number) => ScriptedReply)(req, i);
     if (text.includes('FAIL')) return { error: { code: 'PROVIDER_ERROR', message: 'scripted failure' } };
     if (hang && text.includes(hang.text)) {
       hang.entered?.();
-      return { text: 'never', waitFor: new Promise<void>(() => {}) };
+      return hang.release ? { text: `released: ${text}`, waitFor: hang.release } : { text: 'never', waitFor: new Promise<void>(() => {}) };
     }
     return echoReply(req);
   };

@@ -5,7 +5,9 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { call, startApp } from '../helpers/app.ts';
-import { bindingScript, createItem, createMob, mcpClient } from '../helpers/binding-driver.ts';
+import { bindingScript, createItem, createMob, mcpClient, rpc } from '../helpers/binding-driver.ts';
+import { deferred } from '../helpers/gates.ts';
+import { agentOk } from '../helpers/workgraph-driver.ts';
 
 const TOOLS = [
   'warren_mob_flow_status', 'warren_workgraph_flow_abandon_uncertain', 'warren_workgraph_flow_binding_get',
@@ -140,5 +142,41 @@ describe('work execution bindings', () => {
     const now = (await call(app.url, 'GET', `/workgraph/items/${item.id}`)).body;
     assert.equal(now.status, 'open');
     assert.equal(now.evidence_refs[0].kind, 'mob_flow_run_completed');
+  });
+
+  it('a canceled run writes canceled evidence; different evidence under the binding\'s id fails closed (run_lost)', async (t) => {
+    const entered = deferred();
+    const release = deferred();
+    const app = await startApp(t, bindingScript({ text: 'HOLD', entered: () => entered.resolve(), release: release.promise }));
+    await createMob(app.url);
+    const mcp = await mcpClient(t, app.url);
+
+    // Cancel: the run is held in its first step, then canceled through JSON-RPC.
+    const one = await createItem(app.url, 'to cancel');
+    const c = (await mcp.ok('warren_workgraph_flow_launch', { item_id: one.id, expected_item_revision: one.revision, mob_id: 'crew', flow_id: 'review', idempotency_key: 'c1', activation: { input: 'HOLD' } })).binding;
+    await entered.promise;
+    const busy = await mcp.tool('warren_workgraph_flow_launch', { item_id: one.id, expected_item_revision: one.revision, mob_id: 'crew', flow_id: 'review', idempotency_key: 'c2' });
+    assert.equal(busy.structured.details.reason, 'binding_active');
+    assert.equal((await mcp.ok('warren_workgraph_flow_reconcile', { binding_id: c.binding_id })).binding.machine_state, 'running');
+    await rpc(app.url, 'mob/cancel_flow', { mob_id: 'crew', run_id: c.target.run_id });
+    const canceled = await mcp.settle(c.binding_id);
+    assert.equal(canceled.machine_state, 'canceled');
+    let item = (await call(app.url, 'GET', `/workgraph/items/${one.id}`)).body;
+    assert.equal(item.status, 'open');
+    assert.deepEqual(item.evidence_refs.map((e: { id: string; kind: string }) => [e.id, e.kind]), [[`work_execution:${c.binding_id}`, 'mob_flow_run_canceled']]);
+
+    // Conflict: someone wrote other content under the binding's evidence id while the run was held.
+    const two = await createItem(app.url, 'conflicting evidence');
+    const b = (await mcp.ok('warren_workgraph_flow_launch', { item_id: two.id, expected_item_revision: two.revision, mob_id: 'crew', flow_id: 'review', idempotency_key: 'd1', activation: { input: 'HOLD again' } })).binding;
+    const current = (await call(app.url, 'GET', `/workgraph/items/${two.id}`)).body;
+    await agentOk(app.url, 'workgraph_add_evidence', { item_id: two.id, expected_revision: current.revision, evidence: { id: `work_execution:${b.binding_id}`, kind: 'note', summary: 'not the run' } });
+    release.resolve();
+    const lost = await mcp.settle(b.binding_id);
+    assert.equal(lost.machine_state, 'run_lost');
+    assert.equal(lost.run_status, 'completed');
+    assert.match(lost.reason, /evidence not committed/);
+    item = (await call(app.url, 'GET', `/workgraph/items/${two.id}`)).body;
+    assert.equal(item.status, 'open', 'a run-lost binding never closes the item');
+    assert.deepEqual(item.evidence_refs.map((e: { kind: string }) => e.kind), ['note']);
   });
 });
