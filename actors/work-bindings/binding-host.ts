@@ -45,7 +45,7 @@ export class BindingHost {
   readonly table: KindTable<BindingActor>;
   /** Runs whose terminal outcome this process observed live (their evidence is this process's to write). */
   private readonly observedLive = new Set<string>();
-  private readonly launches = new Map<string, Promise<unknown>>();
+  private launches: Promise<unknown> = Promise.resolve();
 
   constructor(private readonly deps: BindingHostDeps) {
     const { registry } = deps.supervisor;
@@ -111,17 +111,15 @@ export class BindingHost {
 
   // ---- commands -------------------------------------------------------------------------------------
 
-  /** Launches (or replays) a binding; one launch at a time per item. */
+  /**
+   * Launches (or replays) a binding. Launches run one at a time in this process, so the idempotency-key,
+   * item-revision and chain-head checks and the binding commit never interleave (a launch is a handful
+   * of commits; the run itself goes on after it returns).
+   */
   async launch(args: FlowLaunchArgs): Promise<PublicBinding> {
-    const lockKey = `${args.namespace ?? 'default'}/${args.item_id}`;
-    const prior = this.launches.get(lockKey) ?? Promise.resolve();
-    const run = prior.catch(() => undefined).then(() => launchBinding(this.launchDeps(), args));
-    this.launches.set(lockKey, run);
-    try {
-      return await run;
-    } finally {
-      if (this.launches.get(lockKey) === run) this.launches.delete(lockKey);
-    }
+    const run = this.launches.catch(() => undefined).then(() => launchBinding(this.launchDeps(), args));
+    this.launches = run;
+    return run;
   }
 
   private launchDeps(): LaunchDeps {
@@ -198,6 +196,8 @@ export class BindingHost {
     const { mob_id, run_id } = a.record.target;
     if (a.phase === 'launch' || a.phase === 'begun' || a.phase === 'realizing') {
       const runPresent = (await this.ports.mobs.flows.getFlowRun(mob_id, run_id)) !== undefined;
+      // Already found uncertain (this actor was evicted and hydrated again): nothing new, the revision stays.
+      if (a.phase === 'begun' && a.context.uncertain && !runPresent) return;
       await this.advance(a, { type: 'recover', runPresent });
       this.log.info({ binding_id: a.id, machine_state: a.phase }, 'work binding recovered');
     }
