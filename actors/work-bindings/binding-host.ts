@@ -30,8 +30,11 @@ import type { AbandonArgs, BindingListArgs, FlowLaunchArgs } from '../../contrac
 const checkRecord = Compile(WorkBindingRecord);
 type Ports = NonNullable<ReturnType<typeof bindingPorts>>;
 
-/** Test-only fault hook phases (WARREN_TEST_BINDING_HALT_AT): the actor stops for good right after committing one. */
-export type HaltPhase = 'begun' | 'realizing' | 'running' | 'projecting';
+/**
+ * Test-only fault hook phases (WARREN_TEST_BINDING_HALT_AT): the actor stops for good right after committing
+ * one (`evidence`: after the evidence write, before the binding records it).
+ */
+export type HaltPhase = 'begun' | 'realizing' | 'running' | 'projecting' | 'evidence';
 
 export interface BindingHostDeps {
   supervisor: Supervisor;
@@ -233,6 +236,7 @@ export class BindingHost {
       return this.advance(a, { type: 'evidence.committed' });
     }
     const wrote = await projectEvidence(this.ports.workgraph, a.record, evidence);
+    if (wrote.ok && this.deps.haltAt === 'evidence') await this.halt(a, 'evidence');
     if (wrote.ok) a.record = { ...a.record, evidence_id: evidence.id };
     await this.advance(a, wrote.ok ? { type: 'evidence.committed' } : { type: 'evidence.refused', reason: wrote.reason });
   }

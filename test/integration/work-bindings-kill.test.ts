@@ -3,7 +3,8 @@
 // and restarted on the same realm. Recovery follows the phase rules: begun without a run is an
 // uncertain launch, abandonable only with the binding revision (then a superseding retry completes);
 // realizing without a run is quarantined; a running binding reattaches to its run and completes with
-// evidence; a completed run whose evidence never committed (halt in projecting) is run_lost, no closure.
+// evidence; a completed run whose evidence never committed (halt in projecting) is run_lost, no closure;
+// evidence committed but not yet recorded by the binding (halt after the write) is found and closure goes on.
 import { describe, it, type TestContext } from 'node:test';
 import assert from 'node:assert/strict';
 import { fileURLToPath } from 'node:url';
@@ -109,5 +110,18 @@ describe('work bindings across kill -9', { timeout: 240_000 }, () => {
     assert.equal(item.status, 'open');
     assert.equal(item.evidence_refs.length, 0);
     await retryCompletes(mcp, b.url, itemId, bindingId);
+  });
+
+  it('evidence written, binding not yet updated: the identical evidence is found and the closure goes on', async (t) => {
+    const dir = await tmpDir('warren-wb-kill-');
+    t.after(() => dir.cleanup());
+    const { bindingId, itemId } = await haltAndKill(t, dir.path, 'evidence', 'quick');
+    const { b, mcp } = await second(t, dir.path);
+    const got = await mcp.settle(bindingId);
+    assert.equal(got.machine_state, 'completed', JSON.stringify(got));
+    assert.equal(got.evidence_id, `work_execution:${bindingId}`);
+    const item = (await call(b.url, 'GET', `/workgraph/items/${itemId}`)).body;
+    assert.equal(item.status, 'completed');
+    assert.deepEqual(item.evidence_refs.map((e: { kind: string }) => e.kind), ['mob_flow_run_completed']);
   });
 });
