@@ -1,7 +1,8 @@
 // http/modules/workgraph-module.ts: the WorkGraph module unit: its read-only routes, the
 // `workgraph_namespace` actor kind (registered by WorkGraphHost), the workgraph_* tools for sessions
 // that asked for them (enable_workgraph, else `[tools] workgraph_enabled`), and the `work_graph`
-// capability (standard gate: tools.workgraph_enabled). Mob-flow execution bindings plug in here later.
+// capability (standard gate: tools.workgraph_enabled). Mob-flow execution bindings
+// (work-bindings-module.ts) reach the host through actors/work-bindings/ports.ts.
 import { WORKGRAPH_KIND, WorkGraphHost } from '../../actors/workgraph/wg-host.ts';
 import { workGraphTools } from '../../actors/workgraph/wg-tool-port.ts';
 import { provideWorkGraph } from '../../actors/work-bindings/ports.ts';
