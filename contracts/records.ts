@@ -48,9 +48,18 @@ export const SessionRecordV1 = Type.Object(
 );
 export type SessionRecordV1 = Static<typeof SessionRecordV1>;
 
+/**
+ * The ledger entry format version. Entries are written without `v` (it is per-event bytes on the hot path),
+ * and an absent `v` means version 1; a later format writes `v: 2` and adds its migration beside the
+ * session record's in storage/record-migrations.ts. An entry of any other version is refused on write and
+ * on read (SESSION_STORE_ERROR).
+ */
+export const LEDGER_ENTRY_VERSION = 1;
+
 /** One event in a session's ordered ledger. `seq` is monotonic per session, starting at 1. */
 export const LedgerEntry = Type.Object(
   {
+    v: Type.Optional(Type.Literal(LEDGER_ENTRY_VERSION)),
     seq: Type.Integer({ minimum: 1 }),
     kind: Type.String(),
     timestamp_ms: Type.Number(),

@@ -2,7 +2,7 @@
 // prepareOps validates shapes and copies values into plain JSON (checkOps validates without copying);
 // planBatch checks rows/ledger against stored state.
 import { ServiceError } from '../contracts/errors.ts';
-import { SESSION_RECORD_VERSION } from '../contracts/records.ts';
+import { LEDGER_ENTRY_VERSION, SESSION_RECORD_VERSION } from '../contracts/records.ts';
 import { migrateSessionRecord } from './record-migrations.ts';
 import type { LedgerEntry, SessionRecord, StoreOp } from './store.ts';
 
@@ -169,6 +169,7 @@ function checkEntries(entries: LedgerEntry[], copyAll: boolean): LedgerEntry[] {
     if (!Number.isSafeInteger(seq) || seq < 1) throw invalid(`entries[${i}].seq must be an integer >= 1`);
     if (seq <= prev) throw invalid('ledger entries must have strictly increasing seq');
     if (typeof e.kind !== 'string' || typeof e.timestamp_ms !== 'number') throw invalid('ledger entry needs kind and timestamp_ms');
+    if (e.v !== undefined && e.v !== LEDGER_ENTRY_VERSION) throw invalid(`entries[${i}].v: unknown ledger entry version`);
     prev = seq;
     out[i] = e;
   }

@@ -2,7 +2,7 @@
 // Each backend's test file calls storeConformance with a factory that opens fresh stores.
 import { after, describe, it, type TestContext } from 'node:test';
 import assert from 'node:assert/strict';
-import type { SessionRecord, Store, StoreOp } from '../../storage/store.ts';
+import type { LedgerEntry, SessionRecord, Store, StoreOp } from '../../storage/store.ts';
 import { entries, ids, sessionRecord, texts, userRow, withCode, type StoreFactory } from '../helpers/store-builders.ts';
 import { recordAndCommitConformance } from './store-commit.suite.ts';
 
@@ -118,6 +118,15 @@ export function storeConformance(name: string, factory: StoreFactory): void {
         await store.commit([{ op: 'putSession', session: v1 }]);
         assert.deepEqual(await store.getSession('old'), { ...current, v: 2, archived_at_ms: 7 });
         assert.deepEqual(ids(await store.listSessions({ labels: [['team', 'a']], includeArchived: true })), ['old']);
+      });
+
+      it('reads ledger entries of the current version (absent or v: 1) and refuses any other version', async (t) => {
+        const store = await fresh(t);
+        const entry = (seq: number, v?: number) => ({ seq, kind: 'run_started', timestamp_ms: seq, payload: {}, ...(v === undefined ? {} : { v }) }) as LedgerEntry;
+        await store.commit([{ op: 'appendLedger', sessionId: 's', entries: [entry(1), entry(2, 1)] }]);
+        assert.deepEqual((await store.readLedger('s', 0)).map((e) => [e.seq, e.v]), [[1, undefined], [2, 1]]);
+        await assert.rejects(store.commit([{ op: 'appendLedger', sessionId: 's', entries: [entry(3, 2)] }]), withCode('SESSION_STORE_ERROR'));
+        assert.equal((await store.readLedger('s', 0)).length, 2);
       });
 
       it('refuses a session record of an unknown version', async (t) => {
