@@ -72,8 +72,19 @@ export class MobLedger {
     return this.projectedCursor;
   }
 
-  /** Reads the head and the projected cursor, loads the tail and projects what was never projected. */
-  async open(): Promise<void> {
+  /**
+   * Reads the head and the projected cursor, loads the tail and projects what was never projected. It runs
+   * in the append chain: an append made before open() (another module starting first) completes before it,
+   * and appends made after wait for it, so open() never interleaves with an append's commit (which would
+   * leave that event twice in the in-memory tail).
+   */
+  open(): Promise<void> {
+    const opened = this.chain.then(() => this.load());
+    this.chain = opened.catch(() => undefined);
+    return opened;
+  }
+
+  private async load(): Promise<void> {
     const head = await this.store.getRecord<{ cursor: number }>(META_NS, 'head');
     const projected = await this.store.getRecord<{ cursor: number }>(META_NS, 'projected');
     const all = await this.readAll();
@@ -106,16 +117,12 @@ export class MobLedger {
         } catch (err) {
           if (!(err instanceof ServiceError && err.code === 'CONFLICT') || attempt >= 16) throw err;
           // Catch up with the other writer: its events are in the store, not in this process's tail.
-          const all = await this.readAll();
-          this.head = Math.max(this.head, all.at(-1)?.cursor ?? 0);
-          this.tail = all.slice(-TAIL);
+          this.adopt(await this.readAll());
         }
       }
-      const cursor = rec.cursor;
-      this.head = cursor;
       const e = wire(rec);
-      this.tail.push(e);
-      if (this.tail.length > TAIL) this.tail.shift();
+      // A concurrent range() may have caught up from the store after this commit and already holds it.
+      this.adopt([e]);
       this.project(e);
       return e;
     });
@@ -127,11 +134,7 @@ export class MobLedger {
   async range(after: number, limit: number, filter: MobEventFilter = {}): Promise<MobEvent[]> {
     // Another process on the realm may have appended: the stored head says so (one read).
     const stored = await this.store.getRecord<{ cursor: number }>(META_NS, 'head');
-    if (stored && stored.cursor > this.head) {
-      const all = await this.readAll();
-      this.head = Math.max(this.head, all.at(-1)?.cursor ?? 0);
-      this.tail = all.slice(-TAIL);
-    }
+    if (stored && stored.cursor > this.head) this.adopt(await this.readAll());
     const inTail = this.tail.length > 0 && this.tail[0].cursor <= after + 1;
     const source = inTail || this.head === 0 ? this.tail : await this.readAll();
     const out: MobEvent[] = [];
@@ -164,6 +167,27 @@ export class MobLedger {
       this.projectTimer = null;
       await this.store.commit([{ op: 'putRecord', ns: META_NS, key: 'projected', value: { v: 1, cursor: this.projectedCursor } }]).catch(() => undefined);
     });
+  }
+
+  /**
+   * Merges events read from the store (or just committed) into the in-memory tail by cursor, so a catch-up
+   * read racing an append's commit neither duplicates that event nor drops one the append already added.
+   */
+  private adopt(events: readonly MobEvent[]): void {
+    const last = this.tail.at(-1)?.cursor ?? 0;
+    if (events.length === 1 && events[0].cursor > last) {
+      // The common case: this process's own next event.
+      this.tail.push(events[0]);
+      if (this.tail.length > TAIL) this.tail.shift();
+      this.head = Math.max(this.head, events[0].cursor);
+      return;
+    }
+    const byCursor = new Map<number, MobEvent>();
+    for (const e of this.tail) byCursor.set(e.cursor, e);
+    for (const e of events) byCursor.set(e.cursor, e);
+    const merged = [...byCursor.values()].sort((a, b) => a.cursor - b.cursor);
+    this.tail = merged.length > TAIL ? merged.slice(-TAIL) : merged;
+    this.head = Math.max(this.head, this.tail.at(-1)?.cursor ?? 0);
   }
 
   private async readAll(): Promise<MobEvent[]> {

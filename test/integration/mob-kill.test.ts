@@ -12,6 +12,8 @@ import { SseClient } from '../helpers/sse-client.ts';
 import { tmpDir } from '../helpers/tmp-dir.ts';
 
 const REALM = 'mob-kill';
+/** Hang guard only (a restart plus two member turns can take long on a loaded 2-core CI machine). */
+const GUARD_MS = 60_000;
 const DEF = {
   members: [{ agent_identity: 'a', provider: 'scripted' }, { agent_identity: 'b', provider: 'scripted' }],
   flows: [{ flow_id: 'f', steps: [{ step_id: 's1', member: 'a', prompt: 'first {{input}}' }, { step_id: 's2', member: 'b', prompt: 'second {{input}}' }] }],
@@ -33,7 +35,7 @@ describe('mobs across kill -9', () => {
     const kicked = await call(first.url, 'POST', '/mob/k/wait-kickoff');
     assert.deepEqual(kicked.body.members.map((m: { kickoff: string }) => m.kickoff), ['completed', 'completed']);
     await rpcOk(first.url, 'mob/start_flow', { mob_id: 'k', flow_id: 'f', run_id: 'r1', activation: { input: 'x' } });
-    await tail.until((c) => c.frames.some((f) => f.event === 'step_dispatched'), 'step dispatched');
+    await tail.until((c) => c.frames.some((f) => f.event === 'step_dispatched'), 'step dispatched', GUARD_MS);
     const seen = cursorsOf(tail);
     const lastSeen = seen.at(-1)!;
     assert.deepEqual(seen, Array.from({ length: seen.length }, (_, i) => i + 1), 'contiguous from 1');
@@ -47,7 +49,7 @@ describe('mobs across kill -9', () => {
     const mobSse = await SseClient.open(second.url, `/mob/k/events?after_cursor=${lastSeen}`);
     t.after(() => mobSse.close());
     // The interrupted run resumes at its in-flight step and completes.
-    await resumed.untilEvent('flow_completed');
+    await resumed.untilEvent('flow_completed', GUARD_MS);
     const run = await rpcOk(second.url, 'mob/flow_status', { mob_id: 'k', run_id: 'r1' });
     assert.equal(run.status, 'completed');
     assert.equal(run.output, 'echo: second echo: first x');
@@ -57,7 +59,7 @@ describe('mobs across kill -9', () => {
     const after = cursorsOf(resumed);
     assert.equal(after[0], lastSeen + 1, 'first resumed event follows the last one seen');
     assert.deepEqual(after, Array.from({ length: after.length }, (_, i) => lastSeen + 1 + i), 'no gap, no duplicate');
-    await mobSse.untilEvent('flow_completed');
+    await mobSse.untilEvent('flow_completed', GUARD_MS);
     const mobCursors = cursorsOf(mobSse);
     assert.deepEqual(mobCursors, after.slice(0, mobCursors.length));
     // Members and their sessions came back; the whole ledger is one contiguous sequence.
