@@ -10,6 +10,7 @@ import { ServiceError, sessionNotFound } from '../contracts/errors.ts';
 import type { SessionRecord, Store } from '../storage/store.ts';
 import { buildToolset } from '../tools/registry.ts';
 import type { RecordStore } from '../tools/task-store.ts';
+import type { Tool } from '../tools/tool.ts';
 import type { ActorPolicy, KindTable } from './actor-registry.ts';
 import { SessionActor } from './session-actor.ts';
 import { SESSION_KIND, type SessionDeps, type SessionExtension, type SessionSettings } from './session-types.ts';
@@ -38,11 +39,31 @@ function recordsFor(store: Store, ns: string): RecordStore {
   };
 }
 
+/**
+ * The last tool set made of contributed tools only (no builtins or shell, which are bound to one
+ * session's records): sessions offered the same tool objects (the schedule tools every session gets by
+ * default) share it, so a turn does not rebuild it nor re-measure its specs.
+ */
+const sharedToolsets = new WeakMap<Supervisor, { extra: readonly Tool[]; toolset: TurnToolset }>();
+
+function sameTools(a: readonly Tool[], b: readonly Tool[]): boolean {
+  if (a.length !== b.length) return false;
+  for (let i = 0; i < a.length; i++) if (a[i] !== b[i]) return false;
+  return true;
+}
+
 /** The session's tools: builtins and shell by its flags, plus what other modules contribute. */
 function sessionToolset(sup: Supervisor, cfg: Config, sessionId: string, settings: SessionSettings): TurnToolset | null {
   if (settings.tools_off) return null;
   const extra = sup.contributedTools(sessionId, settings as unknown as Readonly<Record<string, unknown>>);
-  if (!settings.builtins && !settings.shell && extra.length === 0) return null;
+  if (!settings.builtins && !settings.shell) {
+    if (extra.length === 0) return null;
+    const shared = sharedToolsets.get(sup);
+    if (shared && sameTools(shared.extra, extra)) return shared.toolset;
+    const toolset = buildToolset({ builtins: false, shell: false, records: recordsFor(sup.deps.store, `tasks:${sessionId}`), extra });
+    sharedToolsets.set(sup, { extra, toolset });
+    return toolset;
+  }
   return buildToolset({
     builtins: settings.builtins, shell: settings.shell, records: recordsFor(sup.deps.store, `tasks:${sessionId}`),
     shellOptions: { program: cfg.shell.program, timeoutSecs: cfg.shell.timeout_secs, maxOutputChars: cfg.shell.max_output_chars },

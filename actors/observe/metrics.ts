@@ -45,6 +45,8 @@ export class WarrenMetrics {
   private readonly sseTruncations: Counter<'stream'>;
   private readonly sseDropped: Counter<'stream'>;
   private census: Census | null = null;
+  /** Label-bound children of the hot metrics (label values are bounded: provider, outcome, kind, backend). */
+  private readonly children = new Map<object, Map<string, unknown>>();
   /** Turns in flight, by session id (bounded by the running turns). */
   private readonly open = new Map<string, OpenTurn>();
 
@@ -124,11 +126,11 @@ export class WarrenMetrics {
       case 'turn_completed': {
         const t = this.open.get(source.id);
         const provider = t?.provider ?? source.settings.provider;
-        if (t) this.callSeconds.observe({ provider }, (performance.now() - t.callStartedMs) / 1000);
+        if (t) this.child(this.callSeconds, provider).observe((performance.now() - t.callStartedMs) / 1000);
         const usage = (entry.payload as { usage?: { input_tokens?: number; output_tokens?: number } }).usage;
         // Counters take only finite, non-negative increments (a provider can report anything).
-        if (countable(usage?.input_tokens)) this.tokens.inc({ provider, direction: 'input' }, usage.input_tokens);
-        if (countable(usage?.output_tokens)) this.tokens.inc({ provider, direction: 'output' }, usage.output_tokens);
+        if (countable(usage?.input_tokens)) this.child(this.tokens, provider, 'input').inc(usage.input_tokens);
+        if (countable(usage?.output_tokens)) this.child(this.tokens, provider, 'output').inc(usage.output_tokens);
         return;
       }
       case 'retrying': {
@@ -153,13 +155,26 @@ export class WarrenMetrics {
     const t = this.open.get(source.id);
     this.open.delete(source.id);
     const provider = t?.provider ?? source.settings.provider;
-    this.turns.inc({ provider, outcome });
-    if (t) this.turnSeconds.observe({ provider, outcome }, (performance.now() - t.startedMs) / 1000);
+    this.child(this.turns, provider, outcome).inc();
+    if (t) this.child(this.turnSeconds, provider, outcome).observe((performance.now() - t.startedMs) / 1000);
+  }
+
+  /**
+   * The metric's child for these label values (in labelNames order), made once: every turn updates a few
+   * metrics, and prom-client hashes the label object on each labelled call otherwise.
+   */
+  private child<M extends Counter<string> | Histogram<string>>(metric: M, ...values: string[]): ReturnType<M['labels']> {
+    let byValues = this.children.get(metric);
+    if (!byValues) this.children.set(metric, (byValues = new Map()));
+    const key = values.join('\u0000');
+    let child = byValues.get(key);
+    if (!child) byValues.set(key, (child = metric.labels(...values)));
+    return child as ReturnType<M['labels']>;
   }
 
   /** A durable store commit finished (storage wrapper in instrumented-store.ts). */
   observeCommit(backend: string, kind: CommitKind, seconds: number): void {
-    this.commitSeconds.observe({ backend, kind }, seconds);
+    this.child(this.commitSeconds, backend, kind).observe(seconds);
   }
 
   /** A lagging SSE subscriber got a stream_truncated marker for `dropped` events. */

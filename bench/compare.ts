@@ -1,0 +1,150 @@
+// bench/compare.ts: turn cost of this checkout beside another checkout of Warren (a baseline commit), in
+// one run on one machine. Each round starts a fresh server from each tree in turn (the order alternates
+// per round, so drift in machine load hits both), warms it up, and measures a closed create+turn (or
+// continue) loop through that tree's own bench/server.ts against one shared fake LLM. Reports the median
+// over rounds of server CPU per turn, turns/s and p50, and the ratios current ÷ base.
+//   git worktree add /tmp/warren-base <commit> && (cd /tmp/warren-base && npm ci)
+//   npx tsx bench/compare.ts --base /tmp/warren-base [--rounds 5] [--c 10] [--op create|continue]
+//       [--duration 4000] [--warmup 2000] [--provider self_hosted|anthropic] [--tokens 8]
+//       [--patch-current '<JSON config patch applied to the current tree only>'] [--out bench/results]
+// Results: bench/results/<date>-compare.{json,md} (the markdown is also printed).
+import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { execFileSync } from 'node:child_process';
+import { fileURLToPath, pathToFileURL } from 'node:url';
+import { startFakeLlm } from './fake-llm.ts';
+import { closedLoop, measured, WarrenClient, type TurnOptions } from './load.ts';
+import { canPin, pinSelf, type ServerHandle, type ServerOptions } from './server-process.ts';
+import { round } from './stats.ts';
+
+const argv = process.argv.slice(2);
+const arg = (name: string, fallback: string): string => {
+  const i = argv.indexOf(`--${name}`);
+  return i >= 0 && argv[i + 1] !== undefined ? argv[i + 1] : fallback;
+};
+if (argv.includes('-h') || argv.includes('--help') || !argv.includes('--base')) {
+  process.stderr.write('usage: npx tsx bench/compare.ts --base <checkout dir> [--rounds 5] [--c 10] [--op create|continue] [--duration 4000] [--warmup 2000] [--provider self_hosted|anthropic] [--tokens 8] [--patch-current <json>] [--out <dir>]\n');
+  process.exit(argv.includes('--base') ? 0 : 1);
+}
+const here = fileURLToPath(new URL('..', import.meta.url));
+const trees = { base: resolve(arg('base', '')), current: resolve(here) };
+const rounds = Number(arg('rounds', '5'));
+const c = Number(arg('c', '10'));
+const op = arg('op', 'create') === 'continue' ? 'continue' : 'create';
+const durationMs = Number(arg('duration', '4000'));
+const warmupMs = Number(arg('warmup', '2000'));
+const provider = arg('provider', 'self_hosted') as TurnOptions['provider'];
+const tokens = Number(arg('tokens', '8'));
+const patchCurrent = arg('patch-current', '');
+const outDir = resolve(arg('out', join(here, 'bench/results')));
+for (const [k, v] of [['rounds', rounds], ['c', c], ['duration', durationMs], ['warmup', warmupMs], ['tokens', tokens]] as const) {
+  if (!Number.isInteger(v) || v < 1) { process.stderr.write(`--${k} must be a positive integer\n`); process.exit(1); }
+}
+const log = (s: string): void => void process.stderr.write(`${s}\n`);
+const commitOf = (dir: string): string => {
+  try {
+    const dirty = execFileSync('git', ['-C', dir, 'status', '--porcelain', '--untracked-files=no'], { encoding: 'utf8' }).trim() ? '+dirty' : '';
+    return execFileSync('git', ['-C', dir, 'rev-parse', '--short', 'HEAD'], { encoding: 'utf8' }).trim() + dirty;
+  } catch {
+    return 'unknown';
+  }
+};
+
+type Tree = keyof typeof trees;
+interface Sample { cpuMsPerTurn: number; turnsPerSec: number; p50: number; turns: number }
+
+const pin = canPin() && pinSelf(1);
+const fake = await startFakeLlm({ tokens });
+const wire: TurnOptions = { provider, model: provider === 'anthropic' ? 'claude-bench' : 'bench-model' };
+const samples: Record<Tree, Sample[]> = { base: [], current: [] };
+
+async function measureTree(tree: Tree): Promise<Sample> {
+  // Each tree's own server launcher (bench/server-process.ts) starts its own bench/server.ts.
+  const mod = (await import(pathToFileURL(join(trees[tree], 'bench/server-process.ts')).href)) as {
+    startServer(o: ServerOptions): Promise<ServerHandle>;
+  };
+  const root = await mkdtemp(join(tmpdir(), `warren-compare-${tree}-`));
+  const server = await mod.startServer({ stateRoot: root, llmUrl: fake.url, pin });
+  const client = new WarrenClient(server.url, c);
+  try {
+    if (tree === 'current' && patchCurrent) {
+      const res = await fetch(`${server.url}/config`, { method: 'PATCH', headers: { 'content-type': 'application/json' }, body: patchCurrent });
+      if (!res.ok) throw new Error(`PATCH /config → ${res.status}: ${await res.text()}`);
+    }
+    const ids: string[] = [];
+    await closedLoop(c, warmupMs, async () => {
+      ids.push(await client.create('warm-up', wire));
+    });
+    let i = 0;
+    const turn = op === 'continue' ? () => client.continue(ids[i++ % ids.length], 'and then?') : () => client.create('hello', wire);
+    const m = await measured(server, () => closedLoop(c, durationMs, async () => {
+      await turn();
+    }));
+    return { cpuMsPerTurn: m.cpuMsPerOp, turnsPerSec: m.opsPerSec, p50: m.latency.p50, turns: m.ops };
+  } finally {
+    await client.close();
+    await server.stop();
+    await rm(root, { recursive: true, force: true });
+  }
+}
+
+const median = (xs: number[]): number => {
+  const s = [...xs].sort((a, b) => a - b);
+  return s.length % 2 ? s[(s.length - 1) / 2] : (s[s.length / 2 - 1] + s[s.length / 2]) / 2;
+};
+const load = (): number => Number((execFileSync('cat', ['/proc/loadavg'], { encoding: 'utf8' }).split(' ')[0]));
+
+const startedAt = new Date();
+const loads: number[] = [load()];
+try {
+  for (let r = 0; r < rounds; r++) {
+    const order: Tree[] = r % 2 === 0 ? ['base', 'current'] : ['current', 'base'];
+    for (const tree of order) {
+      const s = await measureTree(tree);
+      samples[tree].push(s);
+      log(`round ${r + 1}/${rounds} ${tree.padEnd(7)} ${op} c=${c}: ${round(s.cpuMsPerTurn)} ms CPU/turn, ${round(s.turnsPerSec)} turns/s, p50 ${round(s.p50)} ms (load ${load()})`);
+    }
+    loads.push(load());
+  }
+} finally {
+  await fake.close();
+}
+
+const summary = (tree: Tree) => ({
+  commit: commitOf(trees[tree]),
+  cpuMsPerTurn: round(median(samples[tree].map((s) => s.cpuMsPerTurn))),
+  turnsPerSec: round(median(samples[tree].map((s) => s.turnsPerSec))),
+  p50: round(median(samples[tree].map((s) => s.p50))),
+  samples: samples[tree],
+});
+const base = summary('base');
+const current = summary('current');
+const report = {
+  date: startedAt.toISOString(), op, c, rounds, durationMs, warmupMs, provider, tokens, patchCurrent: patchCurrent || null,
+  pinned: pin, loadAverages: loads, base, current,
+  ratios: { cpu: round(current.cpuMsPerTurn / base.cpuMsPerTurn), throughput: round(current.turnsPerSec / base.turnsPerSec), p50: round(current.p50 / base.p50) },
+};
+const md = [
+  `# Turn cost: current vs base (${startedAt.toISOString()})`,
+  '',
+  `- ${op}+turn${op === 'continue' ? '' : ''} closed loop, c=${c}, ${rounds} rounds (order alternating), ${durationMs} ms windows after ${warmupMs} ms warm-up, ${provider} wire, ${tokens} tokens/reply, lmdb, uWS.`,
+  `- Pinning: ${pin ? 'server core 0, load generator + fake LLM core 1' : 'off'}; 1-minute load averages: ${loads.join(', ')}.`,
+  ...(patchCurrent ? [`- Config patch on the current tree only: \`${patchCurrent}\`.`] : []),
+  '',
+  '| tree | commit | CPU ms/turn (median) | turns/s (median) | p50 ms (median) | CPU per round |',
+  '|---|---|---|---|---|---|',
+  ...(['base', 'current'] as const).map((t) => {
+    const s = t === 'base' ? base : current;
+    return `| ${t} | \`${s.commit}\` | ${s.cpuMsPerTurn} | ${s.turnsPerSec} | ${s.p50} | ${s.samples.map((x) => round(x.cpuMsPerTurn)).join(', ')} |`;
+  }),
+  '',
+  `Current ÷ base: CPU ${report.ratios.cpu}×, throughput ${report.ratios.throughput}×, p50 ${report.ratios.p50}×.`,
+  '',
+].join('\n');
+await mkdir(outDir, { recursive: true });
+const stem = join(outDir, `${startedAt.toISOString().slice(0, 10)}-compare-${op}-c${c}`);
+await writeFile(`${stem}.json`, `${JSON.stringify(report, null, 2)}\n`);
+await writeFile(`${stem}.md`, md);
+process.stdout.write(md);
+log(`wrote ${stem}.json and .md`);
