@@ -63,7 +63,7 @@ export function createRouter(opts: RouterOptions): RequestHandler {
   return async function route(req: HttpRequest, res: HttpResponder): Promise<void> {
     const started = performance.now();
     const requestId = pickRequestId(req.headers['x-request-id']);
-    const log = logger.child({ reqId: requestId });
+    const log = requestLogger(logger, requestId);
     let result: HandlerResult;
     const matched: { route?: RouteDef } = {};
     try {
@@ -78,8 +78,23 @@ export function createRouter(opts: RouterOptions): RequestHandler {
     if (typeof status === 'number' && status >= 500 && status !== 501) {
       const code = 'body' in result && result.body && typeof result.body === 'object' ? (result.body as { code?: unknown }).code : undefined;
       log.error({ ...line, code }, 'request');
-    } else log.debug(line, 'request');
+    } else if (logger.isLevelEnabled('debug')) log.debug(line, 'request');
   };
+}
+
+/**
+ * The request's child logger (bound to its request id), made on first use: at the usual levels most
+ * requests log nothing, and making a child logger serialises and redacts its bindings every time.
+ */
+function requestLogger(logger: Logger, reqId: string): Logger {
+  let child: Logger | undefined;
+  return new Proxy(logger, {
+    get(target, prop) {
+      child ??= target.child({ reqId });
+      const value: unknown = Reflect.get(child, prop, child);
+      return typeof value === 'function' ? (value as (...a: unknown[]) => unknown).bind(child) : value;
+    },
+  });
 }
 
 async function dispatch(
