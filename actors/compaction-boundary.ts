@@ -6,6 +6,7 @@ import type { ToolSpec } from '../contracts/tool.ts';
 import type { Provider } from '../providers/provider.ts';
 import type { StoreOp } from '../storage/store.ts';
 import type { SessionCore } from './session-core.ts';
+import { isTurnStart } from './compaction-policy.ts';
 
 export interface BoundaryCall {
   provider: Provider;
@@ -20,6 +21,8 @@ export interface BoundaryCall {
 export async function compactAtBoundary(core: SessionCore, history: Message[], call: BoundaryCall): Promise<Message[] | undefined> {
   const compactor = core.deps.compactor;
   if (!compactor) return undefined;
+  // Never on a session's first turn (SPEC.md "Limits"): a history without a committed turn is left alone.
+  if (!history.some(isTurnStart)) return undefined;
   const result = await compactor.atBoundary(history, {
     sessionId: core.id, settings: core.state.settings as unknown as Record<string, unknown>, provider: call.provider,
     providerName: call.providerName, model: call.model, maxTokens: core.state.settings.max_tokens, tools: call.specs,

@@ -49,8 +49,13 @@ export class CredentialStore {
     await this.cipher;
   }
 
+  /** Parsed once per config object (configs are deeply frozen and replaced, never edited, on a write). */
+  private parsed: { config: Config; conn: RealmConnections } | null = null;
+
   connections(): RealmConnections {
-    return realmConnections(this.config(), this.realmId);
+    const config = this.config();
+    if (this.parsed?.config !== config) this.parsed = { config, conn: realmConnections(config, this.realmId) };
+    return this.parsed.conn;
   }
 
   /** The active realm only: a request naming another realm is never served from this one. */
