@@ -36,7 +36,7 @@ export function createOpenAICompatibleProvider(opts: OpenAICompatibleOptions): P
       const problem = preflight(req.model);
       if (problem) throw problem;
       return caller.call({
-        model: req.model, url, signal: req.signal, onEvent, onRetry, body: chatBody(req),
+        model: req.model, url, signal: req.signal, onEvent, onRetry, body: chatBodyJson(req),
         headers: opts.apiKey ? authHeaders(opts, opts.apiKey, { authorization: `Bearer ${opts.apiKey}` }) : {},
         decoder: (emit) => chatDecoder(name, req.model, emit),
       });
@@ -58,6 +58,28 @@ export function chatBody(req: ProviderRequest): Json {
     body.response_format = { type: 'json_schema', json_schema: { name, schema, strict } };
   }
   return body;
+}
+
+const jsonOfTool = new WeakMap<object, string>();
+
+/** A tool's Chat Completions declaration as JSON text, made once per tool spec object. */
+function chatToolJson(t: ProviderRequest['tools'][number]): string {
+  let text = jsonOfTool.get(t);
+  if (text === undefined) {
+    text = JSON.stringify({ type: 'function', function: { name: t.name, description: t.description, parameters: t.input_schema } });
+    jsonOfTool.set(t, text);
+  }
+  return text;
+}
+
+/**
+ * @internal The request body as JSON text: JSON.stringify(chatBody(req)) with the tool declarations
+ * spliced in from their remembered text (a session's tools are the same objects turn after turn).
+ */
+export function chatBodyJson(req: ProviderRequest): string {
+  if (req.tools.length === 0) return JSON.stringify(chatBody(req));
+  const text = JSON.stringify(chatBody({ ...req, tools: [] }));
+  return `${text.slice(0, -1)},"tools":[${req.tools.map(chatToolJson).join(',')}]}`;
 }
 
 function chatMessages(req: ProviderRequest): Json[] {

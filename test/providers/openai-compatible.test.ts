@@ -1,6 +1,7 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { createOpenAICompatibleProvider } from '../../providers/openai-compatible.ts';
+import { chatBody, chatBodyJson, createOpenAICompatibleProvider } from '../../providers/openai-compatible.ts';
+import type { ProviderRequest } from '../../providers/provider.ts';
 import { adapterSuite, baseRequest, harness, run, type AdapterSuiteSpec } from './adapter-suite.ts';
 import { frame, sseReply } from './fake-vendor.ts';
 import { toolRoundTripRequest } from './fixtures.ts';
@@ -95,5 +96,25 @@ describe('openai-compatible adapter: Chat Completions wire format', () => {
     const out = await run(h.provider);
     assert.equal(out.result?.stop_reason, 'max_tokens');
     assert.equal(h.vendor.requests.length, 1);
+  });
+});
+
+describe('chatBodyJson', () => {
+  it('parses to chatBody(req): with and without tools, with a schema, and again with the same tool objects', () => {
+    const at = '2026-01-01T00:00:00.000Z';
+    const signal = new AbortController().signal;
+    const tools = [
+      { name: 'echo', description: 'echoes "x"', input_schema: { type: 'object', properties: { a: { type: 'string' } } } },
+      { name: 'now', description: 'the time', input_schema: { type: 'object' } },
+    ];
+    const messages = [{ role: 'user', content: 'héllo', created_at: at }] as ProviderRequest['messages'];
+    const schema = { type: 'object', properties: { q: { type: 'string' } } };
+    const requests: ProviderRequest[] = [
+      { model: 'm', system: 'be brief', messages, tools: [], max_tokens: 10, signal },
+      { model: 'm', messages, tools, max_tokens: 10, signal },
+      { model: 'm', messages, tools, max_tokens: 7, json_schema: { name: 'out', schema, strict: true }, signal },
+      { model: 'm2', messages, tools: tools.slice(1), max_tokens: 3, signal },
+    ];
+    for (const req of requests) assert.deepEqual(JSON.parse(chatBodyJson(req)), JSON.parse(JSON.stringify(chatBody(req))));
   });
 });
