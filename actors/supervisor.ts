@@ -1,6 +1,6 @@
 // actors/supervisor.ts: the runtime root every module unit shares. It holds the one actor registry (every
 // kind's live actors), the capability registry, the in-flight request ids and the
-// tool contributions, plus the dependencies actors are built with. app.ts makes one; module units register into it.
+// tool contributions (actors/tool-contributions.ts), plus the dependencies actors are built with. app.ts makes one; module units register into it.
 import type { Logger } from 'pino';
 import type { ClusterReport } from '../contracts/cluster.ts';
 import type { Config } from '../contracts/config.ts';
@@ -8,11 +8,11 @@ import type { AuthBinding } from '../contracts/auth.ts';
 import type { ProviderName } from '../contracts/session.ts';
 import type { Provider, ProviderCredential } from '../providers/provider.ts';
 import type { Store } from '../storage/store.ts';
-import type { Tool } from '../tools/tool.ts';
 import type { TurnFeatureService } from './turn-features/run-features.ts';
 import { ActorRegistry } from './actor-registry.ts';
 import { CapabilityRegistry } from './capability-registry.ts';
 import { RequestRegistry } from './request-registry.ts';
+import { ToolContributions } from './tool-contributions.ts';
 import type { RuntimeObserver } from './runtime-observer.ts';
 import type { LedgerOutbox } from './session-writer.ts';
 import type { SkillResolver } from './skills/turn-skills.ts';
@@ -65,35 +65,18 @@ export interface RuntimeDeps {
   observer?: RuntimeObserver;
 }
 
-/**
- * Tools a module adds to sessions (schedule tools, workgraph tools, ...). `tools` is asked once per
- * toolset build with the session's id and settings and returns the tools that session gets (often none).
- */
-export interface ToolContribution {
-  owner: string;
-  tools(session: { sessionId: string; settings: Readonly<Record<string, unknown>> }): readonly Tool[];
-}
-
 export class Supervisor {
   readonly registry: ActorRegistry;
   readonly capabilities: CapabilityRegistry;
   readonly requests = new RequestRegistry();
-  private readonly toolContributions: ToolContribution[] = [];
+  /** The tools module units add to agents (actors/tool-contributions.ts). */
+  readonly tools = new ToolContributions();
   /** Closed after every actor kind (modules' own resources). */
   private readonly closers: Array<() => Promise<void>> = [];
 
   constructor(readonly deps: RuntimeDeps) {
     this.registry = new ActorRegistry({ now: deps.now, log: deps.log });
     this.capabilities = new CapabilityRegistry(() => deps.config());
-  }
-
-  addTools(contribution: ToolContribution): void {
-    this.toolContributions.push(contribution);
-  }
-
-  /** Tools every contributing module offers this session, in registration order. */
-  contributedTools(sessionId: string, settings: Readonly<Record<string, unknown>>): Tool[] {
-    return this.toolContributions.flatMap((c) => c.tools({ sessionId, settings }));
   }
 
   /** Runs `close` at shutdown, after every actor has stopped (newest first). */

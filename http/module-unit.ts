@@ -7,7 +7,8 @@ import type { Config } from '../contracts/config.ts';
 import type { RouteDef } from '../contracts/route.ts';
 import type { CapabilityDecl } from '../actors/capability-registry.ts';
 import { SessionHost, type SessionPolicy } from '../actors/session-host.ts';
-import type { Supervisor, ToolContribution } from '../actors/supervisor.ts';
+import type { Supervisor } from '../actors/supervisor.ts';
+import type { ToolContribution } from '../actors/tool-contributions.ts';
 import type { HandlerTable } from './handler.ts';
 import type { WebSocketRoute } from './transport.ts';
 
@@ -138,7 +139,7 @@ export function composeModules(factories: readonly ModuleFactory[], opts: Compos
       handlers[id] = handler;
     }
     for (const decl of unit.capabilities ?? []) supervisor.capabilities.declare(decl, unit.name);
-    if (unit.tools) supervisor.addTools({ owner: unit.name, ...unit.tools });
+    if (unit.tools) supervisor.tools.add({ owner: unit.name, ...unit.tools });
     for (const key of unit.configKeys ?? []) {
       const owner = configOwners.get(key);
       if (owner) throw new Error(`config key ${key} claimed by both ${owner} and ${unit.name}`);
