@@ -20,6 +20,7 @@ import type { MobTargetPort } from '../contracts/schedule.ts';
 import type { FlowRunPort } from '../contracts/mob.ts';
 import type { Compactor } from './compaction.ts';
 import type { FollowUpPort } from './busy/busy-port.ts';
+import type { LedgerTails } from './cluster/ledger-tail.ts';
 
 /** Picks the provider adapter for a model (and optional provider name, and binding credential). */
 export interface ProviderResolver {
@@ -61,6 +62,8 @@ export interface RuntimeDeps {
   now(): number;
   /** On a cluster node (postgres realm): node, peers and database state for host_info and health. */
   cluster?: { report(): ClusterReport };
+  /** On a cluster node: event streams of sessions hosted elsewhere, tailed from the shared ledger. */
+  ledgerTails?: LedgerTails;
   /** Observation hooks (metrics, traces, the viewer's inspector); absent when nothing observes. */
   observer?: RuntimeObserver;
 }

@@ -1,7 +1,9 @@
 // http/cluster-forward.ts: any node answers any route. Wraps the router of a cluster node: a request for a
-// session (`/sessions/{id}...`) whose lease another live node holds is proxied to that node (streams and SSE
+// session (`/sessions/{id}...`) whose lease another live node holds is proxied to that node (streams
 // included) and its answer relayed; a request cancel (`/requests/{id}/cancel`) this node does not know is
-// tried on the peers. A forwarded request carries FORWARDED_HEADER and is always served where it lands.
+// tried on the peers. A session's event stream is served here from the shared ledger instead
+// (http/handlers/events.ts, actors/cluster/ledger-tail.ts), so it outlives the node hosting the session.
+// A forwarded request carries FORWARDED_HEADER and is always served where it lands.
 // When the owner cannot be reached, the request waits (at most one lease term) for its lease to expire and
 // is served here, where hydration takes the lease over. app.ts installs it on postgres realms.
 import type { Logger } from 'pino';
@@ -14,6 +16,7 @@ import type { HttpRequest, HttpResponder, RequestHandler } from './transport.ts'
 export const FORWARDED_HEADER = 'x-warren-forwarded-by';
 
 const SESSION_PATH = /^\/sessions\/([^/]+)(?:\/|$)/;
+const EVENTS_PATH = /^\/sessions\/[^/]+\/events$/;
 const CANCEL_PATH = /^\/requests\/([^/]+)\/cancel$/;
 const HOP_BY_HOP = new Set(['host', 'connection', 'content-length', 'transfer-encoding', 'keep-alive', 'upgrade', 'proxy-connection', 'te', 'trailer']);
 
@@ -62,6 +65,15 @@ function segment(raw: string): string | undefined {
 function sendError(res: HttpResponder, err: unknown, log: Logger): void {
   const { status, body } = errorResponse(err, log);
   if (!res.aborted) res.send(status, { 'content-type': 'application/json' }, JSON.stringify(body));
+}
+
+/**
+ * An event stream served on this node whoever hosts the session: it tails the shared ledger
+ * (actors/cluster/ledger-tail.ts), so it outlives the hosting node. A detached turn's stream
+ * (`?request_id=`) is still proxied: where it starts is known on the node running that turn.
+ */
+function servedFromLedger(req: HttpRequest): boolean {
+  return req.method === 'GET' && EVENTS_PATH.test(req.path) && !new URLSearchParams(req.query).has('request_id');
 }
 
 export function clusterForwarding(inner: RequestHandler, opts: ForwardOptions): RequestHandler {
@@ -158,7 +170,7 @@ export function clusterForwarding(inner: RequestHandler, opts: ForwardOptions): 
       try {
         const session = SESSION_PATH.exec(req.path);
         const sessionId = session ? segment(session[1]) : undefined;
-        if (sessionId !== undefined) {
+        if (sessionId !== undefined && !servedFromLedger(req)) {
           if (await forwardSession(sessionId, req, res)) return;
         } else {
           const cancel = req.method === 'POST' ? CANCEL_PATH.exec(req.path) : null;
