@@ -29,7 +29,8 @@ export interface ForwardOptions {
   onForward?(): void;
 }
 
-type ProxyOutcome = 'done' | 'unreachable';
+/** 'moved': the node reached had lost the session's lease to another one before serving it (route again). */
+type ProxyOutcome = 'done' | 'unreachable' | 'moved';
 
 /** Errors that prove the request never reached the owner (nothing ran there): safe to serve it elsewhere. */
 const NOT_DELIVERED = new Set(['ECONNREFUSED', 'UND_ERR_CONNECT_TIMEOUT', 'ENOTFOUND', 'EHOSTUNREACH', 'ENETUNREACH', 'EAI_AGAIN']);
@@ -111,6 +112,7 @@ export function clusterForwarding(inner: RequestHandler, opts: ForwardOptions): 
     try {
       if (!streaming) {
         const body = Buffer.from(await reply.body.arrayBuffer());
+        if (isLostClaim(reply.statusCode, body)) return 'moved';
         if (!res.aborted) res.send(reply.statusCode, out, body);
         return 'done';
       }
@@ -137,7 +139,9 @@ export function clusterForwarding(inner: RequestHandler, opts: ForwardOptions): 
       // The database unreachable: served here, where the store answers with its own coded error.
       const route = await node.route(sessionId).catch(() => ({ local: true as const }));
       if (route.local) return false;
-      if ((await proxy(route.url, req, res)) === 'done') return true;
+      const outcome = await proxy(route.url, req, res);
+      if (outcome === 'done') return true;
+      if (outcome === 'moved') continue;
       // Unreachable owner: its lease runs out within one term unless it comes back and renews.
       await new Promise((resolve) => setTimeout(resolve, node.remainingMs(route.lease) + 25));
     }
@@ -165,18 +169,42 @@ export function clusterForwarding(inner: RequestHandler, opts: ForwardOptions): 
     return false;
   }
 
-  return async function forward(req: HttpRequest, res: HttpResponder): Promise<void> {
-    if (req.headers[FORWARDED_HEADER] === undefined) {
+  /**
+   * Serves a session request here (route() found no live owner) and, when this node lost the race for the
+   * lease to another node claiming it at the same instant, routes it again: it goes to the winner.
+   */
+  async function serveSession(sessionId: string, req: HttpRequest, res: HttpResponder): Promise<void> {
+    let lost: LostClaim | undefined;
+    for (let attempt = 0; attempt < CLAIM_RETRIES; attempt++) {
       try {
-        const session = SESSION_PATH.exec(req.path);
-        const sessionId = session ? segment(session[1]) : undefined;
-        if (sessionId !== undefined && !servedFromLedger(req)) {
-          if (await forwardSession(sessionId, req, res)) return;
-        } else {
-          const cancel = req.method === 'POST' ? CANCEL_PATH.exec(req.path) : null;
-          const requestId = cancel ? segment(cancel[1]) : undefined;
-          if (requestId !== undefined && !opts.knowsRequest(requestId) && (await forwardCancel(req, res))) return;
-        }
+        if (await forwardSession(sessionId, req, res)) return;
+      } catch (err) {
+        sendError(res, err, log);
+        return;
+      }
+      const guarded = catchLostClaim(res);
+      await inner(req, guarded.res);
+      lost = guarded.lost();
+      if (!lost) return;
+      log.info({ sessionId, attempt }, 'lost a lease race; routing the request to the winner');
+    }
+    if (lost && !res.aborted) res.send(lost.status, lost.headers, lost.body);
+  }
+
+  return async function forward(req: HttpRequest, res: HttpResponder): Promise<void> {
+    // A forwarded request is served where it lands (a lost lease race answers 503 to the forwarding node,
+    // which routes it again).
+    if (req.headers[FORWARDED_HEADER] === undefined) {
+      const session = SESSION_PATH.exec(req.path);
+      const sessionId = session ? segment(session[1]) : undefined;
+      if (sessionId !== undefined && !servedFromLedger(req)) {
+        await serveSession(sessionId, req, res);
+        return;
+      }
+      try {
+        const cancel = req.method === 'POST' ? CANCEL_PATH.exec(req.path) : null;
+        const requestId = cancel ? segment(cancel[1]) : undefined;
+        if (requestId !== undefined && !opts.knowsRequest(requestId) && (await forwardCancel(req, res))) return;
       } catch (err) {
         sendError(res, err, log);
         return;
@@ -184,4 +212,48 @@ export function clusterForwarding(inner: RequestHandler, opts: ForwardOptions): 
     }
     await inner(req, res);
   };
+}
+
+/** Tries of a session request that keeps losing lease races (each loss means another node now holds it). */
+const CLAIM_RETRIES = 4;
+
+interface LostClaim {
+  status: number;
+  headers: Record<string, string>;
+  body: string | Buffer;
+}
+
+/**
+ * True for the answer of a claim this node lost (actors/cluster: the lease is held by another live node,
+ * or it stayed contended): nothing of the request ran, so it may be served by the lease holder.
+ */
+export function isLostClaim(status: number, body: string | Buffer): boolean {
+  if (status !== 503) return false;
+  try {
+    const parsed = JSON.parse(typeof body === 'string' ? body : body.toString('utf8')) as { code?: unknown; details?: Record<string, unknown> };
+    const d = parsed.details;
+    return parsed.code === 'SERVICE_UNAVAILABLE' && d !== undefined && (typeof d.owner_node === 'string' || typeof d.lease === 'string');
+  } catch {
+    return false;
+  }
+}
+
+/** A responder that holds back a lost-claim answer (see isLostClaim) instead of sending it. */
+function catchLostClaim(res: HttpResponder): { res: HttpResponder; lost(): LostClaim | undefined } {
+  let lost: LostClaim | undefined;
+  const guarded: HttpResponder = {
+    get aborted() {
+      return res.aborted;
+    },
+    onAbort: (cb) => res.onAbort(cb),
+    send(status, headers, body) {
+      if (isLostClaim(status, body)) lost = { status, headers, body };
+      else res.send(status, headers, body);
+    },
+    startStream: (status, headers) => res.startStream(status, headers),
+    write: (chunk) => res.write(chunk),
+    onDrain: (cb) => res.onDrain(cb),
+    end: () => res.end(),
+  };
+  return { res: guarded, lost: () => lost };
 }
