@@ -41,6 +41,7 @@ import { clusterForwarding } from './http/cluster-forward.ts';
 import { clusterForwardOptions } from './http/modules/cluster-setup.ts';
 import { startCluster } from './actors/cluster/cluster-node.ts';
 import { LedgerTails } from './actors/cluster/ledger-tail.ts';
+import { OwnerCalls } from './actors/cluster/owner-calls.ts';
 
 /**
  * Every subsystem, one line each, in route catalog order (see docs/runtime.md "How to add a subsystem").
@@ -138,6 +139,8 @@ export async function createApp(opts: AppOptions = {}): Promise<App> {
       hostsHere: (id) => cluster.leases.holds('session', id),
       now: Date.now,
     }) : undefined,
+    // Comms deliveries and MCP tool calls reach the node serving their session through it.
+    ownerCalls: cluster ? new OwnerCalls() : undefined,
   });
   if (cluster) {
     supervisor.registry.ownership = cluster;

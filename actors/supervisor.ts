@@ -21,6 +21,7 @@ import type { FlowRunPort } from '../contracts/mob.ts';
 import type { Compactor } from './compaction.ts';
 import type { FollowUpPort } from './busy/busy-port.ts';
 import type { LedgerTails } from './cluster/ledger-tail.ts';
+import type { OwnerCalls } from './cluster/owner-calls.ts';
 
 /** Picks the provider adapter for a model (and optional provider name, and binding credential). */
 export interface ProviderResolver {
@@ -64,6 +65,8 @@ export interface RuntimeDeps {
   cluster?: { report(): ClusterReport };
   /** On a cluster node: event streams of sessions hosted elsewhere, tailed from the shared ledger. */
   ledgerTails?: LedgerTails;
+  /** On a cluster node: calls run on the node serving a session (comms deliveries, MCP session tools). */
+  ownerCalls?: OwnerCalls;
   /** Observation hooks (metrics, traces, the viewer's inspector); absent when nothing observes. */
   observer?: RuntimeObserver;
 }
