@@ -3,7 +3,8 @@
 // the stream on a non-owner starts with session_loaded, carries every committed event of turns running on
 // the owner in seq order (run_started ... run_completed), a Last-Event-ID reconnect there during a turn
 // replays without gap or duplicate, heartbeats flow, an archive ends it, and the node's shutdown sends
-// `done`. Real processes: the node hosting the session is killed with SIGKILL, another node takes the
+// `done`; a stalled subscriber there gets stream_truncated (stream_lagged) with the exact count it missed
+// and keeps the last 256 entries, while a reading one gets every event. Real processes: the node hosting the session is killed with SIGKILL, another node takes the
 // session over, and a subscriber on a third node keeps receiving the new owner's events on the same
 // connection. Skips, saying why, where PostgreSQL cannot start.
 import { describe, it } from 'node:test';
@@ -13,10 +14,10 @@ import { call, createSession, startApp, type TestApp } from '../helpers/app.ts';
 import { deferred } from '../helpers/gates.ts';
 import { request } from '../helpers/durability-tools.ts';
 import { startServerProcess, writeRealmConfig, type ServerProcess } from '../helpers/server-process.ts';
-import { openEvents, kindsOf, seqsOf, type SseClient } from '../helpers/sse-client.ts';
+import { openEvents, kindsOf, seqsOf, type Envelope, type SseClient } from '../helpers/sse-client.ts';
 import { testPostgres } from '../helpers/postgres.ts';
 import { tmpDir } from '../helpers/tmp-dir.ts';
-import { sseDefaults } from '../../http/sse.ts';
+import { SUBSCRIBER_BUFFER, sseDefaults } from '../../http/sse.ts';
 import type { ProviderRequest } from '../../providers/provider.ts';
 import type { Script, ScriptedReply } from '../../providers/scripted.ts';
 
@@ -33,6 +34,30 @@ async function node(t: TestContext, url: string, script: Script = []): Promise<T
 /** Strictly increasing, hence no duplicate. */
 function increasing(seqs: number[]): boolean {
   return seqs.every((s, i) => i === 0 || s > seqs[i - 1]);
+}
+
+/** Walks a stream's events after session_loaded: consecutive seqs, each stream_lagged marker skipping exactly `dropped`. */
+function walk(c: SseClient, firstSeq: number): { received: number; dropped: number; markers: number; tail: number } {
+  let expected = firstSeq;
+  const w = { received: 0, dropped: 0, markers: 0, tail: 0 };
+  for (const f of c.frames.slice(1)) {
+    if (f.id === undefined) {
+      assert.equal(f.event, 'stream_truncated', `unexpected control frame ${f.event}`);
+      const data = JSON.parse(f.data);
+      assert.equal(data.reason.kind, 'stream_lagged');
+      assert.ok(Number.isInteger(data.reason.dropped) && data.reason.dropped > 0);
+      expected += data.reason.dropped;
+      w.dropped += data.reason.dropped;
+      w.markers++;
+      w.tail = 0;
+      continue;
+    }
+    assert.equal((JSON.parse(f.data) as Envelope).seq, expected, 'seq continuity (a marker accounts for every gap)');
+    expected++;
+    w.received++;
+    w.tail++;
+  }
+  return w;
 }
 
 const completions = (c: SseClient): number => kindsOf(c.envelopes()).filter((k) => k === 'run_completed').length;
@@ -131,6 +156,45 @@ if (!pgServer.ok) {
       await b.close();
       await last.until((c) => c.ended, 'the stream to end at shutdown');
       assert.equal(last.frames.at(-1)!.event, 'done');
+    });
+  });
+
+  describe('a stalled subscriber of a session hosted by another node', () => {
+    it('gets stream_truncated with the exact count it missed and the last 256 entries; a reading one gets everything', async (t) => {
+      const url = await server.createDatabase();
+      // ~4 KB per event, ~12 MB per turn: far more than the loopback buffers of a reader that stopped.
+      // The deltas stay in the ledger (keep_text_deltas), so the tail reads every one of them.
+      const chunks = Array.from({ length: 3000 }, (_, i) => `${i}:${'x'.repeat(4096)}`);
+      const env = { ...process.env, WARREN_DATABASE_URL: url };
+      const config = { cluster: { lease_ms: LEASE_MS, tail_poll_ms: 50 }, ledger: { keep_text_deltas: true } };
+      const a = await startApp(t, [{ text: 'ready' }, { chunks }], { realmBackend: 'postgres', env, config });
+      const b = await startApp(t, [], { realmBackend: 'postgres', env, config });
+      const id = await createSession(a.url, { prompt: 'hi' });
+      const reader = await openEvents(b.url, id);
+      const stalled = await openEvents(b.url, id);
+      t.after(() => {
+        reader.close();
+        stalled.close();
+      });
+      stalled.pause();
+      await reader.until((c) => c.frames.length >= 1, 'session_loaded');
+      const first = JSON.parse(reader.frames[0].data).last_seq + 1;
+      assert.equal((await call(a.url, 'POST', `/sessions/${id}/messages`, { session_id: id, prompt: 'flood' })).status, 200);
+      await reader.untilEvent('run_completed', 120_000);
+      const total = chunks.length + 5;
+      const rw = walk(reader, first);
+      assert.equal(rw.dropped, 0, `the reading subscriber lagged: ${rw.markers} marker(s), ${rw.dropped} dropped`);
+      assert.equal(rw.received, total, 'the reading subscriber got every event in order');
+
+      const before = stalled.frames.length;
+      stalled.resume();
+      await stalled.untilEvent('run_completed', 120_000);
+      const w = walk(stalled, first);
+      assert.ok(before < total, 'the stalled reader had not seen the turn before it resumed');
+      assert.ok(w.markers >= 1, 'the stalled subscriber lagged');
+      assert.equal(w.received + w.dropped, total, 'dropped + received == committed');
+      assert.equal(w.tail, SUBSCRIBER_BUFFER);
+      t.diagnostic(`stalled got ${w.received}, dropped ${w.dropped} in ${w.markers} marker(s)`);
     });
   });
 
