@@ -12,8 +12,10 @@
 // while their turn runs and are dropped by its commit (unless `[ledger] keep_text_deltas`), so a remote
 // subscriber gets those the tail read before the commit; text_complete always carries the whole text.
 //
-// DB load: per tailed session, one indexed ledger read per poll (more only while a backlog is paged in)
-// and one session read every ARCHIVE_CHECK_MS (an archived or deleted session ends its streams).
+// DB load: with `heads` (postgres: PostgresCluster.ledgerHeads) a node makes ONE query per poll period for
+// all the sessions it tails (each one's newest seq and archived flag), and reads a session's ledger only
+// when its head moved; an archived or deleted session ends its streams. Without it (other stores) each
+// tail polls its own ledger and checks its session every ARCHIVE_CHECK_MS.
 import type { Logger } from 'pino';
 import { ServiceError } from '../../contracts/errors.ts';
 import type { Store } from '../../storage/store.ts';
@@ -36,6 +38,8 @@ export interface LedgerTailsOptions {
   /** True when this node hosts the session itself (its local hub is the stream source). */
   hostsHere(sessionId: string): boolean;
   now(): number;
+  /** Newest seq and archived flag (null: no such session) of many sessions in one read; see the header. */
+  heads?(sessionIds: readonly string[]): Promise<Map<string, { head: number; archived: boolean | null }>>;
 }
 
 /** One session's tail: its hub (the subscribers' source) and the poll loop feeding it. */
@@ -59,12 +63,23 @@ export class LedgerTail {
     this.#cursor = lastSeq;
     // A persistent hub (a no-op persist): entries reach it durable, there is no replay ring.
     this.hub = new EventHub(sessionId, lastSeq, () => undefined, o.now);
-    this.#arm();
+    // With shared heads, LedgerTails decides when this tail reads (catchUp).
+    if (!o.heads) this.#arm();
     this.#armIdle();
   }
 
   get stopped(): boolean {
     return this.#stopped;
+  }
+
+  /** Highest seq read from the ledger. */
+  get cursor(): number {
+    return this.#cursor;
+  }
+
+  /** Reads what the ledger holds after the cursor (the shared poller saw the head move). */
+  catchUp(): Promise<void> {
+    return this.#poll(false);
   }
 
   /** Adds a subscriber; the returned function removes it (idempotent). No await in between: see events.ts. */
@@ -85,7 +100,7 @@ export class LedgerTail {
   async settle(minSeq: number): Promise<void> {
     if (this.#cursor < minSeq) {
       await this.#polling;
-      await this.#poll();
+      await this.#poll(false);
     }
     for (let i = 0; i < 1000 && this.hub.pacing; i++) await new Promise((resolve) => setImmediate(resolve));
   }
@@ -115,16 +130,16 @@ export class LedgerTail {
     if (this.#stopped) return;
     this.#timer = setTimeout(() => {
       this.#timer = null;
-      void this.#poll().finally(() => this.#arm(this.#failing ? Math.min(2_000, this.o.pollMs() * 4) : undefined));
+      void this.#poll(true).finally(() => this.#arm(this.#failing ? Math.min(2_000, this.o.pollMs() * 4) : undefined));
     }, delayMs);
     this.#timer.unref();
   }
 
   /** One poll: pages in every entry after the cursor (waiting for the hub to pace each page out). */
-  #poll(): Promise<void> {
+  #poll(checkArchive: boolean): Promise<void> {
     this.#polling ??= (async () => {
       try {
-        if (Date.now() - this.#lastArchiveCheck >= ARCHIVE_CHECK_MS) {
+        if (checkArchive && Date.now() - this.#lastArchiveCheck >= ARCHIVE_CHECK_MS) {
           this.#lastArchiveCheck = Date.now();
           const record = await this.o.store.getSession(this.sessionId);
           if (!record || record.archived) {
@@ -160,8 +175,42 @@ export class LedgerTails {
   readonly #tails = new Map<string, LedgerTail>();
   readonly #opening = new Map<string, Promise<LedgerTail>>();
   #closed = false;
+  #timer: NodeJS.Timeout | null = null;
+  #failing = false;
 
   constructor(private readonly o: LedgerTailsOptions) {}
+
+  /** The shared poller (with `heads`): runs while any tail does. */
+  #arm(delayMs = this.o.pollMs()): void {
+    if (this.#timer || this.#closed || !this.o.heads || this.#tails.size === 0) return;
+    this.#timer = setTimeout(() => {
+      void this.#pollHeads().finally(() => {
+        this.#timer = null;
+        this.#arm(this.#failing ? Math.min(2_000, this.o.pollMs() * 4) : undefined);
+      });
+    }, delayMs);
+    this.#timer.unref();
+  }
+
+  async #pollHeads(): Promise<void> {
+    const tails = [...this.#tails.values()];
+    if (tails.length === 0 || !this.o.heads) return;
+    try {
+      const heads = await this.o.heads(tails.map((t) => t.sessionId));
+      const reads: Array<Promise<void>> = [];
+      for (const tail of tails) {
+        const h = heads.get(tail.sessionId);
+        if (!h || h.archived !== false) tail.stop('archived');
+        else if (h.head > tail.cursor) reads.push(tail.catchUp());
+      }
+      await Promise.all(reads);
+      if (this.#failing) this.o.log.info({ tails: tails.length }, 'ledger heads read again');
+      this.#failing = false;
+    } catch (err) {
+      if (!this.#failing) this.o.log.warn({ err: (err as Error).message, tails: tails.length }, 'ledger heads read failed; retrying');
+      this.#failing = true;
+    }
+  }
 
   /** True when this node hosts the session (its events stream from the local actor, not a tail). */
   hostsHere(sessionId: string): boolean {
@@ -196,7 +245,10 @@ export class LedgerTails {
             if (this.#tails.get(sessionId) === gone) this.#tails.delete(sessionId);
           });
           if (this.#closed) t.stop('shutdown');
-          else this.#tails.set(sessionId, t);
+          else {
+            this.#tails.set(sessionId, t);
+            this.#arm();
+          }
           return t;
         })().finally(() => this.#opening.delete(sessionId));
         this.#opening.set(sessionId, opening);
@@ -209,6 +261,8 @@ export class LedgerTails {
   /** Ends every tailed stream with `done` (server shutdown). */
   close(): void {
     this.#closed = true;
+    if (this.#timer) clearTimeout(this.#timer);
+    this.#timer = null;
     for (const tail of [...this.#tails.values()]) tail.stop('shutdown');
   }
 }

@@ -3,7 +3,9 @@
 // subscribers; entries committed after it started reach every subscriber once, in seq order, also when a
 // backlog larger than a page arrives at once; a reconnect newer than what the tail read makes it read at
 // once; a tail without subscribers stops after its idle time; an archived session ends its streams
-// ('archived'), close() ends them all ('shutdown') and refuses new ones.
+// ('archived'), close() ends them all ('shutdown') and refuses new ones. With shared heads (the postgres
+// path) one heads read per period covers every tailed session, and only a session whose head moved has
+// its ledger read.
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import pino from 'pino';
@@ -101,5 +103,55 @@ describe('ledger tails', () => {
     tails.close();
     assert.equal(live.closed, 'shutdown');
     await assert.rejects(tails.open(other), (err) => isServiceError(err) && err.code === 'SERVICE_UNAVAILABLE');
+  });
+
+  it('with shared heads: one read per period for every tailed session, ledger reads only where the head moved', async (t) => {
+    const base = createMemoryStore();
+    let ledgerReads = 0;
+    // The real store, counting ledger reads.
+    const store: Store = new Proxy(base, {
+      get(target, prop) {
+        if (prop === 'readLedger') {
+          return (...args: Parameters<Store['readLedger']>) => {
+            ledgerReads++;
+            return target.readLedger(...args);
+          };
+        }
+        const value = Reflect.get(target, prop, target) as unknown;
+        return typeof value === 'function' ? value.bind(target) : value;
+      },
+    });
+    const other = '22222222-2222-4222-8222-222222222222';
+    await base.commit([{ op: 'putSession', session: sessionRecord(ID, 1000) }, { op: 'putSession', session: sessionRecord(other, 1000) }]);
+    const headCalls: string[][] = [];
+    const tails = new LedgerTails({
+      store, log: pino({ level: 'silent' }), pollMs: () => 10, idleMs: 60_000, hostsHere: () => false, now: Date.now,
+      async heads(ids) {
+        headCalls.push([...ids]);
+        const out = new Map<string, { head: number; archived: boolean | null }>();
+        for (const id of ids) {
+          const rec = await base.getSession(id);
+          out.set(id, { head: await base.lastLedgerSeq(id), archived: rec ? rec.archived : null });
+        }
+        return out;
+      },
+    });
+    t.after(() => tails.close());
+    const busy = new Collector();
+    const quiet = new Collector();
+    (await tails.open(ID)).subscribe(busy);
+    (await tails.open(other)).subscribe(quiet);
+    await until(() => headCalls.filter((ids) => ids.length === 2).length >= 3, 'three heads reads of both sessions');
+    assert.equal(ledgerReads, 0, 'nothing moved: no ledger read');
+    await base.commit([{ op: 'appendLedger', sessionId: ID, entries: entries(1, 2, 3) }]);
+    await until(() => busy.seqs.length === 3, 'the busy session\'s entries');
+    assert.deepEqual(busy.seqs, [1, 2, 3]);
+    assert.deepEqual(quiet.seqs, []);
+    assert.equal(ledgerReads, 1, 'one ledger read, for the session whose head moved');
+    await base.commit([{ op: 'putSession', session: sessionRecord(other, 1000, { archived: true }) }]);
+    await until(() => quiet.closed !== undefined, 'the archived session\'s stream to end');
+    assert.equal(quiet.closed, 'archived');
+    assert.equal(busy.closed, undefined);
+    assert.ok(headCalls.every((ids) => ids.length <= 2));
   });
 });
