@@ -4,9 +4,9 @@
 // the owner in seq order (run_started ... run_completed), a Last-Event-ID reconnect there during a turn
 // replays without gap or duplicate, heartbeats flow, an archive ends it, and the node's shutdown sends
 // `done`; a stalled subscriber there gets stream_truncated (stream_lagged) with the exact count it missed
-// and keeps the last 256 entries, while a reading one gets every event. Real processes: the node hosting the session is killed with SIGKILL, another node takes the
-// session over, and a subscriber on a third node keeps receiving the new owner's events on the same
-// connection. Skips, saying why, where PostgreSQL cannot start.
+// and keeps the last 256 entries, while a reading one gets every event. Real processes: the node hosting
+// the session is killed with SIGKILL mid-turn, another node takes the session over, and a subscriber on a
+// third node keeps receiving the new owner's events on the same connection. Skips, saying why, where PostgreSQL cannot start.
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import type { TestContext } from 'node:test';
@@ -204,7 +204,9 @@ if (!pgServer.ok) {
       const dir = await tmpDir('warren-cluster-events-');
       t.after(() => dir.cleanup());
       const realm = 'cluster';
-      const replies = Array.from({ length: 50 }, (_, i) => ({ chunks: [`r${i} `, 'done'] }));
+      // Each process answers from the same list: the owner's third model call (the turn in flight when it
+      // is killed) never answers; every other reply is immediate.
+      const replies = Array.from({ length: 50 }, (_, i) => (i === 2 ? { chunks: ['never ', 'sent'], delay_ms: 600_000 } : { chunks: [`r${i} `, 'done'] }));
       await writeRealmConfig(dir.path, realm, { cluster: { lease_ms: LEASE_MS, tail_poll_ms: 50 }, providers: { scripted: { replies } } });
       const env = { ...process.env, WARREN_DATABASE_URL: url };
       const start = (): Promise<ServerProcess> => startServerProcess({ stateRoot: dir.path, realm, backend: 'postgres', env, t });
@@ -220,7 +222,11 @@ if (!pgServer.ok) {
       assert.equal(before.status, 200, JSON.stringify(before.body));
       await sse.until((c) => completions(c) === 1, 'the owner\'s run_completed on the watcher', 30_000);
 
+      // A turn in flight on the owner (the watcher has its run_started), then the owner is killed.
+      const inflight = request(owner.url, 'POST', `/sessions/${id}/messages`, { session_id: id, prompt: 'p-lost' }).catch(() => 'down' as const);
+      await sse.until((c) => kindsOf(c.envelopes()).filter((k) => k === 'run_started').length === 2, 'the in-flight turn\'s run_started', 30_000);
       await owner.kill('SIGKILL');
+      assert.equal(await inflight, 'down');
       // The survivor reached first takes the session over once the dead owner's lease expired.
       const after = await request(taker.url, 'POST', `/sessions/${id}/messages`, { session_id: id, prompt: 'p2' });
       assert.equal(after.status, 200, JSON.stringify(after.body));
@@ -232,10 +238,12 @@ if (!pgServer.ok) {
       const seqs = seqsOf(sse.envelopes());
       assert.ok(increasing(seqs), `seqs ${seqs}`);
       const kinds = kindsOf(sse.envelopes());
-      assert.equal(kinds.filter((k) => k === 'run_started').length, 2, `kinds ${kinds}`);
+      assert.equal(kinds.filter((k) => k === 'run_started').length, 3, `kinds ${kinds}`);
+      // The lost turn never committed: the history holds p0, p1 and p2 only.
       const history = await request(watcher.url, 'GET', `/sessions/${id}/history`);
       assert.equal(history.status, 200);
-      assert.equal(history.body.messages.length, 6);
+      const users = (history.body.messages as Array<{ role: string; content: unknown }>).filter((m) => m.role === 'user').map((m) => m.content);
+      assert.deepEqual(users, ['p0', 'p1', 'p2']);
     });
   });
 }
