@@ -257,7 +257,8 @@ export class CommsHost implements SessionExtension {
       return { ok: true, agents };
     }
     try {
-      const r = await this.accept(`${frame.envelope.from_session}@${frame.from_address}`, frame.envelope);
+      // On a cluster node the recipient may be hosted by another node: admitted there.
+      const r = await this.acceptInRealm(`${frame.envelope.from_session}@${frame.from_address}`, frame.envelope);
       return { ok: true, outcome: r.outcome, durable: r.durable };
     } catch (err) {
       if (err instanceof CommsSendError) return { ok: false, code: err.code, message: err.message };
