@@ -40,6 +40,9 @@ import { openStore } from './storage/open-store.ts';
 import { clusterForwarding } from './http/cluster-forward.ts';
 import { clusterForwardOptions } from './http/modules/cluster-setup.ts';
 import { startCluster } from './actors/cluster/cluster-node.ts';
+import { LedgerTails } from './actors/cluster/ledger-tail.ts';
+import { OwnerCalls } from './actors/cluster/owner-calls.ts';
+import { PostgresCluster } from './storage/postgres-nodes.ts';
 
 /**
  * Every subsystem, one line each, in route catalog order (see docs/runtime.md "How to add a subsystem").
@@ -119,6 +122,7 @@ export async function createApp(opts: AppOptions = {}): Promise<App> {
     providers = makeProviders(cfg);
   });
 
+  const headsSql = cluster ? PostgresCluster.of(rawStore) : undefined;
   const supervisor = new Supervisor({
     store,
     log: log.child({ component: 'sessions' }),
@@ -129,10 +133,24 @@ export async function createApp(opts: AppOptions = {}): Promise<App> {
     now: Date.now,
     observer: observe.runtimeObserver(),
     cluster,
+    // Event streams of sessions hosted by another node (or by none) follow the shared ledger.
+    ledgerTails: cluster ? new LedgerTails({
+      store,
+      log: log.child({ component: 'ledger-tail' }),
+      pollMs: () => realmConfig.current().cluster?.tail_poll_ms ?? 200,
+      hostsHere: (id) => cluster.leases.holds('session', id),
+      now: Date.now,
+      // One query per poll period for every session this node tails.
+      heads: headsSql ? (ids) => headsSql.ledgerHeads(ids) : undefined,
+    }) : undefined,
+    // Comms deliveries and MCP tool calls reach the node serving their session through it.
+    ownerCalls: cluster ? new OwnerCalls() : undefined,
   });
   if (cluster) {
     supervisor.registry.ownership = cluster;
     cluster.onLost((kind, id) => supervisor.registry.drop(kind, id));
+    const tails = supervisor.deps.ledgerTails;
+    supervisor.onClose(async () => tails?.close());
   }
   let baseUrl = '';
   const schedules = schedulesModule({ clock: opts.clock, turnLeaseMs: opts.scheduleTurnLeaseMs });

@@ -65,6 +65,11 @@ export class EventHub {
     return this.delivered;
   }
 
+  /** True while a large batch is still being handed out slice by slice. */
+  get pacing(): boolean {
+    return this.pumping;
+  }
+
   get subscriberCount(): number {
     return this.subscribers.size;
   }

@@ -6,6 +6,7 @@ import {
   WarrenSessionContinueArgs, WarrenSessionCreateArgs, WarrenSessionsListArgs,
 } from '../contracts/mcp-endpoint.ts';
 import type { CreateSessionRequest } from '../contracts/session.ts';
+import { errorOfReply, type OwnerCalls } from './cluster/owner-calls.ts';
 import type { ExposedResult, ExposedTool } from './mcp-exposed.ts';
 import { continueSession, createSession, CreatedWithTurnFailure, type TurnReply } from './session-commands.ts';
 import type { SessionHost } from './session-host.ts';
@@ -30,6 +31,29 @@ async function withRequest(sup: SessionHost, signal: AbortSignal, run: (rid: str
 
 function turnResult(realmId: string, r: TurnReply): ExposedResult {
   return structured({ session_id: r.sessionId, session_ref: `${realmId}:${r.sessionId}`, text: r.text, turns: r.turns, tool_calls: r.toolCalls, usage: r.usage });
+}
+
+/**
+ * A cluster node runs the turn where the session is served (its owner, or here when nobody holds it)
+ * through the REST route, under a request id a cancel of the MCP call reaches on any node.
+ */
+async function continueOnOwner(calls: OwnerCalls, realmId: string, id: string, prompt: string, signal: AbortSignal): Promise<ExposedResult> {
+  const rid = `mcp-${randomUUID()}`;
+  const onAbort = (): void => {
+    void calls.request({ method: 'POST', path: `/requests/${encodeURIComponent(rid)}/cancel` }).catch(() => undefined);
+  };
+  signal.addEventListener('abort', onAbort, { once: true });
+  try {
+    const reply = await calls.request({
+      sessionId: id, method: 'POST', path: `/sessions/${encodeURIComponent(id)}/messages`,
+      body: { session_id: id, prompt }, headers: { 'x-warren-request-id': rid },
+    });
+    if (reply.status !== 200) throw errorOfReply(reply);
+    const b = reply.body as { session_id: string; text: string; turns: number; tool_calls: number; usage: unknown };
+    return structured({ session_id: b.session_id, session_ref: `${realmId}:${b.session_id}`, text: b.text, turns: b.turns, tool_calls: b.tool_calls, usage: b.usage });
+  } finally {
+    signal.removeEventListener('abort', onAbort);
+  }
 }
 
 /** warren_sessions_list, warren_session_create, warren_session_continue. */
@@ -74,6 +98,8 @@ export function sessionExposedTools(sup: SessionHost, realmId: string): ExposedT
         const a = args as WarrenSessionContinueArgs;
         // `<realm>:<uuid>` locators of this realm are accepted too.
         const id = (a.session_id.startsWith(`${realmId}:`) ? a.session_id.slice(realmId.length + 1) : a.session_id).toLowerCase();
+        const calls = sup.deps.ownerCalls;
+        if (calls) return continueOnOwner(calls, realmId, id, a.prompt, ctx.signal);
         const reply = await withRequest(sup, ctx.signal, (rid, signal, onCommitting) => continueSession(sup, id, { session_id: id, prompt: a.prompt }, rid, signal, onCommitting));
         return turnResult(realmId, reply);
       },

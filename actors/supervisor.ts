@@ -20,6 +20,8 @@ import type { MobTargetPort } from '../contracts/schedule.ts';
 import type { FlowRunPort } from '../contracts/mob.ts';
 import type { Compactor } from './compaction.ts';
 import type { FollowUpPort } from './busy/busy-port.ts';
+import type { LedgerTails } from './cluster/ledger-tail.ts';
+import type { OwnerCalls } from './cluster/owner-calls.ts';
 
 /** Picks the provider adapter for a model (and optional provider name, and binding credential). */
 export interface ProviderResolver {
@@ -61,6 +63,10 @@ export interface RuntimeDeps {
   now(): number;
   /** On a cluster node (postgres realm): node, peers and database state for host_info and health. */
   cluster?: { report(): ClusterReport };
+  /** On a cluster node: event streams of sessions hosted elsewhere, tailed from the shared ledger. */
+  ledgerTails?: LedgerTails;
+  /** On a cluster node: calls run on the node serving a session (comms deliveries, MCP session tools). */
+  ownerCalls?: OwnerCalls;
   /** Observation hooks (metrics, traces, the viewer's inspector); absent when nothing observes. */
   observer?: RuntimeObserver;
 }

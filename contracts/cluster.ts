@@ -20,6 +20,8 @@ export const ClusterSection = Type.Object(
   {
     /** How long a node's ownership of a session lasts without renewal (ms); renewed every third of it. */
     lease_ms: Type.Integer({ minimum: 200, maximum: 600_000, default: 5000 }),
+    /** How often a node reads the ledger of a session hosted elsewhere that it streams events of (ms). */
+    tail_poll_ms: Type.Integer({ minimum: 10, maximum: 10_000, default: 200 }),
     /** URL peers forward requests to (default: the URL this node listens on). */
     advertise_url: Type.Optional(Type.String({ minLength: 1 })),
     /** This node's id (default: a random one per process start). */

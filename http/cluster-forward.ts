@@ -1,12 +1,19 @@
 // http/cluster-forward.ts: any node answers any route. Wraps the router of a cluster node: a request for a
-// session (`/sessions/{id}...`) whose lease another live node holds is proxied to that node (streams and SSE
+// session (`/sessions/{id}...`) whose lease another live node holds is proxied to that node (streams
 // included) and its answer relayed; a request cancel (`/requests/{id}/cancel`) this node does not know is
-// tried on the peers. A forwarded request carries FORWARDED_HEADER and is always served where it lands.
+// tried on the peers. A session's event stream is served here from the shared ledger instead
+// (http/handlers/events.ts, actors/cluster/ledger-tail.ts), so it outlives the node hosting the session.
+// A forwarded request carries FORWARDED_HEADER and is always served where it lands. A request that lost a
+// lease race (two nodes claiming a free session at once) is routed again, to the winner. `POST /comms/send`
+// and `GET /comms/peers` are routed by their sending session, and actors' OwnerCalls (comms admissions,
+// MCP session tools) go through the same routing; their internal calls (INTERNAL_CALL_PREFIX) are served
+// here, never by the router.
 // When the owner cannot be reached, the request waits (at most one lease term) for its lease to expire and
 // is served here, where hydration takes the lease over. app.ts installs it on postgres realms.
 import type { Logger } from 'pino';
 import { Agent, request } from 'undici';
 import type { ClusterNode } from '../actors/cluster/cluster-node.ts';
+import { INTERNAL_CALL_PREFIX, type OwnerCall, type OwnerCalls } from '../actors/cluster/owner-calls.ts';
 import { ServiceError } from '../contracts/errors.ts';
 import { errorResponse } from './errors.ts';
 import type { HttpRequest, HttpResponder, RequestHandler } from './transport.ts';
@@ -14,6 +21,7 @@ import type { HttpRequest, HttpResponder, RequestHandler } from './transport.ts'
 export const FORWARDED_HEADER = 'x-warren-forwarded-by';
 
 const SESSION_PATH = /^\/sessions\/([^/]+)(?:\/|$)/;
+const EVENTS_PATH = /^\/sessions\/[^/]+\/events$/;
 const CANCEL_PATH = /^\/requests\/([^/]+)\/cancel$/;
 const HOP_BY_HOP = new Set(['host', 'connection', 'content-length', 'transfer-encoding', 'keep-alive', 'upgrade', 'proxy-connection', 'te', 'trailer']);
 
@@ -24,9 +32,12 @@ export interface ForwardOptions {
   knowsRequest(requestId: string): boolean;
   /** Counts each request proxied to a peer (the /metrics counter). */
   onForward?(): void;
+  /** Calls actors make on the node serving a session (bound here) and the internal calls served here. */
+  calls?: OwnerCalls;
 }
 
-type ProxyOutcome = 'done' | 'unreachable';
+/** 'moved': the node reached had lost the session's lease to another one before serving it (route again). */
+type ProxyOutcome = 'done' | 'unreachable' | 'moved';
 
 /** Errors that prove the request never reached the owner (nothing ran there): safe to serve it elsewhere. */
 const NOT_DELIVERED = new Set(['ECONNREFUSED', 'UND_ERR_CONNECT_TIMEOUT', 'ENOTFOUND', 'EHOSTUNREACH', 'ENETUNREACH', 'EAI_AGAIN']);
@@ -64,6 +75,15 @@ function sendError(res: HttpResponder, err: unknown, log: Logger): void {
   if (!res.aborted) res.send(status, { 'content-type': 'application/json' }, JSON.stringify(body));
 }
 
+/**
+ * An event stream served on this node whoever hosts the session: it tails the shared ledger
+ * (actors/cluster/ledger-tail.ts), so it outlives the hosting node. A detached turn's stream
+ * (`?request_id=`) is still proxied: where it starts is known on the node running that turn.
+ */
+function servedFromLedger(req: HttpRequest): boolean {
+  return req.method === 'GET' && EVENTS_PATH.test(req.path) && !new URLSearchParams(req.query).has('request_id');
+}
+
 export function clusterForwarding(inner: RequestHandler, opts: ForwardOptions): RequestHandler {
   const { node, log } = opts;
   // No timeouts on headers or body: a turn answers when it ends, an SSE stream lasts as long as the client.
@@ -99,6 +119,7 @@ export function clusterForwarding(inner: RequestHandler, opts: ForwardOptions): 
     try {
       if (!streaming) {
         const body = Buffer.from(await reply.body.arrayBuffer());
+        if (isLostClaim(reply.statusCode, body)) return 'moved';
         if (!res.aborted) res.send(reply.statusCode, out, body);
         return 'done';
       }
@@ -125,7 +146,9 @@ export function clusterForwarding(inner: RequestHandler, opts: ForwardOptions): 
       // The database unreachable: served here, where the store answers with its own coded error.
       const route = await node.route(sessionId).catch(() => ({ local: true as const }));
       if (route.local) return false;
-      if ((await proxy(route.url, req, res)) === 'done') return true;
+      const outcome = await proxy(route.url, req, res);
+      if (outcome === 'done') return true;
+      if (outcome === 'moved') continue;
       // Unreachable owner: its lease runs out within one term unless it comes back and renews.
       await new Promise((resolve) => setTimeout(resolve, node.remainingMs(route.lease) + 25));
     }
@@ -153,23 +176,205 @@ export function clusterForwarding(inner: RequestHandler, opts: ForwardOptions): 
     return false;
   }
 
-  return async function forward(req: HttpRequest, res: HttpResponder): Promise<void> {
-    if (req.headers[FORWARDED_HEADER] === undefined) {
+  /**
+   * Serves a session request here (route() found no live owner) and, when this node lost the race for the
+   * lease to another node claiming it at the same instant, routes it again: it goes to the winner.
+   */
+  async function serveSession(sessionId: string, req: HttpRequest, res: HttpResponder): Promise<void> {
+    let lost: LostClaim | undefined;
+    for (let attempt = 0; attempt < CLAIM_RETRIES; attempt++) {
       try {
-        const session = SESSION_PATH.exec(req.path);
-        const sessionId = session ? segment(session[1]) : undefined;
-        if (sessionId !== undefined) {
-          if (await forwardSession(sessionId, req, res)) return;
-        } else {
-          const cancel = req.method === 'POST' ? CANCEL_PATH.exec(req.path) : null;
-          const requestId = cancel ? segment(cancel[1]) : undefined;
-          if (requestId !== undefined && !opts.knowsRequest(requestId) && (await forwardCancel(req, res))) return;
-        }
+        if (await forwardSession(sessionId, req, res)) return;
+      } catch (err) {
+        sendError(res, err, log);
+        return;
+      }
+      const guarded = catchLostClaim(res);
+      await serveHere(req, guarded.res);
+      lost = guarded.lost();
+      if (!lost) return;
+      log.info({ sessionId, attempt }, 'lost a lease race; routing the request to the winner');
+    }
+    if (lost && !res.aborted) res.send(lost.status, lost.headers, lost.body);
+  }
+
+  /** A request served on this node: an internal call (OwnerCalls) or a route of the router. */
+  async function serveHere(req: HttpRequest, res: HttpResponder): Promise<void> {
+    if (!req.path.startsWith(INTERNAL_CALL_PREFIX)) return inner(req, res);
+    try {
+      const name = segment(req.path.slice(INTERNAL_CALL_PREFIX.length));
+      const handler = name === undefined ? undefined : opts.calls?.handler(name);
+      if (!handler) throw new ServiceError('NOT_FOUND', `no internal call ${req.path}`);
+      let body: unknown;
+      try {
+        body = req.body.length ? JSON.parse(req.body.toString('utf8')) : null;
+      } catch {
+        throw new ServiceError('BAD_REQUEST', 'internal call body is not JSON');
+      }
+      const result = await handler(body);
+      if (!res.aborted) res.send(200, { 'content-type': 'application/json' }, JSON.stringify(result ?? null));
+    } catch (err) {
+      sendError(res, err, log);
+    }
+  }
+
+  async function forward(req: HttpRequest, res: HttpResponder): Promise<void> {
+    // Internal calls come from peers only (a peer's OwnerCalls proxied through this layer).
+    if (req.path.startsWith(INTERNAL_CALL_PREFIX) && req.headers[FORWARDED_HEADER] === undefined) {
+      sendError(res, new ServiceError('NOT_FOUND', `no route for ${req.method} ${req.path}`), log);
+      return;
+    }
+    // A forwarded request is served where it lands (a lost lease race answers 503 to the forwarding node,
+    // which routes it again).
+    if (req.headers[FORWARDED_HEADER] === undefined) {
+      const sessionId = sessionOf(req);
+      if (sessionId !== undefined) {
+        await serveSession(sessionId, req, res);
+        return;
+      }
+      try {
+        const cancel = req.method === 'POST' ? CANCEL_PATH.exec(req.path) : null;
+        const requestId = cancel ? segment(cancel[1]) : undefined;
+        if (requestId !== undefined && !opts.knowsRequest(requestId) && (await forwardCancel(req, res))) return;
       } catch (err) {
         sendError(res, err, log);
         return;
       }
     }
-    await inner(req, res);
+    await serveHere(req, res);
+  }
+
+  // Actors' calls to the node serving a session go through the same routing as client requests.
+  opts.calls?.bind(async (call) => {
+    const captured = capture(call.signal);
+    const req = ownerRequest(call);
+    if (call.sessionId !== undefined) await serveSession(call.sessionId.toLowerCase(), req, captured.res);
+    else await forward(req, captured.res);
+    return captured.result();
+  });
+
+  return forward;
+}
+
+/** The session a client request is about, when it is routed by session: its path, or the sender of a comms send. */
+function sessionOf(req: HttpRequest): string | undefined {
+  const session = SESSION_PATH.exec(req.path);
+  if (session) return servedFromLedger(req) ? undefined : segment(session[1]);
+  // Comms run on the node hosting the sending session (its comms settings, its inbound requests).
+  if (req.method === 'POST' && req.path === '/comms/send') {
+    try {
+      const body = JSON.parse(req.body.toString('utf8')) as { session_id?: unknown };
+      return typeof body.session_id === 'string' ? bareSessionId(body.session_id) : undefined;
+    } catch {
+      return undefined;
+    }
+  }
+  if (req.method === 'GET' && req.path === '/comms/peers') {
+    const id = new URLSearchParams(req.query).get('session_id');
+    return id ? bareSessionId(id) : undefined;
+  }
+  return undefined;
+}
+
+/** A session id from an id or a `<realm>:<id>` locator, lower-cased (leases are keyed by the bare id). */
+function bareSessionId(raw: string): string {
+  return raw.slice(raw.lastIndexOf(':') + 1).toLowerCase();
+}
+
+/** The HttpRequest of an actor's call. */
+function ownerRequest(call: OwnerCall): HttpRequest {
+  const q = call.path.indexOf('?');
+  const body = call.body === undefined ? Buffer.alloc(0) : Buffer.from(JSON.stringify(call.body));
+  return {
+    method: call.method.toUpperCase(),
+    path: q < 0 ? call.path : call.path.slice(0, q),
+    query: q < 0 ? '' : call.path.slice(q + 1),
+    headers: { ...(body.length ? { 'content-type': 'application/json' } : {}), ...call.headers },
+    body,
+    bodyTooLarge: false,
   };
+}
+
+/** A responder that keeps the answer of an actor's call (aborted when its signal is). */
+function capture(signal: AbortSignal | undefined): { res: HttpResponder; result(): { status: number; body: Buffer } } {
+  let status = 0;
+  const chunks: Buffer[] = [];
+  const aborts: Array<() => void> = [];
+  let aborted = signal?.aborted ?? false;
+  signal?.addEventListener('abort', () => {
+    aborted = true;
+    for (const cb of aborts.splice(0)) cb();
+  }, { once: true });
+  const res: HttpResponder = {
+    get aborted() {
+      return aborted;
+    },
+    onAbort: (cb) => {
+      aborts.push(cb);
+    },
+    send(s, _headers, body) {
+      status = s;
+      chunks.push(Buffer.from(body));
+    },
+    startStream(s) {
+      status = s;
+    },
+    write(chunk) {
+      chunks.push(Buffer.from(chunk));
+      return true;
+    },
+    onDrain: () => undefined,
+    end: () => undefined,
+  };
+  return {
+    res,
+    result() {
+      if (status === 0) throw new ServiceError(aborted ? 'REQUEST_CANCELLED' : 'SERVICE_UNAVAILABLE', aborted ? 'request cancelled' : 'the node serving the session gave no answer');
+      return { status, body: Buffer.concat(chunks) };
+    },
+  };
+}
+
+/** Tries of a session request that keeps losing lease races (each loss means another node now holds it). */
+const CLAIM_RETRIES = 4;
+
+interface LostClaim {
+  status: number;
+  headers: Record<string, string>;
+  body: string | Buffer;
+}
+
+/**
+ * True for the answer of a claim this node lost (actors/cluster: the lease is held by another live node,
+ * or it stayed contended): nothing of the request ran, so it may be served by the lease holder.
+ */
+export function isLostClaim(status: number, body: string | Buffer): boolean {
+  if (status !== 503) return false;
+  try {
+    const parsed = JSON.parse(typeof body === 'string' ? body : body.toString('utf8')) as { code?: unknown; details?: Record<string, unknown> };
+    const d = parsed.details;
+    return parsed.code === 'SERVICE_UNAVAILABLE' && d !== undefined && (typeof d.owner_node === 'string' || typeof d.lease === 'string');
+  } catch {
+    return false;
+  }
+}
+
+/** A responder that holds back a lost-claim answer (see isLostClaim) instead of sending it. */
+function catchLostClaim(res: HttpResponder): { res: HttpResponder; lost(): LostClaim | undefined } {
+  let lost: LostClaim | undefined;
+  const guarded: HttpResponder = {
+    get aborted() {
+      return res.aborted;
+    },
+    onAbort: (cb) => res.onAbort(cb),
+    send(status, headers, body) {
+      if (isLostClaim(status, body)) lost = { status, headers, body };
+      else res.send(status, headers, body);
+    },
+    startStream: (status, headers) => res.startStream(status, headers),
+    write: (chunk) => res.write(chunk),
+    onDrain: (cb) => res.onDrain(cb),
+    end: () => res.end(),
+  };
+  return { res: guarded, lost: () => lost };
 }

@@ -83,6 +83,23 @@ export class PostgresCluster {
     return new Set(rows.map((r) => r.key));
   }
 
+  /**
+   * For each session: the newest ledger seq (0 when it has none) and whether it is archived (null when
+   * the session does not exist). One query for every session a node tails (actors/cluster/ledger-tail.ts).
+   */
+  async ledgerHeads(sessionIds: readonly string[]): Promise<Map<string, { head: number; archived: boolean | null }>> {
+    const out = new Map<string, { head: number; archived: boolean | null }>();
+    if (sessionIds.length === 0) return out;
+    const { rows } = await this.store.pool.query<{ id: string; head: string | null; archived: boolean | null }>(
+      `SELECT s.id,
+              (SELECT l.seq FROM warren_ledger l WHERE l.session_id = s.id ORDER BY l.seq DESC LIMIT 1) AS head,
+              (SELECT w.archived FROM warren_sessions w WHERE w.session_id = s.id) AS archived
+       FROM unnest($1::text[]) AS s(id)`,
+      [sessionIds]);
+    for (const r of rows) out.set(r.id, { head: r.head === null ? 0 : Number(r.head), archived: r.archived });
+    return out;
+  }
+
   /** Answers whether the database takes a trivial query (for /runtime/health). */
   async ping(): Promise<void> {
     await this.store.pool.query('SELECT 1');

@@ -5,18 +5,19 @@
 // (namespace `comms.agents`) and lists peers. Sending lives in comms-send.ts.
 import { randomUUID } from 'node:crypto';
 import type { Logger } from 'pino';
+import { Type } from 'typebox';
 import { Compile } from 'typebox/compile';
 import {
   CommsAgent as CommsAgentRecord, type ExternalEventEnvelope, type InboxEntry, type InboundRequest, type Peer,
-  type PeerEnvelope, type PeerResponseTerminal, type RemoteAgent, type TcpRequestFrame,
+  PeerEnvelope, type PeerResponseTerminal, type RemoteAgent, type TcpRequestFrame,
 } from '../../contracts/comms.ts';
 import type { Config } from '../../contracts/config.ts';
-import { ServiceError, sessionNotFound } from '../../contracts/errors.ts';
+import { isServiceError, ServiceError, sessionNotFound } from '../../contracts/errors.ts';
 import type { StoreOp } from '../../storage/store.ts';
 import type { KindTable } from '../actor-registry.ts';
 import type { SessionHost } from '../session-host.ts';
 import type { SessionExtension, SessionSettings, TurnInputClaim } from '../session-types.ts';
-import { checksumToken, CommsSendError } from './comms-errors.ts';
+import { checksumToken, CommsSendError, type CommsFailure } from './comms-errors.ts';
 import { AGENTS_NS, inboundNs, PEER_KINDS } from './comms-ids.ts';
 import { sendComms } from './comms-send.ts';
 import { Inboxes, InboxFullError } from './inbox.ts';
@@ -184,7 +185,7 @@ export class CommsHost implements SessionExtension {
    */
   async accept(from: string, env: PeerEnvelope): Promise<{ outcome: 'accepted'; durable: boolean }> {
     const sessionId = env.to_session.toLowerCase();
-    const actor = await this.sessions.getActive(sessionId).catch(() => undefined);
+    const actor = await this.sessions.getActive(sessionId).catch(unlessUnavailable);
     if (!actor?.settings.comms_name) throw new CommsSendError('peer_not_found_or_not_trusted', `no comms agent ${sessionId} here`);
     const mode = env.handling_mode ?? 'queue';
     const extraOps: StoreOp[] = [];
@@ -212,6 +213,30 @@ export class CommsHost implements SessionExtension {
     return { outcome: 'accepted', durable: this.durable };
   }
 
+  /**
+   * Admits a peer envelope addressed to a session of this realm on the node serving that session: here,
+   * or (cluster) the node holding its lease, through an internal call (ACCEPT_CALL, served by acceptCall).
+   */
+  async acceptInRealm(from: string, env: PeerEnvelope): Promise<{ outcome: 'accepted'; durable: boolean }> {
+    const calls = this.sessions.deps.ownerCalls;
+    if (!calls) return this.accept(from, env);
+    const reply = await calls.call<ReplyBody>(env.to_session.toLowerCase(), ACCEPT_CALL, { from, envelope: env });
+    if (!reply.ok) throw new CommsSendError(FAILURE_CODES.has(reply.code) ? (reply.code as CommsFailure) : 'peer_input_rejected', reply.message);
+    return { outcome: 'accepted', durable: reply.durable === true };
+  }
+
+  /** ACCEPT_CALL on the recipient's node: accept() with its failures as a reply body. */
+  async acceptCall(body: unknown): Promise<ReplyBody> {
+    if (!checkAcceptCall.Check(body)) throw new ServiceError('BAD_REQUEST', `${ACCEPT_CALL} wants {from, envelope}`);
+    try {
+      const r = await this.accept(body.from, body.envelope);
+      return { ok: true, outcome: r.outcome, durable: r.durable };
+    } catch (err) {
+      if (err instanceof CommsSendError) return { ok: false, code: err.code, message: err.message };
+      throw err;
+    }
+  }
+
   /** Sends the completed `checksum_token` response back to the requester (detached; failures are logged). */
   private answerChecksum(sessionId: string, requester: string, req: InboundRequest): void {
     const subject = String((req.params as { subject?: unknown }).subject ?? '');
@@ -232,7 +257,8 @@ export class CommsHost implements SessionExtension {
       return { ok: true, agents };
     }
     try {
-      const r = await this.accept(`${frame.envelope.from_session}@${frame.from_address}`, frame.envelope);
+      // On a cluster node the recipient may be hosted by another node: admitted there.
+      const r = await this.acceptInRealm(`${frame.envelope.from_session}@${frame.from_address}`, frame.envelope);
       return { ok: true, outcome: r.outcome, durable: r.durable };
     } catch (err) {
       if (err instanceof CommsSendError) return { ok: false, code: err.code, message: err.message };
@@ -289,12 +315,24 @@ export class CommsHost implements SessionExtension {
 
   /** The session, which must exist and have comms enabled (a comms name); else 404. */
   async requireCommsSession(sessionId: string): Promise<{ name: string }> {
-    const actor = await this.sessions.getActive(sessionId).catch(() => undefined);
+    const actor = await this.sessions.getActive(sessionId).catch(unlessUnavailable);
     const name = actor?.settings.comms_name;
     if (!name) throw new ServiceError('SESSION_NOT_FOUND', `Session not found or comms not enabled: ${sessionId}`, { session_id: sessionId });
     return { name };
   }
 }
+
+/** A session lookup failure that means "not here" (undefined); a node that cannot serve it now rethrows. */
+function unlessUnavailable(err: unknown): undefined {
+  // SERVICE_UNAVAILABLE: another node won the session's lease; the cluster layer routes the call there.
+  if (isServiceError(err) && err.code === 'SERVICE_UNAVAILABLE') throw err;
+  return undefined;
+}
+
+/** The internal call that admits a peer envelope on the recipient's node (cluster realms). */
+export const ACCEPT_CALL = 'comms.accept';
+const checkAcceptCall = Compile(Type.Object({ from: Type.String({ minLength: 1 }), envelope: PeerEnvelope }));
+const FAILURE_CODES = new Set<string>(['peer_not_found_or_not_trusted', 'peer_unreachable', 'peer_admission_dropped', 'peer_input_rejected']);
 
 function wireMeta(meta: CommsAgentRecord['meta']): Peer['meta'] {
   return { ...(meta.description !== undefined ? { description: meta.description } : {}), ...(meta.labels ? { labels: meta.labels } : {}) };

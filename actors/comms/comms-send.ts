@@ -129,7 +129,7 @@ async function sendResponse(
 /** Hands the envelope to its recipient and returns the strongest delivery fact proven. */
 async function deliver(host: CommsHost, target: PeerTarget, env: PeerEnvelope): Promise<Delivery> {
   if (target.local) {
-    const r = await host.accept(env.from_session, env);
+    const r = await host.acceptInRealm(env.from_session, env);
     return r.durable ? { durably_resolved: { outcome: r.outcome } } : 'volatile_handed_off';
   }
   if (!host.advertise) throw new CommsSendError('peer_unreachable', 'this process has no comms listener ([comms] listen) to exchange with other processes');

@@ -4,6 +4,7 @@
 // entries wait in the subscriber's 256-entry buffer during the replay; in persistent realms any that
 // overflow it are re-read from the ledger before going live, so a slow replay stays lossless.
 import { ServiceError, sessionNotFound } from '../../contracts/errors.ts';
+import type { EventHub } from '../../actors/event-hub.ts';
 import type { SessionHost } from '../../actors/session-host.ts';
 import { ledgerRange, replayEvents } from '../../actors/session-queries.ts';
 import { on, type HandlerContext, type HandlerTable } from '../handler.ts';
@@ -27,6 +28,39 @@ export interface EventHandlerOptions {
 
 /** Handlers of the event stream and the structural ledger read. */
 export function eventHandlers(sup: SessionHost, realmId: string, opts: EventHandlerOptions = {}): HandlerTable {
+  /**
+   * Streams `hub` (a local session's, or a ledger tail's) from `afterSeq`. Called with no await since the
+   * hub was read: the delivered cursor and the subscription see one consistent hub state.
+   */
+  async function stream(ctx: HandlerContext, id: string, hub: EventHub, subscribe: (s: SseSubscriber) => () => void, messageCount: number, afterSeq: number | undefined): Promise<{ streamed: true }> {
+    const { res } = ctx;
+    if (res.aborted) return { streamed: true };
+    // Every entry up to upTo was delivered (and is durable); every later one reaches this subscriber.
+    const upTo = hub.deliveredSeq;
+    res.startStream(200, {
+      'content-type': 'text/event-stream',
+      'cache-control': 'no-cache',
+      'x-accel-buffering': 'no',
+    });
+    let unsubscribe = (): void => {};
+    const sub = new SseSubscriber(id, res, afterSeq === undefined ? upTo : Math.min(afterSeq, upTo), () => unsubscribe(), { ...opts.sse, log: ctx.log });
+    if (afterSeq !== undefined) sub.beginReplay();
+    unsubscribe = subscribe(sub);
+    try {
+      // The first write: on uWS it also carries the status line and headers.
+      await sub.control('session_loaded', { type: 'session_loaded', session_id: id, message_count: messageCount, last_seq: upTo });
+      if (afterSeq !== undefined) {
+        await replayEvents(sup, hub, afterSeq, upTo, sub);
+        sub.endReplay();
+      }
+    } catch (err) {
+      unsubscribe();
+      sub.close('shutdown');
+      throw err;
+    }
+    return { streamed: true };
+  }
+
   return {
     ...on(SESSION_ROUTE.events, async (ctx) => {
       const id = parseSessionId(ctx.params.id, realmId);
@@ -34,39 +68,20 @@ export function eventHandlers(sup: SessionHost, realmId: string, opts: EventHand
       const startAt = rid ? turnExtensions(sup).requestStartSeq : undefined;
       // ?request_id= (detached turns): start at that turn's first event.
       const afterSeq = rid && startAt ? (await startAt(rid, id)) - 1 : parseAfterSeq(ctx);
+      const tails = sup.deps.ledgerTails;
+      if (tails && !tails.hostsHere(id)) {
+        // A cluster node not hosting the session: its events come from the shared ledger (a tail that
+        // follows the session across nodes, so the stream outlives the node hosting it).
+        const record = await sup.deps.store.getSession(id);
+        if (!record || record.archived) throw sessionNotFound(id);
+        const tail = await tails.open(id, afterSeq ?? 0);
+        return stream(ctx, id, tail.hub, (s) => tail.subscribe(s), record.message_count, afterSeq);
+      }
       const actor = await sup.get(id);
       // From here to subscribe() nothing awaits: the archived check, the delivered cursor and the
       // subscription see one consistent hub state.
       if (actor.snapshotRecord.archived) throw sessionNotFound(id);
-      const { res } = ctx;
-      if (res.aborted) return { streamed: true };
-      const hub = actor.hub;
-      // Every entry up to upTo was delivered (and is durable); every later one reaches this subscriber.
-      const upTo = hub.deliveredSeq;
-      res.startStream(200, {
-        'content-type': 'text/event-stream',
-        'cache-control': 'no-cache',
-        'x-accel-buffering': 'no',
-      });
-      let unsubscribe = (): void => {};
-      const sub = new SseSubscriber(id, res, afterSeq === undefined ? upTo : Math.min(afterSeq, upTo), () => unsubscribe(), { ...opts.sse, log: ctx.log });
-      if (afterSeq !== undefined) sub.beginReplay();
-      unsubscribe = hub.subscribe(sub);
-      try {
-        // The first write: on uWS it also carries the status line and headers.
-        await sub.control('session_loaded', {
-          type: 'session_loaded', session_id: id, message_count: actor.snapshotRecord.message_count, last_seq: upTo,
-        });
-        if (afterSeq !== undefined) {
-          await replayEvents(sup, hub, afterSeq, upTo, sub);
-          sub.endReplay();
-        }
-      } catch (err) {
-        unsubscribe();
-        sub.close('shutdown');
-        throw err;
-      }
-      return { streamed: true };
+      return stream(ctx, id, actor.hub, (s) => actor.hub.subscribe(s), actor.snapshotRecord.message_count, afterSeq);
     }),
     ...on(SESSION_ROUTE.ledger, async (ctx) => {
       const id = parseSessionId(ctx.params.id, realmId);

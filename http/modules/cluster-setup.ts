@@ -27,5 +27,5 @@ export function clusterForwardOptions(node: ClusterNode, supervisor: Supervisor,
       this.inc(node.leases.lost);
     },
   });
-  return { node, log, knowsRequest: (id) => supervisor.requests.knows(id), onForward: () => forwarded.inc() };
+  return { node, log, knowsRequest: (id) => supervisor.requests.knows(id), onForward: () => forwarded.inc(), calls: supervisor.deps.ownerCalls };
 }

@@ -1,7 +1,7 @@
 // http/modules/comms-module.ts: comms and ingress as a module unit: the routes (send, peers, external
 // events, terminal peer responses), the comms agent actor kind (keep-alive sessions), the comms tools,
 // the [comms] config section and the `comms` capability.
-import { CommsHost } from '../../actors/comms/comms-host.ts';
+import { ACCEPT_CALL, CommsHost } from '../../actors/comms/comms-host.ts';
 import { commsToolsFor } from '../../actors/comms/comms-tool-port.ts';
 import { COMMS_AGENT_KIND } from '../../actors/comms/keep-alive.ts';
 import { COMMS_ROUTES } from '../../contracts/routes-comms.ts';
@@ -13,6 +13,8 @@ export function commsModule(ctx: ModuleContext): ModuleUnit {
   const host = new CommsHost({ sessions: ctx.sessions(), config: () => ctx.config.current(), log: deps.log.child({ component: 'comms' }), now: deps.now });
   // An empty variable disables the check, like an unset one (wire-notes §11 item 15).
   const secret = ctx.env.WARREN_WEBHOOK_SECRET || undefined;
+  // Cluster: a peer envelope for a session another node hosts is admitted there (CommsHost.acceptInRealm).
+  deps.ownerCalls?.handle(ACCEPT_CALL, (body) => host.acceptCall(body));
   return {
     name: 'comms',
     routes: COMMS_ROUTES,
