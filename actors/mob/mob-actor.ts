@@ -83,6 +83,17 @@ export class MobActor {
     return this.record.mob_id;
   }
 
+  /** The fence of membership, wiring and lifecycle (contracts/mob.ts MobRecord.revision). */
+  get revision(): number {
+    return this.record.revision ?? 0;
+  }
+
+  /** Moves the fence on: called synchronously with the change it fences. */
+  bump(): number {
+    this.record.revision = this.revision + 1;
+    return this.record.revision;
+  }
+
   get state(): MobStateValue {
     return this.machine.getSnapshot().value as MobStateValue;
   }

@@ -41,6 +41,12 @@ export function mobNotFound(mobId: string): ServiceError {
   return new ServiceError('NOT_FOUND', `mob not found: ${mobId}`, { mob_id: mobId });
 }
 
+/** What a mutation expects to find (docs/mobs.md "Fences"). */
+export interface Fence {
+  expected_revision?: number;
+  expected_generation?: number;
+}
+
 export interface CreateMob {
   mob_id?: string;
   labels?: Record<string, string>;
@@ -116,6 +122,26 @@ export class MobHost {
     return m;
   }
 
+  /**
+   * Refuses a mutation whose fence no longer matches: 409 STALE_FENCE. Synchronous, so a caller that runs
+   * the mutation right after it (no await between) changes exactly the mob it checked.
+   */
+  fence(mob: MobActor, fence: Fence, identity?: string): void {
+    if (fence.expected_revision !== undefined && fence.expected_revision !== mob.revision) {
+      throw new ServiceError('STALE_FENCE', `mob ${mob.id} is at revision ${mob.revision}, not ${fence.expected_revision}`, {
+        mob_id: mob.id, fence: 'revision', expected: fence.expected_revision, current: mob.revision,
+      });
+    }
+    if (fence.expected_generation !== undefined && identity !== undefined) {
+      const m = this.member(mob, identity);
+      if (m.record.generation !== fence.expected_generation) {
+        throw new ServiceError('STALE_FENCE', `member ${identity} of mob ${mob.id} is at generation ${m.record.generation}, not ${fence.expected_generation}`, {
+          mob_id: mob.id, agent_identity: identity, fence: 'generation', expected: fence.expected_generation, current: m.record.generation,
+        });
+      }
+    }
+  }
+
   async list(): Promise<MobRecord[]> {
     const rows = await this.deps.supervisor.deps.store.listRecords<unknown>(MOB_NS);
     return rows.map((r) => r.value).filter((v): v is MobRecord => checkRecord.Check(v)).map((r) => this.table.peek(r.mob_id)?.record ?? r);
@@ -167,8 +193,10 @@ export class MobHost {
     return mob;
   }
 
-  async destroy(mobId: string): Promise<MobActor> {
+  async destroy(mobId: string, fence: Fence = {}): Promise<MobActor> {
     const mob = await this.live(mobId);
+    this.fence(mob, fence);
+    mob.bump();
     mob.send({ type: 'destroy.requested' });
     await mob.persist(this.deps.now());
     await this.onDestroy(mobId);
@@ -195,6 +223,7 @@ export class MobHost {
       generation: prior ? prior.record.generation + 1 : 1, helper: opts.helper === true, spec, kickoff: 'pending', spawned_at_ms: this.deps.now(),
     };
     mob.record.members[spec.agent_identity] = rec;
+    mob.bump();
     const m = mob.attach(rec, 'fresh', this.deps.now());
     this.memberTable.adopt(m);
     mob.send({ type: 'member.joined' });
@@ -289,6 +318,7 @@ export class MobHost {
     if (m.state === 'retired') throw bad(`member ${identity} is retired`);
     this.stopWork(m);
     if (m.send({ type: 'member.cancel' })) {
+      mob.bump();
       await mob.persist(this.deps.now());
       await this.emit(mob, 'member_cancelled', { agent_identity: identity, data: { session_id: m.record.session_id } });
     }
@@ -300,6 +330,7 @@ export class MobHost {
     this.stopWork(m);
     m.send({ type: 'member.retire' });
     mob.send({ type: 'member.left' });
+    mob.bump();
     const peers = this.unwireAll(mob, identity);
     await mob.persist(this.deps.now());
     for (const p of peers) await this.notify(mob, p, identity, 'mob.peer_retired');
@@ -310,6 +341,7 @@ export class MobHost {
   async respawn(mob: MobActor, identity: string, initialMessage?: string): Promise<{ status: 'completed' | 'topology_restore_failed'; receipt: Record<string, unknown>; failed_peer_ids?: string[] }> {
     const m = this.member(mob, identity);
     const previous = m.record.session_id;
+    mob.bump();
     this.stopWork(m);
     await m.lane;
     if (!m.send({ type: 'member.respawn' })) throw bad(`member ${identity} cannot be respawned while ${m.state}`, { state: m.state });
@@ -362,6 +394,7 @@ export class MobHost {
       added.push(pair);
     }
     mob.record.edges.push(...added);
+    if (added.length) mob.bump();
     await mob.persist(this.deps.now());
     // Peers are told once both kickoffs settled, in the background: wiring never waits on a slow kickoff.
     for (const [a, b] of added) {
@@ -384,6 +417,7 @@ export class MobHost {
     const before = mob.record.edges.length;
     mob.record.edges = mob.record.edges.filter((e) => !(e[0] === pair[0] && e[1] === pair[1]));
     if (mob.record.edges.length === before) return false;
+    mob.bump();
     await mob.persist(this.deps.now());
     await this.notify(mob, a, b, 'mob.peer_unwired');
     await this.notify(mob, b, a, 'mob.peer_unwired');

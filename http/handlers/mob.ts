@@ -14,7 +14,7 @@ import { on, type HandlerContext, type HandlerResult, type HandlerTable } from '
 import { MobStream } from '../mob-stream.ts';
 
 /** Typed mob codes that keep their own status; everything else falls back to 400. */
-const TYPED = new Set(['ScopeDenied', 'SESSION_BUSY', 'PROVIDER_ERROR', 'AGENT_ERROR', 'BUDGET_EXHAUSTED', 'INTERNAL_ERROR', 'SERVICE_UNAVAILABLE']);
+const TYPED = new Set(['ScopeDenied', 'STALE_CURSOR', 'STALE_FENCE', 'SESSION_BUSY', 'PROVIDER_ERROR', 'AGENT_ERROR', 'BUDGET_EXHAUSTED', 'INTERNAL_ERROR', 'SERVICE_UNAVAILABLE']);
 
 async function fallback(run: () => Promise<HandlerResult>): Promise<HandlerResult> {
   try {
@@ -27,9 +27,10 @@ async function fallback(run: () => Promise<HandlerResult>): Promise<HandlerResul
   }
 }
 
-function cursorFrom(ctx: Pick<HandlerContext, 'headers'>, query: string | undefined): number {
+/** The cursor asked for (query, else Last-Event-ID); undefined when none: the oldest retained event on. */
+function cursorFrom(ctx: Pick<HandlerContext, 'headers'>, query: string | undefined): number | undefined {
   const raw = query ?? ctx.headers['last-event-id'];
-  if (raw === undefined || raw === '') return 0;
+  if (raw === undefined || raw === '') return undefined;
   if (!/^[0-9]{1,15}$/.test(raw)) throw new ServiceError('BAD_REQUEST', 'Last-Event-ID must be a cursor (a non-negative integer)');
   return Number(raw);
 }
@@ -52,7 +53,8 @@ export function mobHandlers(rt: MobRuntime, baseUrl: () => string): HandlerTable
       const mob = await host.get(ctx.params.id);
       const member = ctx.query.member;
       if (member !== undefined && !mob.members.has(member)) throw new ServiceError('NOT_FOUND', `no member ${member} in mob ${mob.id}`);
-      const after = cursorFrom(ctx, ctx.query.after_cursor);
+      // A cursor the ledger no longer holds (or never had) is refused before the stream opens: 410 STALE_CURSOR.
+      const after = await rt.ledger.resolveCursor(cursorFrom(ctx, ctx.query.after_cursor));
       const stream = open(ctx);
       stream.send('stream_opened', { mob_id: mob.id, ...(member ? { member } : {}) });
       const filter: MobEventFilter = { mob_id: mob.id, ...(member ? { agent_identity: member } : {}) };
@@ -102,7 +104,7 @@ export function mobHandlers(rt: MobRuntime, baseUrl: () => string): HandlerTable
         ...(q.mob_id ? { mob_id: q.mob_id } : {}), ...(q.kinds ? { kinds: q.kinds.split(',').map((k) => k.trim()).filter(Boolean) } : {}),
         ...(q.agent_identity ? { agent_identity: q.agent_identity } : {}), ...(q.run_id ? { run_id: q.run_id } : {}),
       };
-      let last = cursorFrom(ctx, q.after_cursor);
+      let last = await rt.ledger.resolveCursor(cursorFrom(ctx, q.after_cursor));
       const stream = open(ctx);
       stream.send('stream_opened', { after_cursor: last, head_cursor: rt.ledger.headCursor, filter });
       const held: MobEvent[] = [];
@@ -152,7 +154,9 @@ export function mobHandlers(rt: MobRuntime, baseUrl: () => string): HandlerTable
 
     ...on(MOB_ROUTE.wireBatch, (ctx) => fallback(async () => {
       guard(ctx, 'MemberWire');
-      return ok(await host.wire(await host.live(ctx.params.id), ctx.body.edges));
+      const mob = await host.live(ctx.params.id);
+      host.fence(mob, ctx.body);
+      return ok(await host.wire(mob, ctx.body.edges));
     })),
 
     ...on(MOB_ROUTE.memberStatus, (ctx) => fallback(async () => {
@@ -184,7 +188,9 @@ export function mobHandlers(rt: MobRuntime, baseUrl: () => string): HandlerTable
 
     ...on(MOB_ROUTE.memberRespawn, (ctx) => fallback(async () => {
       guard(ctx, 'MemberLifecycle');
-      return ok(await host.respawn(await host.live(ctx.params.id), ctx.params.agent_identity, ctx.body?.initial_message));
+      const mob = await host.live(ctx.params.id);
+      host.fence(mob, ctx.body ?? {}, ctx.params.agent_identity);
+      return ok(await host.respawn(mob, ctx.params.agent_identity, ctx.body?.initial_message));
     })),
 
     ...on(MOB_ROUTE.hosts, (ctx) => fallback(async () => {

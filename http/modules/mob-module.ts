@@ -13,7 +13,7 @@ import { mobRpcHandlers, mobRpcSocket } from '../handlers/mob-rpc.ts';
 import type { ModuleContext, ModuleUnit } from '../module-unit.ts';
 
 export function mobModule(ctx: ModuleContext): ModuleUnit {
-  const rt = new MobRuntime({ supervisor: ctx.supervisor, sessions: ctx.sessions(), now: ctx.clock('mob'), baseUrl: ctx.baseUrl });
+  const rt = new MobRuntime({ supervisor: ctx.supervisor, sessions: ctx.sessions(), now: ctx.clock('mob'), baseUrl: ctx.baseUrl, eventRetention: ctx.config.current().mob?.event_retention });
   ctx.supervisor.deps.mobTargets = mobSchedulePort(rt);
   ctx.supervisor.deps.mobFlows = rt.flows;
   provideMobRuntime(ctx.supervisor, rt);
