@@ -59,8 +59,14 @@ export interface RuntimeDeps {
   mobFlows?: FlowRunPort;
   config(): Config;
   now(): number;
-  /** On a cluster node (postgres realm): node, peers and database state for host_info and health. */
-  cluster?: { report(): ClusterReport };
+  /**
+   * On a cluster node (postgres realm): node, peers and database state for host_info and health, and
+   * (read-only) where a session's lease says it lives (the mob hosts route reads it).
+   */
+  cluster?: {
+    report(): ClusterReport;
+    route?(sessionId: string): Promise<{ local: true } | { local: false; nodeId: string; url: string }>;
+  };
   /** Observation hooks (metrics, traces, the viewer's inspector); absent when nothing observes. */
   observer?: RuntimeObserver;
 }

@@ -64,6 +64,8 @@ export const MemberRecord = Type.Object({
   spec: MemberSpec,
   kickoff: Type.Union([Type.Literal('pending'), Type.Literal('completed'), Type.Literal('failed')]),
   last_error: Type.Optional(Type.String()),
+  /** A retired helper whose session could not be archived yet: why (paid when the work on it ends). */
+  cleanup_debt: Type.Optional(Type.String()),
   spawned_at_ms: Type.Integer(),
 });
 export type MemberRecord = Static<typeof MemberRecord>;

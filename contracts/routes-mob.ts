@@ -64,6 +64,8 @@ export const MemberSnapshot = Type.Object({
   helper: Type.Boolean(),
   wired_to: Type.Array(Type.String()),
   last_error: Type.Optional(Type.String()),
+  /** A retired helper whose session is not archived yet: why. */
+  cleanup_debt: Type.Optional(Type.String()),
 }, { $id: 'MobMemberSnapshot' });
 
 export const WaitKickoffResponse = Type.Object({ members: Type.Array(MemberSnapshot) });

@@ -23,6 +23,8 @@ export class MemberRuntime {
   abort: AbortController = new AbortController();
   /** Settles when the current kickoff settles. */
   kickoff: Promise<void> = Promise.resolve();
+  /** A retired helper's cleanup retry is waiting for its session to go idle. */
+  cleanupScheduled = false;
 
   constructor(readonly mobId: string, readonly record: MemberRecord, hasSession: boolean | 'fresh', now: number, observer: RuntimeObserver | undefined) {
     this.id = `${mobId}/${record.agent_identity}`;

@@ -6,6 +6,7 @@ import { Compile } from 'typebox/compile';
 import { LIFECYCLE_STAGES, type LifecycleStage, type MemberRecord, type MobScope } from '../../contracts/mob.ts';
 import { RPC_PARAMS, type RpcMethod, type RpcParams } from '../../contracts/mob-rpc.ts';
 import { ServiceError } from '../../contracts/errors.ts';
+import { hostIdentity } from '../../contracts/routes-system.ts';
 import type { SessionHost } from '../session-host.ts';
 import type { Supervisor } from '../supervisor.ts';
 import { mergeEvents, moduleEnvelope, normalizeModuleLines, NormalizationError } from './envelope.ts';
@@ -15,6 +16,7 @@ import type { MobActor } from './mob-actor.ts';
 import { forkHelper, spawnHelper } from './mob-helpers.ts';
 import { MobHost } from './mob-host.ts';
 import { MobLedger, type MobEventFilter } from './mob-ledger.ts';
+import { MobPlacement, type PlacementDeps } from './mob-placement.ts';
 import { ScopeGate, type Caller } from './mob-scopes.ts';
 
 const checks = Object.fromEntries(Object.entries(RPC_PARAMS).map(([k, s]) => [k, Compile(s)])) as Record<RpcMethod, ReturnType<typeof Compile>>;
@@ -42,6 +44,8 @@ export interface MobRuntimeOptions {
   baseUrl(): string;
   /** Structural events the ledger keeps (`[mob] event_retention`). */
   eventRetention?: number;
+  /** Where members live (GET /mob/{id}/hosts): this host's id, capabilities, and the cluster when there is one. */
+  placement?: Partial<Omit<PlacementDeps, 'baseUrl' | 'now'>>;
 }
 
 export class MobRuntime {
@@ -49,6 +53,7 @@ export class MobRuntime {
   readonly host: MobHost;
   readonly flows: FlowRunner;
   readonly scopes: ScopeGate;
+  readonly placement: MobPlacement;
   readonly stages: LifecycleStage[] = [];
   /** Open event streams (mob SSE, toolkit stream): each ends with `done` at shutdown. */
   readonly streams = new Set<{ close(): void }>();
@@ -59,6 +64,11 @@ export class MobRuntime {
     this.host = new MobHost({ supervisor: opts.supervisor, sessions: memberSessions(opts.sessions), ledger: this.ledger, now: opts.now });
     this.flows = new FlowRunner(this.host, store);
     this.scopes = new ScopeGate(store, opts.now);
+    const sup = opts.supervisor;
+    this.placement = new MobPlacement(this.host, {
+      hostId: () => hostIdentity({ realmId: sup.deps.realmId }).host_id, capabilities: () => sup.capabilities.runtime(),
+      ...opts.placement, baseUrl: opts.baseUrl, now: opts.now,
+    });
   }
 
   /** Loads grants and the ledger (projecting what was never projected), then resumes interrupted flow runs. */
@@ -86,7 +96,7 @@ export class MobRuntime {
     return {
       mob_id: mob.id, agent_identity: rec.agent_identity, role: rec.role, state: rec.state, kickoff: rec.kickoff, session_id: rec.session_id,
       generation: rec.generation, helper: rec.helper, wired_to: this.host.peersOf(mob, rec.agent_identity),
-      ...(rec.last_error ? { last_error: rec.last_error } : {}),
+      ...(rec.last_error ? { last_error: rec.last_error } : {}), ...(rec.cleanup_debt ? { cleanup_debt: rec.cleanup_debt } : {}),
     };
   }
 
@@ -96,6 +106,7 @@ export class MobRuntime {
       mob_id: r.mob_id, state: mob.state, revision: mob.revision, labels: r.labels, created_at_ms: r.created_at_ms, updated_at_ms: r.updated_at_ms,
       members: Object.values(r.members).map((m) => this.memberSnapshot(mob, m)),
       edges: r.edges.map(([a, b]) => ({ a, b })), flows: (r.definition.flows ?? []).map((f) => f.flow_id),
+      retired_helpers: (r.retired_helpers ?? []).map((h) => h.agent_identity),
     };
   }
 

@@ -35,7 +35,7 @@ function cursorFrom(ctx: Pick<HandlerContext, 'headers'>, query: string | undefi
   return Number(raw);
 }
 
-export function mobHandlers(rt: MobRuntime, baseUrl: () => string): HandlerTable {
+export function mobHandlers(rt: MobRuntime): HandlerTable {
   const { host } = rt;
   const guard = (ctx: Pick<HandlerContext, 'headers'>, scope: MobScope) => rt.scopes.require(callerOf(ctx.headers), scope);
   const ok = (body: unknown): HandlerResult => ({ status: 200, body });
@@ -52,7 +52,7 @@ export function mobHandlers(rt: MobRuntime, baseUrl: () => string): HandlerTable
       guard(ctx, 'MobRead');
       const mob = await host.get(ctx.params.id);
       const member = ctx.query.member;
-      if (member !== undefined && !mob.members.has(member)) throw new ServiceError('NOT_FOUND', `no member ${member} in mob ${mob.id}`);
+      if (member !== undefined && !mob.members.has(member) && !mob.record.retired_helpers?.some((r) => r.agent_identity === member)) throw new ServiceError('NOT_FOUND', `no member ${member} in mob ${mob.id}`);
       // A cursor the ledger no longer holds (or never had) is refused before the stream opens: 410 STALE_CURSOR.
       const after = await rt.ledger.resolveCursor(cursorFrom(ctx, ctx.query.after_cursor));
       const stream = open(ctx);
@@ -162,13 +162,13 @@ export function mobHandlers(rt: MobRuntime, baseUrl: () => string): HandlerTable
     ...on(MOB_ROUTE.memberStatus, (ctx) => fallback(async () => {
       guard(ctx, 'MobRead');
       const mob = await host.get(ctx.params.id);
-      return ok(rt.memberSnapshot(mob, host.member(mob, ctx.params.agent_identity).record));
+      return ok(rt.memberSnapshot(mob, host.memberRecord(mob, ctx.params.agent_identity)));
     })),
 
     ...on(MOB_ROUTE.memberHistory, (ctx) => fallback(async () => {
       guard(ctx, 'MobRead');
       const mob = await host.get(ctx.params.id);
-      const rec = host.member(mob, ctx.params.agent_identity).record;
+      const rec = host.memberRecord(mob, ctx.params.agent_identity);
       const from = Number(ctx.query.from_index ?? 0);
       const limit = ctx.query.limit !== undefined ? Number(ctx.query.limit) : 100;
       const { total, rows } = rec.session_id && (await host.sessions.exists(rec.session_id)) ? await host.sessions.history(rec.session_id, from, limit) : { total: 0, rows: [] };
@@ -195,16 +195,12 @@ export function mobHandlers(rt: MobRuntime, baseUrl: () => string): HandlerTable
 
     ...on(MOB_ROUTE.hosts, (ctx) => fallback(async () => {
       guard(ctx, 'MobRead');
-      const mob = await host.get(ctx.params.id);
-      const materialized = [...mob.members.values()].filter((m) => m.state !== 'retired').length;
-      return ok({ hosts: [{ host_id: 'local', bind_phase: 'bound', materialized_member_count: materialized, capabilities: { comms: host.sessions.comms }, control_reachability: 'reachable', endpoint: baseUrl(), last_seen_ms: host.now() }] });
+      return ok({ hosts: await rt.placement.hosts(await host.get(ctx.params.id)) });
     })),
 
     ...on(MOB_ROUTE.routeInstalls, (ctx) => fallback(async () => {
       guard(ctx, 'MobRead');
-      await host.get(ctx.params.id);
-      // One host: every wiring edge is installed in-process when it is made.
-      return ok({ complete: true, outstanding: [] });
+      return ok(await rt.placement.routeInstalls(await host.get(ctx.params.id)));
     })),
   };
 }
