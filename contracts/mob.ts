@@ -90,6 +90,8 @@ export const MobRecord = Type.Object({
   /** Retired helpers removed from `members`, newest last (bounded): what history and status still need. */
   retired_helpers: Type.Optional(Type.Array(Type.Object({
     agent_identity: Type.String(), session_id: Type.Union([Type.String(), Type.Null()]), generation: Type.Integer(), role: Type.String(), retired_at_ms: Type.Integer(),
+    /** How its kickoff ended (absent in entries written before it was kept: completed). */
+    kickoff: Type.Optional(Type.Union([Type.Literal('completed'), Type.Literal('failed'), Type.Literal('pending')])),
   }))),
   created_at_ms: Type.Integer(),
   updated_at_ms: Type.Integer(),

@@ -401,7 +401,7 @@ export class MobHost {
     this.memberTable.forget(m.id);
     m.machine.stop();
     const index = (mob.record.retired_helpers ?? []).filter((r) => r.agent_identity !== identity);
-    index.push({ agent_identity: identity, session_id: sid, generation: m.record.generation, role: m.record.role, retired_at_ms: this.deps.now() });
+    index.push({ agent_identity: identity, session_id: sid, generation: m.record.generation, role: m.record.role, retired_at_ms: this.deps.now(), kickoff: m.record.kickoff });
     mob.record.retired_helpers = index.slice(-RETIRED_HELPERS_KEPT);
     mob.bump();
     await mob.persist(this.deps.now());
@@ -417,7 +417,7 @@ export class MobHost {
     if (!r) return this.member(mob, identity).record; // throws: no such member
     return {
       agent_identity: r.agent_identity, role: r.role, state: 'retired', session_id: r.session_id, generation: r.generation, helper: true,
-      spec: { agent_identity: r.agent_identity }, kickoff: 'completed', spawned_at_ms: r.retired_at_ms,
+      spec: { agent_identity: r.agent_identity }, kickoff: r.kickoff ?? 'completed', spawned_at_ms: r.retired_at_ms,
     };
   }
 

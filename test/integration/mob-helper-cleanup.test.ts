@@ -23,7 +23,7 @@ const helperBody = (id: string, prompt = `task ${id}`) => ({ prompt, result_labe
 
 describe('mob helper retirement', () => {
   it('archives the helper session and prunes retired helpers from the mob record, bounded', async (t) => {
-    const app = await startApp(t);
+    const app = await startApp(t, (req: ProviderRequest): ScriptedReply => (lastUser(req) === 'fail please' ? { error: { code: 'PROVIDER_ERROR', message: 'vendor down' } } : echoReply(req)));
     await rpcOk(app.url, 'mob/create', { mob_id: 'p', definition: { members: [{ agent_identity: 'lead' }] } });
     const retired = await SseClient.open(app.url, '/toolkit/mob_events/stream?mob_id=p&kinds=helper_retired');
     t.after(() => retired.close());
@@ -32,7 +32,7 @@ describe('mob helper retirement', () => {
     const first = await call(app.url, 'POST', '/mob/p/spawn-helper', helperBody('h0'));
     assert.equal(first.status, 200, JSON.stringify(first.body));
     assert.equal('retirement_error' in first.body, false, 'no cleanup debt: no retirement_error');
-    const event = JSON.parse((await retired.untilEvent('helper_retired')).data);
+    const event = JSON.parse((await retired.untilEvent('helper_retired', 60_000)).data);
     assert.equal(event.agent_identity, 'h0');
     assert.deepEqual(event.data, { session_id: first.body.session_id, archived: true });
     let mob = await rpcOk(app.url, 'mob/get', { mob_id: 'p' });
@@ -49,7 +49,19 @@ describe('mob helper retirement', () => {
     const helperEvents = await SseClient.open(app.url, '/mob/p/events?member=h0');
     t.after(() => helperEvents.close());
     assert.deepEqual(JSON.parse((await helperEvents.untilEvent('stream_opened')).data), { mob_id: 'p', member: 'h0' });
-    await helperEvents.untilEvent('helper_completed');
+    await helperEvents.untilEvent('helper_completed', 60_000);
+
+    // A helper whose turn failed gives no result, and is retired and pruned all the same.
+    const failed = await call(app.url, 'POST', '/mob/p/spawn-helper', helperBody('hf', 'fail please'));
+    assert.equal(failed.status, 502, JSON.stringify(failed.body));
+    const isHf = (f: { event?: string; data: string }) => f.event === 'helper_retired' && JSON.parse(f.data).agent_identity === 'hf';
+    await retired.until((c) => c.frames.some(isHf), 'hf retired', 60_000);
+    const hfRetired = JSON.parse(retired.frames.find(isHf)!.data);
+    assert.equal(hfRetired.data.archived, true);
+    assert.deepEqual((await rpcOk(app.url, 'mob/get', { mob_id: 'p' })).retired_helpers, ['h0', 'hf']);
+    const hf = (await call(app.url, 'GET', '/mob/p/members/hf/status')).body;
+    assert.equal(hf.state, 'retired');
+    assert.equal(hf.kickoff, 'failed');
 
     // 70 helpers later the record holds the lead and the newest 64 retired helpers: bounded.
     for (let i = 1; i <= 70; i++) {
@@ -112,7 +124,7 @@ describe('mob helper retirement', () => {
 
     // The other caller's turn ends: the session is archived, the helper pruned, helper_retired emitted.
     outsideGate.resolve();
-    const paid = JSON.parse((await retired.untilEvent('helper_retired')).data);
+    const paid = JSON.parse((await retired.untilEvent('helper_retired', 60_000)).data);
     assert.deepEqual(paid.data, { session_id: sid, archived: true, cleanup_debt_paid: true });
     const mob = await rpcOk(app.url, 'mob/get', { mob_id: 'd' });
     assert.deepEqual(mob.members, []);
