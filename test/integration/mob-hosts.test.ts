@@ -89,4 +89,23 @@ describe('mob hosts and route installs', () => {
     assert.equal(hostsAgain[0].host_id, (await call(again.url, 'GET', '/runtime/host_info')).body.host_id);
     assert.equal(hostsAgain[0].materialized_member_count, 3);
   });
+
+  it('keeps a route outstanding while its wiring notice cannot be delivered (comms)', async (t) => {
+    const app = await startApp(t, [], { config: { comms: {} } });
+    const info = (await call(app.url, 'GET', '/runtime/host_info')).body;
+    await rpcOk(app.url, 'mob/create', { mob_id: 'n', definition: { members: [{ agent_identity: 'a' }, { agent_identity: 'b' }, { agent_identity: 'c' }] } });
+    const members = (await call(app.url, 'POST', '/mob/n/wait-kickoff')).body.members;
+    const bSession = members.find((m: { agent_identity: string }) => m.agent_identity === 'b').session_id;
+    // b's session is archived behind the mob's back: it can no longer be told of its peers.
+    assert.equal((await call(app.url, 'DELETE', `/sessions/${bSession}`)).status, 200);
+    await rpcOk(app.url, 'mob/wire_members', { mob_id: 'n', edges: [{ a: 'a', b: 'b' }, { a: 'a', b: 'c' }] });
+    await call(app.url, 'POST', '/mob/n/wait-kickoff');
+    assert.deepEqual((await call(app.url, 'GET', '/mob/n/route-installs')).body, {
+      complete: false, outstanding: [{ host: info.host_id, edge_a: 'a', edge_b: 'b', reason: 'notice_pending' }],
+    });
+    // Respawning b gives it a new session; the notices land and the route is installed.
+    const respawned = await call(app.url, 'POST', '/mob/n/members/b/respawn');
+    assert.equal(respawned.body.status, 'completed', JSON.stringify(respawned.body));
+    assert.deepEqual((await call(app.url, 'GET', '/mob/n/route-installs')).body, { complete: true, outstanding: [] });
+  });
 });
