@@ -289,7 +289,6 @@ export class MobHost {
     return run;
   }
 
-  /** Runs one prompt on a member (after its kickoff and earlier dispatches). */
   /**
    * Runs one prompt on a member (after its kickoff and earlier dispatches). `signal` (a flow run's) ends
    * it: not started yet, it never runs; running, the member session's turn is interrupted.
