@@ -1,15 +1,12 @@
 // contracts/mob-rpc.ts: params of the JSON-RPC 2.0 methods of POST /rpc (and the mob agent tools,
 // which call the same commands). One schema per method; docs/mobs.md lists them with their scopes.
 import { Type, type Static, type TSchema } from 'typebox';
-import { MemberSpec, MobDefinition, MobName, MobScopeSchema } from './mob.ts';
+import { ExpectedGeneration, ExpectedRevision, MemberSpec, MobDefinition, MobName, MobScopeSchema } from './mob.ts';
 import { ForkContext } from './routes-mob.ts';
 
 const MobId = { mob_id: Type.String({ minLength: 1 }) };
-/** Fences (docs/mobs.md): the mob revision and the member generation the caller last saw; a mismatch is 409 STALE_FENCE (-32024). */
-export const ExpectedRevision = Type.Optional(Type.Integer({ minimum: 0 }));
-export const ExpectedGeneration = Type.Optional(Type.Integer({ minimum: 1 }));
-const Fenced = { ...MobId, expected_revision: ExpectedRevision };
-const Member = { ...Fenced, agent_identity: MobName, expected_generation: ExpectedGeneration };
+const Fenced = { ...MobId, expected_revision: Type.Optional(ExpectedRevision) };
+const Member = { ...Fenced, agent_identity: MobName, expected_generation: Type.Optional(ExpectedGeneration) };
 const Filter = Type.Object({
   mob_id: Type.Optional(Type.String()),
   kinds: Type.Optional(Type.Array(Type.String(), { maxItems: 32 })),

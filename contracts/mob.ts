@@ -50,6 +50,16 @@ export const MobDefinition = Type.Object({
 }, { $id: 'MobDefinition', additionalProperties: false });
 export type MobDefinition = Static<typeof MobDefinition>;
 
+// ---- fences ---------------------------------------------------------------------------------------
+
+/**
+ * `expected_revision`: the mob revision (MobRecord.revision) a mutation expects; `expected_generation`:
+ * the member generation it expects. Accepted by the fenced JSON-RPC methods (contracts/mob-rpc.ts) and
+ * the REST wire-members-batch and respawn bodies; a mismatch is 409 STALE_FENCE (JSON-RPC -32024, CLI 48).
+ */
+export const ExpectedRevision = Type.Integer({ minimum: 0 });
+export const ExpectedGeneration = Type.Integer({ minimum: 1 });
+
 // ---- stored records -------------------------------------------------------------------------------
 
 export const MEMBER_STATES = ['spawning', 'active', 'running', 'cancelled', 'failed', 'retired'] as const;

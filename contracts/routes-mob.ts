@@ -4,7 +4,7 @@
 // (contracts/mob-rpc.ts), not REST.
 import { Type } from 'typebox';
 import type { ErrorCode } from './errors.ts';
-import { MobName } from './mob.ts';
+import { ExpectedGeneration, ExpectedRevision, MobName } from './mob.ts';
 import type { RouteDef } from './route.ts';
 
 const Num = Type.String({ pattern: '^[0-9]{1,15}$' });
@@ -73,15 +73,15 @@ export const WaitKickoffResponse = Type.Object({ members: Type.Array(MemberSnaps
 export const WireBatchBody = Type.Object({
   edges: Type.Array(Type.Object({ a: MobName, b: MobName }), { minItems: 1, maxItems: 512 }),
   /** Fence: the mob revision the caller last saw (409 STALE_FENCE when it moved on). */
-  expected_revision: Type.Optional(Type.Integer({ minimum: 0 })),
+  expected_revision: Type.Optional(ExpectedRevision),
 }, { $id: 'MobWireMembersBatchRequest' });
 export const WireBatchResponse = Type.Object({ requested: Type.Integer(), wired: Type.Integer(), already_wired: Type.Integer() });
 
 export const RespawnBody = Type.Object({
   initial_message: Type.Optional(Type.String({ minLength: 1 })),
   /** Fences: the mob revision and the member generation the caller last saw (409 STALE_FENCE). */
-  expected_revision: Type.Optional(Type.Integer({ minimum: 0 })),
-  expected_generation: Type.Optional(Type.Integer({ minimum: 1 })),
+  expected_revision: Type.Optional(ExpectedRevision),
+  expected_generation: Type.Optional(ExpectedGeneration),
 }, { $id: 'MobRespawnRequest' });
 export const RespawnResponse = Type.Object({
   status: Type.Enum(['completed', 'topology_restore_failed']),
