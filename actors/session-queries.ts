@@ -49,6 +49,8 @@ export async function historyPage(
   host: SessionHost,
   sessionId: string,
   page: { offset: number; limit?: number },
+  /** Mob member routes read a retired helper's archived session (the session routes never do). */
+  opts: { includeArchived?: boolean } = {},
 ): Promise<{ total: number; rows: Message[] }> {
   const actor = host.peek(sessionId);
   // Read the record after pending writes are durable, so message_count and the rows agree.
@@ -56,7 +58,7 @@ export async function historyPage(
   const record = actor ? actor.snapshotRecord : await host.deps.store.getSession(sessionId);
   if (!record) throw sessionNotFound(sessionId);
   // SPEC "Errors": archived or unavailable history returns 400.
-  if (record.archived) throw new ServiceError('BAD_REQUEST', `history of archived session ${sessionId} is not available`, { session_id: sessionId });
+  if (record.archived && !opts.includeArchived) throw new ServiceError('BAD_REQUEST', `history of archived session ${sessionId} is not available`, { session_id: sessionId });
   // Only the committed snapshot: rows beyond the record's message_count belong to no commit yet.
   const total = record.message_count;
   const { offset, limit } = page;

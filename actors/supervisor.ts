@@ -61,8 +61,14 @@ export interface RuntimeDeps {
   mobFlows?: FlowRunPort;
   config(): Config;
   now(): number;
-  /** On a cluster node (postgres realm): node, peers and database state for host_info and health. */
-  cluster?: { report(): ClusterReport };
+  /**
+   * On a cluster node (postgres realm): node, peers and database state for host_info and health, and
+   * (read-only) where a session's lease says it lives (the mob hosts route reads it).
+   */
+  cluster?: {
+    report(): ClusterReport;
+    route?(sessionId: string): Promise<{ local: true } | { local: false; nodeId: string; url: string }>;
+  };
   /** On a cluster node: event streams of sessions hosted elsewhere, tailed from the shared ledger. */
   ledgerTails?: LedgerTails;
   /** On a cluster node: calls run on the node serving a session (comms deliveries, MCP session tools). */

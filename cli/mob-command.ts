@@ -1,7 +1,9 @@
 // cli/mob-command.ts: `warren mob <method> [params-json] [--url URL] [--principal NAME]`: one JSON-RPC
 // call to a running Warren's POST /rpc (README "Mobs" lists the methods). Prints the result as JSON.
-// Exit codes: 0 success, 1 error, 45 scope denied (-32025), 46 host unavailable (no answer, or 503).
-// 47 (stale cursor) and 48 (stale fence) belong to multi-host mobs, which this build does not have.
+// Exit codes: 0 success, 1 error, 45 scope denied (-32025), 46 host unavailable (no answer, or 503),
+// 47 stale cursor (-32023: an event cursor the ledger no longer retains, or beyond its head), 48 stale
+// fence (-32024: `expected_revision` / `expected_generation` no longer matches).
+import { ERROR_TABLE } from '../contracts/errors.ts';
 
 export const MOB_HELP = `Usage: warren mob <method> [params-json] [--url URL] [--principal NAME]
 
@@ -11,7 +13,9 @@ Examples:
   warren mob mob/create '{"mob_id":"team","definition":{"members":[{"agent_identity":"a"}]}}'
   warren mob toolkit/mob_events/query '{"filter":{"mob_id":"team"}}'
 
-Exit codes: 0 success, 1 error, 45 scope denied, 46 host unavailable.
+Fenced mutations take "expected_revision" (the mob's revision, from mob/get) and, for a member,
+"expected_generation"; event queries take "after_cursor".
+Exit codes: 0 success, 1 error, 45 scope denied, 46 host unavailable, 47 stale cursor, 48 stale fence.
 `;
 
 export interface CliResult {
@@ -20,7 +24,12 @@ export interface CliResult {
   stderr: string;
 }
 
-export const EXIT = { ok: 0, error: 1, scopeDenied: 45, hostUnavailable: 46 } as const;
+export const EXIT = { ok: 0, error: 1, scopeDenied: 45, hostUnavailable: 46, staleCursor: 47, staleFence: 48 } as const;
+
+/** JSON-RPC error code → exit code (contracts/errors.ts: ScopeDenied, STALE_CURSOR, STALE_FENCE). */
+const RPC_EXIT: Record<number, number> = {
+  [ERROR_TABLE.ScopeDenied.rpc]: EXIT.scopeDenied, [ERROR_TABLE.STALE_CURSOR.rpc]: EXIT.staleCursor, [ERROR_TABLE.STALE_FENCE.rpc]: EXIT.staleFence,
+};
 
 function parse(argv: readonly string[], env: NodeJS.ProcessEnv): { method: string; params: unknown; url: string; principal?: string } | string {
   const rest: string[] = [];
@@ -65,7 +74,7 @@ export async function runMobCli(argv: readonly string[], env: NodeJS.ProcessEnv 
   const body = (await res.json().catch(() => null)) as { result?: unknown; error?: { code: number; message: string; data?: unknown } } | null;
   if (!body) return { code: EXIT.error, stdout: '', stderr: `warren mob: unexpected reply (HTTP ${res.status})\n` };
   if (body.error) {
-    const code = body.error.code === -32025 ? EXIT.scopeDenied : EXIT.error;
+    const code = RPC_EXIT[body.error.code] ?? EXIT.error;
     return { code, stdout: '', stderr: `warren mob: ${body.error.message} (${body.error.code})${body.error.data ? ` ${JSON.stringify(body.error.data)}` : ''}\n` };
   }
   return { code: EXIT.ok, stdout: `${JSON.stringify(body.result, null, 2)}\n`, stderr: '' };

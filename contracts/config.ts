@@ -6,6 +6,7 @@ import { Type, type Static } from 'typebox';
 import { AuthSection } from './auth.ts';
 import { ClusterSection, StorageSection } from './cluster.ts';
 import { McpServerConfig } from './mcp.ts';
+import { MobSection } from './mob.ts';
 import { BudgetSection, DurationValue, HooksSection } from './turn-features.ts';
 import { ExtensionsSection, WebhookConfigEntry } from './webhooks.ts';
 
@@ -220,6 +221,8 @@ export const Config = Type.Object(
     /** The postgres backend's database and multi-node ownership (contracts/cluster.ts). */
     storage: Type.Optional(StorageSection),
     cluster: Type.Optional(ClusterSection),
+    /** Mobs: structural event ledger retention (contracts/mob.ts). */
+    mob: Type.Optional(MobSection),
     /** Top-level output cap kept for compatibility with the reference config (omitted when unset). */
     max_tokens: Type.Optional(Type.Integer({ minimum: 1 })),
   },

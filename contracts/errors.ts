@@ -35,6 +35,10 @@ export const ERROR_TABLE = {
   CAPABILITY_UNAVAILABLE: { status: 501, rpc: -32013 },
   PROVIDER_ERROR: { status: 502, rpc: -32010 },
   SERVICE_UNAVAILABLE: { status: 503, rpc: -32031 },
+  /** Mobs: an event cursor older than the ledger retains or beyond its head (CLI exit 47). */
+  STALE_CURSOR: { status: 410, rpc: -32023 },
+  /** Mobs: a mutation's expected mob revision or member generation no longer matches (CLI exit 48). */
+  STALE_FENCE: { status: 409, rpc: -32024 },
 } as const;
 
 export type ErrorCode = keyof typeof ERROR_TABLE;

@@ -1,11 +1,12 @@
 // contracts/mob-rpc.ts: params of the JSON-RPC 2.0 methods of POST /rpc (and the mob agent tools,
 // which call the same commands). One schema per method; docs/mobs.md lists them with their scopes.
 import { Type, type Static, type TSchema } from 'typebox';
-import { MemberSpec, MobDefinition, MobName, MobScopeSchema } from './mob.ts';
+import { ExpectedGeneration, ExpectedRevision, MemberSpec, MobDefinition, MobName, MobScopeSchema } from './mob.ts';
 import { ForkContext } from './routes-mob.ts';
 
 const MobId = { mob_id: Type.String({ minLength: 1 }) };
-const Member = { ...MobId, agent_identity: MobName };
+const Fenced = { ...MobId, expected_revision: Type.Optional(ExpectedRevision) };
+const Member = { ...Fenced, agent_identity: MobName, expected_generation: Type.Optional(ExpectedGeneration) };
 const Filter = Type.Object({
   mob_id: Type.Optional(Type.String()),
   kinds: Type.Optional(Type.Array(Type.String(), { maxItems: 32 })),
@@ -24,15 +25,15 @@ const Helper = {
 
 export const RPC_PARAMS = {
   'mob/create': Type.Object({ mob_id: Type.Optional(MobName), labels: Type.Optional(Type.Record(Type.String(), Type.String())), definition: Type.Optional(MobDefinition) }),
-  'mob/destroy': Type.Object(MobId),
+  'mob/destroy': Type.Object(Fenced),
   'mob/get': Type.Object(MobId),
   'mob/list': Type.Object({}),
-  'mob/spawn_member': Type.Object({ ...MobId, member: MemberSpec, wait: Type.Optional(Type.Boolean()) }),
+  'mob/spawn_member': Type.Object({ ...Fenced, member: MemberSpec, wait: Type.Optional(Type.Boolean()) }),
   'mob/retire_member': Type.Object(Member),
   'mob/cancel_member': Type.Object(Member),
   'mob/respawn_member': Type.Object({ ...Member, initial_message: Type.Optional(Type.String({ minLength: 1 })) }),
-  'mob/wire_members': Type.Object({ ...MobId, edges: Type.Array(Type.Object({ a: MobName, b: MobName }), { minItems: 1, maxItems: 512 }) }),
-  'mob/unwire_members': Type.Object({ ...MobId, a: MobName, b: MobName }),
+  'mob/wire_members': Type.Object({ ...Fenced, edges: Type.Array(Type.Object({ a: MobName, b: MobName }), { minItems: 1, maxItems: 512 }) }),
+  'mob/unwire_members': Type.Object({ ...Fenced, a: MobName, b: MobName }),
   'mob/send_message': Type.Object({ ...Member, prompt: Type.String({ minLength: 1 }) }),
   'mob/start_flow': Type.Object({
     ...MobId, flow_id: MobName, run_id: Type.Optional(MobName), activation: Type.Optional(Type.Unknown()),

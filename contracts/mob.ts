@@ -8,6 +8,12 @@ const Labels = Type.Record(Type.String(), Type.String());
 /** Agent identities, mob, flow, step and run ids: short, URL-safe names. */
 export const MobName = Type.String({ minLength: 1, maxLength: 128, pattern: '^[A-Za-z0-9][A-Za-z0-9._:-]*$' });
 
+/** `[mob]`: how many structural events the ledger keeps (older cursors answer 410 STALE_CURSOR). */
+export const MobSection = Type.Object({
+  event_retention: Type.Integer({ minimum: 16, maximum: 100_000_000, default: 100_000 }),
+}, { additionalProperties: true });
+export type MobSection = Static<typeof MobSection>;
+
 // ---- definition -----------------------------------------------------------------------------------
 
 export const MemberSpec = Type.Object({
@@ -44,6 +50,16 @@ export const MobDefinition = Type.Object({
 }, { $id: 'MobDefinition', additionalProperties: false });
 export type MobDefinition = Static<typeof MobDefinition>;
 
+// ---- fences ---------------------------------------------------------------------------------------
+
+/**
+ * `expected_revision`: the mob revision (MobRecord.revision) a mutation expects; `expected_generation`:
+ * the member generation it expects. Accepted by the fenced JSON-RPC methods (contracts/mob-rpc.ts) and
+ * the REST wire-members-batch and respawn bodies; a mismatch is 409 STALE_FENCE (JSON-RPC -32024, CLI 48).
+ */
+export const ExpectedRevision = Type.Integer({ minimum: 0 });
+export const ExpectedGeneration = Type.Integer({ minimum: 1 });
+
 // ---- stored records -------------------------------------------------------------------------------
 
 export const MEMBER_STATES = ['spawning', 'active', 'running', 'cancelled', 'failed', 'retired'] as const;
@@ -58,6 +74,8 @@ export const MemberRecord = Type.Object({
   spec: MemberSpec,
   kickoff: Type.Union([Type.Literal('pending'), Type.Literal('completed'), Type.Literal('failed')]),
   last_error: Type.Optional(Type.String()),
+  /** A retired helper whose session could not be archived yet: why (paid when the work on it ends). */
+  cleanup_debt: Type.Optional(Type.String()),
   spawned_at_ms: Type.Integer(),
 });
 export type MemberRecord = Static<typeof MemberRecord>;
@@ -71,6 +89,20 @@ export const MobRecord = Type.Object({
   members: Type.Record(Type.String(), MemberRecord),
   /** Wired pairs, each sorted [a, b] with a < b. */
   edges: Type.Array(Type.Tuple([Type.String(), Type.String()])),
+  /**
+   * The mob's fence: grows by one at every change of membership, wiring or lifecycle (spawn, retire,
+   * cancel, respawn, wire, unwire, destroy, helper pruning). Mutations may carry `expected_revision`;
+   * a mismatch is 409 STALE_FENCE. Absent in records written before it existed (read as 0).
+   */
+  revision: Type.Optional(Type.Integer({ minimum: 0 })),
+  /** Wired pairs whose route is installed: both members' sessions exist and each was told of the other. */
+  installed: Type.Optional(Type.Array(Type.Tuple([Type.String(), Type.String()]))),
+  /** Retired helpers removed from `members`, newest last (bounded): what history and status still need. */
+  retired_helpers: Type.Optional(Type.Array(Type.Object({
+    agent_identity: Type.String(), session_id: Type.Union([Type.String(), Type.Null()]), generation: Type.Integer(), role: Type.String(), retired_at_ms: Type.Integer(),
+    /** How its kickoff ended (absent in entries written before it was kept: completed). */
+    kickoff: Type.Optional(Type.Union([Type.Literal('completed'), Type.Literal('failed'), Type.Literal('pending')])),
+  }))),
   created_at_ms: Type.Integer(),
   updated_at_ms: Type.Integer(),
 }, { $id: 'MobRecord' });

@@ -4,7 +4,7 @@
 // (contracts/mob-rpc.ts), not REST.
 import { Type } from 'typebox';
 import type { ErrorCode } from './errors.ts';
-import { MobName } from './mob.ts';
+import { ExpectedGeneration, ExpectedRevision, MobName } from './mob.ts';
 import type { RouteDef } from './route.ts';
 
 const Num = Type.String({ pattern: '^[0-9]{1,15}$' });
@@ -64,16 +64,25 @@ export const MemberSnapshot = Type.Object({
   helper: Type.Boolean(),
   wired_to: Type.Array(Type.String()),
   last_error: Type.Optional(Type.String()),
+  /** A retired helper whose session is not archived yet: why. */
+  cleanup_debt: Type.Optional(Type.String()),
 }, { $id: 'MobMemberSnapshot' });
 
 export const WaitKickoffResponse = Type.Object({ members: Type.Array(MemberSnapshot) });
 
 export const WireBatchBody = Type.Object({
   edges: Type.Array(Type.Object({ a: MobName, b: MobName }), { minItems: 1, maxItems: 512 }),
+  /** Fence: the mob revision the caller last saw (409 STALE_FENCE when it moved on). */
+  expected_revision: Type.Optional(ExpectedRevision),
 }, { $id: 'MobWireMembersBatchRequest' });
 export const WireBatchResponse = Type.Object({ requested: Type.Integer(), wired: Type.Integer(), already_wired: Type.Integer() });
 
-export const RespawnBody = Type.Object({ initial_message: Type.Optional(Type.String({ minLength: 1 })) }, { $id: 'MobRespawnRequest' });
+export const RespawnBody = Type.Object({
+  initial_message: Type.Optional(Type.String({ minLength: 1 })),
+  /** Fences: the mob revision and the member generation the caller last saw (409 STALE_FENCE). */
+  expected_revision: Type.Optional(ExpectedRevision),
+  expected_generation: Type.Optional(ExpectedGeneration),
+}, { $id: 'MobRespawnRequest' });
 export const RespawnResponse = Type.Object({
   status: Type.Enum(['completed', 'topology_restore_failed']),
   receipt: Type.Record(Type.String(), Type.Unknown()),
@@ -109,21 +118,22 @@ export const RouteInstallsResponse = Type.Object({
 const json = (schema: RouteDef['response']['schema']) => ({ status: 200, schema });
 const sse = { status: 200, contentType: 'text/event-stream' as const };
 const ERRS: ErrorCode[] = ['BAD_REQUEST', 'ScopeDenied'];
+const FENCED: ErrorCode[] = [...ERRS, 'STALE_FENCE'];
 const MEMBER = '/mob/{id}/members/{agent_identity}';
 const PRINCIPAL = ['x-warren-principal'];
 
 export const MOB_ROUTE = {
   rpc: { id: 'mob.rpc', method: 'POST', path: '/rpc', summary: 'JSON-RPC 2.0: typed mob lifecycle control and toolkit event queries', response: { status: 200 }, errors: [], headers: PRINCIPAL, capability: 'mob' },
-  toolkitStream: { id: 'toolkit.mobEventsStream', method: 'GET', path: '/toolkit/mob_events/stream', summary: 'Structural mob events: live tail with cursor and filter resume (SSE)', query: ToolkitStreamQuery, response: sse, errors: ERRS, headers: [...PRINCIPAL, 'last-event-id'], capability: 'mob' },
-  events: { id: 'mob.events', method: 'GET', path: '/mob/{id}/events', summary: 'Mob event stream (SSE): stream_opened, envelopes, done', query: MobEventsQuery, response: sse, errors: ['NOT_FOUND', 'ScopeDenied'], headers: [...PRINCIPAL, 'last-event-id'], capability: 'mob' },
+  toolkitStream: { id: 'toolkit.mobEventsStream', method: 'GET', path: '/toolkit/mob_events/stream', summary: 'Structural mob events: live tail with cursor and filter resume (SSE)', query: ToolkitStreamQuery, response: sse, errors: [...ERRS, 'STALE_CURSOR'], headers: [...PRINCIPAL, 'last-event-id'], capability: 'mob' },
+  events: { id: 'mob.events', method: 'GET', path: '/mob/{id}/events', summary: 'Mob event stream (SSE): stream_opened, envelopes, done', query: MobEventsQuery, response: sse, errors: ['NOT_FOUND', 'ScopeDenied', 'STALE_CURSOR'], headers: [...PRINCIPAL, 'last-event-id'], capability: 'mob' },
   spawnHelper: { id: 'mob.spawnHelper', method: 'POST', path: '/mob/{id}/spawn-helper', summary: 'Spawn a helper and wait for its bounded result', body: SpawnHelperBody, response: json(HelperResponse), errors: ERRS, headers: PRINCIPAL, capability: 'mob' },
   forkHelper: { id: 'mob.forkHelper', method: 'POST', path: '/mob/{id}/fork-helper', summary: 'Fork a helper from a member and wait for its bounded result', body: ForkHelperBody, response: json(HelperResponse), errors: ERRS, headers: PRINCIPAL, capability: 'mob' },
   waitKickoff: { id: 'mob.waitKickoff', method: 'POST', path: '/mob/{id}/wait-kickoff', summary: 'Wait for member kickoff', body: WaitKickoffBody, bodyOptional: true, response: json(WaitKickoffResponse), errors: ERRS, headers: PRINCIPAL, capability: 'mob' },
-  wireBatch: { id: 'mob.wireMembersBatch', method: 'POST', path: '/mob/{id}/wire-members-batch', summary: 'Wire member pairs', body: WireBatchBody, response: json(WireBatchResponse), errors: ERRS, headers: PRINCIPAL, capability: 'mob' },
+  wireBatch: { id: 'mob.wireMembersBatch', method: 'POST', path: '/mob/{id}/wire-members-batch', summary: 'Wire member pairs', body: WireBatchBody, response: json(WireBatchResponse), errors: FENCED, headers: PRINCIPAL, capability: 'mob' },
   memberStatus: { id: 'mob.memberStatus', method: 'GET', path: `${MEMBER}/status`, summary: 'Member status snapshot', response: json(MemberSnapshot), errors: ERRS, headers: PRINCIPAL, capability: 'mob' },
   memberHistory: { id: 'mob.memberHistory', method: 'GET', path: `${MEMBER}/history`, summary: 'Member history page', query: HistoryQuery, response: json(MemberHistory), errors: ERRS, headers: PRINCIPAL, capability: 'mob' },
   memberCancel: { id: 'mob.memberCancel', method: 'POST', path: `${MEMBER}/cancel`, summary: 'Cancel a member', response: json(Type.Object({ cancelled: Type.Boolean() })), errors: ERRS, headers: PRINCIPAL, capability: 'mob' },
-  memberRespawn: { id: 'mob.memberRespawn', method: 'POST', path: `${MEMBER}/respawn`, summary: 'Respawn a member', body: RespawnBody, bodyOptional: true, response: json(RespawnResponse), errors: ERRS, headers: PRINCIPAL, capability: 'mob' },
+  memberRespawn: { id: 'mob.memberRespawn', method: 'POST', path: `${MEMBER}/respawn`, summary: 'Respawn a member', body: RespawnBody, bodyOptional: true, response: json(RespawnResponse), errors: FENCED, headers: PRINCIPAL, capability: 'mob' },
   hosts: { id: 'mob.hosts', method: 'GET', path: '/mob/{id}/hosts', summary: 'Mob hosts', response: json(HostsResponse), errors: ERRS, headers: PRINCIPAL, capability: 'mob' },
   routeInstalls: { id: 'mob.routeInstalls', method: 'GET', path: '/mob/{id}/route-installs', summary: 'Outstanding route installs', response: json(RouteInstallsResponse), errors: ERRS, headers: PRINCIPAL, capability: 'mob' },
 } as const satisfies Record<string, RouteDef>;

@@ -146,6 +146,13 @@ export const HostInfo = Type.Object(
 );
 export type HostInfo = Static<typeof HostInfo>;
 
+/** The host id of /runtime/host_info (also what the mob hosts route reports for this process). */
+export function hostIdentity(realm: { realmId: string; instanceId?: string }, pid: number = process.pid): { host_id: string; host_id_scope: 'realm_instance' | 'process' } {
+  return realm.instanceId !== undefined
+    ? { host_id: `realm-instance:${realm.realmId}:${realm.instanceId}`, host_id_scope: 'realm_instance' }
+    : { host_id: `process:${pid}`, host_id_scope: 'process' };
+}
+
 const CatalogModelProfile = Type.Object(
   {
     model_family: Type.String(),

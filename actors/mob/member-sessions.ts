@@ -41,6 +41,14 @@ export interface MemberSessions {
   readonly comms: boolean;
   /** A lifecycle notice from one member session to another; false when it could not be delivered. */
   notify(from: string, to: string, kind: MobLifecycleKind, peer: string, role?: string): Promise<boolean>;
+  /**
+   * Archives a session the mob is done with (a retired helper's), unless work the mob did not start is on
+   * it (a turn or queued follow-ups of another caller, a durable hold): then it is left open and the
+   * reason returned. An archived or missing session is closed already.
+   */
+  close(sessionId: string): Promise<{ closed: true } | { closed: false; reason: string }>;
+  /** Resolves once the session is idle (or archived, or not resident). */
+  whenIdle(sessionId: string): Promise<void>;
 }
 
 export function memberSessions(sessions: SessionHost): MemberSessions {
@@ -75,7 +83,32 @@ export function memberSessions(sessions: SessionHost): MemberSessions {
       return sessions.peek(sessionId) !== undefined || (await sessions.deps.store.getSession(sessionId)) !== undefined;
     },
     history(sessionId, offset, limit) {
-      return historyPage(sessions, sessionId, { offset, ...(limit !== undefined ? { limit } : {}) });
+      // Mob-owned sessions: a retired helper's archived session keeps its history on the mob routes.
+      return historyPage(sessions, sessionId, { offset, ...(limit !== undefined ? { limit } : {}) }, { includeArchived: true });
+    },
+    async close(sessionId) {
+      const record = sessions.peek(sessionId)?.snapshotRecord ?? (await sessions.deps.store.getSession(sessionId));
+      if (!record || record.archived) return { closed: true };
+      const actor = await sessions.get(sessionId);
+      const status = actor.status();
+      if (status.state !== 'idle') {
+        const queued = status.followUps ? `, ${status.followUps.queued} follow-ups queued` : '';
+        return { closed: false, reason: `session ${sessionId} is ${status.state}${status.phase ? ` (${status.phase})` : ''}${queued}: work another caller started is on it, so it is left open and archived when that work ends` };
+      }
+      await actor.archive();
+      sessions.forget(sessionId);
+      return { closed: true };
+    },
+    whenIdle(sessionId) {
+      const actor = sessions.peek(sessionId);
+      if (!actor || actor.snapshotRecord.archived || actor.status().state === 'idle') return Promise.resolve();
+      return new Promise<void>((resolve) => {
+        const sub = actor.machine.subscribe((snap) => {
+          if (snap.value !== 'idle' && snap.value !== 'archived') return;
+          queueMicrotask(() => sub.unsubscribe());
+          resolve();
+        });
+      });
     },
     async notify(from, to, kind, peer, role) {
       const host = comms();

@@ -23,6 +23,8 @@ export class MemberRuntime {
   abort: AbortController = new AbortController();
   /** Settles when the current kickoff settles. */
   kickoff: Promise<void> = Promise.resolve();
+  /** A retired helper's cleanup retry is waiting for its session to go idle. */
+  cleanupScheduled = false;
 
   constructor(readonly mobId: string, readonly record: MemberRecord, hasSession: boolean | 'fresh', now: number, observer: RuntimeObserver | undefined) {
     this.id = `${mobId}/${record.agent_identity}`;
@@ -81,6 +83,17 @@ export class MobActor {
 
   get id(): string {
     return this.record.mob_id;
+  }
+
+  /** The fence of membership, wiring and lifecycle (contracts/mob.ts MobRecord.revision). */
+  get revision(): number {
+    return this.record.revision ?? 0;
+  }
+
+  /** Moves the fence on: called synchronously with the change it fences. */
+  bump(): number {
+    this.record.revision = this.revision + 1;
+    return this.record.revision;
   }
 
   get state(): MobStateValue {

@@ -1,8 +1,10 @@
 // actors/mob/mob-helpers.ts: spawn-helper and fork-helper. A helper is a short-lived member: spawned
 // (fork: with the source member's conversation as injected context), its prompt run as its kickoff turn,
 // its text captured as a bounded result (at most `max_text_bytes` UTF-8 bytes, cut at a character
-// boundary), then retired. `retirement_error` is reported only when retirement failed after the result
-// was captured (cleanup debt remains).
+// boundary), then retired: its session is archived and it leaves the mob's members for the bounded
+// retired-helpers index (MobHost.cleanupHelper). `retirement_error` is reported only when cleanup debt
+// remains after the result was captured: retirement failed, or work another caller started is on the
+// helper's session (it is archived, and the helper pruned, once that work ends).
 import { ServiceError } from '../../contracts/errors.ts';
 import type { Message } from '../../contracts/transcript.ts';
 import { plainText } from '../../providers/transcript-map.ts';
@@ -63,7 +65,14 @@ function render(rows: Message[]): string {
 async function runHelper(host: MobHost, mob: MobActor, req: HelperRequest, injected?: string): Promise<HelperResult> {
   const spec = { agent_identity: req.agent_identity, role: req.role_name ?? 'helper', ...(req.model_override ? { model: req.model_override } : {}) };
   const { member, kickoff } = await host.spawn(mob, spec, false, { helper: true, prompt: req.prompt, ...(injected !== undefined ? { injected: [injected] } : {}) });
-  const reply = await kickoff;
+  let reply;
+  try {
+    reply = await kickoff;
+  } catch (err) {
+    // No result: the helper is retired and cleaned up all the same (it never lingers in the mob).
+    await host.retire(mob, req.agent_identity, { interrupt: false, emit: false }).then(() => host.cleanupHelper(mob, req.agent_identity)).catch(() => undefined);
+    throw err;
+  }
   const bounded = boundText(reply.text, req.max_text_bytes);
   const result: HelperResult = {
     output: bounded.text,
@@ -78,7 +87,9 @@ async function runHelper(host: MobHost, mob: MobActor, req: HelperRequest, injec
   };
   await host.emit(mob, 'helper_completed', { agent_identity: req.agent_identity, data: { result_label: req.result_label, truncated: bounded.truncated, original_bytes: bounded.bytes } });
   try {
-    await host.retire(mob, req.agent_identity);
+    await host.retire(mob, req.agent_identity, { interrupt: false, emit: false });
+    const debt = await host.cleanupHelper(mob, req.agent_identity);
+    if (debt !== undefined) result.retirement_error = debt;
   } catch (err) {
     result.retirement_error = err instanceof Error ? err.message : String(err);
   }

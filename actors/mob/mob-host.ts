@@ -41,6 +41,15 @@ export function mobNotFound(mobId: string): ServiceError {
   return new ServiceError('NOT_FOUND', `mob not found: ${mobId}`, { mob_id: mobId });
 }
 
+/** What a mutation expects to find (docs/mobs.md "Fences"). */
+export interface Fence {
+  expected_revision?: number;
+  expected_generation?: number;
+}
+
+/** Retired helpers kept in a mob record's `retired_helpers` index (their status and history stay readable). */
+export const RETIRED_HELPERS_KEPT = 64;
+
 export interface CreateMob {
   mob_id?: string;
   labels?: Record<string, string>;
@@ -116,6 +125,26 @@ export class MobHost {
     return m;
   }
 
+  /**
+   * Refuses a mutation whose fence no longer matches: 409 STALE_FENCE. Synchronous, so a caller that runs
+   * the mutation right after it (no await between) changes exactly the mob it checked.
+   */
+  fence(mob: MobActor, fence: Fence, identity?: string): void {
+    if (fence.expected_revision !== undefined && fence.expected_revision !== mob.revision) {
+      throw new ServiceError('STALE_FENCE', `mob ${mob.id} is at revision ${mob.revision}, not ${fence.expected_revision}`, {
+        mob_id: mob.id, fence: 'revision', expected: fence.expected_revision, current: mob.revision,
+      });
+    }
+    if (fence.expected_generation !== undefined && identity !== undefined) {
+      const m = this.member(mob, identity);
+      if (m.record.generation !== fence.expected_generation) {
+        throw new ServiceError('STALE_FENCE', `member ${identity} of mob ${mob.id} is at generation ${m.record.generation}, not ${fence.expected_generation}`, {
+          mob_id: mob.id, agent_identity: identity, fence: 'generation', expected: fence.expected_generation, current: m.record.generation,
+        });
+      }
+    }
+  }
+
   async list(): Promise<MobRecord[]> {
     const rows = await this.deps.supervisor.deps.store.listRecords<unknown>(MOB_NS);
     return rows.map((r) => r.value).filter((v): v is MobRecord => checkRecord.Check(v)).map((r) => this.table.peek(r.mob_id)?.record ?? r);
@@ -131,6 +160,12 @@ export class MobHost {
       const hasSession = rec.session_id !== null && (await this.deps.sessions.exists(rec.session_id));
       this.memberTable.adopt(mob.attach(rec, hasSession, now));
     }
+    // Retired helpers still in `members` (cleanup debt, or retired before a crash) are cleaned up again.
+    for (const rec of Object.values(raw.members)) {
+      if (rec.helper && rec.state === 'retired') void Promise.resolve().then(() => this.cleanupHelper(mob, rec.agent_identity)).catch(() => undefined);
+    }
+    // Routes whose install never finished before the restart are tried again.
+    if (raw.state === 'running') this.installRoutes(mob, raw.edges.filter(([a, b]) => !this.installed(mob, a, b)));
     return mob;
   }
 
@@ -167,8 +202,10 @@ export class MobHost {
     return mob;
   }
 
-  async destroy(mobId: string): Promise<MobActor> {
+  async destroy(mobId: string, fence: Fence = {}): Promise<MobActor> {
     const mob = await this.live(mobId);
+    this.fence(mob, fence);
+    mob.bump();
     mob.send({ type: 'destroy.requested' });
     await mob.persist(this.deps.now());
     await this.onDestroy(mobId);
@@ -190,11 +227,14 @@ export class MobHost {
   async spawn(mob: MobActor, spec: MemberSpec, wait: boolean, opts: { helper?: boolean; prompt?: string; injected?: ContentInput[] } = {}): Promise<{ member: MemberRuntime; kickoff: Promise<TurnReply> }> {
     const prior = mob.members.get(spec.agent_identity);
     if (prior && prior.state !== 'retired') throw new ServiceError('CONFLICT', `member ${spec.agent_identity} already exists in mob ${mob.id}`, { agent_identity: spec.agent_identity });
+    const pruned = mob.record.retired_helpers?.find((r) => r.agent_identity === spec.agent_identity);
+    if (pruned) mob.record.retired_helpers = mob.record.retired_helpers!.filter((r) => r !== pruned);
     const rec: MemberRecord = {
       agent_identity: spec.agent_identity, role: spec.role ?? 'member', state: 'spawning', session_id: null,
-      generation: prior ? prior.record.generation + 1 : 1, helper: opts.helper === true, spec, kickoff: 'pending', spawned_at_ms: this.deps.now(),
+      generation: prior ? prior.record.generation + 1 : pruned ? pruned.generation + 1 : 1, helper: opts.helper === true, spec, kickoff: 'pending', spawned_at_ms: this.deps.now(),
     };
     mob.record.members[spec.agent_identity] = rec;
+    mob.bump();
     const m = mob.attach(rec, 'fresh', this.deps.now());
     this.memberTable.adopt(m);
     mob.send({ type: 'member.joined' });
@@ -249,25 +289,23 @@ export class MobHost {
     return run;
   }
 
-  /** Runs one prompt on a member (after its kickoff and earlier dispatches). */
-  async dispatch(mob: MobActor, identity: string, text: string, ctx: { runId?: string; stepId?: string } = {}): Promise<TurnReply> {
+  /**
+   * Runs one prompt on a member (after its kickoff and earlier dispatches). `signal` (a flow run's) ends
+   * it: not started yet, it never runs; running, the member session's turn is interrupted.
+   */
+  async dispatch(mob: MobActor, identity: string, text: string, ctx: { runId?: string; stepId?: string; signal?: AbortSignal } = {}): Promise<TurnReply> {
     const m = this.member(mob, identity);
     mob.inFlight++;
     const turn = m.lane.then(async () => {
+      if (ctx.signal?.aborted) throw new ServiceError('REQUEST_CANCELLED', 'the flow run was canceled before this step ran');
       if (m.state !== 'active') throw bad(`member ${identity} of mob ${mob.id} is ${m.state}`, { agent_identity: identity, state: m.state });
       const sessionId = m.record.session_id!;
-      m.send({ type: 'turn.start' });
-      this.agentEvents.publish(mob.id, identity, 'run_started', { session_id: sessionId, ...(ctx.runId ? { run_id: ctx.runId } : {}) }, this.deps.now());
+      const onAbort = () => this.deps.sessions.interrupt(sessionId);
+      ctx.signal?.addEventListener('abort', onAbort, { once: true });
       try {
-        const reply = await this.deps.sessions.prompt(sessionId, text, m.abort.signal);
-        m.send({ type: 'turn.done' });
-        this.agentEvents.publish(mob.id, identity, 'run_completed', { session_id: sessionId, text: reply.text }, this.deps.now());
-        return reply;
-      } catch (err) {
-        m.send({ type: 'turn.failed' });
-        this.agentEvents.publish(mob.id, identity, 'run_failed', { session_id: sessionId, error: messageOf(err) }, this.deps.now());
-        await this.emit(mob, 'member_turn_failed', { agent_identity: identity, run_id: ctx.runId ?? null, step_id: ctx.stepId ?? null, data: { error: messageOf(err) } });
-        throw err;
+        return await this.runTurn(mob, m, identity, sessionId, text, ctx);
+      } finally {
+        ctx.signal?.removeEventListener('abort', onAbort);
       }
     });
     m.lane = turn.catch(() => undefined);
@@ -278,10 +316,26 @@ export class MobHost {
     }
   }
 
-  /** Aborts the member's work in flight and interrupts its session's turn. */
-  private stopWork(m: MemberRuntime): void {
+  private async runTurn(mob: MobActor, m: MemberRuntime, identity: string, sessionId: string, text: string, ctx: { runId?: string; stepId?: string }): Promise<TurnReply> {
+    m.send({ type: 'turn.start' });
+    this.agentEvents.publish(mob.id, identity, 'run_started', { session_id: sessionId, ...(ctx.runId ? { run_id: ctx.runId } : {}) }, this.deps.now());
+    try {
+      const reply = await this.deps.sessions.prompt(sessionId, text, m.abort.signal);
+      m.send({ type: 'turn.done' });
+      this.agentEvents.publish(mob.id, identity, 'run_completed', { session_id: sessionId, text: reply.text }, this.deps.now());
+      return reply;
+    } catch (err) {
+      m.send({ type: 'turn.failed' });
+      this.agentEvents.publish(mob.id, identity, 'run_failed', { session_id: sessionId, error: messageOf(err) }, this.deps.now());
+      await this.emit(mob, 'member_turn_failed', { agent_identity: identity, run_id: ctx.runId ?? null, step_id: ctx.stepId ?? null, data: { error: messageOf(err) } });
+      throw err;
+    }
+  }
+
+  /** Aborts the member's work in flight and (unless told not to) interrupts its session's turn. */
+  private stopWork(m: MemberRuntime, interrupt = true): void {
     m.abort.abort(new ServiceError('REQUEST_CANCELLED', 'member cancelled'));
-    if (m.record.session_id) this.deps.sessions.interrupt(m.record.session_id);
+    if (interrupt && m.record.session_id) this.deps.sessions.interrupt(m.record.session_id);
   }
 
   async cancel(mob: MobActor, identity: string): Promise<void> {
@@ -289,27 +343,90 @@ export class MobHost {
     if (m.state === 'retired') throw bad(`member ${identity} is retired`);
     this.stopWork(m);
     if (m.send({ type: 'member.cancel' })) {
+      mob.bump();
       await mob.persist(this.deps.now());
       await this.emit(mob, 'member_cancelled', { agent_identity: identity, data: { session_id: m.record.session_id } });
     }
   }
 
-  async retire(mob: MobActor, identity: string): Promise<void> {
+  /**
+   * Retires a member: its mob work stops (and its session's turn is interrupted unless `interrupt` is
+   * false: a helper whose result is captured leaves other callers' turns alone), it is unwired and its
+   * peers told. `emit: false` leaves the retirement event to the caller (a helper's, after its cleanup).
+   */
+  async retire(mob: MobActor, identity: string, opts: { interrupt?: boolean; emit?: boolean } = {}): Promise<void> {
     const m = this.member(mob, identity);
     if (m.state === 'retired') return;
-    this.stopWork(m);
+    this.stopWork(m, opts.interrupt !== false);
     m.send({ type: 'member.retire' });
     mob.send({ type: 'member.left' });
+    mob.bump();
+    this.uninstallAll(mob, identity);
     const peers = this.unwireAll(mob, identity);
     await mob.persist(this.deps.now());
     for (const p of peers) await this.notify(mob, p, identity, 'mob.peer_retired');
-    await this.emit(mob, m.record.helper ? 'helper_retired' : 'member_retired', { agent_identity: identity, data: { session_id: m.record.session_id, unwired: peers } });
+    if (opts.emit !== false) await this.emit(mob, m.record.helper ? 'helper_retired' : 'member_retired', { agent_identity: identity, data: { session_id: m.record.session_id, unwired: peers } });
+  }
+
+  /**
+   * A retired helper's cleanup: its session is archived, then the helper leaves `members` for the bounded
+   * `retired_helpers` index and `helper_retired` is emitted. When work another caller started is on its
+   * session, the session is left open: the debt is recorded on the member (`cleanup_debt`), returned,
+   * and paid once that session is idle (or at the next start). Answers the debt, or undefined.
+   */
+  async cleanupHelper(mob: MobActor, identity: string): Promise<string | undefined> {
+    const m = mob.members.get(identity);
+    if (!m || !m.record.helper || m.state !== 'retired' || this.closing) return undefined;
+    const sid = m.record.session_id;
+    const closed = sid ? await this.deps.sessions.close(sid) : { closed: true as const };
+    if (!closed.closed) {
+      m.record.cleanup_debt = closed.reason;
+      await mob.persist(this.deps.now());
+      if (!m.cleanupScheduled && sid) {
+        m.cleanupScheduled = true;
+        void this.deps.sessions.whenIdle(sid).then(async () => {
+          m.cleanupScheduled = false;
+          if (this.closing) return;
+          const live = await this.get(mob.id);
+          await this.cleanupHelper(live, identity);
+        }).catch(() => undefined);
+      }
+      return closed.reason;
+    }
+    if (mob.members.get(identity) !== m) return undefined; // cleaned up meanwhile
+    const paid = m.record.cleanup_debt !== undefined;
+    delete mob.record.members[identity];
+    mob.members.delete(identity);
+    this.memberTable.forget(m.id);
+    m.machine.stop();
+    const index = (mob.record.retired_helpers ?? []).filter((r) => r.agent_identity !== identity);
+    index.push({ agent_identity: identity, session_id: sid, generation: m.record.generation, role: m.record.role, retired_at_ms: this.deps.now(), kickoff: m.record.kickoff });
+    mob.record.retired_helpers = index.slice(-RETIRED_HELPERS_KEPT);
+    mob.bump();
+    await mob.persist(this.deps.now());
+    await this.emit(mob, 'helper_retired', { agent_identity: identity, data: { session_id: sid, archived: true, ...(paid ? { cleanup_debt_paid: true } : {}) } });
+    return undefined;
+  }
+
+  /** A member's record, or the entry of a retired helper pruned from `members` (status and history). */
+  memberRecord(mob: MobActor, identity: string): MemberRecord {
+    const live = mob.members.get(identity);
+    if (live) return live.record;
+    const r = mob.record.retired_helpers?.find((x) => x.agent_identity === identity);
+    if (!r) return this.member(mob, identity).record; // throws: no such member
+    return {
+      agent_identity: r.agent_identity, role: r.role, state: 'retired', session_id: r.session_id, generation: r.generation, helper: true,
+      spec: { agent_identity: r.agent_identity }, kickoff: r.kickoff ?? 'completed', spawned_at_ms: r.retired_at_ms,
+    };
   }
 
   /** Respawn: a fresh session (generation + 1), its kickoff awaited, then its wiring restored. */
   async respawn(mob: MobActor, identity: string, initialMessage?: string): Promise<{ status: 'completed' | 'topology_restore_failed'; receipt: Record<string, unknown>; failed_peer_ids?: string[] }> {
     const m = this.member(mob, identity);
     const previous = m.record.session_id;
+    mob.bump();
+    // Its session changes: its routes are outstanding until its peers are told again.
+    this.uninstallAll(mob, identity);
     this.stopWork(m);
     await m.lane;
     if (!m.send({ type: 'member.respawn' })) throw bad(`member ${identity} cannot be respawned while ${m.state}`, { state: m.state });
@@ -319,7 +436,9 @@ export class MobHost {
     const failed: string[] = [];
     for (const peer of this.peersOf(mob, identity)) {
       if (!(await this.notify(mob, identity, peer, 'mob.peer_added')) || !(await this.notify(mob, peer, identity, 'mob.peer_added'))) failed.push(peer);
+      else this.setInstalled(mob, identity, peer, true);
     }
+    await mob.persist(this.deps.now());
     const receipt = { agent_identity: identity, generation: m.record.generation, session_id: m.record.session_id, previous_session_id: previous };
     await this.emit(mob, 'member_respawned', { agent_identity: identity, data: { ...receipt, failed_peer_ids: failed } });
     return failed.length ? { status: 'topology_restore_failed', receipt, failed_peer_ids: failed } : { status: 'completed', receipt };
@@ -337,13 +456,58 @@ export class MobHost {
     return peers;
   }
 
-  /** A lifecycle notice from one member to another over comms (true without comms: nothing to deliver). */
+  /**
+   * A lifecycle notice from one member to another over comms: false when either member's session is not
+   * ready (no completed kickoff) or the notice could not be delivered; true without comms once both are
+   * ready (nothing to deliver).
+   */
   private async notify(mob: MobActor, from: string, to: string, kind: 'mob.peer_added' | 'mob.peer_retired' | 'mob.peer_unwired'): Promise<boolean> {
-    if (!this.deps.sessions.comms) return true;
     const a = mob.members.get(from)?.record;
     const b = mob.members.get(to)?.record;
     if (!a?.session_id || !b?.session_id || a.kickoff !== 'completed' || b.kickoff !== 'completed') return false;
+    if (!this.deps.sessions.comms) return true;
     return this.deps.sessions.notify(a.session_id, b.session_id, kind, b.session_id, b.role);
+  }
+
+  /** True when the wired pair's route is installed (both told of each other). */
+  installed(mob: MobActor, a: string, b: string): boolean {
+    const [x, y] = a < b ? [a, b] : [b, a];
+    return (mob.record.installed ?? []).some((e) => e[0] === x && e[1] === y);
+  }
+
+  private setInstalled(mob: MobActor, a: string, b: string, on: boolean): void {
+    const [x, y] = a < b ? [a, b] : [b, a];
+    const rest = (mob.record.installed ?? []).filter((e) => !(e[0] === x && e[1] === y));
+    mob.record.installed = on ? [...rest, [x, y]] : rest;
+  }
+
+  /** Drops the installed routes of `identity` (its session is gone or about to change). */
+  private uninstallAll(mob: MobActor, identity: string): void {
+    mob.record.installed = (mob.record.installed ?? []).filter((e) => !e.includes(identity));
+  }
+
+  /**
+   * Installs the routes of wired pairs in the background, once both kickoffs settled: each member is told
+   * of the other; a pair both of whose notices were delivered is recorded installed. The rest stay
+   * outstanding (GET /mob/{id}/route-installs) until a respawn installs them again.
+   */
+  installRoutes(mob: MobActor, pairs: ReadonlyArray<readonly [string, string]>): void {
+    for (const [a, b] of pairs) {
+      const members = [a, b].map((id) => mob.members.get(id)).filter((m): m is MemberRuntime => m !== undefined);
+      if (members.length < 2) continue;
+      const notice = Promise.all(members.map((m) => m.kickoff))
+        .then(async () => {
+          const ok = (await this.notify(mob, a, b, 'mob.peer_added')) && (await this.notify(mob, b, a, 'mob.peer_added'));
+          const wired = mob.record.edges.some((e) => e.includes(a) && e.includes(b));
+          if (ok && wired && !this.closing) {
+            this.setInstalled(mob, a, b, true);
+            await mob.persist(this.deps.now());
+          }
+        })
+        .catch(() => undefined)
+        .finally(() => mob.notices.delete(notice));
+      mob.notices.add(notice);
+    }
   }
 
   async wire(mob: MobActor, edges: ReadonlyArray<{ a: string; b: string }>): Promise<{ requested: number; wired: number; already_wired: number }> {
@@ -362,18 +526,10 @@ export class MobHost {
       added.push(pair);
     }
     mob.record.edges.push(...added);
+    if (added.length) mob.bump();
     await mob.persist(this.deps.now());
     // Peers are told once both kickoffs settled, in the background: wiring never waits on a slow kickoff.
-    for (const [a, b] of added) {
-      const notice = Promise.all(this.members(mob, [a, b]).map((m) => m.kickoff))
-        .then(async () => {
-          await this.notify(mob, a, b, 'mob.peer_added');
-          await this.notify(mob, b, a, 'mob.peer_added');
-        })
-        .catch(() => undefined)
-        .finally(() => mob.notices.delete(notice));
-      mob.notices.add(notice);
-    }
+    this.installRoutes(mob, added);
     const result = { requested: edges.length, wired: added.length, already_wired: already };
     await this.emit(mob, 'members_wired', { data: { ...result, edges: added.map(([a, b]) => ({ a, b })) } });
     return result;
@@ -384,6 +540,8 @@ export class MobHost {
     const before = mob.record.edges.length;
     mob.record.edges = mob.record.edges.filter((e) => !(e[0] === pair[0] && e[1] === pair[1]));
     if (mob.record.edges.length === before) return false;
+    mob.bump();
+    this.setInstalled(mob, a, b, false);
     await mob.persist(this.deps.now());
     await this.notify(mob, a, b, 'mob.peer_unwired');
     await this.notify(mob, b, a, 'mob.peer_unwired');

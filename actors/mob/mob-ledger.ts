@@ -9,17 +9,24 @@
 // realm never overwrite each other's events: the loser catches up from the store and takes the next
 // cursor. (Live subscribers see only this process's appends; a query first compares the stored head and
 // catches up when another process appended.)
+// Retention: the ledger keeps the newest `retain` events. Once the head is a batch past that, the older
+// events are deleted in one commit and the floor (`mob.meta`/`floor`: the cursor of the newest deleted
+// event) moves up. A reader's cursor must lie within [floor, head]: older (its events are gone) or
+// beyond the head (it never existed) is refused as 410 STALE_CURSOR (JSON-RPC -32023) with
+// `details: {watermark, requested, floor_cursor, head_cursor, reason}`.
 import { randomUUID } from 'node:crypto';
 import { Compile } from 'typebox/compile';
 import { MobEventRecord, type MobEvent, type StructuralKind } from '../../contracts/mob.ts';
 import { ServiceError } from '../../contracts/errors.ts';
-import type { Store } from '../../storage/store.ts';
+import type { Store, StoreOp } from '../../storage/store.ts';
 
 export const EVENTS_NS = 'mob.events';
 const META_NS = 'mob.meta';
 const checkEvent = Compile(MobEventRecord);
 /** Most recent events kept in memory for cheap tails; older reads scan the store. */
 const TAIL = 2048;
+/** Events kept when no retention is configured (`[mob] event_retention`). */
+export const DEFAULT_EVENT_RETENTION = 100_000;
 
 export interface MobEventFilter {
   mob_id?: string;
@@ -56,16 +63,22 @@ function wire(rec: MobEventRecord): MobEvent {
 
 export class MobLedger {
   private head = 0;
+  /** Cursor of the newest deleted event (0: nothing deleted); readers may resume from here on. */
+  private floor = 0;
   private projectedCursor = 0;
   private tail: MobEvent[] = [];
   private chain: Promise<unknown> = Promise.resolve();
   private readonly subscribers = new Set<(e: MobEvent) => void>();
   private projectTimer: Promise<void> | null = null;
 
-  constructor(private readonly store: Store, private readonly now: () => number) {}
+  constructor(private readonly store: Store, private readonly now: () => number, private readonly retain = DEFAULT_EVENT_RETENTION) {}
 
   get headCursor(): number {
     return this.head;
+  }
+
+  get floorCursor(): number {
+    return this.floor;
   }
 
   get projected(): number {
@@ -87,8 +100,10 @@ export class MobLedger {
   private async load(): Promise<void> {
     const head = await this.store.getRecord<{ cursor: number }>(META_NS, 'head');
     const projected = await this.store.getRecord<{ cursor: number }>(META_NS, 'projected');
+    const floor = await this.store.getRecord<{ cursor: number }>(META_NS, 'floor');
     const all = await this.readAll();
     this.head = Math.max(head?.cursor ?? 0, all.at(-1)?.cursor ?? 0);
+    this.floor = Math.min(floor?.cursor ?? 0, this.head);
     this.projectedCursor = Math.min(projected?.cursor ?? 0, this.head);
     this.tail = all.slice(-TAIL);
     // Events after the projected cursor were committed but never projected: project them now.
@@ -124,17 +139,63 @@ export class MobLedger {
       // A concurrent range() may have caught up from the store after this commit and already holds it.
       this.adopt([e]);
       this.project(e);
+      // A failed trim leaves the old events in place; the next append tries again.
+      await this.trim().catch(() => undefined);
       return e;
     });
     this.chain = next.catch(() => undefined);
     return next;
   }
 
-  /** Events with cursor > after matching the filter, oldest first, at most `limit`. */
-  async range(after: number, limit: number, filter: MobEventFilter = {}): Promise<MobEvent[]> {
-    // Another process on the realm may have appended: the stored head says so (one read).
+  /**
+   * Deletes the events older than the newest `retain`, once a batch of them (an eighth of the retention,
+   * at least 16) has gathered: one commit with the new floor. Runs in the append chain.
+   */
+  private async trim(): Promise<void> {
+    const keepFrom = this.head - this.retain;
+    if (keepFrom - this.floor < Math.max(16, Math.floor(this.retain / 8))) return;
+    const ops: StoreOp[] = [];
+    for (let c = this.floor + 1; c <= keepFrom; c++) ops.push({ op: 'deleteRecord', ns: EVENTS_NS, key: pad(c) });
+    ops.push({ op: 'putRecord', ns: META_NS, key: 'floor', value: { v: 1, cursor: keepFrom } });
+    await this.store.commit(ops);
+    this.setFloor(keepFrom);
+  }
+
+  private setFloor(cursor: number): void {
+    if (cursor <= this.floor) return;
+    this.floor = cursor;
+    this.tail = this.tail.filter((e) => e.cursor > cursor);
+  }
+
+  /** Another process on the realm may have appended or trimmed: the stored head and floor say so. */
+  private async catchUp(): Promise<void> {
+    const floor = await this.store.getRecord<{ cursor: number }>(META_NS, 'floor');
+    if (floor) this.setFloor(floor.cursor);
     const stored = await this.store.getRecord<{ cursor: number }>(META_NS, 'head');
     if (stored && stored.cursor > this.head) this.adopt(await this.readAll());
+  }
+
+  /**
+   * The cursor a reader resumes after: `requested`, checked against what the ledger holds now, or the
+   * floor (the oldest retained event follows it) when none was given. A cursor below the floor or beyond
+   * the head is refused: 410 STALE_CURSOR.
+   */
+  async resolveCursor(requested: number | undefined): Promise<number> {
+    await this.catchUp();
+    if (requested === undefined) return this.floor;
+    if (requested >= this.floor && requested <= this.head) return requested;
+    const trimmed = requested < this.floor;
+    throw new ServiceError('STALE_CURSOR', trimmed
+      ? `cursor ${requested} is older than the mob event ledger retains (oldest resumable cursor ${this.floor})`
+      : `cursor ${requested} is beyond the mob event ledger head ${this.head}`, {
+      watermark: trimmed ? this.floor : this.head, requested, floor_cursor: this.floor, head_cursor: this.head,
+      reason: trimmed ? 'trimmed' : 'beyond_head',
+    });
+  }
+
+  /** Events with cursor > after matching the filter, oldest first, at most `limit`. */
+  async range(after: number, limit: number, filter: MobEventFilter = {}): Promise<MobEvent[]> {
+    await this.catchUp();
     const inTail = this.tail.length > 0 && this.tail[0].cursor <= after + 1;
     const source = inTail || this.head === 0 ? this.tail : await this.readAll();
     const out: MobEvent[] = [];

@@ -6,6 +6,7 @@ import { Compile } from 'typebox/compile';
 import { LIFECYCLE_STAGES, type LifecycleStage, type MemberRecord, type MobScope } from '../../contracts/mob.ts';
 import { RPC_PARAMS, type RpcMethod, type RpcParams } from '../../contracts/mob-rpc.ts';
 import { ServiceError } from '../../contracts/errors.ts';
+import { hostIdentity } from '../../contracts/routes-system.ts';
 import type { SessionHost } from '../session-host.ts';
 import type { Supervisor } from '../supervisor.ts';
 import { mergeEvents, moduleEnvelope, normalizeModuleLines, NormalizationError } from './envelope.ts';
@@ -15,6 +16,7 @@ import type { MobActor } from './mob-actor.ts';
 import { forkHelper, spawnHelper } from './mob-helpers.ts';
 import { MobHost } from './mob-host.ts';
 import { MobLedger, type MobEventFilter } from './mob-ledger.ts';
+import { MobPlacement, type PlacementDeps } from './mob-placement.ts';
 import { ScopeGate, type Caller } from './mob-scopes.ts';
 
 const checks = Object.fromEntries(Object.entries(RPC_PARAMS).map(([k, s]) => [k, Compile(s)])) as Record<RpcMethod, ReturnType<typeof Compile>>;
@@ -40,6 +42,10 @@ export interface MobRuntimeOptions {
   /** The clock of grant expiry and event timestamps (injectable: AppOptions.clocks.mob). */
   now(): number;
   baseUrl(): string;
+  /** Structural events the ledger keeps (`[mob] event_retention`). */
+  eventRetention?: number;
+  /** Where members live (GET /mob/{id}/hosts): this host's id, capabilities, and the cluster when there is one. */
+  placement?: Partial<Omit<PlacementDeps, 'baseUrl' | 'now'>>;
 }
 
 export class MobRuntime {
@@ -47,16 +53,22 @@ export class MobRuntime {
   readonly host: MobHost;
   readonly flows: FlowRunner;
   readonly scopes: ScopeGate;
+  readonly placement: MobPlacement;
   readonly stages: LifecycleStage[] = [];
   /** Open event streams (mob SSE, toolkit stream): each ends with `done` at shutdown. */
   readonly streams = new Set<{ close(): void }>();
 
   constructor(private readonly opts: MobRuntimeOptions) {
     const store = opts.supervisor.deps.store;
-    this.ledger = new MobLedger(store, opts.now);
+    this.ledger = new MobLedger(store, opts.now, opts.eventRetention);
     this.host = new MobHost({ supervisor: opts.supervisor, sessions: memberSessions(opts.sessions), ledger: this.ledger, now: opts.now });
     this.flows = new FlowRunner(this.host, store);
     this.scopes = new ScopeGate(store, opts.now);
+    const sup = opts.supervisor;
+    this.placement = new MobPlacement(this.host, {
+      hostId: () => hostIdentity({ realmId: sup.deps.realmId }).host_id, capabilities: () => sup.capabilities.runtime(),
+      ...opts.placement, baseUrl: opts.baseUrl, now: opts.now,
+    });
   }
 
   /** Loads grants and the ledger (projecting what was never projected), then resumes interrupted flow runs. */
@@ -84,16 +96,17 @@ export class MobRuntime {
     return {
       mob_id: mob.id, agent_identity: rec.agent_identity, role: rec.role, state: rec.state, kickoff: rec.kickoff, session_id: rec.session_id,
       generation: rec.generation, helper: rec.helper, wired_to: this.host.peersOf(mob, rec.agent_identity),
-      ...(rec.last_error ? { last_error: rec.last_error } : {}),
+      ...(rec.last_error ? { last_error: rec.last_error } : {}), ...(rec.cleanup_debt ? { cleanup_debt: rec.cleanup_debt } : {}),
     };
   }
 
   mobView(mob: MobActor) {
     const r = mob.record;
     return {
-      mob_id: r.mob_id, state: mob.state, labels: r.labels, created_at_ms: r.created_at_ms, updated_at_ms: r.updated_at_ms,
+      mob_id: r.mob_id, state: mob.state, revision: mob.revision, labels: r.labels, created_at_ms: r.created_at_ms, updated_at_ms: r.updated_at_ms,
       members: Object.values(r.members).map((m) => this.memberSnapshot(mob, m)),
       edges: r.edges.map(([a, b]) => ({ a, b })), flows: (r.definition.flows ?? []).map((f) => f.flow_id),
+      retired_helpers: (r.retired_helpers ?? []).map((h) => h.agent_identity),
     };
   }
 
@@ -114,36 +127,53 @@ export class MobRuntime {
         const q = p as RpcParams<'mob/create'>;
         return this.mobView(await host.create({ ...(q.mob_id ? { mob_id: q.mob_id } : {}), ...(q.labels ? { labels: q.labels } : {}), definition: q.definition ?? {} }));
       }
-      case 'mob/destroy': return this.mobView(await host.destroy(a.mob_id));
+      case 'mob/destroy': return this.mobView(await host.destroy(a.mob_id, p as RpcParams<'mob/destroy'>));
       case 'mob/get': return this.mobView(await host.get(a.mob_id));
       case 'mob/list': return { mobs: (await host.list()).map((r) => ({ mob_id: r.mob_id, state: r.state, labels: r.labels, members: Object.keys(r.members).length })) };
       case 'mob/spawn_member': {
         const q = p as RpcParams<'mob/spawn_member'>;
         const mob = await host.live(q.mob_id);
+        host.fence(mob, q);
         const { member } = await host.spawn(mob, q.member, q.wait === true);
         return this.memberSnapshot(mob, member.record);
       }
       case 'mob/retire_member': {
-        const mob = await host.live(a.mob_id);
-        await host.retire(mob, a.agent_identity);
-        return { retired: true };
+        const q = p as RpcParams<'mob/retire_member'>;
+        const mob = await host.live(q.mob_id);
+        host.fence(mob, q, q.agent_identity);
+        await host.retire(mob, q.agent_identity);
+        return { retired: true, revision: mob.revision };
       }
       case 'mob/cancel_member': {
-        await host.cancel(await host.live(a.mob_id), a.agent_identity);
-        return { cancelled: true };
+        const q = p as RpcParams<'mob/cancel_member'>;
+        const mob = await host.live(q.mob_id);
+        host.fence(mob, q, q.agent_identity);
+        await host.cancel(mob, q.agent_identity);
+        return { cancelled: true, revision: mob.revision };
       }
       case 'mob/respawn_member': {
         const q = p as RpcParams<'mob/respawn_member'>;
-        return host.respawn(await host.live(q.mob_id), q.agent_identity, q.initial_message);
+        const mob = await host.live(q.mob_id);
+        host.fence(mob, q, q.agent_identity);
+        return { ...(await host.respawn(mob, q.agent_identity, q.initial_message)), revision: mob.revision };
       }
       case 'mob/wire_members': {
         const q = p as RpcParams<'mob/wire_members'>;
-        return host.wire(await host.live(q.mob_id), q.edges);
+        const mob = await host.live(q.mob_id);
+        host.fence(mob, q);
+        return { ...(await host.wire(mob, q.edges)), revision: mob.revision };
       }
-      case 'mob/unwire_members': return { unwired: await host.unwire(await host.live(a.mob_id), a.a, a.b) };
+      case 'mob/unwire_members': {
+        const q = p as RpcParams<'mob/unwire_members'>;
+        const mob = await host.live(q.mob_id);
+        host.fence(mob, q);
+        return { unwired: await host.unwire(mob, q.a, q.b), revision: mob.revision };
+      }
       case 'mob/send_message': {
         const q = p as RpcParams<'mob/send_message'>;
-        const reply = await host.dispatch(await host.live(q.mob_id), q.agent_identity, q.prompt);
+        const mob = await host.live(q.mob_id);
+        host.fence(mob, q, q.agent_identity);
+        const reply = await host.dispatch(mob, q.agent_identity, q.prompt);
         return { session_id: reply.sessionId, text: reply.text, turns: reply.turns, tool_calls: reply.toolCalls, usage: reply.usage };
       }
       case 'mob/start_flow': {
@@ -172,19 +202,21 @@ export class MobRuntime {
         return { revoked };
       }
       case 'mob/grants/list': return { grants: this.scopes.list(caller) };
-      case 'mob/runtime_status': return { stages: this.stages, head_cursor: this.ledger.headCursor, projected_cursor: this.ledger.projected };
+      case 'mob/runtime_status': return { stages: this.stages, head_cursor: this.ledger.headCursor, projected_cursor: this.ledger.projected, floor_cursor: this.ledger.floorCursor };
       case 'toolkit/mob_events/query': {
         const q = p as RpcParams<'toolkit/mob_events/query'>;
         const limit = q.limit ?? 100;
-        const events = await this.ledger.range(q.after_cursor ?? 0, limit, (q.filter ?? {}) as MobEventFilter);
-        const next = events.at(-1)?.cursor ?? q.after_cursor ?? 0;
-        return { events, next_cursor: next, head_cursor: this.ledger.headCursor, complete: events.length < limit };
+        const after = await this.ledger.resolveCursor(q.after_cursor);
+        const events = await this.ledger.range(after, limit, (q.filter ?? {}) as MobEventFilter);
+        const next = events.at(-1)?.cursor ?? after;
+        return { events, next_cursor: next, head_cursor: this.ledger.headCursor, floor_cursor: this.ledger.floorCursor, complete: events.length < limit };
       }
       case 'toolkit/mob_events/subscribe': {
         const q = p as RpcParams<'toolkit/mob_events/subscribe'>;
         const filter = (q.filter ?? {}) as MobEventFilter;
-        const events = await this.ledger.range(q.after_cursor ?? 0, 1000, filter);
-        const cursor = events.at(-1)?.cursor ?? q.after_cursor ?? 0;
+        const after = await this.ledger.resolveCursor(q.after_cursor);
+        const events = await this.ledger.range(after, 1000, filter);
+        const cursor = events.at(-1)?.cursor ?? after;
         const qs = new URLSearchParams({ after_cursor: String(cursor) });
         if (filter.mob_id) qs.set('mob_id', filter.mob_id);
         if (filter.kinds?.length) qs.set('kinds', filter.kinds.join(','));
@@ -192,7 +224,7 @@ export class MobRuntime {
         if (filter.run_id) qs.set('run_id', filter.run_id);
         return {
           snapshot: { events, cursor },
-          handshake: { protocol: 'sse', resume_parameter: 'after_cursor', last_event_id: 'cursor', head_cursor: this.ledger.headCursor },
+          handshake: { protocol: 'sse', resume_parameter: 'after_cursor', last_event_id: 'cursor', head_cursor: this.ledger.headCursor, floor_cursor: this.ledger.floorCursor },
           sse_url: `${this.opts.baseUrl()}/toolkit/mob_events/stream?${qs}`,
         };
       }

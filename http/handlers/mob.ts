@@ -14,7 +14,7 @@ import { on, type HandlerContext, type HandlerResult, type HandlerTable } from '
 import { MobStream } from '../mob-stream.ts';
 
 /** Typed mob codes that keep their own status; everything else falls back to 400. */
-const TYPED = new Set(['ScopeDenied', 'SESSION_BUSY', 'PROVIDER_ERROR', 'AGENT_ERROR', 'BUDGET_EXHAUSTED', 'INTERNAL_ERROR', 'SERVICE_UNAVAILABLE']);
+const TYPED = new Set(['ScopeDenied', 'STALE_CURSOR', 'STALE_FENCE', 'SESSION_BUSY', 'PROVIDER_ERROR', 'AGENT_ERROR', 'BUDGET_EXHAUSTED', 'INTERNAL_ERROR', 'SERVICE_UNAVAILABLE']);
 
 async function fallback(run: () => Promise<HandlerResult>): Promise<HandlerResult> {
   try {
@@ -27,14 +27,15 @@ async function fallback(run: () => Promise<HandlerResult>): Promise<HandlerResul
   }
 }
 
-function cursorFrom(ctx: Pick<HandlerContext, 'headers'>, query: string | undefined): number {
+/** The cursor asked for (query, else Last-Event-ID); undefined when none: the oldest retained event on. */
+function cursorFrom(ctx: Pick<HandlerContext, 'headers'>, query: string | undefined): number | undefined {
   const raw = query ?? ctx.headers['last-event-id'];
-  if (raw === undefined || raw === '') return 0;
+  if (raw === undefined || raw === '') return undefined;
   if (!/^[0-9]{1,15}$/.test(raw)) throw new ServiceError('BAD_REQUEST', 'Last-Event-ID must be a cursor (a non-negative integer)');
   return Number(raw);
 }
 
-export function mobHandlers(rt: MobRuntime, baseUrl: () => string): HandlerTable {
+export function mobHandlers(rt: MobRuntime): HandlerTable {
   const { host } = rt;
   const guard = (ctx: Pick<HandlerContext, 'headers'>, scope: MobScope) => rt.scopes.require(callerOf(ctx.headers), scope);
   const ok = (body: unknown): HandlerResult => ({ status: 200, body });
@@ -51,8 +52,9 @@ export function mobHandlers(rt: MobRuntime, baseUrl: () => string): HandlerTable
       guard(ctx, 'MobRead');
       const mob = await host.get(ctx.params.id);
       const member = ctx.query.member;
-      if (member !== undefined && !mob.members.has(member)) throw new ServiceError('NOT_FOUND', `no member ${member} in mob ${mob.id}`);
-      const after = cursorFrom(ctx, ctx.query.after_cursor);
+      if (member !== undefined && !mob.members.has(member) && !mob.record.retired_helpers?.some((r) => r.agent_identity === member)) throw new ServiceError('NOT_FOUND', `no member ${member} in mob ${mob.id}`);
+      // A cursor the ledger no longer holds (or never had) is refused before the stream opens: 410 STALE_CURSOR.
+      const after = await rt.ledger.resolveCursor(cursorFrom(ctx, ctx.query.after_cursor));
       const stream = open(ctx);
       stream.send('stream_opened', { mob_id: mob.id, ...(member ? { member } : {}) });
       const filter: MobEventFilter = { mob_id: mob.id, ...(member ? { agent_identity: member } : {}) };
@@ -102,7 +104,7 @@ export function mobHandlers(rt: MobRuntime, baseUrl: () => string): HandlerTable
         ...(q.mob_id ? { mob_id: q.mob_id } : {}), ...(q.kinds ? { kinds: q.kinds.split(',').map((k) => k.trim()).filter(Boolean) } : {}),
         ...(q.agent_identity ? { agent_identity: q.agent_identity } : {}), ...(q.run_id ? { run_id: q.run_id } : {}),
       };
-      let last = cursorFrom(ctx, q.after_cursor);
+      let last = await rt.ledger.resolveCursor(cursorFrom(ctx, q.after_cursor));
       const stream = open(ctx);
       stream.send('stream_opened', { after_cursor: last, head_cursor: rt.ledger.headCursor, filter });
       const held: MobEvent[] = [];
@@ -152,19 +154,21 @@ export function mobHandlers(rt: MobRuntime, baseUrl: () => string): HandlerTable
 
     ...on(MOB_ROUTE.wireBatch, (ctx) => fallback(async () => {
       guard(ctx, 'MemberWire');
-      return ok(await host.wire(await host.live(ctx.params.id), ctx.body.edges));
+      const mob = await host.live(ctx.params.id);
+      host.fence(mob, ctx.body);
+      return ok(await host.wire(mob, ctx.body.edges));
     })),
 
     ...on(MOB_ROUTE.memberStatus, (ctx) => fallback(async () => {
       guard(ctx, 'MobRead');
       const mob = await host.get(ctx.params.id);
-      return ok(rt.memberSnapshot(mob, host.member(mob, ctx.params.agent_identity).record));
+      return ok(rt.memberSnapshot(mob, host.memberRecord(mob, ctx.params.agent_identity)));
     })),
 
     ...on(MOB_ROUTE.memberHistory, (ctx) => fallback(async () => {
       guard(ctx, 'MobRead');
       const mob = await host.get(ctx.params.id);
-      const rec = host.member(mob, ctx.params.agent_identity).record;
+      const rec = host.memberRecord(mob, ctx.params.agent_identity);
       const from = Number(ctx.query.from_index ?? 0);
       const limit = ctx.query.limit !== undefined ? Number(ctx.query.limit) : 100;
       const { total, rows } = rec.session_id && (await host.sessions.exists(rec.session_id)) ? await host.sessions.history(rec.session_id, from, limit) : { total: 0, rows: [] };
@@ -184,21 +188,19 @@ export function mobHandlers(rt: MobRuntime, baseUrl: () => string): HandlerTable
 
     ...on(MOB_ROUTE.memberRespawn, (ctx) => fallback(async () => {
       guard(ctx, 'MemberLifecycle');
-      return ok(await host.respawn(await host.live(ctx.params.id), ctx.params.agent_identity, ctx.body?.initial_message));
+      const mob = await host.live(ctx.params.id);
+      host.fence(mob, ctx.body ?? {}, ctx.params.agent_identity);
+      return ok(await host.respawn(mob, ctx.params.agent_identity, ctx.body?.initial_message));
     })),
 
     ...on(MOB_ROUTE.hosts, (ctx) => fallback(async () => {
       guard(ctx, 'MobRead');
-      const mob = await host.get(ctx.params.id);
-      const materialized = [...mob.members.values()].filter((m) => m.state !== 'retired').length;
-      return ok({ hosts: [{ host_id: 'local', bind_phase: 'bound', materialized_member_count: materialized, capabilities: { comms: host.sessions.comms }, control_reachability: 'reachable', endpoint: baseUrl(), last_seen_ms: host.now() }] });
+      return ok({ hosts: await rt.placement.hosts(await host.get(ctx.params.id)) });
     })),
 
     ...on(MOB_ROUTE.routeInstalls, (ctx) => fallback(async () => {
       guard(ctx, 'MobRead');
-      await host.get(ctx.params.id);
-      // One host: every wiring edge is installed in-process when it is made.
-      return ok({ complete: true, outstanding: [] });
+      return ok(await rt.placement.routeInstalls(await host.get(ctx.params.id)));
     })),
   };
 }

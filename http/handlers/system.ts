@@ -7,6 +7,7 @@ import type { RouteDef } from '../../contracts/route.ts';
 import {
   CONTRACT_VERSION,
   WARREN_VERSION,
+  hostIdentity,
   type CapabilitiesResponse,
   type HostInfo,
   type RealmDetail,
@@ -134,7 +135,6 @@ function runtimeHealth(deps: SystemDeps): RuntimeHealth {
 
 function hostInfo(deps: SystemDeps): HostInfo {
   const { realm } = deps;
-  const scoped = realm.instanceId !== undefined;
   const realmInfo: HostInfo['realm'] = { realm_id: realm.realmId };
   if (realm.instanceId !== undefined) realmInfo.instance_id = realm.instanceId;
   realmInfo.backend = realm.backend;
@@ -143,8 +143,7 @@ function hostInfo(deps: SystemDeps): HostInfo {
   const health = runtimeHealth(deps);
   const info: HostInfo = {
     contract_version: { ...CONTRACT_VERSION },
-    host_id: scoped ? `realm-instance:${realm.realmId}:${realm.instanceId}` : `process:${process.pid}`,
-    host_id_scope: scoped ? 'realm_instance' : 'process',
+    ...hostIdentity(realm),
     process_name: 'warren',
     process_version: WARREN_VERSION,
     capabilities: deps.capabilities.runtime(),

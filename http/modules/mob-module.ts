@@ -8,19 +8,25 @@ import { mobToolsFor } from '../../actors/mob/mob-tool-port.ts';
 import { mobSchedulePort } from '../../actors/mob/mob-schedule-port.ts';
 import { provideMobRuntime } from '../../actors/work-bindings/ports.ts';
 import { MOB_ROUTES } from '../../contracts/routes-mob.ts';
+import { hostIdentity } from '../../contracts/routes-system.ts';
 import { mobHandlers } from '../handlers/mob.ts';
 import { mobRpcHandlers, mobRpcSocket } from '../handlers/mob-rpc.ts';
 import type { ModuleContext, ModuleUnit } from '../module-unit.ts';
 
 export function mobModule(ctx: ModuleContext): ModuleUnit {
-  const rt = new MobRuntime({ supervisor: ctx.supervisor, sessions: ctx.sessions(), now: ctx.clock('mob'), baseUrl: ctx.baseUrl });
+  const rt = new MobRuntime({ supervisor: ctx.supervisor, sessions: ctx.sessions(), now: ctx.clock('mob'), baseUrl: ctx.baseUrl, eventRetention: ctx.config.current().mob?.event_retention,
+    placement: {
+      hostId: () => hostIdentity(ctx.realm).host_id,
+      ...(ctx.supervisor.deps.cluster ? { cluster: ctx.supervisor.deps.cluster } : {}),
+    },
+  });
   ctx.supervisor.deps.mobTargets = mobSchedulePort(rt);
   ctx.supervisor.deps.mobFlows = rt.flows;
   provideMobRuntime(ctx.supervisor, rt);
   return {
     name: 'mobs',
     routes: MOB_ROUTES,
-    handlers: { ...mobRpcHandlers(rt), ...mobHandlers(rt, ctx.baseUrl) },
+    handlers: { ...mobRpcHandlers(rt), ...mobHandlers(rt) },
     websockets: [mobRpcSocket(rt, ctx.supervisor.deps.log.child({ component: 'mob-rpc' }))],
     actorKinds: [MOB_KIND, MEMBER_KIND],
     tools: {

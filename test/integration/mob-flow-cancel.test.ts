@@ -1,12 +1,13 @@
 // test/integration/mob-flow-cancel.test.ts: a running mob flow ended from outside, on the real server
 // (scripted provider, a step turn held open by a gate): `mob/cancel_flow` ends the run as `canceled` with
-// `flow_canceled` in the structural ledger, and `mob/destroy` while a flow runs cancels that run too.
+// `flow_canceled` in the structural ledger and the held step's turn interrupted (the member works again),
+// and `mob/destroy` while a flow runs cancels that run too.
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import type { ProviderRequest } from '../../providers/provider.ts';
 import { echoReply, type ScriptedReply } from '../../providers/scripted.ts';
 import { plainText } from '../../providers/transcript-map.ts';
-import { startApp } from '../helpers/app.ts';
+import { call, startApp } from '../helpers/app.ts';
 import { deferred } from '../helpers/gates.ts';
 import { rpcOk } from '../helpers/mob-driver.ts';
 import { SseClient } from '../helpers/sse-client.ts';
@@ -57,6 +58,10 @@ describe('mob flows ended from outside', () => {
     assert.equal(app.provider.requests.some((r) => lastUser(r).startsWith('after')), false, 'step 2 never ran');
     // Cancelling again is answered with the same terminal run.
     assert.equal((await rpcOk(app.url, 'mob/cancel_flow', { mob_id: 'm1', run_id: 'r1' })).status, 'canceled');
+    // The held step's turn was interrupted with the run: the member works again (its lane is free).
+    const after = await rpcOk(app.url, 'mob/send_message', { mob_id: 'm1', agent_identity: 'a', prompt: 'ping' });
+    assert.equal(after.text, 'echo: ping');
+    assert.equal((await call(app.url, 'GET', '/mob/m1/members/a/status')).body.state, 'active');
   });
 
   it('mob/destroy while a flow runs cancels the run and ends the mob', async (t) => {

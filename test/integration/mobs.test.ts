@@ -126,9 +126,11 @@ describe('mobs', () => {
     assert.equal(forked.status, 200, JSON.stringify(forked.body));
     assert.equal(forked.body.output, 'echo: short');
     assert.equal(forked.body.bounded_result.truncated, false);
-    // The fork saw the source member's conversation as injected context.
-    const rows = (await call(app.url, 'GET', `/sessions/${forked.body.session_id}/history`)).body.messages;
+    // The fork saw the source member's conversation as injected context. Its session is archived with
+    // its retirement (GET /sessions/{id} is 404); the mob's member history still reads it.
+    const rows = (await call(app.url, 'GET', '/mob/m1/members/h2/history')).body.page.messages;
     assert.ok(JSON.stringify(rows).includes('Conversation of lead so far'));
+    assert.equal((await call(app.url, 'GET', `/sessions/${forked.body.session_id}`)).status, 404);
 
     const missing = await call(app.url, 'POST', '/mob/m1/spawn-helper', { prompt: 'x', agent_identity: 'h3', max_text_bytes: 5 });
     assert.equal(missing.status, 400);
