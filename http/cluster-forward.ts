@@ -24,6 +24,8 @@ export interface ForwardOptions {
   knowsRequest(requestId: string): boolean;
   /** Counts each request proxied to a peer (the /metrics counter). */
   onForward?(): void;
+  /** The leased resource other than a session a request acts on (a mob), forwarded like a session's. */
+  resourceOf?(req: HttpRequest): { kind: string; id: string } | undefined;
 }
 
 type ProxyOutcome = 'done' | 'unreachable';
@@ -119,17 +121,17 @@ export function clusterForwarding(inner: RequestHandler, opts: ForwardOptions): 
   }
 
   /** Proxies to the owner while one is alive and reachable; false when the request is to be served here. */
-  async function forwardSession(sessionId: string, req: HttpRequest, res: HttpResponder): Promise<boolean> {
+  async function forwardSession(sessionId: string, req: HttpRequest, res: HttpResponder, kind = 'session'): Promise<boolean> {
     // At most two owners are tried: one that died, then (after its lease expired) whoever took over.
     for (let attempt = 0; attempt < 3; attempt++) {
       // The database unreachable: served here, where the store answers with its own coded error.
-      const route = await node.route(sessionId).catch(() => ({ local: true as const }));
+      const route = await node.route(sessionId, kind).catch(() => ({ local: true as const }));
       if (route.local) return false;
       if ((await proxy(route.url, req, res)) === 'done') return true;
       // Unreachable owner: its lease runs out within one term unless it comes back and renews.
       await new Promise((resolve) => setTimeout(resolve, node.remainingMs(route.lease) + 25));
     }
-    throw new ServiceError('SERVICE_UNAVAILABLE', `session ${sessionId} is hosted by a node that cannot be reached`, { session_id: sessionId });
+    throw new ServiceError('SERVICE_UNAVAILABLE', `${kind} ${sessionId} is hosted by a node that cannot be reached`, kind === 'session' ? { session_id: sessionId } : { kind, id: sessionId });
   }
 
   async function forwardCancel(req: HttpRequest, res: HttpResponder): Promise<boolean> {
@@ -158,8 +160,11 @@ export function clusterForwarding(inner: RequestHandler, opts: ForwardOptions): 
       try {
         const session = SESSION_PATH.exec(req.path);
         const sessionId = session ? segment(session[1]) : undefined;
+        const owned = sessionId === undefined ? opts.resourceOf?.(req) : undefined;
         if (sessionId !== undefined) {
           if (await forwardSession(sessionId, req, res)) return;
+        } else if (owned) {
+          if (await forwardSession(owned.id, req, res, owned.kind)) return;
         } else {
           const cancel = req.method === 'POST' ? CANCEL_PATH.exec(req.path) : null;
           const requestId = cancel ? segment(cancel[1]) : undefined;

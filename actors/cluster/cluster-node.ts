@@ -11,10 +11,17 @@ import type { Config } from '../../contracts/config.ts';
 import { PostgresCluster, type NodeRow } from '../../storage/postgres-nodes.ts';
 import type { Store } from '../../storage/store.ts';
 import type { ActorOwnership } from '../actor-registry.ts';
+import { MOB_KIND } from '../mob/mob-actor.ts';
+import { BINDING_KIND } from '../work-bindings/binding-actor.ts';
 import { LeaseBook, fencedStore, type LeaseValue } from './lease-book.ts';
 
-/** The kinds whose actors are leased to one node at a time. */
-const LEASED_KINDS = new Set(['session']);
+/**
+ * The kinds whose actors are leased to one node at a time: sessions, mobs (their members' sessions are
+ * claimed on the node driving the mob) and work bindings. WorkGraph namespaces and schedules are not: any
+ * node hosts them, and each of their writes is a compare-and-set on the revision it read (the namespace's
+ * head, the schedule's or occurrence's record), which refuses a node that fell behind the same way.
+ */
+export const LEASED_KINDS: ReadonlySet<string> = new Set(['session', MOB_KIND, BINDING_KIND]);
 
 export interface ClusterOptions {
   sql: PostgresCluster;
@@ -123,10 +130,10 @@ export class ClusterNode implements ActorOwnership {
     await this.leases.release(kind, id).catch(() => undefined);
   }
 
-  /** Where a request for `sessionId` is served: here, or on the live node holding its lease. */
-  async route(sessionId: string): Promise<Route> {
-    if (this.leases.holds('session', sessionId)) return { local: true };
-    const lease = await this.leases.read('session', sessionId);
+  /** Where a request for `id` (a session by default) is served: here, or on the live node holding its lease. */
+  async route(id: string, kind = 'session'): Promise<Route> {
+    if (this.leases.holds(kind, id)) return { local: true };
+    const lease = await this.leases.read(kind, id);
     if (!lease || !this.leases.heldElsewhere(lease) || !lease.url || lease.url === this.#url) return { local: true };
     return { local: false, nodeId: lease.node_id, url: lease.url, lease };
   }

@@ -117,6 +117,8 @@ export class FlowRunner implements FlowRunPort {
         const mob = await this.host.live(value.mob_id);
         this.launch(value, this.flowOf(mob.record.definition.flows ?? [], value.flow_id, value.mob_id));
       } catch (err) {
+        // The mob is hosted by another node of the cluster (its lease is live there): the run is that node's.
+        if (err instanceof ServiceError && err.code === 'SERVICE_UNAVAILABLE') continue;
         await this.finish(value, 'failed', undefined, `not resumable: ${(err as Error).message}`);
       }
     }
