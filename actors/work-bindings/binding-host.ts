@@ -115,9 +115,10 @@ export class BindingHost {
   // ---- commands -------------------------------------------------------------------------------------
 
   /**
-   * Launches (or replays) a binding. Launches run one at a time in this process, so the idempotency-key,
-   * item-revision and chain-head checks and the binding commit never interleave (a launch is a handful
-   * of commits; the run itself goes on after it returns).
+   * Launches (or replays) a binding. Launches run one at a time in this process; across processes sharing
+   * the realm the binding commit itself checks the idempotency key, the chain head and the item's namespace
+   * head it read (binding-launch.ts), so two nodes never both extend one chain (a launch is a handful of
+   * commits; the run itself goes on after it returns).
    */
   async launch(args: FlowLaunchArgs): Promise<PublicBinding> {
     const run = this.launches.catch(() => undefined).then(() => launchBinding(this.launchDeps(), args));
