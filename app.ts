@@ -133,6 +133,8 @@ export async function createApp(opts: AppOptions = {}): Promise<App> {
   if (cluster) {
     supervisor.registry.ownership = cluster;
     cluster.onLost((kind, id) => supervisor.registry.drop(kind, id));
+    cluster.onOrphan((kind, id) => supervisor.registry.wake(kind, id));
+    cluster.onTakeover((kind, id) => void supervisor.registry.takenOver(kind, id).catch((err: unknown) => log.error({ err, kind, id }, 'resuming a taken-over actor failed')));
   }
   let baseUrl = '';
   const schedules = schedulesModule({ clock: opts.clock, turnLeaseMs: opts.scheduleTurnLeaseMs });

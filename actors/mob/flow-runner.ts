@@ -48,6 +48,7 @@ export class FlowRunner implements FlowRunPort {
   constructor(private readonly host: MobHost, private readonly store: Store) {
     host.onDestroy = (mobId) => this.cancelAll(mobId);
     host.onShutdown = () => this.shutdown();
+    host.onTakenOver = (mobId) => this.recover(mobId);
   }
 
   private closing = false;
@@ -109,10 +110,14 @@ export class FlowRunner implements FlowRunPort {
     while (this.live.size > 0) await Promise.all([...this.live.values()].map((e) => e.done));
   }
 
-  /** Resumes every run that was pending or running when the process stopped. */
-  async recover(): Promise<void> {
+  /**
+   * Resumes every run that was pending or running when the process stopped (or, given `mobId`, that mob's
+   * runs, once this node took the mob over from a cluster node that died).
+   */
+  async recover(mobId?: string): Promise<void> {
     for (const { value } of await this.store.listRecords<unknown>(RUNS_NS)) {
       if (!checkRun.Check(value) || isTerminal(value.status)) continue;
+      if ((mobId !== undefined && value.mob_id !== mobId) || this.live.has(`${value.mob_id}/${value.run_id}`)) continue;
       try {
         const mob = await this.host.live(value.mob_id);
         this.launch(value, this.flowOf(mob.record.definition.flows ?? [], value.flow_id, value.mob_id));

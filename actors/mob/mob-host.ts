@@ -53,6 +53,8 @@ export class MobHost {
   readonly agentEvents = new AgentEvents();
   /** Called when a mob is destroyed (the flow runner cancels its runs). */
   onDestroy: (mobId: string) => Promise<void> = async () => {};
+  /** Called when this node took a mob over from a cluster node that died (the flow runner resumes its runs). */
+  onTakenOver: (mobId: string) => Promise<void> = async () => {};
   /** Called once at shutdown, before any mob or session stops (the flow runner parks its runs). */
   onShutdown: () => Promise<void> = async () => {};
   /** Set at shutdown: turns ended by the shutdown change no member state (they resume after restart). */
@@ -65,6 +67,7 @@ export class MobHost {
       kind: MOB_KIND, machine: mobMachine, policy,
       hydrate: (id) => this.hydrate(id),
       notFound: mobNotFound,
+      takenOver: (id) => this.onTakenOver(id),
       busy: (a) => a.inFlight > 0 || a.machine.getSnapshot().context.activeRuns > 0,
       quiesce: async () => {
         if (this.closing) return;

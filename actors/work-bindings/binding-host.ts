@@ -57,6 +57,10 @@ export class BindingHost {
       policy: { idleEvictMs: 10 * 60_000, maxResident: 10_000 },
       hydrate: (id) => this.hydrate(id),
       notFound: (id) => new ServiceError('NOT_FOUND', `work binding not found: ${id}`, { binding_id: id }),
+      // Taken over from a cluster node that died: the recovery rules run here, as after a restart.
+      takenOver: async (id) => {
+        await this.with(id, async () => undefined);
+      },
       busy: (a) => a.working > 0 || ['launch', 'realizing', 'running', 'projecting', 'closing'].includes(a.phase),
       stop: async () => {},
       describe: (a) => ({ state: a.phase, labels: { item_id: a.record.work_ref.item_id, namespace: a.record.work_ref.namespace, mob_id: a.record.target.mob_id } }),

@@ -2,7 +2,8 @@
 // realm. A mob is hosted by one node at a time (its lease): JSON-RPC calls and `/mob/{id}/...` routes that
 // reach another node are forwarded to the owner, whose members run the turns. A node holding a mob killed
 // with SIGKILL: once its lease ran out, a survivor serves the mob (its record, members and a member turn)
-// and reports the takeover. Skips, saying why, where PostgreSQL cannot start.
+// and reports the takeover; a flow run that was in flight on the dead node is resumed by a survivor without
+// any request (the orphan sweep) and completes once. Skips, saying why, where PostgreSQL cannot start.
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { call, startApp, type TestApp } from '../helpers/app.ts';
@@ -10,10 +11,13 @@ import { rpc, rpcOk, TEAM } from '../helpers/mob-driver.ts';
 import { startServerProcess, writeRealmConfig, type ServerProcess } from '../helpers/server-process.ts';
 import { tmpDir } from '../helpers/tmp-dir.ts';
 import { testPostgres } from '../helpers/postgres.ts';
+import { openPostgresStore } from '../../storage/postgres-store.ts';
 import type { TestContext } from 'node:test';
 
 const pgServer = await testPostgres();
 const LEASE_MS = 1500;
+/** Hang guard only (two process starts and member turns can take long on a loaded 2-core machine). */
+const GUARD_MS = 90_000;
 
 async function node(t: TestContext, url: string): Promise<TestApp> {
   return startApp(t, [], { realmBackend: 'postgres', env: { ...process.env, WARREN_DATABASE_URL: url }, config: { cluster: { lease_ms: LEASE_MS } } });
@@ -92,6 +96,53 @@ if (!pgServer.ok) {
       const cluster = (await call(survivor.url, 'GET', '/runtime/host_info')).body.cluster;
       // The mob and the member session it drove moved to the survivor.
       assert.ok(cluster.lease_takeovers >= 2, JSON.stringify(cluster));
+    });
+
+    it('resumes a flow run left in flight by a killed node on a survivor, with no request for it', { timeout: 240_000 }, async (t) => {
+      const url = await server.createDatabase('warren_mob_orphan');
+      const db = await openPostgresStore({ url });
+      t.after(() => db.close());
+      const dir = await tmpDir('warren-cluster-flow-');
+      t.after(() => dir.cleanup());
+      const realm = 'cluster';
+      // The first node: two quick kickoffs, then a step turn that never finishes before the kill.
+      await writeRealmConfig(dir.path, realm, {
+        cluster: { lease_ms: LEASE_MS }, providers: { scripted: { replies: [{ text: 'k1' }, { text: 'k2' }, { text: 'never', delay_ms: 600_000 }] } },
+      });
+      const env = { ...process.env, WARREN_DATABASE_URL: url };
+      const start = (): Promise<ServerProcess> => startServerProcess({ stateRoot: dir.path, realm, backend: 'postgres', env, t });
+      const victim = await start();
+      const def = {
+        members: [{ agent_identity: 'a', provider: 'scripted' }, { agent_identity: 'b', provider: 'scripted' }],
+        flows: [{ flow_id: 'f', steps: [{ step_id: 's1', member: 'a', prompt: 'first {{input}}' }, { step_id: 's2', member: 'b', prompt: 'second {{input}}' }] }],
+      };
+      await rpcOk(victim.url, 'mob/create', { mob_id: 'k', definition: def });
+      assert.equal((await call(victim.url, 'POST', '/mob/k/wait-kickoff')).status, 200);
+      await rpcOk(victim.url, 'mob/start_flow', { mob_id: 'k', flow_id: 'f', run_id: 'r1', activation: { input: 'x' } });
+      const run = (): Promise<{ status: string; output?: string } | undefined> => db.getRecord('mob.runs', 'k/r1');
+      const deadline = Date.now() + GUARD_MS;
+      while ((await run())?.status !== 'running') {
+        assert.ok(Date.now() < deadline, 'the run never started');
+        await new Promise((r) => setTimeout(r, 50));
+      }
+      // A second node joins while the first holds the mob: it leaves the run alone at its start.
+      await writeRealmConfig(dir.path, realm, { cluster: { lease_ms: LEASE_MS }, providers: { scripted: { mode: 'echo' } } });
+      const survivor = await start();
+      assert.equal((await run())?.status, 'running');
+      await victim.kill('SIGKILL');
+
+      // Nobody asks the survivor about the mob: its sweep finds the dead node's lease expired and resumes the run.
+      while ((await run())?.status !== 'completed') {
+        assert.ok(Date.now() < deadline, `the run was not resumed: ${JSON.stringify(await run())}`);
+        await new Promise((r) => setTimeout(r, 100));
+      }
+      assert.equal((await run())?.output, 'echo: second echo: first x');
+      const lease = await db.getRecord<{ node_id: string }>('warren.lease', 'mob:k');
+      const cluster = (await call(survivor.url, 'GET', '/runtime/host_info')).body.cluster;
+      assert.equal(lease?.node_id, cluster.node_id);
+      assert.ok(cluster.lease_takeovers >= 1, JSON.stringify(cluster));
+      const events = (await db.listRecords<{ mob_id: string; kind: string; run_id: string | null }>('mob.events')).map((r) => r.value);
+      assert.equal(events.filter((e) => e.kind === 'flow_completed' && e.run_id === 'r1').length, 1, 'the run completed once');
     });
   });
 }
