@@ -128,7 +128,13 @@ async function launchOnce(d: LaunchDeps, args: FlowLaunchArgs): Promise<PublicBi
   const headId = chain.at(-1);
   let head: WorkBindingRecord | undefined;
   if (headId !== undefined) {
-    head = await host.with(headId, async (a) => a.record);
+    head = await host.with(headId, async (a) => a.record).catch(async (err: unknown) => {
+      // Hosted by another cluster node: its stored record is what the chain check below needs.
+      if (!(err instanceof ServiceError && err.code === 'SERVICE_UNAVAILABLE')) throw err;
+      const stored = await store.getRecord<WorkBindingRecord>(BINDINGS_NS, headId);
+      if (!stored) throw err;
+      return stored;
+    });
     if (!isTerminalPhase(head.machine.value)) {
       throw new ServiceError('CONFLICT', `work item ${item.id} already has a live binding ${headId} (${head.machine.value})`, { reason: 'binding_active', binding_id: headId, machine_state: head.machine.value });
     }

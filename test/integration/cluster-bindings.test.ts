@@ -1,0 +1,85 @@
+// test/integration/cluster-bindings.test.ts: work execution bindings and the WorkGraph on two Warren nodes
+// sharing one embedded PostgreSQL realm. Each node hosts its own mob; both launch a binding on the same
+// work items at once (through their own MCP endpoints): for every item exactly one launch wins and the
+// item's chain holds exactly that binding (the binding commit checks the chain, the idempotency key and
+// the namespace head in its transaction). Agents on both nodes write one WorkGraph namespace at once and
+// no write is lost. Skips, saying why, where PostgreSQL cannot start.
+import { describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import type { TestContext } from 'node:test';
+import { call, startApp, type TestApp } from '../helpers/app.ts';
+import { bindingScript, createItem, createMob, mcpClient } from '../helpers/binding-driver.ts';
+import { agentOk } from '../helpers/workgraph-driver.ts';
+import { testPostgres } from '../helpers/postgres.ts';
+import { openPostgresStore } from '../../storage/postgres-store.ts';
+
+const pgServer = await testPostgres();
+const ITEMS = 4;
+
+async function node(t: TestContext, url: string): Promise<TestApp> {
+  return startApp(t, bindingScript(), { realmBackend: 'postgres', env: { ...process.env, WARREN_DATABASE_URL: url }, config: { cluster: { lease_ms: 1500 } } });
+}
+
+if (!pgServer.ok) {
+  describe('cluster bindings', () => {
+    it('needs a PostgreSQL server', { skip: `postgres tests skipped: ${pgServer.reason}` }, () => {});
+  });
+} else {
+  const server = pgServer.server;
+
+  describe('work bindings and the WorkGraph on two nodes sharing one postgres realm', () => {
+    it('lets exactly one of two nodes bind each item', { timeout: 240_000 }, async (t) => {
+      const url = await server.createDatabase();
+      const db = await openPostgresStore({ url });
+      t.after(() => db.close());
+      const a = await node(t, url);
+      const b = await node(t, url);
+      await createMob(a.url, 'crew-a');
+      await createMob(b.url, 'crew-b');
+      const items = [];
+      for (let i = 0; i < ITEMS; i++) items.push(await createItem(i % 2 ? b.url : a.url, `job ${i}`));
+      const [ma, mb] = [await mcpClient(t, a.url), await mcpClient(t, b.url)];
+      // Both nodes launch on every item at once, each on the mob it hosts.
+      const outcomes = await Promise.all(items.flatMap((item) => [[ma, 'crew-a'], [mb, 'crew-b']].map(([mcp, mob]) =>
+        (mcp as typeof ma).tool('warren_workgraph_flow_launch', {
+          item_id: item.id, expected_item_revision: item.revision, mob_id: mob, flow_id: 'review', idempotency_key: `${item.id}-${mob}`,
+        }).then((r) => ({ item: item.id, r })))));
+      for (const item of items) {
+        const mine = outcomes.filter((o) => o.item === item.id);
+        const won = mine.filter((o) => o.r.isError !== true);
+        assert.equal(won.length, 1, `item ${item.id}: ${mine.map((o) => o.r.text).join(' | ')}`);
+        const lost = mine.find((o) => o.r.isError === true)!;
+        // The loser saw the winner: a live binding, the item moved on, or the item already closed by it.
+        assert.ok(['CONFLICT', 'BAD_REQUEST'].includes(lost.r.structured.code), lost.r.text);
+        const chain = await db.getRecord<{ binding_ids: string[] }>('work.binding_chains', `default/${item.id}`);
+        assert.deepEqual(chain?.binding_ids, [won[0].r.structured.binding.binding_id]);
+      }
+      // Every winning binding settles (on the node hosting its mob) and closes its item.
+      for (const o of outcomes.filter((x) => x.r.isError !== true)) {
+        const onA = o.r.structured.binding.target.mob_id === 'crew-a';
+        const done = await (onA ? ma : mb).settle(o.r.structured.binding.binding_id);
+        assert.equal(done.machine_state, 'completed', JSON.stringify(done));
+        const item = await call(onA ? b.url : a.url, 'GET', `/workgraph/items/${o.item}`);
+        assert.equal(item.body.status, 'completed');
+      }
+    });
+
+    it('agents on both nodes write one WorkGraph namespace at once without losing a write', { timeout: 240_000 }, async (t) => {
+      const url = await server.createDatabase();
+      const a = await node(t, url);
+      const b = await node(t, url);
+      const PER_NODE = 6;
+      const created = await Promise.all([a, b].flatMap((n, k) => Array.from({ length: PER_NODE }, (_, i) =>
+        agentOk(n.url, 'workgraph_create', { namespace: 'shared', title: `n${k}-${i}` }))));
+      const ids = created.map((c) => c.result.id);
+      assert.equal(new Set(ids).size, 2 * PER_NODE);
+      for (const n of [a, b]) {
+        const listed = await call(n.url, 'GET', '/workgraph/items?namespace=shared');
+        assert.equal(listed.status, 200, JSON.stringify(listed.body));
+        assert.deepEqual(listed.body.items.map((x: { id: string }) => x.id).sort(), [...ids].sort());
+        const events = (await call(n.url, 'GET', '/workgraph/events?namespace=shared')).body.events;
+        assert.deepEqual(events.map((e: { seq: number }) => e.seq), Array.from({ length: 2 * PER_NODE }, (_, i) => i + 1));
+      }
+    });
+  });
+}
