@@ -91,7 +91,11 @@ export class BindingHost {
     return new BindingActor(raw, this.store, this.now(), false);
   }
 
-  /** Runs `fn` in the binding's mailbox, after the recovery rules ran for it. */
+  /**
+   * Runs `fn` in the binding's mailbox, after the recovery rules ran for it. On a cluster a binding that is
+   * terminal afterwards leaves this node at once (its lease released), so a retry launched on any node can
+   * supersede it.
+   */
   async with<T>(id: string, fn: (a: BindingActor) => Promise<T>): Promise<T> {
     return this.table.deliver(id, async (a) => {
       a.working++;
@@ -104,8 +108,18 @@ export class BindingHost {
         return await fn(a);
       } finally {
         a.working--;
+        if (a.working === 0 && a.terminal && this.clustered) this.table.forget(id);
       }
     });
+  }
+
+  private get clustered(): boolean {
+    return this.deps.supervisor.registry.ownership !== null;
+  }
+
+  /** On a cluster: gives up the lease of a binding this node wrote without hosting it (a superseded head). */
+  async leave(id: string): Promise<void> {
+    if (!this.table.peek(id)) await this.deps.supervisor.registry.ownership?.release(BINDING_KIND, id);
   }
 
   /** Recovers every non-terminal binding (at start, after the mob runtime resumed its runs). */
@@ -150,6 +164,9 @@ export class BindingHost {
   async get(id: string): Promise<PublicBinding> {
     const resident = this.table.peek(id);
     if (resident) return resident.view();
+    // A terminal binding has no recovery rules left to run: read as stored, without hosting it here.
+    const stored = await this.store.getRecord<unknown>(BINDINGS_NS, id);
+    if (stored !== undefined && checkRecord.Check(stored) && publicView(stored).terminal) return publicView(stored);
     const a = await this.table.get(id);
     return a.view();
   }

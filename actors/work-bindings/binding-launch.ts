@@ -167,6 +167,7 @@ async function launchOnce(d: LaunchDeps, args: FlowLaunchArgs): Promise<PublicBi
   if (head) {
     const resident = host.table.peek(head.binding_id);
     if (resident) resident.record = { ...resident.record, superseded_by: bindingId, updated_at: at };
+    else await host.leave(head.binding_id);
   }
   const actor = host.table.adopt(new BindingActor(rec, store, d.now(), true));
   await noteExecution(ports.workgraph, rec, 'execution_bound').catch(() => undefined);

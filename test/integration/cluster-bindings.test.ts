@@ -2,7 +2,8 @@
 // sharing one embedded PostgreSQL realm. Each node hosts its own mob; both launch a binding on the same
 // work items at once (through their own MCP endpoints): for every item exactly one launch wins and the
 // item's chain holds exactly that binding (the binding commit checks the chain, the idempotency key and
-// the namespace head in its transaction). Agents on both nodes write one WorkGraph namespace at once and
+// the namespace head in its transaction); a retry launched on the other node supersedes a failed binding
+// that ran on the first (a terminal binding leaves its node). Agents on both nodes write one WorkGraph namespace at once and
 // no write is lost. Skips, saying why, where PostgreSQL cannot start.
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
@@ -62,6 +63,30 @@ if (!pgServer.ok) {
         const item = await call(onA ? b.url : a.url, 'GET', `/workgraph/items/${o.item}`);
         assert.equal(item.body.status, 'completed');
       }
+    });
+
+    it('supersedes a failed binding that ran on one node with a retry launched on the other', { timeout: 240_000 }, async (t) => {
+      const url = await server.createDatabase();
+      const a = await node(t, url);
+      const b = await node(t, url);
+      await createMob(a.url, 'crew-a');
+      await createMob(b.url, 'crew-b');
+      const item = await createItem(a.url, 'flaky');
+      const [ma, mb] = [await mcpClient(t, a.url), await mcpClient(t, b.url)];
+      const base = { item_id: item.id, flow_id: 'review' };
+      const first = (await ma.ok('warren_workgraph_flow_launch', { ...base, expected_item_revision: item.revision, mob_id: 'crew-a', idempotency_key: 'a', activation: { input: 'FAIL please' } })).binding;
+      assert.equal((await ma.settle(first.binding_id)).machine_state, 'failed');
+      const now = (await call(b.url, 'GET', `/workgraph/items/${item.id}`)).body;
+      assert.equal(now.status, 'open');
+      const retry = (await mb.ok('warren_workgraph_flow_launch', {
+        ...base, expected_item_revision: now.revision, mob_id: 'crew-b', idempotency_key: 'b', supersedes: first.binding_id, activation: { input: 'fine' },
+      })).binding;
+      assert.equal(retry.supersedes, first.binding_id);
+      assert.equal((await mb.settle(retry.binding_id)).machine_state, 'completed');
+      const chain = (await ma.ok('warren_workgraph_flow_binding_list', { item_id: item.id })).bindings;
+      assert.deepEqual(chain.map((x: { binding_id: string }) => x.binding_id), [first.binding_id, retry.binding_id]);
+      assert.equal(chain[0].superseded_by, retry.binding_id);
+      assert.equal((await call(a.url, 'GET', `/workgraph/items/${item.id}`)).body.status, 'completed');
     });
 
     it('agents on both nodes write one WorkGraph namespace at once without losing a write', { timeout: 240_000 }, async (t) => {
