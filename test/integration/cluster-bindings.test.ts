@@ -105,6 +105,22 @@ if (!pgServer.ok) {
         const events = (await call(n.url, 'GET', '/workgraph/events?namespace=shared')).body.events;
         assert.deepEqual(events.map((e: { seq: number }) => e.seq), Array.from({ length: 2 * PER_NODE }, (_, i) => i + 1));
       }
+
+      // A claims an item with a short lease and leaves; nobody asks B about the namespace, yet B observes
+      // the expiry (its periodic check of namespaces with live leases) and records the release.
+      const item = created[0].result as { id: string; revision: number };
+      const claim = await agentOk(a.url, 'workgraph_claim', { namespace: 'shared', item_id: item.id, expected_revision: item.revision, lease_ms: 300 });
+      assert.ok(claim.result.claim?.lease_expires_at, JSON.stringify(claim.result));
+      await a.close();
+      const db = await openPostgresStore({ url });
+      t.after(() => db.close());
+      const deadline = Date.now() + 60_000;
+      const released = async (): Promise<boolean> => (await db.listRecords<{ event: { kind: string; item_id?: string } }>('wg/shared/events'))
+        .some((r) => r.value.event.kind === 'released' && r.value.event.item_id === item.id);
+      while (!(await released())) {
+        assert.ok(Date.now() < deadline, 'the lease expiry was never observed');
+        await new Promise((r) => setTimeout(r, 100));
+      }
     });
   });
 }
