@@ -126,7 +126,11 @@ export class BindingHost {
   async recoverAll(): Promise<void> {
     for (const { key, value } of await this.store.listRecords<unknown>(BINDINGS_NS)) {
       if (!checkRecord.Check(value) || publicView(value).terminal) continue;
-      await this.with(key, async () => undefined).catch((err: unknown) => this.log.error({ err, binding_id: key }, 'work binding recovery failed'));
+      await this.with(key, async () => undefined).catch((err: unknown) => {
+        // Hosted by another live cluster node: its recovery is that node's.
+        if (err instanceof ServiceError && err.code === 'SERVICE_UNAVAILABLE') return;
+        this.log.error({ err, binding_id: key }, 'work binding recovery failed');
+      });
     }
   }
 
