@@ -170,9 +170,15 @@ export class BindingHost {
     if (resident) return resident.view();
     // A terminal binding has no recovery rules left to run: read as stored, without hosting it here.
     const stored = await this.store.getRecord<unknown>(BINDINGS_NS, id);
-    if (stored !== undefined && checkRecord.Check(stored) && publicView(stored).terminal) return publicView(stored);
-    const a = await this.table.get(id);
-    return a.view();
+    const valid = stored !== undefined && checkRecord.Check(stored);
+    if (valid && publicView(stored).terminal) return publicView(stored);
+    try {
+      return (await this.table.get(id)).view();
+    } catch (err) {
+      // Hosted by another live cluster node: answered from the database, as that node last committed it.
+      if (valid && err instanceof ServiceError && err.code === 'SERVICE_UNAVAILABLE') return publicView(stored);
+      throw err;
+    }
   }
 
   async list(q: BindingListArgs): Promise<PublicBinding[]> {

@@ -10,6 +10,7 @@ import assert from 'node:assert/strict';
 import type { TestContext } from 'node:test';
 import { call, startApp, type TestApp } from '../helpers/app.ts';
 import { bindingScript, createItem, createMob, mcpClient } from '../helpers/binding-driver.ts';
+import { deferred } from '../helpers/gates.ts';
 import { agentOk } from '../helpers/workgraph-driver.ts';
 import { testPostgres } from '../helpers/postgres.ts';
 import { openPostgresStore } from '../../storage/postgres-store.ts';
@@ -17,8 +18,8 @@ import { openPostgresStore } from '../../storage/postgres-store.ts';
 const pgServer = await testPostgres();
 const ITEMS = 4;
 
-async function node(t: TestContext, url: string): Promise<TestApp> {
-  return startApp(t, bindingScript(), { realmBackend: 'postgres', env: { ...process.env, WARREN_DATABASE_URL: url }, config: { cluster: { lease_ms: 1500 } } });
+async function node(t: TestContext, url: string, script = bindingScript()): Promise<TestApp> {
+  return startApp(t, script, { realmBackend: 'postgres', env: { ...process.env, WARREN_DATABASE_URL: url }, config: { cluster: { lease_ms: 1500 } } });
 }
 
 if (!pgServer.ok) {
@@ -87,6 +88,27 @@ if (!pgServer.ok) {
       assert.deepEqual(chain.map((x: { binding_id: string }) => x.binding_id), [first.binding_id, retry.binding_id]);
       assert.equal(chain[0].superseded_by, retry.binding_id);
       assert.equal((await call(a.url, 'GET', `/workgraph/items/${item.id}`)).body.status, 'completed');
+    });
+
+    it('answers a binding hosted by another node from the database', { timeout: 240_000 }, async (t) => {
+      const url = await server.createDatabase();
+      const entered = deferred();
+      const release = deferred();
+      const a = await node(t, url, bindingScript({ text: 'slow', entered: () => entered.resolve(), release: release.promise }));
+      const b = await node(t, url);
+      await createMob(a.url, 'crew-a');
+      const item = await createItem(a.url, 'slow job');
+      const [ma, mb] = [await mcpClient(t, a.url), await mcpClient(t, b.url)];
+      const launched = (await ma.ok('warren_workgraph_flow_launch', { item_id: item.id, expected_item_revision: item.revision, mob_id: 'crew-a', flow_id: 'review', idempotency_key: 'k', activation: { input: 'slow' } })).binding;
+      await entered.promise;
+      // Running on A: B reads it (and lists it) from the database.
+      const onB = (await mb.ok('warren_workgraph_flow_binding_get', { binding_id: launched.binding_id })).binding;
+      assert.equal(onB.machine_state, 'running');
+      assert.equal(onB.binding_revision, launched.binding_revision);
+      assert.deepEqual((await mb.ok('warren_workgraph_flow_binding_list', { item_id: item.id })).bindings.map((x: { binding_id: string }) => x.binding_id), [launched.binding_id]);
+      release.resolve();
+      assert.equal((await ma.settle(launched.binding_id)).machine_state, 'completed');
+      assert.equal((await mb.ok('warren_workgraph_flow_binding_get', { binding_id: launched.binding_id })).binding.machine_state, 'completed');
     });
 
     it('agents on both nodes write one WorkGraph namespace at once without losing a write', { timeout: 240_000 }, async (t) => {
