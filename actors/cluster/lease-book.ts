@@ -61,8 +61,9 @@ export function leaseOf(op: StoreOp): LeaseRef | undefined {
       return at > 0 ? { kind: MOB_KIND, id: op.key.slice(0, at) } : undefined;
     }
     case MOB_EVENTS_NS: {
+      // `*`: a realm-wide event (a scope grant or revoke), under no mob's lease.
       const mobId = op.op === 'putRecord' ? (op.value as { mob_id?: unknown } | null)?.mob_id : undefined;
-      return typeof mobId === 'string' ? { kind: MOB_KIND, id: mobId } : undefined;
+      return typeof mobId === 'string' && mobId !== '*' ? { kind: MOB_KIND, id: mobId } : undefined;
     }
     case BINDINGS_NS:
       return { kind: BINDING_KIND, id: op.key };

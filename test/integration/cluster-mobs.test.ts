@@ -1,6 +1,7 @@
 // test/integration/cluster-mobs.test.ts: mobs on a cluster of Warren nodes sharing one embedded PostgreSQL
 // realm. A mob is hosted by one node at a time (its lease): JSON-RPC calls and `/mob/{id}/...` routes that
-// reach another node are forwarded to the owner, whose members run the turns. A node holding a mob killed
+// reach another node are forwarded to the owner, whose members run the turns; operator grants made or
+// revoked through one node apply on every node at once. A node holding a mob killed
 // with SIGKILL: once its lease ran out, a survivor serves the mob (its record, members and a member turn)
 // and reports the takeover; a flow run that was in flight on the dead node is resumed by a survivor without
 // any request (the orphan sweep) and completes once. Skips, saying why, where PostgreSQL cannot start.
@@ -60,6 +61,17 @@ if (!pgServer.ok) {
       assert.equal(missing.error?.data?.code, 'NOT_FOUND');
       const info = await call(b.url, 'GET', '/runtime/host_info');
       assert.ok(info.body.cluster.forwarded_requests >= 4, JSON.stringify(info.body.cluster));
+
+      // A grant made through A lets the principal read on B; revoked through B, it no longer counts on A.
+      await rpcOk(a.url, 'mob/grants/set', { principal: 'ops', scopes: ['MobRead'] });
+      assert.deepEqual((await rpcOk(b.url, 'mob/list', {}, 'ops')).mobs.map((m: { mob_id: string }) => m.mob_id).sort(), ['other', 'team']);
+      assert.deepEqual((await rpcOk(b.url, 'mob/grants/list')).grants.map((g: { principal: string }) => g.principal), ['ops']);
+      assert.equal((await call(b.url, 'GET', '/mob/team/hosts', undefined, { 'x-warren-principal': 'ops' })).status, 200);
+      assert.equal((await rpcOk(b.url, 'mob/grants/revoke', { principal: 'ops' })).revoked, true);
+      const denied = await rpc(a.url, 'mob/list', {}, 'ops');
+      assert.equal(denied.error?.data?.code, 'ScopeDenied', JSON.stringify(denied));
+      assert.equal((await call(a.url, 'GET', '/mob/team/hosts', undefined, { 'x-warren-principal': 'ops' })).status, 403);
+      assert.deepEqual((await rpcOk(a.url, 'mob/grants/list')).grants, []);
     });
 
     it('serves a mob on a survivor within the lease time after its node is killed', { timeout: 180_000 }, async (t) => {
