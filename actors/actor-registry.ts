@@ -61,6 +61,11 @@ export interface ActorKind<A extends HostedActor> {
    */
   takenOver?(id: string): Promise<void>;
   /**
+   * On a cluster node at shutdown: true keeps the actor's lease (left to expire) instead of releasing it,
+   * so that another node takes the actor over and resumes the work it left (a mob's parked flow runs).
+   */
+  keepLease?(actor: A): boolean;
+  /**
    * True: commands sent with `deliver()` run one at a time per actor, in arrival order. False: they
    * run as they arrive (the kind's machine decides what may overlap, e.g. a session rejects a second turn).
    */
@@ -249,7 +254,7 @@ export class KindTable<A extends HostedActor> {
     await Promise.all(all.map(async (a) => {
       await this.def.quiesce?.(a);
       await this.def.stop(a);
-      await this.owner()?.release(this.def.kind, a.id);
+      if (!this.def.keepLease?.(a)) await this.owner()?.release(this.def.kind, a.id);
     }));
     await Promise.all([...this.stopping.values()]);
     this.actors.clear();

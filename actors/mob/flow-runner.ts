@@ -49,14 +49,20 @@ export class FlowRunner implements FlowRunPort {
     host.onDestroy = (mobId) => this.cancelAll(mobId);
     host.onShutdown = () => this.shutdown();
     host.onTakenOver = (mobId) => this.recover(mobId);
+    host.parkedRuns = (mobId) => this.parked.has(mobId);
   }
 
   private closing = false;
+  /** Mobs whose runs were in progress when shutdown parked them. */
+  private readonly parked = new Set<string>();
 
   /** Shutdown: live runs stop where they are, their records left pending or running for recover(). */
   async shutdown(): Promise<void> {
     this.closing = true;
-    for (const e of this.live.values()) e.abort.abort();
+    for (const e of this.live.values()) {
+      this.parked.add(e.run.mob_id);
+      e.abort.abort();
+    }
     await this.settled();
   }
 
@@ -120,6 +126,8 @@ export class FlowRunner implements FlowRunPort {
       if ((mobId !== undefined && value.mob_id !== mobId) || this.live.has(`${value.mob_id}/${value.run_id}`)) continue;
       try {
         const mob = await this.host.live(value.mob_id);
+        // A recovery of the whole realm and one of a taken-over mob may overlap: a run launches once.
+        if (this.live.has(`${value.mob_id}/${value.run_id}`)) continue;
         this.launch(value, this.flowOf(mob.record.definition.flows ?? [], value.flow_id, value.mob_id));
       } catch (err) {
         // The mob is hosted by another node of the cluster (its lease is live there): the run is that node's.

@@ -61,6 +61,8 @@ export class BindingHost {
       takenOver: async (id) => {
         await this.with(id, async () => undefined);
       },
+      // At shutdown on a cluster a live binding keeps its lease to expire: a survivor takes it over.
+      keepLease: (a) => !a.terminal,
       busy: (a) => a.working > 0 || ['launch', 'realizing', 'running', 'projecting', 'closing'].includes(a.phase),
       stop: async () => {},
       describe: (a) => ({ state: a.phase, labels: { item_id: a.record.work_ref.item_id, namespace: a.record.work_ref.namespace, mob_id: a.record.target.mob_id } }),

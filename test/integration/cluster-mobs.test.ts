@@ -4,11 +4,13 @@
 // revoked through one node apply on every node at once. A node holding a mob killed
 // with SIGKILL: once its lease ran out, a survivor serves the mob (its record, members and a member turn)
 // and reports the takeover; a flow run that was in flight on the dead node is resumed by a survivor without
-// any request (the orphan sweep) and completes once. Skips, saying why, where PostgreSQL cannot start.
+// any request (the orphan sweep) and completes once; so does one parked by a node that shut down cleanly. Skips, saying why, where PostgreSQL cannot start.
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { call, startApp, type TestApp } from '../helpers/app.ts';
 import { rpc, rpcOk, TEAM } from '../helpers/mob-driver.ts';
+import { bindingScript } from '../helpers/binding-driver.ts';
+import { deferred } from '../helpers/gates.ts';
 import { startServerProcess, writeRealmConfig, type ServerProcess } from '../helpers/server-process.ts';
 import { tmpDir } from '../helpers/tmp-dir.ts';
 import { testPostgres } from '../helpers/postgres.ts';
@@ -20,8 +22,8 @@ const LEASE_MS = 1500;
 /** Hang guard only (two process starts and member turns can take long on a loaded 2-core machine). */
 const GUARD_MS = 90_000;
 
-async function node(t: TestContext, url: string): Promise<TestApp> {
-  return startApp(t, [], { realmBackend: 'postgres', env: { ...process.env, WARREN_DATABASE_URL: url }, config: { cluster: { lease_ms: LEASE_MS } } });
+async function node(t: TestContext, url: string, script: Parameters<typeof startApp>[1] = []): Promise<TestApp> {
+  return startApp(t, script, { realmBackend: 'postgres', env: { ...process.env, WARREN_DATABASE_URL: url }, config: { cluster: { lease_ms: LEASE_MS } } });
 }
 
 if (!pgServer.ok) {
@@ -155,6 +157,33 @@ if (!pgServer.ok) {
       assert.ok(cluster.lease_takeovers >= 1, JSON.stringify(cluster));
       const events = (await db.listRecords<{ mob_id: string; kind: string; run_id: string | null }>('mob.events')).map((r) => r.value);
       assert.equal(events.filter((e) => e.kind === 'flow_completed' && e.run_id === 'r1').length, 1, 'the run completed once');
+    });
+
+    it('resumes on another node a flow run parked by a node that shut down cleanly', { timeout: 240_000 }, async (t) => {
+      const url = await server.createDatabase();
+      const db = await openPostgresStore({ url });
+      t.after(() => db.close());
+      const entered = deferred();
+      // A's member turn for the first step hangs until A shuts down; B answers every turn (echo).
+      const a = await node(t, url, bindingScript({ text: 'first', entered: () => entered.resolve() }));
+      const b = await node(t, url);
+      const def = { members: [{ agent_identity: 'a' }, { agent_identity: 'b' }], flows: [{ flow_id: 'f', steps: [{ step_id: 's1', member: 'a', prompt: 'first {{input}}' }, { step_id: 's2', member: 'b', prompt: 'second {{input}}' }] }] };
+      await rpcOk(a.url, 'mob/create', { mob_id: 'p', definition: def });
+      assert.equal((await call(a.url, 'POST', '/mob/p/wait-kickoff')).status, 200);
+      await rpcOk(b.url, 'mob/start_flow', { mob_id: 'p', flow_id: 'f', run_id: 'r1', activation: { input: 'x' } });
+      await entered.promise;
+      await a.close();
+      // The run was parked (not finished) and the mob's lease left to expire: B takes the mob over unasked.
+      const run = (): Promise<{ status: string; output?: string } | undefined> => db.getRecord('mob.runs', 'p/r1');
+      const deadline = Date.now() + GUARD_MS;
+      while ((await run())?.status !== 'completed') {
+        assert.ok(Date.now() < deadline, `the parked run was not resumed: ${JSON.stringify(await run())}`);
+        await new Promise((r) => setTimeout(r, 100));
+      }
+      assert.equal((await run())?.output, 'echo: second echo: first x');
+      assert.equal((await rpcOk(b.url, 'mob/flow_status', { mob_id: 'p', run_id: 'r1' })).status, 'completed');
+      const events = (await db.listRecords<{ kind: string; run_id: string | null }>('mob.events')).map((r) => r.value);
+      assert.equal(events.filter((e) => e.kind === 'flow_completed' && e.run_id === 'r1').length, 1);
     });
   });
 }
