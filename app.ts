@@ -151,6 +151,8 @@ export async function createApp(opts: AppOptions = {}): Promise<App> {
     cluster.onLost((kind, id) => supervisor.registry.drop(kind, id));
     const tails = supervisor.deps.ledgerTails;
     supervisor.onClose(async () => tails?.close());
+    cluster.onOrphan((kind, id) => supervisor.registry.wake(kind, id));
+    cluster.onTakeover((kind, id) => void supervisor.registry.takenOver(kind, id).catch((err: unknown) => log.error({ err, kind, id }, 'resuming a taken-over actor failed')));
   }
   let baseUrl = '';
   const schedules = schedulesModule({ clock: opts.clock, turnLeaseMs: opts.scheduleTurnLeaseMs });

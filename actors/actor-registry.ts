@@ -56,6 +56,16 @@ export interface ActorKind<A extends HostedActor> {
   /** State value and labels for the viewer. */
   describe(actor: A): { state: unknown; labels?: Record<string, string> };
   /**
+   * On a cluster node, after this node took the actor's lease over from a node whose term ran out: resumes
+   * the work the dead owner left running (a mob's flow runs, a binding's recovery rules). Optional.
+   */
+  takenOver?(id: string): Promise<void>;
+  /**
+   * On a cluster node at shutdown: true keeps the actor's lease (left to expire) instead of releasing it,
+   * so that another node takes the actor over and resumes the work it left (a mob's parked flow runs).
+   */
+  keepLease?(actor: A): boolean;
+  /**
    * True: commands sent with `deliver()` run one at a time per actor, in arrival order. False: they
    * run as they arrive (the kind's machine decides what may overlap, e.g. a session rejects a second turn).
    */
@@ -244,7 +254,7 @@ export class KindTable<A extends HostedActor> {
     await Promise.all(all.map(async (a) => {
       await this.def.quiesce?.(a);
       await this.def.stop(a);
-      await this.owner()?.release(this.def.kind, a.id);
+      if (!this.def.keepLease?.(a)) await this.owner()?.release(this.def.kind, a.id);
     }));
     await Promise.all([...this.stopping.values()]);
     this.actors.clear();
@@ -286,6 +296,16 @@ export class ActorRegistry {
   /** Drops a live actor whose ownership moved to another node (its writes would be refused anyway). */
   drop(kind: string, id: string): void {
     this.tables.get(kind)?.forget(id);
+  }
+
+  /** Hydrates an actor here (a cluster node adopting one whose owner died); its kind's errors propagate. */
+  async wake(kind: string, id: string): Promise<void> {
+    await this.tables.get(kind)?.get(id);
+  }
+
+  /** Tells the actor's kind that this node took its lease over (ActorKind.takenOver). */
+  async takenOver(kind: string, id: string): Promise<void> {
+    await this.tables.get(kind)?.def.takenOver?.(id);
   }
 
   /** Registered kind names, in registration order. */

@@ -67,7 +67,8 @@ export const WorkBindingRecord = Type.Object({
 export type WorkBindingRecord = Static<typeof WorkBindingRecord>;
 
 /** One item's append-only retry chain, oldest first. */
-export const BindingChainRecord = Type.Object({ v: Type.Literal(1), binding_ids: Type.Array(Type.String()) });
+/** `rev`: bumped by every extension and checked by it (absent on chains written before it existed). */
+export const BindingChainRecord = Type.Object({ v: Type.Literal(1), binding_ids: Type.Array(Type.String()), rev: Type.Optional(Type.Integer({ minimum: 1 })) });
 export type BindingChainRecord = Static<typeof BindingChainRecord>;
 
 /** An idempotency key's claim: which binding it made and from which request. */

@@ -34,6 +34,8 @@ export interface ForwardOptions {
   onForward?(): void;
   /** Calls actors make on the node serving a session (bound here) and the internal calls served here. */
   calls?: OwnerCalls;
+  /** The leased resource other than a session a request acts on (a mob), forwarded like a session's. */
+  resourceOf?(req: HttpRequest): { kind: string; id: string } | undefined;
 }
 
 /** 'moved': the node reached had lost the session's lease to another one before serving it (route again). */
@@ -140,11 +142,11 @@ export function clusterForwarding(inner: RequestHandler, opts: ForwardOptions): 
   }
 
   /** Proxies to the owner while one is alive and reachable; false when the request is to be served here. */
-  async function forwardSession(sessionId: string, req: HttpRequest, res: HttpResponder): Promise<boolean> {
+  async function forwardSession(sessionId: string, req: HttpRequest, res: HttpResponder, kind = 'session'): Promise<boolean> {
     // At most two owners are tried: one that died, then (after its lease expired) whoever took over.
     for (let attempt = 0; attempt < 3; attempt++) {
       // The database unreachable: served here, where the store answers with its own coded error.
-      const route = await node.route(sessionId).catch(() => ({ local: true as const }));
+      const route = await node.route(sessionId, kind).catch(() => ({ local: true as const }));
       if (route.local) return false;
       const outcome = await proxy(route.url, req, res);
       if (outcome === 'done') return true;
@@ -152,7 +154,7 @@ export function clusterForwarding(inner: RequestHandler, opts: ForwardOptions): 
       // Unreachable owner: its lease runs out within one term unless it comes back and renews.
       await new Promise((resolve) => setTimeout(resolve, node.remainingMs(route.lease) + 25));
     }
-    throw new ServiceError('SERVICE_UNAVAILABLE', `session ${sessionId} is hosted by a node that cannot be reached`, { session_id: sessionId });
+    throw new ServiceError('SERVICE_UNAVAILABLE', `${kind} ${sessionId} is hosted by a node that cannot be reached`, kind === 'session' ? { session_id: sessionId } : { kind, id: sessionId });
   }
 
   async function forwardCancel(req: HttpRequest, res: HttpResponder): Promise<boolean> {
@@ -233,9 +235,15 @@ export function clusterForwarding(inner: RequestHandler, opts: ForwardOptions): 
         return;
       }
       try {
-        const cancel = req.method === 'POST' ? CANCEL_PATH.exec(req.path) : null;
-        const requestId = cancel ? segment(cancel[1]) : undefined;
-        if (requestId !== undefined && !opts.knowsRequest(requestId) && (await forwardCancel(req, res))) return;
+        // A mob (or another leased resource) is served by its lease holder, like a session.
+        const owned = opts.resourceOf?.(req);
+        if (owned) {
+          if (await forwardSession(owned.id, req, res, owned.kind)) return;
+        } else {
+          const cancel = req.method === 'POST' ? CANCEL_PATH.exec(req.path) : null;
+          const requestId = cancel ? segment(cancel[1]) : undefined;
+          if (requestId !== undefined && !opts.knowsRequest(requestId) && (await forwardCancel(req, res))) return;
+        }
       } catch (err) {
         sendError(res, err, log);
         return;

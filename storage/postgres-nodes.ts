@@ -100,6 +100,24 @@ export class PostgresCluster {
     return out;
   }
 
+  /**
+   * Leases of the given kinds (`<kind>:<id>` keys) whose term ran out on the database clock and that no node
+   * renewed: their owner died or stalled. At most `limit`, as [kind, id] pairs.
+   */
+  async expiredLeases(kinds: readonly string[], limit: number): Promise<Array<[string, string]>> {
+    if (kinds.length === 0) return [];
+    const { rows } = await this.store.pool.query<{ key: string }>(
+      `SELECT key FROM warren_records
+       WHERE ns = $1 AND split_part(key, ':', 1) = ANY($2::text[])
+         AND (value::jsonb ->> 'expires_at_ms')::bigint < (extract(epoch FROM clock_timestamp()) * 1000)::bigint
+       ORDER BY key LIMIT $3`,
+      [LEASE_NS, [...kinds], limit]);
+    return rows.map((r) => {
+      const at = r.key.indexOf(':');
+      return [r.key.slice(0, at), r.key.slice(at + 1)];
+    });
+  }
+
   /** Answers whether the database takes a trivial query (for /runtime/health). */
   async ping(): Promise<void> {
     await this.store.pool.query('SELECT 1');

@@ -11,10 +11,24 @@ import type { Config } from '../../contracts/config.ts';
 import { PostgresCluster, type NodeRow } from '../../storage/postgres-nodes.ts';
 import type { Store } from '../../storage/store.ts';
 import type { ActorOwnership } from '../actor-registry.ts';
+import { MOB_KIND } from '../mob/mob-actor.ts';
+import { BINDING_KIND } from '../work-bindings/binding-actor.ts';
 import { LeaseBook, fencedStore, type LeaseValue } from './lease-book.ts';
 
-/** The kinds whose actors are leased to one node at a time. */
-const LEASED_KINDS = new Set(['session']);
+/**
+ * The kinds whose actors are leased to one node at a time: sessions, mobs (their members' sessions are
+ * claimed on the node driving the mob) and work bindings. WorkGraph namespaces and schedules are not: any
+ * node hosts them, and each of their writes is a compare-and-set on the revision it read (the namespace's
+ * head, the schedule's or occurrence's record), which refuses a node that fell behind the same way.
+ */
+export const LEASED_KINDS: ReadonlySet<string> = new Set(['session', MOB_KIND, BINDING_KIND]);
+
+/**
+ * Kinds with work of their own (a mob's flow runs, a binding following its run): when their owner dies, a
+ * survivor brings them back without waiting for a request (the orphan sweep). Sessions wait for one.
+ */
+const ORPHAN_KINDS: readonly string[] = [MOB_KIND, BINDING_KIND];
+const ORPHAN_BATCH = 50;
 
 export interface ClusterOptions {
   sql: PostgresCluster;
@@ -45,6 +59,8 @@ export class ClusterNode implements ActorOwnership {
   #ticking: Promise<void> | null = null;
   #startedMs = Date.now();
   #onLost: (kind: string, id: string) => void = () => undefined;
+  #onTakeover: (kind: string, id: string) => void = () => undefined;
+  #onOrphan: (kind: string, id: string) => Promise<unknown> = async () => undefined;
 
   constructor(private readonly o: ClusterOptions) {
     this.nodeId = o.nodeId ?? `node-${randomUUID().slice(0, 8)}`;
@@ -75,6 +91,16 @@ export class ClusterNode implements ActorOwnership {
     this.#onLost = cb;
   }
 
+  /** Who to tell when this node took a lease over from an owner whose term ran out (the actor resumes its work). */
+  onTakeover(cb: (kind: string, id: string) => void): void {
+    this.#onTakeover = cb;
+  }
+
+  /** Who brings back an actor whose lease ran out with nobody renewing it (the registry hydrates it here). */
+  onOrphan(cb: (kind: string, id: string) => Promise<unknown>): void {
+    this.#onOrphan = cb;
+  }
+
   /** Joins the cluster once the server listens: first heartbeat, then renewals every third of the lease. */
   async start(listenUrl: string): Promise<void> {
     if (!this.#url) this.#url = listenUrl;
@@ -95,6 +121,7 @@ export class ClusterNode implements ActorOwnership {
         this.#peers = await this.o.sql.nodes(Math.max(60_000, this.leaseMs * 20));
         this.#dbOkAt = Date.now();
         this.#dbError = undefined;
+        await this.#adoptOrphans();
       } catch (err) {
         this.#dbError = err instanceof Error ? err.message : String(err);
         this.o.log.warn({ err: this.#dbError, node: this.nodeId }, 'cluster heartbeat failed');
@@ -105,12 +132,37 @@ export class ClusterNode implements ActorOwnership {
     return this.#ticking;
   }
 
+  /**
+   * Hydrates here the actors whose leases expired unrenewed (their node died): every live node races for
+   * them, the claim's compare-and-set picks one. One sweep at a time, never blocking the heartbeat.
+   */
+  #sweeping = false;
+  async #adoptOrphans(): Promise<void> {
+    if (this.#sweeping) return;
+    const orphans = await this.o.sql.expiredLeases(ORPHAN_KINDS, ORPHAN_BATCH);
+    if (orphans.length === 0) return;
+    this.#sweeping = true;
+    void (async () => {
+      for (const [kind, id] of orphans) {
+        if (this.leases.holds(kind, id)) continue;
+        // Another node won the race (503 naming it), or the actor is gone: nothing to do here.
+        await this.#onOrphan(kind, id).catch((err: unknown) => this.o.log.debug({ err: (err as Error).message, kind, id }, 'orphan not adopted'));
+      }
+    })().finally(() => {
+      this.#sweeping = false;
+    });
+  }
+
   // ActorOwnership: the registry asks before it hydrates an actor and tells after one left.
   async claim(kind: string, id: string): Promise<void> {
     if (!LEASED_KINDS.has(kind) || this.leases.holds(kind, id)) return;
     const result = await this.leases.claim(kind, id);
     if (result.ok) {
-      if (result.takeover) this.o.log.info({ kind, id, node: this.nodeId }, 'lease taken over');
+      if (result.takeover) {
+        this.o.log.info({ kind, id, node: this.nodeId }, 'lease taken over');
+        // After the hydration this claim gates: the actor's kind resumes what the dead owner left running.
+        setImmediate(() => this.#onTakeover(kind, id));
+      }
       return;
     }
     throw new ServiceError('SERVICE_UNAVAILABLE', `${kind} ${id} is hosted by node ${result.owner.node_id}`, {
@@ -123,10 +175,10 @@ export class ClusterNode implements ActorOwnership {
     await this.leases.release(kind, id).catch(() => undefined);
   }
 
-  /** Where a request for `sessionId` is served: here, or on the live node holding its lease. */
-  async route(sessionId: string): Promise<Route> {
-    if (this.leases.holds('session', sessionId)) return { local: true };
-    const lease = await this.leases.read('session', sessionId);
+  /** Where a request for `id` (a session by default) is served: here, or on the live node holding its lease. */
+  async route(id: string, kind = 'session'): Promise<Route> {
+    if (this.leases.holds(kind, id)) return { local: true };
+    const lease = await this.leases.read(kind, id);
     if (!lease || !this.leases.heldElsewhere(lease) || !lease.url || lease.url === this.#url) return { local: true };
     return { local: false, nodeId: lease.node_id, url: lease.url, lease };
   }

@@ -1,10 +1,15 @@
 // actors/cluster/lease-book.ts: the ownership leases this node holds. A lease is a record (ns LEASE_NS,
 // key `<kind>:<id>`) whose `rev` is the fencing token: claiming a free or expired lease is a compare-and-set
-// that bumps it, renewal keeps it, and every commit touching a leased session carries a checkRecord on the
-// token (fencedStore), so a node whose lease was taken over can never commit over the new owner.
+// that bumps it, renewal keeps it, and every commit touching a leased resource (a session, a mob with its
+// flow runs and ledger events, a work binding: leaseOf) carries a checkRecord on the token (fencedStore),
+// so a node whose lease was taken over can never commit over the new owner.
 import { ServiceError, isServiceError } from '../../contracts/errors.ts';
 import { LEASE_NS, type LeaseValue, type PostgresCluster } from '../../storage/postgres-nodes.ts';
 import type { Store, StoreOp } from '../../storage/store.ts';
+import { MOB_KIND, MOB_NS } from '../mob/mob-actor.ts';
+import { EVENTS_NS as MOB_EVENTS_NS } from '../mob/mob-ledger.ts';
+import { RUNS_NS as MOB_RUNS_NS } from '../mob/flow-runner.ts';
+import { BINDING_KIND, BINDINGS_NS } from '../work-bindings/binding-actor.ts';
 
 export { LEASE_NS, type LeaseValue };
 
@@ -30,6 +35,42 @@ export interface LeaseBookOptions {
 }
 
 const keyOf = (kind: string, id: string): string => `${kind}:${id}`;
+
+/** The leased resource one write belongs to. */
+export interface LeaseRef {
+  kind: string;
+  id: string;
+}
+
+/**
+ * Which lease a write is made under: a session's rows, ledger and record (kind `session`); a mob's record,
+ * its flow runs (`<mob_id>/<run_id>`) and its events in the realm's mob ledger (kind `mob`: a mob's members
+ * are sessions with leases of their own, claimed on the node that drives them, the mob's); a work binding's
+ * record (kind `work_binding`). Other records (the WorkGraph, schedules, chains and keys) are guarded by
+ * compare-and-set on their own revisions instead.
+ */
+export function leaseOf(op: StoreOp): LeaseRef | undefined {
+  if (op.op === 'putSession') return typeof op.session?.session_id === 'string' ? { kind: 'session', id: op.session.session_id } : undefined;
+  if ('sessionId' in op) return typeof op.sessionId === 'string' ? { kind: 'session', id: op.sessionId } : undefined;
+  if (op.op !== 'putRecord' && op.op !== 'deleteRecord') return undefined;
+  switch (op.ns) {
+    case MOB_NS:
+      return { kind: MOB_KIND, id: op.key };
+    case MOB_RUNS_NS: {
+      const at = op.key.indexOf('/');
+      return at > 0 ? { kind: MOB_KIND, id: op.key.slice(0, at) } : undefined;
+    }
+    case MOB_EVENTS_NS: {
+      // `*`: a realm-wide event (a scope grant or revoke), under no mob's lease.
+      const mobId = op.op === 'putRecord' ? (op.value as { mob_id?: unknown } | null)?.mob_id : undefined;
+      return typeof mobId === 'string' && mobId !== '*' ? { kind: MOB_KIND, id: mobId } : undefined;
+    }
+    case BINDINGS_NS:
+      return { kind: BINDING_KIND, id: op.key };
+    default:
+      return undefined;
+  }
+}
 
 export class LeaseBook {
   readonly held = new Map<string, Held>();
@@ -129,35 +170,37 @@ export class LeaseBook {
     this.o.onLost(key.slice(0, at), key.slice(at + 1));
   }
 
-  /** Ops that make a commit fail unless this node still holds the session leases it writes under. */
+  /** Ops that make a commit fail unless this node still holds the leases it writes under. */
   fenceOps(ops: readonly StoreOp[]): StoreOp[] {
     const fences: StoreOp[] = [];
     const seen = new Set<string>();
     for (const op of ops) {
-      const sessionId = op.op === 'putSession' ? op.session?.session_id : 'sessionId' in op ? op.sessionId : undefined;
-      if (typeof sessionId !== 'string' || seen.has(sessionId)) continue;
-      seen.add(sessionId);
-      const h = this.held.get(keyOf('session', sessionId));
-      if (h) fences.push({ op: 'checkRecord', ns: LEASE_NS, key: keyOf('session', sessionId), rev: h.rev });
+      const ref = leaseOf(op);
+      if (!ref) continue;
+      const key = keyOf(ref.kind, ref.id);
+      if (seen.has(key)) continue;
+      seen.add(key);
+      const h = this.held.get(key);
+      if (h) fences.push({ op: 'checkRecord', ns: LEASE_NS, key, rev: h.rev });
     }
     return fences;
   }
 
-  /** Session ids a batch writes that this node holds no lease for. */
-  unleasedSessions(ops: readonly StoreOp[]): string[] {
-    const out = new Set<string>();
+  /** The leased resources a batch writes that this node holds no lease for. */
+  unleased(ops: readonly StoreOp[]): LeaseRef[] {
+    const out = new Map<string, LeaseRef>();
     for (const op of ops) {
-      const sessionId = op.op === 'putSession' ? op.session?.session_id : 'sessionId' in op ? op.sessionId : undefined;
-      if (typeof sessionId === 'string' && !this.held.has(keyOf('session', sessionId))) out.add(sessionId);
+      const ref = leaseOf(op);
+      if (ref && !this.held.has(keyOf(ref.kind, ref.id))) out.set(keyOf(ref.kind, ref.id), ref);
     }
-    return [...out];
+    return [...out.values()];
   }
 }
 
 /**
- * The store every actor writes through on a cluster node: a session write carries a fence on the node's
- * lease of that session (claimed first when the node holds none, e.g. a session being created); a write
- * refused by its fence drops the lease, so the actor leaves this node.
+ * The store every actor writes through on a cluster node: a write to a leased resource carries a fence on
+ * the node's lease of it (claimed first when the node holds none, e.g. a session or mob being created); a
+ * write refused by its fence drops the lease, so the actor leaves this node.
  */
 export function fencedStore(inner: Store, book: LeaseBook): Store {
   const fenced: Store = Object.create(inner) as Store;
@@ -175,8 +218,8 @@ export function fencedStore(inner: Store, book: LeaseBook): Store {
     close: inner.close.bind(inner),
     async commit(ops: StoreOp[]): Promise<void> {
       if (!Array.isArray(ops)) return inner.commit(ops);
-      // Sessions this node writes without holding their lease: first try claiming them in the same commit.
-      const fresh = book.unleasedSessions(ops).map((id) => book.freshClaim('session', id));
+      // Resources this node writes without holding their lease: first try claiming them in the same commit.
+      const fresh = book.unleased(ops).map((r) => book.freshClaim(r.kind, r.id));
       try {
         await commitFenced(inner, book, ops, fresh.flatMap((f) => f.ops));
         for (const f of fresh) f.landed();
@@ -186,10 +229,11 @@ export function fencedStore(inner: Store, book: LeaseBook): Store {
         if (!failed || !fresh.some((f) => f.key === failed.key && failed.expected === null)) throw err;
       }
       // A lease was there already (taken by another node, or ours from before): claim it the usual way.
-      for (const sessionId of book.unleasedSessions(ops)) {
-        const claim = await book.claim('session', sessionId);
+      for (const { kind, id } of book.unleased(ops)) {
+        const claim = await book.claim(kind, id);
         if (!claim.ok) {
-          throw new ServiceError('CONFLICT', `session ${sessionId} is hosted by node ${claim.owner.node_id}`, { session_id: sessionId, owner_node: claim.owner.node_id });
+          const ids = kind === 'session' ? { session_id: id } : { kind, id };
+          throw new ServiceError('CONFLICT', `${kind} ${id} is hosted by node ${claim.owner.node_id}`, { ...ids, owner_node: claim.owner.node_id });
         }
       }
       await commitFenced(inner, book, ops, []);

@@ -48,14 +48,21 @@ export class FlowRunner implements FlowRunPort {
   constructor(private readonly host: MobHost, private readonly store: Store) {
     host.onDestroy = (mobId) => this.cancelAll(mobId);
     host.onShutdown = () => this.shutdown();
+    host.onTakenOver = (mobId) => this.recover(mobId);
+    host.parkedRuns = (mobId) => this.parked.has(mobId);
   }
 
   private closing = false;
+  /** Mobs whose runs were in progress when shutdown parked them. */
+  private readonly parked = new Set<string>();
 
   /** Shutdown: live runs stop where they are, their records left pending or running for recover(). */
   async shutdown(): Promise<void> {
     this.closing = true;
-    for (const e of this.live.values()) e.abort.abort();
+    for (const e of this.live.values()) {
+      this.parked.add(e.run.mob_id);
+      e.abort.abort();
+    }
     await this.settled();
   }
 
@@ -109,14 +116,22 @@ export class FlowRunner implements FlowRunPort {
     while (this.live.size > 0) await Promise.all([...this.live.values()].map((e) => e.done));
   }
 
-  /** Resumes every run that was pending or running when the process stopped. */
-  async recover(): Promise<void> {
+  /**
+   * Resumes every run that was pending or running when the process stopped (or, given `mobId`, that mob's
+   * runs, once this node took the mob over from a cluster node that died).
+   */
+  async recover(mobId?: string): Promise<void> {
     for (const { value } of await this.store.listRecords<unknown>(RUNS_NS)) {
       if (!checkRun.Check(value) || isTerminal(value.status)) continue;
+      if ((mobId !== undefined && value.mob_id !== mobId) || this.live.has(`${value.mob_id}/${value.run_id}`)) continue;
       try {
         const mob = await this.host.live(value.mob_id);
+        // A recovery of the whole realm and one of a taken-over mob may overlap: a run launches once.
+        if (this.live.has(`${value.mob_id}/${value.run_id}`)) continue;
         this.launch(value, this.flowOf(mob.record.definition.flows ?? [], value.flow_id, value.mob_id));
       } catch (err) {
+        // The mob is hosted by another node of the cluster (its lease is live there): the run is that node's.
+        if (err instanceof ServiceError && err.code === 'SERVICE_UNAVAILABLE') continue;
         await this.finish(value, 'failed', undefined, `not resumable: ${(err as Error).message}`);
       }
     }

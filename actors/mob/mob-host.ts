@@ -62,6 +62,10 @@ export class MobHost {
   readonly agentEvents = new AgentEvents();
   /** Called when a mob is destroyed (the flow runner cancels its runs). */
   onDestroy: (mobId: string) => Promise<void> = async () => {};
+  /** Called when this node took a mob over from a cluster node that died (the flow runner resumes its runs). */
+  onTakenOver: (mobId: string) => Promise<void> = async () => {};
+  /** True for a mob whose flow runs were parked at shutdown (on a cluster its lease is kept to expire). */
+  parkedRuns: (mobId: string) => boolean = () => false;
   /** Called once at shutdown, before any mob or session stops (the flow runner parks its runs). */
   onShutdown: () => Promise<void> = async () => {};
   /** Set at shutdown: turns ended by the shutdown change no member state (they resume after restart). */
@@ -74,6 +78,9 @@ export class MobHost {
       kind: MOB_KIND, machine: mobMachine, policy,
       hydrate: (id) => this.hydrate(id),
       notFound: mobNotFound,
+      takenOver: (id) => this.onTakenOver(id),
+      // A survivor takes the mob over once the lease runs out and resumes the parked runs.
+      keepLease: (a) => this.parkedRuns(a.id),
       busy: (a) => a.inFlight > 0 || a.machine.getSnapshot().context.activeRuns > 0,
       quiesce: async () => {
         if (this.closing) return;

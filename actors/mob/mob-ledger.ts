@@ -130,7 +130,9 @@ export class MobLedger {
           ]);
           break;
         } catch (err) {
-          if (!(err instanceof ServiceError && err.code === 'CONFLICT') || attempt >= 16) throw err;
+          // Only a taken cursor is caught up with; any other refusal (a cluster node's lost lease) is final.
+          const onCursor = err instanceof ServiceError && err.code === 'CONFLICT' && (err.details as { ns?: unknown } | undefined)?.ns === EVENTS_NS;
+          if (!onCursor || attempt >= 16) throw err;
           // Catch up with the other writer: its events are in the store, not in this process's tail.
           this.adopt(await this.readAll());
         }

@@ -63,7 +63,7 @@ export class MobRuntime {
     this.ledger = new MobLedger(store, opts.now, opts.eventRetention);
     this.host = new MobHost({ supervisor: opts.supervisor, sessions: memberSessions(opts.sessions), ledger: this.ledger, now: opts.now });
     this.flows = new FlowRunner(this.host, store);
-    this.scopes = new ScopeGate(store, opts.now);
+    this.scopes = new ScopeGate(store, opts.now, opts.supervisor.deps.cluster !== undefined);
     const sup = opts.supervisor;
     this.placement = new MobPlacement(this.host, {
       hostId: () => hostIdentity({ realmId: sup.deps.realmId }).host_id, capabilities: () => sup.capabilities.runtime(),
@@ -115,6 +115,8 @@ export class MobRuntime {
     const p = params ?? {};
     if (!checks[method].Check(p)) throw new ServiceError('BAD_REQUEST', `invalid params for ${method}`, { errors: [...checks[method].Errors(p)].slice(0, 5).map((e) => e.message) });
     const scope = METHOD_SCOPE[method];
+    await this.scopes.fresh(caller);
+    if (method === 'mob/grants/list' || method === 'mob/grants/revoke') await this.scopes.reload();
     if (scope) this.scopes.require(caller, scope);
     return this.run(method, p as never, caller);
   }

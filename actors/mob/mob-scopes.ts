@@ -19,12 +19,28 @@ export const OWNER: Caller = { owner: true };
 export class ScopeGate {
   private grants = new Map<string, GrantRecord>();
 
-  constructor(private readonly store: Store, private readonly now: () => number) {}
+  /** `shared`: other processes (cluster nodes) write the same grants, so decisions re-read them (fresh, reload). */
+  constructor(private readonly store: Store, private readonly now: () => number, private readonly shared = false) {}
 
   async open(): Promise<void> {
+    const grants = new Map<string, GrantRecord>();
     for (const { key, value } of await this.store.listRecords<unknown>(NS)) {
-      if (checkGrant.Check(value)) this.grants.set(key, value);
+      if (checkGrant.Check(value)) grants.set(key, value);
     }
+    this.grants = grants;
+  }
+
+  /** On a shared store: re-reads the caller's grant, so a grant or revoke made through another node applies here at once. */
+  async fresh(caller: Caller): Promise<void> {
+    if (!this.shared || caller.owner) return;
+    const raw = await this.store.getRecord<unknown>(NS, caller.principal);
+    if (raw !== undefined && checkGrant.Check(raw)) this.grants.set(caller.principal, raw);
+    else this.grants.delete(caller.principal);
+  }
+
+  /** On a shared store: re-reads every grant (listing and revoking see other nodes' writes). */
+  async reload(): Promise<void> {
+    if (this.shared) await this.open();
   }
 
   /** The caller's effective scopes now. */

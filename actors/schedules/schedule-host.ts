@@ -54,10 +54,13 @@ export class ScheduleHost {
   private readonly rescanTimer: ReturnType<typeof setInterval>;
   /** Resolves once every stored schedule's due time is armed. */
   readonly ready: Promise<void>;
+  /** True on a cluster node: other nodes write the same schedules, so a read re-reads the stored record. */
+  private readonly shared: boolean;
 
   constructor(sup: Supervisor, private readonly opts: ScheduleHostOptions) {
     const { store } = sup.deps;
     this.log = sup.deps.log.child({ component: 'schedules' });
+    this.shared = sup.deps.cluster !== undefined;
     this.wheel = new DueWheel(opts.clock, (ids, now) => this.onDue(ids, now));
     const turnLeaseMs = opts.turnLeaseMs ?? 30 * 60_000;
     this.deps = {
@@ -147,7 +150,9 @@ export class ScheduleHost {
   async get(rawId: unknown): Promise<ScheduleActor> {
     if (typeof rawId !== 'string' || !isUuid(rawId)) throw new ServiceError('BAD_REQUEST', `Invalid schedule id: ${String(rawId)}`);
     await this.ready;
-    return this.table.get(rawId.toLowerCase());
+    const actor = await this.table.get(rawId.toLowerCase());
+    if (this.shared) await actor.refresh();
+    return actor;
   }
 
   /** Every schedule (paused and deleted included), from the store, by id. */

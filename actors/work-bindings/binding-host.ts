@@ -57,6 +57,12 @@ export class BindingHost {
       policy: { idleEvictMs: 10 * 60_000, maxResident: 10_000 },
       hydrate: (id) => this.hydrate(id),
       notFound: (id) => new ServiceError('NOT_FOUND', `work binding not found: ${id}`, { binding_id: id }),
+      // Taken over from a cluster node that died: the recovery rules run here, as after a restart.
+      takenOver: async (id) => {
+        await this.with(id, async () => undefined);
+      },
+      // At shutdown on a cluster a live binding keeps its lease to expire: a survivor takes it over.
+      keepLease: (a) => !a.terminal,
       busy: (a) => a.working > 0 || ['launch', 'realizing', 'running', 'projecting', 'closing'].includes(a.phase),
       stop: async () => {},
       describe: (a) => ({ state: a.phase, labels: { item_id: a.record.work_ref.item_id, namespace: a.record.work_ref.namespace, mob_id: a.record.target.mob_id } }),
@@ -87,7 +93,11 @@ export class BindingHost {
     return new BindingActor(raw, this.store, this.now(), false);
   }
 
-  /** Runs `fn` in the binding's mailbox, after the recovery rules ran for it. */
+  /**
+   * Runs `fn` in the binding's mailbox, after the recovery rules ran for it. On a cluster a binding that is
+   * terminal afterwards leaves this node at once (its lease released), so a retry launched on any node can
+   * supersede it.
+   */
   async with<T>(id: string, fn: (a: BindingActor) => Promise<T>): Promise<T> {
     return this.table.deliver(id, async (a) => {
       a.working++;
@@ -100,24 +110,39 @@ export class BindingHost {
         return await fn(a);
       } finally {
         a.working--;
+        if (a.working === 0 && a.terminal && this.clustered) this.table.forget(id);
       }
     });
+  }
+
+  private get clustered(): boolean {
+    return this.deps.supervisor.registry.ownership !== null;
+  }
+
+  /** On a cluster: gives up the lease of a binding this node wrote without hosting it (a superseded head). */
+  async leave(id: string): Promise<void> {
+    if (!this.table.peek(id)) await this.deps.supervisor.registry.ownership?.release(BINDING_KIND, id);
   }
 
   /** Recovers every non-terminal binding (at start, after the mob runtime resumed its runs). */
   async recoverAll(): Promise<void> {
     for (const { key, value } of await this.store.listRecords<unknown>(BINDINGS_NS)) {
       if (!checkRecord.Check(value) || publicView(value).terminal) continue;
-      await this.with(key, async () => undefined).catch((err: unknown) => this.log.error({ err, binding_id: key }, 'work binding recovery failed'));
+      await this.with(key, async () => undefined).catch((err: unknown) => {
+        // Hosted by another live cluster node: its recovery is that node's.
+        if (err instanceof ServiceError && err.code === 'SERVICE_UNAVAILABLE') return;
+        this.log.error({ err, binding_id: key }, 'work binding recovery failed');
+      });
     }
   }
 
   // ---- commands -------------------------------------------------------------------------------------
 
   /**
-   * Launches (or replays) a binding. Launches run one at a time in this process, so the idempotency-key,
-   * item-revision and chain-head checks and the binding commit never interleave (a launch is a handful
-   * of commits; the run itself goes on after it returns).
+   * Launches (or replays) a binding. Launches run one at a time in this process; across processes sharing
+   * the realm the binding commit itself checks the idempotency key, the chain head and the item's namespace
+   * head it read (binding-launch.ts), so two nodes never both extend one chain (a launch is a handful of
+   * commits; the run itself goes on after it returns).
    */
   async launch(args: FlowLaunchArgs): Promise<PublicBinding> {
     const run = this.launches.catch(() => undefined).then(() => launchBinding(this.launchDeps(), args));
@@ -145,8 +170,17 @@ export class BindingHost {
   async get(id: string): Promise<PublicBinding> {
     const resident = this.table.peek(id);
     if (resident) return resident.view();
-    const a = await this.table.get(id);
-    return a.view();
+    // A terminal binding has no recovery rules left to run: read as stored, without hosting it here.
+    const stored = await this.store.getRecord<unknown>(BINDINGS_NS, id);
+    const valid = stored !== undefined && checkRecord.Check(stored);
+    if (valid && publicView(stored).terminal) return publicView(stored);
+    try {
+      return (await this.table.get(id)).view();
+    } catch (err) {
+      // Hosted by another live cluster node: answered from the database, as that node last committed it.
+      if (valid && err instanceof ServiceError && err.code === 'SERVICE_UNAVAILABLE') return publicView(stored);
+      throw err;
+    }
   }
 
   async list(q: BindingListArgs): Promise<PublicBinding[]> {

@@ -1,6 +1,9 @@
 // actors/work-bindings/binding-launch.ts: the launch of a work execution binding, in the SPEC's order:
 //   1. binding commit: the record (phase `launch`), the item's chain (append-only; the prior head must be
-//      terminal and is marked superseded) and the idempotency key, in ONE Store commit;
+//      terminal and is marked superseded) and the idempotency key, in ONE Store commit, which also checks
+//      (checkRecord) that the chain, the key and the item's WorkGraph namespace head are still as read: two
+//      processes on one realm (cluster nodes) can never both extend one chain, reuse one key or bind a stale
+//      item revision; the loser's launch runs again and answers from what the winner committed;
 //   2. delivery begin (`begun`); 3. deterministic pending-run persistence (run id derived from the
 //   binding id); 4. realization claim (`realizing`); 5. run start (FlowRunner.startFlowRun) → `running`.
 // Before step 1: an exact idempotent replay (same key, same request) answers the existing binding; the
@@ -14,6 +17,7 @@ import {
 } from '../../contracts/work-binding.ts';
 import { DEFAULT_NAMESPACE } from '../../contracts/workgraph.ts';
 import type { Store, StoreOp } from '../../storage/store.ts';
+import { META_NS as WG_META_NS, readHead } from '../workgraph/wg-records.ts';
 import { BINDINGS_NS, BindingActor, CHAINS_NS, initialMachine, KEYS_NS, newBindingIds } from './binding-actor.ts';
 import type { BindingHost } from './binding-host.ts';
 import { noteExecution } from './binding-projection.ts';
@@ -49,14 +53,35 @@ function requestDigest(args: FlowLaunchArgs): string {
   return sha256(canonicalJson({ ...rest, namespace: args.namespace ?? DEFAULT_NAMESPACE }));
 }
 
-async function readChain(store: Store, key: string): Promise<string[]> {
+/** The item's chain and the revision it was read at (null: no chain yet; undefined: stored without one). */
+async function readChain(store: Store, key: string): Promise<{ ids: string[]; rev: number | null | undefined }> {
   const raw = await store.getRecord<unknown>(CHAINS_NS, key);
-  if (raw === undefined) return [];
+  if (raw === undefined) return { ids: [], rev: null };
   if (!checkChain.Check(raw)) throw new ServiceError('INTERNAL_ERROR', `stored binding chain ${key} does not match its schema`);
-  return raw.binding_ids;
+  return { ids: raw.binding_ids, rev: raw.rev };
+}
+
+/** Records whose compare-and-set guards the binding commit (a CONFLICT on one of them: run the launch again). */
+const GUARDED = new Set([CHAINS_NS, KEYS_NS, WG_META_NS]);
+const LAUNCH_ATTEMPTS = 4;
+
+function guardConflict(err: unknown): boolean {
+  if (!(err instanceof ServiceError) || err.code !== 'CONFLICT') return false;
+  const ns = (err.details as { ns?: unknown } | undefined)?.ns;
+  return typeof ns === 'string' && GUARDED.has(ns);
 }
 
 export async function launchBinding(d: LaunchDeps, args: FlowLaunchArgs): Promise<PublicBinding> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await launchOnce(d, args);
+    } catch (err) {
+      if (!guardConflict(err) || attempt >= LAUNCH_ATTEMPTS) throw err;
+    }
+  }
+}
+
+async function launchOnce(d: LaunchDeps, args: FlowLaunchArgs): Promise<PublicBinding> {
   const { host, store, ports } = d;
   const namespace = args.namespace ?? DEFAULT_NAMESPACE;
   const digest = requestDigest(args);
@@ -71,8 +96,16 @@ export async function launchBinding(d: LaunchDeps, args: FlowLaunchArgs): Promis
     return host.get(keyRaw.binding_id);
   }
 
-  // Item compare-and-set.
-  const item = await ports.workgraph.get({ namespace, item_id: args.item_id });
+  // Item compare-and-set: the item read between two equal reads of its namespace's head, which the binding
+  // commit then checks, so the revision compared here is still the item's when the binding lands.
+  let item: Awaited<ReturnType<typeof ports.workgraph.get>>;
+  let wgHead: Awaited<ReturnType<typeof readHead>>;
+  for (let read = 0; ; read++) {
+    const before = await readHead(store, namespace);
+    item = await ports.workgraph.get({ namespace, item_id: args.item_id });
+    wgHead = await readHead(store, namespace);
+    if (wgHead.rev === before.rev || read >= LAUNCH_ATTEMPTS) break;
+  }
   if (item.revision !== args.expected_item_revision) {
     throw new ServiceError('CONFLICT', `stale item revision: expected ${args.expected_item_revision}, current ${item.revision}`, { reason: 'stale_revision', item_id: item.id, current_revision: item.revision });
   }
@@ -91,11 +124,17 @@ export async function launchBinding(d: LaunchDeps, args: FlowLaunchArgs): Promis
 
   // The retry chain: a new binding may supersede only a terminal head.
   const chainKey = `${namespace}/${item.id}`;
-  const chain = await readChain(store, chainKey);
+  const { ids: chain, rev: chainRev } = await readChain(store, chainKey);
   const headId = chain.at(-1);
   let head: WorkBindingRecord | undefined;
   if (headId !== undefined) {
-    head = await host.with(headId, async (a) => a.record);
+    head = await host.with(headId, async (a) => a.record).catch(async (err: unknown) => {
+      // Hosted by another cluster node: its stored record is what the chain check below needs.
+      if (!(err instanceof ServiceError && err.code === 'SERVICE_UNAVAILABLE')) throw err;
+      const stored = await store.getRecord<WorkBindingRecord>(BINDINGS_NS, headId);
+      if (!stored) throw err;
+      return stored;
+    });
     if (!isTerminalPhase(head.machine.value)) {
       throw new ServiceError('CONFLICT', `work item ${item.id} already has a live binding ${headId} (${head.machine.value})`, { reason: 'binding_active', binding_id: headId, machine_state: head.machine.value });
     }
@@ -113,9 +152,14 @@ export async function launchBinding(d: LaunchDeps, args: FlowLaunchArgs): Promis
     idempotency_key: args.idempotency_key, request_digest: digest, correlation_id: randomUUID(), principal: args.principal ?? 'mcp',
     supersedes: headId ?? null, superseded_by: null, machine: initialMachine(), evidence_id: null, created_at: at, updated_at: at,
   };
+  // Stored without a revision (written before revisions existed): cannot be checked, gets one now.
+  const guards: StoreOp[] = [{ op: 'checkRecord', ns: KEYS_NS, key: args.idempotency_key, rev: null }];
+  if (chainRev !== undefined) guards.push({ op: 'checkRecord', ns: CHAINS_NS, key: chainKey, rev: chainRev });
+  if (wgHead.rev !== undefined) guards.push({ op: 'checkRecord', ns: WG_META_NS, key: namespace, rev: wgHead.rev });
   const ops: StoreOp[] = [
+    ...guards,
     { op: 'putRecord', ns: BINDINGS_NS, key: bindingId, value: rec },
-    { op: 'putRecord', ns: CHAINS_NS, key: chainKey, value: { v: 1, binding_ids: [...chain, bindingId] } satisfies BindingChainRecord },
+    { op: 'putRecord', ns: CHAINS_NS, key: chainKey, value: { v: 1, binding_ids: [...chain, bindingId], rev: (chainRev ?? 0) + 1 } satisfies BindingChainRecord },
     { op: 'putRecord', ns: KEYS_NS, key: args.idempotency_key, value: { v: 1, binding_id: bindingId, request_digest: digest } satisfies BindingKeyRecord },
   ];
   if (head) ops.push({ op: 'putRecord', ns: BINDINGS_NS, key: head.binding_id, value: { ...head, superseded_by: bindingId, updated_at: at } });
@@ -123,6 +167,7 @@ export async function launchBinding(d: LaunchDeps, args: FlowLaunchArgs): Promis
   if (head) {
     const resident = host.table.peek(head.binding_id);
     if (resident) resident.record = { ...resident.record, superseded_by: bindingId, updated_at: at };
+    else await host.leave(head.binding_id);
   }
   const actor = host.table.adopt(new BindingActor(rec, store, d.now(), true));
   await noteExecution(ports.workgraph, rec, 'execution_bound').catch(() => undefined);

@@ -34,6 +34,8 @@ export class NamespaceGraph {
   /** Claimed items with a lease: item id → lease due time (ms). */
   readonly leases = new Map<string, number>();
   seq = 0;
+  /** The stored head revision this graph was read at (wg-records.ts Head): the next commit checks it. */
+  headRev: number | null | undefined = null;
   /** Bumped by every item or edge change; keys the ready-order cache. */
   #version = 0;
   #readyCache: { version: number; sorted: ItemRecord[] } | null = null;
@@ -41,6 +43,7 @@ export class NamespaceGraph {
   constructor(readonly realmId: string, readonly namespace: string, recs?: NamespaceRecords) {
     if (!recs) return;
     this.seq = recs.seq;
+    this.headRev = 'rev' in recs ? recs.rev : null;
     for (const item of recs.items) this.putItem(item);
     for (const edge of recs.edges) this.putEdge(edge);
     // Not push(...events): a spread of 100k+ arguments overflows the stack.

@@ -1,15 +1,17 @@
 // actors/workgraph/wg-namespace.ts: the actor hosting one namespace of the WorkGraph. Its mailbox runs one
-// message at a time: it re-reads the namespace when another process moved the stored high-water mark,
-// expires due leases through each item's machine, runs the message, and commits everything that message
-// wrote (items, edges, attention, events, high-water mark) in ONE store transaction. A lease timer re-arms
-// at the earliest lease due time, so expiries are observed without a caller. wg-host.ts owns these actors.
+// message at a time: it re-reads the namespace when another process moved the stored head, expires due
+// leases through each item's machine, runs the message, and commits everything that message wrote (items,
+// edges, attention, events, the head) in ONE store transaction, guarded by the head revision it read: when
+// another process (a cluster peer hosting the same namespace) committed first, the commit is refused and the
+// message runs again on the namespace re-read. A lease timer re-arms at the earliest lease due time, so
+// expiries are observed without a caller. wg-host.ts owns these actors.
 import type { Logger } from 'pino';
 import { initialTransition, transition } from 'xstate';
 import type { WorkAttentionBinding, WorkCompletionPolicy, WorkEdge, WorkEvent, WorkEventKind, WorkFact } from '../../contracts/workgraph.ts';
 import { workItemMachine, type WorkItemEvent, type WorkOutcome } from '../../machines/work-item-machine.ts';
 import type { Store, StoreOp } from '../../storage/store.ts';
 import { NamespaceGraph } from './wg-graph.ts';
-import { loadNamespace, putAttentionOp, putEdgeOp, putEventOp, putItemOp, putMetaOp, readSeq, type ItemFields, type ItemRecord } from './wg-records.ts';
+import { headOps, isHeadConflict, loadNamespace, putAttentionOp, putEdgeOp, putEventOp, putItemOp, readHead, type ItemFields, type ItemRecord } from './wg-records.ts';
 
 export interface WorkGraphDeps {
   store: Store;
@@ -74,14 +76,33 @@ export class Tx {
 
   ops(): StoreOp[] {
     const ns = this.graph.namespace;
+    const head = headOps(ns, this.graph.headRev, this.graph.seq, this.graph.nextLeaseDue());
+    this.#rev = head.rev;
     return [
+      ...head.ops,
       ...[...this.#items.values()].map((r) => putItemOp(ns, r)),
       ...this.#other,
       ...this.events.map((e) => putEventOp(ns, e)),
-      putMetaOp(ns, this.graph.seq, this.graph.nextLeaseDue()),
     ];
   }
+
+  #rev: number | undefined;
+
+  /** Commits what the message wrote; the graph then stands at the new head revision. */
+  async commit(store: Store): Promise<void> {
+    if (this.empty) return;
+    await store.commit(this.ops());
+    this.graph.headRev = this.#rev;
+  }
 }
+
+/**
+ * How many times a message runs again after a peer moved the namespace's head under it; each retry waits a
+ * random pause growing with the attempt, so peers contending for one namespace do not keep colliding.
+ */
+const HEAD_RETRIES = 32;
+const backoff = (attempt: number): Promise<void> =>
+  new Promise((resolve) => setTimeout(resolve, Math.floor(Math.random() * 2 ** Math.min(attempt + 1, 7))));
 
 /** item_ready facts for the given items that are ready now but were not in `before`. */
 export function readyFacts(g: NamespaceGraph, ids: Iterable<string>, before: ReadonlySet<string>, now: number): WorkFact[] {
@@ -125,20 +146,23 @@ export class NamespaceActor {
     this.lastUsedMs = this.deps.now();
     this.#pending++;
     const run = this.#tail.then(async () => {
-      const graph = await this.#fresh();
-      await this.#expireDue(graph);
-      const tx = new Tx(graph, this.deps.now());
-      let result: T;
-      try {
-        result = fn(tx);
-        if (!tx.empty) await this.deps.store.commit(tx.ops());
-      } catch (err) {
-        if (!tx.empty) this.#graph = null;
-        throw err;
-      } finally {
-        this.#arm();
+      for (let attempt = 0; ; attempt++) {
+        const graph = await this.#fresh();
+        const tx = new Tx(graph, this.deps.now());
+        try {
+          await this.#expireDue(graph);
+          const result = fn(tx);
+          await tx.commit(this.deps.store);
+          return result;
+        } catch (err) {
+          if (!tx.empty || isHeadConflict(err, this.namespace)) this.#graph = null;
+          // A peer committed first: `fn` is synchronous over the graph, so it runs again on the state re-read.
+          if (!isHeadConflict(err, this.namespace) || attempt >= HEAD_RETRIES) throw err;
+        } finally {
+          this.#arm();
+        }
+        await backoff(attempt);
       }
-      return result;
     }).finally(() => {
       this.#pending--;
     });
@@ -154,7 +178,10 @@ export class NamespaceActor {
 
   async #fresh(): Promise<NamespaceGraph> {
     const { store, realmId } = this.deps;
-    if (this.#graph !== null && (await readSeq(store, this.namespace)) === this.#graph.seq) return this.#graph;
+    if (this.#graph !== null) {
+      const head = await readHead(store, this.namespace);
+      if (head.seq === this.#graph.seq && head.rev === this.#graph.headRev) return this.#graph;
+    }
     this.#graph = new NamespaceGraph(realmId, this.namespace, await loadNamespace(store, this.namespace));
     return this.#graph;
   }
@@ -173,7 +200,7 @@ export class NamespaceActor {
         tx.putItem(rec);
         tx.event('released', id, { reason: 'lease_expired' }, [...outcome.facts, ...readyFacts(graph, [id], before, now)]);
       }
-      if (!tx.empty) await this.deps.store.commit(tx.ops());
+      await tx.commit(this.deps.store);
     } catch (err) {
       this.#graph = null;
       throw err;

@@ -43,8 +43,14 @@ export type ItemRecord = Static<typeof ItemRecord>;
 const EdgeRecord = Type.Object({ v: Type.Literal(1), edge: WorkEdge });
 const EventRecord = Type.Object({ v: Type.Literal(1), event: WorkEvent });
 const AttentionRecord = Type.Object({ v: Type.Literal(1), binding: WorkAttentionBinding });
-/** `next_lease_due_ms`: earliest live lease, so a restarted server re-arms the namespace's lease timer. */
-const MetaRecord = Type.Object({ v: Type.Literal(1), seq: Type.Integer({ minimum: 0 }), next_lease_due_ms: Type.Optional(Type.Number()) });
+/**
+ * `next_lease_due_ms`: earliest live lease, so a restarted server re-arms the namespace's lease timer.
+ * `rev`: the namespace's head revision, bumped by every commit and checked by the next (absent on records
+ * written before it existed): two processes hosting one namespace can never both commit over one state.
+ */
+const MetaRecord = Type.Object({
+  v: Type.Literal(1), seq: Type.Integer({ minimum: 0 }), next_lease_due_ms: Type.Optional(Type.Number()), rev: Type.Optional(Type.Integer({ minimum: 1 })),
+});
 export type MetaRecord = Static<typeof MetaRecord>;
 
 const checks = {
@@ -61,22 +67,55 @@ export const putEdgeOp = (ns: string, edge: WorkEdge): StoreOp => ({ op: 'putRec
 export const putEventOp = (ns: string, event: WorkEvent): StoreOp => ({ op: 'putRecord', ns: eventsNs(ns), key: seqKey(event.seq), value: { v: 1, event } });
 export const putAttentionOp = (ns: string, binding: WorkAttentionBinding): StoreOp =>
   ({ op: 'putRecord', ns: attentionNs(ns), key: binding.binding_id, value: { v: 1, binding } });
-export const putMetaOp = (ns: string, seq: number, nextLeaseDue?: number): StoreOp =>
-  ({ op: 'putRecord', ns: META_NS, key: ns, value: nextLeaseDue === undefined ? { v: 1, seq } : { v: 1, seq, next_lease_due_ms: nextLeaseDue } });
+export const putMetaOp = (ns: string, seq: number, nextLeaseDue?: number, rev?: number): StoreOp => {
+  const value: MetaRecord = { v: 1, seq };
+  if (nextLeaseDue !== undefined) value.next_lease_due_ms = nextLeaseDue;
+  if (rev !== undefined) value.rev = rev;
+  return { op: 'putRecord', ns: META_NS, key: ns, value };
+};
+
+/** The namespace head a commit was computed from: its high-water mark and revision (null: no head stored yet). */
+export interface Head {
+  seq: number;
+  /** Undefined for a head stored without a revision (written before revisions existed). */
+  rev: number | null | undefined;
+}
+
+/**
+ * The commit's head guard and new head: the stored head must still be the one read (`checkRecord` on its
+ * revision), and the commit stores it one revision later. A head stored without a revision cannot be
+ * checked; its first commit gives it revision 1.
+ */
+export function headOps(ns: string, readRev: Head['rev'], seq: number, nextLeaseDue: number | undefined): { ops: StoreOp[]; rev: number } {
+  const rev = (readRev ?? 0) + 1;
+  const guard: StoreOp[] = readRev === undefined ? [] : [{ op: 'checkRecord', ns: META_NS, key: ns, rev: readRev }];
+  return { ops: [...guard, putMetaOp(ns, seq, nextLeaseDue, rev)], rev };
+}
+
+/** True when `err` is a commit refused because the namespace's head moved since it was read. */
+export function isHeadConflict(err: unknown, ns: string): boolean {
+  if (!(err instanceof ServiceError) || err.code !== 'CONFLICT') return false;
+  const d = err.details as { ns?: unknown; key?: unknown } | undefined;
+  return d?.ns === META_NS && d.key === ns;
+}
 
 /** Everything stored for one namespace. */
 export interface NamespaceRecords {
   seq: number;
+  /** The head revision read with the records (see Head; omitted: none stored). */
+  rev?: number | null;
   items: ItemRecord[];
   edges: WorkEdge[];
   events: WorkEvent[];
   attention: WorkAttentionBinding[];
 }
 
-/** The namespace's event high-water mark as stored (0 when the namespace has never been written). */
-export async function readSeq(store: Store, ns: string): Promise<number> {
+/** The namespace's head as stored (seq 0, rev null when the namespace has never been written). */
+export async function readHead(store: Store, ns: string): Promise<Head> {
   const raw = await store.getRecord(META_NS, ns);
-  return raw === undefined ? 0 : decode<MetaRecord>(checks.meta, 'meta', ns, raw).seq;
+  if (raw === undefined) return { seq: 0, rev: null };
+  const meta = decode<MetaRecord>(checks.meta, 'meta', ns, raw);
+  return { seq: meta.seq, rev: meta.rev };
 }
 
 /** Namespaces holding a live lease (from their stored high-water marks). */
@@ -93,15 +132,16 @@ export async function listNamespaces(store: Store): Promise<string[]> {
 
 /** Reads a whole namespace. */
 export async function loadNamespace(store: Store, ns: string): Promise<NamespaceRecords> {
-  const [seq, items, edges, events, attention] = await Promise.all([
-    readSeq(store, ns),
+  const [head, items, edges, events, attention] = await Promise.all([
+    readHead(store, ns),
     store.listRecords(itemsNs(ns)),
     store.listRecords(edgesNs(ns)),
     store.listRecords(eventsNs(ns)),
     store.listRecords(attentionNs(ns)),
   ]);
   return {
-    seq,
+    seq: head.seq,
+    rev: head.rev,
     items: items.map((r) => decode<ItemRecord>(checks.item, 'item', r.key, r.value)),
     edges: edges.map((r) => decode<{ edge: WorkEdge }>(checks.edge, 'edge', r.key, r.value).edge),
     events: events.map((r) => decode<{ event: WorkEvent }>(checks.event, 'event', r.key, r.value).event).sort((a, b) => a.seq - b.seq),

@@ -37,7 +37,11 @@ function cursorFrom(ctx: Pick<HandlerContext, 'headers'>, query: string | undefi
 
 export function mobHandlers(rt: MobRuntime): HandlerTable {
   const { host } = rt;
-  const guard = (ctx: Pick<HandlerContext, 'headers'>, scope: MobScope) => rt.scopes.require(callerOf(ctx.headers), scope);
+  const guard = async (ctx: Pick<HandlerContext, 'headers'>, scope: MobScope): Promise<void> => {
+    const caller = callerOf(ctx.headers);
+    await rt.scopes.fresh(caller);
+    rt.scopes.require(caller, scope);
+  };
   const ok = (body: unknown): HandlerResult => ({ status: 200, body });
   /** A new stream, ended with `done` by the runtime at shutdown. */
   const open = (ctx: Pick<HandlerContext, 'res'>): MobStream => {
@@ -49,7 +53,7 @@ export function mobHandlers(rt: MobRuntime): HandlerTable {
 
   return {
     ...on(MOB_ROUTE.events, async (ctx) => {
-      guard(ctx, 'MobRead');
+      await guard(ctx, 'MobRead');
       const mob = await host.get(ctx.params.id);
       const member = ctx.query.member;
       if (member !== undefined && !mob.members.has(member) && !mob.record.retired_helpers?.some((r) => r.agent_identity === member)) throw new ServiceError('NOT_FOUND', `no member ${member} in mob ${mob.id}`);
@@ -98,7 +102,7 @@ export function mobHandlers(rt: MobRuntime): HandlerTable {
     }),
 
     ...on(MOB_ROUTE.toolkitStream, async (ctx) => {
-      guard(ctx, 'MobRead');
+      await guard(ctx, 'MobRead');
       const q = ctx.query;
       const filter: MobEventFilter = {
         ...(q.mob_id ? { mob_id: q.mob_id } : {}), ...(q.kinds ? { kinds: q.kinds.split(',').map((k) => k.trim()).filter(Boolean) } : {}),
@@ -131,13 +135,13 @@ export function mobHandlers(rt: MobRuntime): HandlerTable {
     }),
 
     ...on(MOB_ROUTE.spawnHelper, (ctx) => fallback(async () => {
-      guard(ctx, 'HelperControl');
+      await guard(ctx, 'HelperControl');
       const b = ctx.body;
       return ok(await spawnHelper(host, ctx.params.id, { prompt: b.prompt, result_label: b.result_label, max_text_bytes: b.max_text_bytes, agent_identity: b.agent_identity, ...(b.role_name ? { role_name: b.role_name } : {}), ...(b.model_override ? { model_override: b.model_override } : {}) }));
     })),
 
     ...on(MOB_ROUTE.forkHelper, (ctx) => fallback(async () => {
-      guard(ctx, 'HelperControl');
+      await guard(ctx, 'HelperControl');
       const b = ctx.body;
       return ok(await forkHelper(host, ctx.params.id, {
         prompt: b.prompt, result_label: b.result_label, max_text_bytes: b.max_text_bytes, agent_identity: b.agent_identity, source_member_id: b.source_member_id,
@@ -146,27 +150,27 @@ export function mobHandlers(rt: MobRuntime): HandlerTable {
     })),
 
     ...on(MOB_ROUTE.waitKickoff, (ctx) => fallback(async () => {
-      guard(ctx, 'MobRead');
+      await guard(ctx, 'MobRead');
       const mob = await host.get(ctx.params.id);
       const members = await host.waitKickoff(mob, ctx.body?.member_ids, ctx.body?.timeout_ms);
       return ok({ members: members.map((m) => rt.memberSnapshot(mob, m)) });
     })),
 
     ...on(MOB_ROUTE.wireBatch, (ctx) => fallback(async () => {
-      guard(ctx, 'MemberWire');
+      await guard(ctx, 'MemberWire');
       const mob = await host.live(ctx.params.id);
       host.fence(mob, ctx.body);
       return ok(await host.wire(mob, ctx.body.edges));
     })),
 
     ...on(MOB_ROUTE.memberStatus, (ctx) => fallback(async () => {
-      guard(ctx, 'MobRead');
+      await guard(ctx, 'MobRead');
       const mob = await host.get(ctx.params.id);
       return ok(rt.memberSnapshot(mob, host.memberRecord(mob, ctx.params.agent_identity)));
     })),
 
     ...on(MOB_ROUTE.memberHistory, (ctx) => fallback(async () => {
-      guard(ctx, 'MobRead');
+      await guard(ctx, 'MobRead');
       const mob = await host.get(ctx.params.id);
       const rec = host.memberRecord(mob, ctx.params.agent_identity);
       const from = Number(ctx.query.from_index ?? 0);
@@ -181,25 +185,25 @@ export function mobHandlers(rt: MobRuntime): HandlerTable {
     })),
 
     ...on(MOB_ROUTE.memberCancel, (ctx) => fallback(async () => {
-      guard(ctx, 'MemberLifecycle');
+      await guard(ctx, 'MemberLifecycle');
       await host.cancel(await host.live(ctx.params.id), ctx.params.agent_identity);
       return ok({ cancelled: true });
     })),
 
     ...on(MOB_ROUTE.memberRespawn, (ctx) => fallback(async () => {
-      guard(ctx, 'MemberLifecycle');
+      await guard(ctx, 'MemberLifecycle');
       const mob = await host.live(ctx.params.id);
       host.fence(mob, ctx.body ?? {}, ctx.params.agent_identity);
       return ok(await host.respawn(mob, ctx.params.agent_identity, ctx.body?.initial_message));
     })),
 
     ...on(MOB_ROUTE.hosts, (ctx) => fallback(async () => {
-      guard(ctx, 'MobRead');
+      await guard(ctx, 'MobRead');
       return ok({ hosts: await rt.placement.hosts(await host.get(ctx.params.id)) });
     })),
 
     ...on(MOB_ROUTE.routeInstalls, (ctx) => fallback(async () => {
-      guard(ctx, 'MobRead');
+      await guard(ctx, 'MobRead');
       return ok(await rt.placement.routeInstalls(await host.get(ctx.params.id)));
     })),
   };

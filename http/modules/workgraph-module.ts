@@ -16,6 +16,16 @@ export function workgraphModule(ctx: ModuleContext): ModuleUnit {
   provideWorkGraph(ctx.supervisor, host);
   const tools = workGraphTools(host);
   host.resumeLeases().catch((err: unknown) => deps.log.error({ err }, 'workgraph lease resume failed'));
+  // On a cluster any node may have written a namespace's item leases (and died since): every node re-checks
+  // once per ownership lease term, so some live node's timer observes each expiry (the head check makes the
+  // nodes racing for one expiry commit it once).
+  let sweep: NodeJS.Timeout | undefined;
+  if (deps.cluster) {
+    sweep = setInterval(() => {
+      host.resumeLeases().catch((err: unknown) => deps.log.warn({ err }, 'workgraph lease resume failed'));
+    }, Math.max(1_000, deps.cluster.report().lease_ms));
+    sweep.unref();
+  }
   return {
     name: 'workgraph',
     routes: WORKGRAPH_ROUTES,
@@ -23,5 +33,6 @@ export function workgraphModule(ctx: ModuleContext): ModuleUnit {
     actorKinds: [WORKGRAPH_KIND],
     tools: { tools: ({ settings }) => (settings.workgraph === true ? tools : []) },
     capabilities: [{ id: 'work_graph' }],
+    close: async () => clearInterval(sweep),
   };
 }

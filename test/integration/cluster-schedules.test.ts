@@ -2,7 +2,9 @@
 // embedded PostgreSQL realm, one shared ManualClock). Both nodes arm every schedule; when they come due
 // together, each occurrence is claimed by one node and fires exactly once: one completed occurrence per
 // schedule and one materialized session holding one user row; an occurrence whose target session another
-// node hosts is left to that node. Skips, saying why, where PostgreSQL cannot start.
+// node hosts is left to that node; a schedule written through one node reads as written on the other, and a
+// compare-and-set update made through a node that saw an older revision is refused. Skips, saying why, where
+// PostgreSQL cannot start.
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { ManualClock } from '../../actors/clock.ts';
@@ -88,6 +90,34 @@ if (!pgServer.ok) {
       const users = (await call(b.url, 'GET', `/sessions/${sid}/history`)).body.messages.filter((m: { role: string }) => m.role === 'user').map((m: { content: string }) => m.content);
       assert.deepEqual(users, ['hello', 'tick-0', 'tick-1', 'tick-2', 'tick-3']);
       assert.equal(b.provider.requests.length, 0, 'B never runs a turn of a session A hosts');
+    });
+
+    it('read a schedule as last written by any node, and refuse an update made on an older revision', async (t) => {
+      const url = await server.createDatabase();
+      const clock = new ManualClock(T0);
+      const opts = { realmBackend: 'postgres' as const, env: { ...process.env, WARREN_DATABASE_URL: url }, clock, config: { cluster: { lease_ms: 2000 } } };
+      const a = await startApp(t, [], opts);
+      const b = await startApp(t, [], opts);
+      const created = await call(a.url, 'POST', '/schedules', {
+        name: 'shared', trigger: { type: 'once', due_at_utc: new Date(T0 + 3_600_000).toISOString() },
+        target: { target_kind: 'session', type: 'materialize_on_demand_session', create: { provider: 'scripted' }, action: { type: 'prompt', prompt: 'later' } },
+      });
+      assert.equal(created.status, 200, JSON.stringify(created.body));
+      const id = created.body.schedule_id;
+      const seen = (await call(b.url, 'GET', `/schedules/${id}`)).body;
+      assert.equal(seen.revision, created.body.revision);
+      // A pauses it; B (which hosts the schedule since its read) answers with the paused schedule.
+      const paused = await call(a.url, 'POST', `/schedules/${id}/pause`);
+      assert.equal(paused.status, 200, JSON.stringify(paused.body));
+      const onB = (await call(b.url, 'GET', `/schedules/${id}`)).body;
+      assert.equal(onB.revision, paused.body.revision);
+      assert.deepEqual(onB.machine_state, paused.body.machine_state);
+      // An update naming the revision B saw first is refused; naming the current one, it lands (on B).
+      const stale = await call(b.url, 'PATCH', `/schedules/${id}`, { expected_revision: seen.revision, name: 'renamed' });
+      assert.equal(stale.status, 409, JSON.stringify(stale.body));
+      const fresh = await call(b.url, 'PATCH', `/schedules/${id}`, { expected_revision: paused.body.revision, name: 'renamed' });
+      assert.equal(fresh.status, 200, JSON.stringify(fresh.body));
+      assert.equal((await call(a.url, 'GET', `/schedules/${id}`)).body.name, 'renamed');
     });
   });
 }
