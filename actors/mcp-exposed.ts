@@ -2,10 +2,17 @@
 // registers into the one registry of its runtime, `exposedTools(ctx.supervisor).register(...)` (sessions
 // today; schedules and WorkGraph flows the same way), in any module order: the endpoint lists the registry
 // per request. http/handlers/mcp-endpoint.ts lists and calls them through the MCP SDK server.
+// On a cluster a tool that acts on a leased resource (it names one through owner()) runs on the node
+// holding that resource: the call is routed there as an internal call (MCP_TOOL_CALL, OwnerCalls), which
+// runs the same tool on that node and returns its result; nobody holding it, the call runs here.
 import { Compile } from 'typebox/compile';
 import type { TSchema } from 'typebox';
 import { isServiceError } from '../contracts/errors.ts';
+import type { OwnerCalls } from './cluster/owner-calls.ts';
 import type { Supervisor } from './supervisor.ts';
+
+/** The internal call that runs an exposed tool on the node holding the resource it acts on. */
+export const MCP_TOOL_CALL = 'mcp.tool';
 
 /** A tool result: text for the model, optional structured content, and whether it is an error. */
 export interface ExposedResult {
@@ -21,6 +28,8 @@ export interface ExposedTool {
   /** JSON Schema of the arguments (a typebox schema is one). */
   input_schema: TSchema;
   call(args: unknown, ctx: { signal: AbortSignal }): Promise<ExposedResult>;
+  /** The leased resource (a mob, a work binding) the call acts on; on a cluster it runs on that resource's node. */
+  owner?(args: unknown): { kind: string; id: string } | undefined;
 }
 
 interface Entry {
@@ -30,6 +39,14 @@ interface Entry {
 
 export class ExposedTools {
   private readonly tools = new Map<string, Entry>();
+
+  /** `calls`: the cluster's routing (postgres realms); it also serves MCP_TOOL_CALL from peers. */
+  constructor(private readonly calls?: OwnerCalls) {
+    calls?.handle(MCP_TOOL_CALL, async (body) => {
+      const b = (body ?? {}) as { name?: unknown; args?: unknown };
+      return this.run(String(b.name), b.args, { signal: new AbortController().signal }, false);
+    });
+  }
 
   /** Adds tools; a name registered twice is a wiring bug and throws. */
   register(...tools: ExposedTool[]): void {
@@ -43,8 +60,12 @@ export class ExposedTools {
     return [...this.tools.values()].map(({ tool }) => ({ name: tool.name, description: tool.description, inputSchema: plainSchema(tool.input_schema) }));
   }
 
-  /** Runs a tool. Never rejects: unknown names, bad arguments and failures are error results. */
-  async call(name: string, args: unknown, ctx: { signal: AbortSignal }): Promise<ExposedResult> {
+  /** Runs a tool (on the node holding what it acts on). Never rejects: unknown names, bad arguments and failures are error results. */
+  call(name: string, args: unknown, ctx: { signal: AbortSignal }): Promise<ExposedResult> {
+    return this.run(name, args, ctx, true);
+  }
+
+  private async run(name: string, args: unknown, ctx: { signal: AbortSignal }, route: boolean): Promise<ExposedResult> {
     const entry = this.tools.get(name);
     if (!entry) return { text: `unknown tool: ${name}`, is_error: true };
     const input = args ?? {};
@@ -53,6 +74,8 @@ export class ExposedTools {
       return { text: `invalid arguments for ${name}: ${first ? `${first.instancePath || '/'} ${first.message}` : 'schema mismatch'}`, is_error: true };
     }
     try {
+      const owner = route && this.calls ? entry.tool.owner?.(input) : undefined;
+      if (owner) return await this.calls!.callOn<ExposedResult>(owner, MCP_TOOL_CALL, { name, args: input }, ctx.signal);
       return await entry.tool.call(input, ctx);
     } catch (err) {
       const body = isServiceError(err) ? { error: err.message, code: err.code, ...(err.details !== undefined ? { details: err.details } : {}) } : { error: err instanceof Error ? err.message : String(err), code: 'INTERNAL_ERROR' };
@@ -73,6 +96,6 @@ const registries = new WeakMap<Supervisor, ExposedTools>();
 /** The registry of MCP-exposed tools of one runtime (created on first use). */
 export function exposedTools(runtime: Supervisor): ExposedTools {
   let registry = registries.get(runtime);
-  if (!registry) registries.set(runtime, (registry = new ExposedTools()));
+  if (!registry) registries.set(runtime, (registry = new ExposedTools(runtime.deps.ownerCalls)));
   return registry;
 }

@@ -6,7 +6,8 @@
 // A forwarded request carries FORWARDED_HEADER and is always served where it lands. A request that lost a
 // lease race (two nodes claiming a free session at once) is routed again, to the winner. `POST /comms/send`
 // and `GET /comms/peers` are routed by their sending session, and actors' OwnerCalls (comms admissions,
-// MCP session tools) go through the same routing; their internal calls (INTERNAL_CALL_PREFIX) are served
+// MCP tools acting on a session, a mob or a work binding, JSON-RPC read from a WebSocket) go through the
+// same routing; their internal calls (INTERNAL_CALL_PREFIX) are served
 // here, never by the router.
 // When the owner cannot be reached, the request waits (at most one lease term) for its lease to expire and
 // is served here, where hydration takes the lease over. app.ts installs it on postgres realms.
@@ -252,11 +253,23 @@ export function clusterForwarding(inner: RequestHandler, opts: ForwardOptions): 
     await serveHere(req, res);
   }
 
-  // Actors' calls to the node serving a session go through the same routing as client requests.
+  /** Serves a request about a leased resource other than a session on its live owner, or here (where hydration claims it). */
+  async function serveResource(resource: { kind: string; id: string }, req: HttpRequest, res: HttpResponder): Promise<void> {
+    try {
+      if (await forwardSession(resource.id, req, res, resource.kind)) return;
+    } catch (err) {
+      sendError(res, err, log);
+      return;
+    }
+    await serveHere(req, res);
+  }
+
+  // Actors' calls to the node serving a session (or holding a mob or a binding) go through the same routing as client requests.
   opts.calls?.bind(async (call) => {
     const captured = capture(call.signal);
     const req = ownerRequest(call);
     if (call.sessionId !== undefined) await serveSession(call.sessionId.toLowerCase(), req, captured.res);
+    else if (call.resource !== undefined) await serveResource(call.resource, req, captured.res);
     else await forward(req, captured.res);
     return captured.result();
   });

@@ -1,8 +1,9 @@
 // http/cluster-resources.ts: which leased resource (besides a session, which http/cluster-forward.ts finds
 // in `/sessions/{id}`) a request is about, so that a cluster node forwards it to the node holding that
-// resource's lease: a mob, named in `/mob/{id}/...` or in the `mob_id` param of a JSON-RPC call on
-// `POST /rpc` that acts on one mob. Everything else is served where it lands: listings and WorkGraph,
-// schedule and ledger reads come from the database, and their writes are compare-and-set on what they read.
+// resource's lease: a mob, named in `/mob/{id}/...` or in the `mob_id` param of a JSON-RPC call (on
+// `POST /rpc`, or read from the `/rpc` WebSocket) that acts on one mob. Everything else is served where it
+// lands: listings and WorkGraph, schedule and ledger reads come from the database, and their writes are
+// compare-and-set on what they read.
 import { MOB_KIND } from '../actors/mob/mob-actor.ts';
 import type { HttpRequest } from './transport.ts';
 
@@ -37,6 +38,11 @@ export function leasedResourceOf(req: HttpRequest): ResourceRef | undefined {
   } catch {
     return undefined;
   }
+  return rpcResourceOf(call);
+}
+
+/** The mob one parsed JSON-RPC call (not a batch) acts on, if it acts on one (also used for calls read from a WebSocket). */
+export function rpcResourceOf(call: unknown): ResourceRef | undefined {
   if (!call || typeof call !== 'object' || Array.isArray(call)) return undefined;
   const { method, params } = call as { method?: unknown; params?: unknown };
   if (typeof method !== 'string' || !method.startsWith('mob/') || UNROUTED_RPC.has(method)) return undefined;

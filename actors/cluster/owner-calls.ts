@@ -1,8 +1,10 @@
 // actors/cluster/owner-calls.ts: how an actor on a cluster node gets work done on the node serving a
 // session (the one holding its lease, or this one after taking a free lease). Two kinds of call: a REST
-// request (the MCP `warren_session_continue` tool runs `POST /sessions/{id}/messages` there) and a named
-// internal call that a module registered with handle() (comms admits a peer envelope into the recipient's
-// inbox on the recipient's node). The HTTP layer binds the transport (http/cluster-forward.ts): it routes
+// request (the MCP `warren_session_continue` tool runs `POST /sessions/{id}/messages` there; a JSON-RPC
+// call read from a WebSocket runs `POST /rpc` on the node hosting its mob) and a named internal call that a
+// module registered with handle() (comms admits a peer envelope into the recipient's inbox on the
+// recipient's node; an MCP tool acting on a mob or a work binding runs on the node holding it). A call may
+// be routed by a session or by another leased resource (a mob, a work binding). The HTTP layer binds the transport (http/cluster-forward.ts): it routes
 // the call by session id exactly as it routes a client request (forwarded over HTTP to a live owner,
 // served here when nobody holds the session, re-routed when a lease race was lost), so an actor never
 // learns where the session lives. app.ts creates one on postgres realms.
@@ -14,6 +16,8 @@ export const INTERNAL_CALL_PREFIX = '/_cluster/call/';
 export interface OwnerCall {
   /** Route by this session; absent, the request is routed as a client request would be (by its path). */
   sessionId?: string;
+  /** Route by this leased resource (a mob, a work binding) instead: served by its lease holder, or here when nobody holds it. */
+  resource?: { kind: string; id: string };
   method: string;
   /** Path with its query string. */
   path: string;
@@ -72,6 +76,13 @@ export class OwnerCalls {
   /** Runs internal call `name` on the node serving `sessionId`: its result, or its error thrown here. */
   async call<T>(sessionId: string, name: string, body: unknown): Promise<T> {
     const reply = await this.request({ sessionId, method: 'POST', path: `${INTERNAL_CALL_PREFIX}${encodeURIComponent(name)}`, body });
+    if (reply.status === 200) return reply.body as T;
+    throw errorOfReply(reply);
+  }
+
+  /** Runs internal call `name` on the node holding `resource` (here when nobody holds it): its result, or its error thrown here. */
+  async callOn<T>(resource: { kind: string; id: string }, name: string, body: unknown, signal?: AbortSignal): Promise<T> {
+    const reply = await this.request({ resource, method: 'POST', path: `${INTERNAL_CALL_PREFIX}${encodeURIComponent(name)}`, body, ...(signal ? { signal } : {}) });
     if (reply.status === 200) return reply.body as T;
     throw errorOfReply(reply);
   }

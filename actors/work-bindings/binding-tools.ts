@@ -9,6 +9,12 @@ import {
 } from '../../contracts/work-binding.ts';
 import type { ExposedResult, ExposedTool } from '../mcp-exposed.ts';
 import type { BindingHost } from './binding-host.ts';
+import { BINDING_KIND } from './binding-actor.ts';
+import { MOB_KIND } from '../mob/mob-actor.ts';
+
+/** On a cluster: a launch and a run's status run on the node hosting the mob, a binding's commands on the node hosting the binding. */
+const onMob = (args: unknown) => ({ kind: MOB_KIND, id: (args as { mob_id: string }).mob_id });
+const onBinding = (args: unknown) => ({ kind: BINDING_KIND, id: (args as { binding_id: string }).binding_id });
 
 function structured(value: Record<string, unknown>): ExposedResult {
   return { text: JSON.stringify(value), structured: value };
@@ -26,6 +32,7 @@ export function bindingTools(host: BindingHost): ExposedTool[] {
       name: 'warren_workgraph_flow_launch',
       description: 'Bind a WorkGraph item to one mob-flow run and start it. Needs expected_item_revision (compare-and-set) and an idempotency_key; the same key with the same request answers the existing binding.',
       input_schema: FlowLaunchArgs,
+      owner: onMob,
       async call(args) {
         return structured({ binding: await host.launch(args as FlowLaunchArgs) });
       },
@@ -34,6 +41,7 @@ export function bindingTools(host: BindingHost): ExposedTool[] {
       name: 'warren_workgraph_flow_reconcile',
       description: 'Re-apply the binding rules: a running binding whose run ended writes its evidence and requests closure; answers the binding.',
       input_schema: BindingIdArgs,
+      owner: onBinding,
       async call(args) {
         return structured({ binding: await host.reconcile((args as BindingIdArgs).binding_id) });
       },
@@ -42,6 +50,7 @@ export function bindingTools(host: BindingHost): ExposedTool[] {
       name: 'warren_workgraph_flow_abandon_uncertain',
       description: 'Abandon an uncertain launch (a binding left in begun by a restart): needs expected_binding_revision, and only while its deterministic run is absent. A superseding launch is then required.',
       input_schema: AbandonArgs,
+      owner: onBinding,
       async call(args) {
         return structured({ binding: await host.abandon(args as AbandonArgs) });
       },
@@ -66,6 +75,7 @@ export function bindingTools(host: BindingHost): ExposedTool[] {
       name: 'warren_mob_flow_status',
       description: 'The status of one mob flow run (without its activation parameters).',
       input_schema: FlowStatusArgs,
+      owner: onMob,
       async call(args) {
         const a = args as FlowStatusArgs;
         await host.ports.mobs.host.get(a.mob_id);

@@ -3,7 +3,13 @@
 // notifications (no id: no reply; a request of notifications only answers 204). Errors map through the
 // one error table (contracts/errors.ts `rpc`): bad params -32602, unknown mob -32004, scope denied
 // -32025, session busy -32002, ... with `data: {code, details}`. HTTP status is 200 for every reply.
-import { ERROR_TABLE, isServiceError } from '../../contracts/errors.ts';
+// Over the WebSocket on a cluster node, a call naming a mob (a batch: each such call) is routed like
+// `POST /rpc`: sent to the node holding the mob (OwnerCalls, carrying the forwarding header) and its reply
+// returned on the socket; a mob nobody holds is taken here; other calls are served here.
+import { ERROR_TABLE, isServiceError, ServiceError } from '../../contracts/errors.ts';
+import { errorOfReply, type OwnerCalls } from '../../actors/cluster/owner-calls.ts';
+import { rpcResourceOf } from '../cluster-resources.ts';
+import { FORWARDED_HEADER } from '../cluster-forward.ts';
 import { MOB_ROUTE } from '../../contracts/routes-mob.ts';
 import { isRpcMethod, type MobRuntime } from '../../actors/mob/mob-runtime.ts';
 import { callerOf, type Caller } from '../../actors/mob/mob-scopes.ts';
@@ -68,12 +74,51 @@ export function mobRpcHandlers(rt: MobRuntime): HandlerTable {
   });
 }
 
-/** JSON-RPC over WebSocket at /rpc: one text frame per request or batch, one reply frame each (none for notifications). */
-export function mobRpcSocket(rt: MobRuntime, log: Logger): WebSocketRoute {
+/** Upgrade headers that describe the socket, not the caller: never sent on with a routed call. */
+const SOCKET_HEADERS = /^(host|connection|upgrade|content-length|content-type|transfer-encoding|keep-alive|sec-websocket-.*|x-warren-forwarded-by)$/;
+
+/** One call read from the socket, on the node holding the mob it names (`calls`: the cluster's routing), or here. */
+async function routedOne(rt: MobRuntime, calls: OwnerCalls, msg: unknown, headers: Record<string, string>, log: Logger): Promise<Reply | null> {
+  const mob = rpcResourceOf(msg);
+  if (!mob) return one(rt, msg, callerOf(headers), log);
+  const m = msg as { id?: unknown };
+  const id = (typeof m.id === 'string' || typeof m.id === 'number' ? m.id : null) as Id;
+  const sent: Record<string, string> = {};
+  for (const [k, v] of Object.entries(headers)) if (!SOCKET_HEADERS.test(k) && k !== FORWARDED_HEADER) sent[k] = v;
+  try {
+    const reply = await calls.request({ resource: mob, method: 'POST', path: MOB_ROUTE.rpc.path, body: msg, headers: sent });
+    if (reply.status === 204) return null;
+    if (reply.status === 200) return reply.body as Reply;
+    throw errorOfReply(reply);
+  } catch (err) {
+    const e = errorOf(isServiceError(err) ? err : new ServiceError('SERVICE_UNAVAILABLE', (err as Error).message), log);
+    return Object.hasOwn(m, 'id') ? { jsonrpc: '2.0', id, error: e } : null;
+  }
+}
+
+/** handleRpcText with each call naming a mob routed to the node holding it. */
+async function handleRoutedText(rt: MobRuntime, calls: OwnerCalls, text: string, headers: Record<string, string>, log: Logger): Promise<Reply | Reply[] | null> {
+  let msg: unknown;
+  try {
+    msg = JSON.parse(text);
+  } catch {
+    return fail(null, -32700, 'parse error');
+  }
+  if (!Array.isArray(msg)) return routedOne(rt, calls, msg, headers, log);
+  if (msg.length === 0) return fail(null, -32600, 'invalid request: empty batch');
+  const replies = (await Promise.all(msg.map((x) => routedOne(rt, calls, x, headers, log)))).filter((r): r is Reply => r !== null);
+  return replies.length ? replies : null;
+}
+
+/**
+ * JSON-RPC over WebSocket at /rpc: one text frame per request or batch, one reply frame each (none for
+ * notifications). `calls` (cluster nodes): calls naming a mob run on the node holding it.
+ */
+export function mobRpcSocket(rt: MobRuntime, log: Logger, calls?: OwnerCalls): WebSocketRoute {
   return {
     path: MOB_ROUTE.rpc.path,
     async onMessage(text, headers) {
-      const reply = await handleRpcText(rt, text, callerOf(headers), log);
+      const reply = calls ? await handleRoutedText(rt, calls, text, headers, log) : await handleRpcText(rt, text, callerOf(headers), log);
       return reply === null ? null : JSON.stringify(reply);
     },
   };
