@@ -183,11 +183,11 @@ export function clusterForwarding(inner: RequestHandler, opts: ForwardOptions): 
    * Serves a session request here (route() found no live owner) and, when this node lost the race for the
    * lease to another node claiming it at the same instant, routes it again: it goes to the winner.
    */
-  async function serveSession(sessionId: string, req: HttpRequest, res: HttpResponder): Promise<void> {
+  async function serveSession(sessionId: string, req: HttpRequest, res: HttpResponder, kind = 'session'): Promise<void> {
     let lost: LostClaim | undefined;
     for (let attempt = 0; attempt < CLAIM_RETRIES; attempt++) {
       try {
-        if (await forwardSession(sessionId, req, res)) return;
+        if (await forwardSession(sessionId, req, res, kind)) return;
       } catch (err) {
         sendError(res, err, log);
         return;
@@ -196,7 +196,7 @@ export function clusterForwarding(inner: RequestHandler, opts: ForwardOptions): 
       await serveHere(req, guarded.res);
       lost = guarded.lost();
       if (!lost) return;
-      log.info({ sessionId, attempt }, 'lost a lease race; routing the request to the winner');
+      log.info({ kind, id: sessionId, attempt }, 'lost a lease race; routing the request to the winner');
     }
     if (lost && !res.aborted) res.send(lost.status, lost.headers, lost.body);
   }
@@ -235,16 +235,17 @@ export function clusterForwarding(inner: RequestHandler, opts: ForwardOptions): 
         await serveSession(sessionId, req, res);
         return;
       }
+      // A mob (or another leased resource) is served by its lease holder like a session, and a request
+      // that lost the race for its free lease is routed to the winner.
+      const owned = opts.resourceOf?.(req);
+      if (owned) {
+        await serveSession(owned.id, req, res, owned.kind);
+        return;
+      }
       try {
-        // A mob (or another leased resource) is served by its lease holder, like a session.
-        const owned = opts.resourceOf?.(req);
-        if (owned) {
-          if (await forwardSession(owned.id, req, res, owned.kind)) return;
-        } else {
-          const cancel = req.method === 'POST' ? CANCEL_PATH.exec(req.path) : null;
-          const requestId = cancel ? segment(cancel[1]) : undefined;
-          if (requestId !== undefined && !opts.knowsRequest(requestId) && (await forwardCancel(req, res))) return;
-        }
+        const cancel = req.method === 'POST' ? CANCEL_PATH.exec(req.path) : null;
+        const requestId = cancel ? segment(cancel[1]) : undefined;
+        if (requestId !== undefined && !opts.knowsRequest(requestId) && (await forwardCancel(req, res))) return;
       } catch (err) {
         sendError(res, err, log);
         return;

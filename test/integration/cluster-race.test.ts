@@ -2,11 +2,14 @@
 // same instant on three nodes of one embedded PostgreSQL realm. Each node finds the lease free and claims
 // it; one node wins per session and the requests that lost the race are routed to the winner, so the
 // client never sees a 503: every status read answers 200, every turn answers 200 and runs once, and each
-// session ends up hosted by exactly one node. Skips, saying why, where PostgreSQL cannot start.
+// session ends up hosted by exactly one node. The same holds for mobs: REST reads of stored mobs nobody
+// hosts, on three nodes at once, all answer 200 and each mob ends up on one node. Skips, saying why, where
+// PostgreSQL cannot start.
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import type { TestContext } from 'node:test';
 import { call, createSession, startApp, type TestApp } from '../helpers/app.ts';
+import { rpcOk } from '../helpers/mob-driver.ts';
 import { testPostgres } from '../helpers/postgres.ts';
 
 const pgServer = await testPostgres();
@@ -66,6 +69,29 @@ if (!pgServer.ok) {
         }
         await Promise.all(nodes.map((n) => n.close()));
       }
+    });
+
+    it('route mob requests that lost the race for a free mob lease to the winner: no 503, one host per mob', async (t) => {
+      const url = await server.createDatabase();
+      // A creates the mobs (no members, so no flow run keeps a lease) and leaves: nobody holds them.
+      const creator = await node(t, url);
+      const mobs = Array.from({ length: SESSIONS }, (_, i) => `race-${i}`);
+      for (const id of mobs) await rpcOk(creator.url, 'mob/create', { mob_id: id });
+      await creator.close();
+      const nodes = [await node(t, url), await node(t, url), await node(t, url)];
+      const requests: Array<Promise<{ what: string; status: number; body: unknown }>> = [];
+      for (const id of mobs) {
+        for (const n of nodes) {
+          for (let j = 0; j < READS_PER_NODE; j++) {
+            requests.push(call(n.url, 'GET', `/mob/${id}/route-installs`).then((r) => ({ what: `route-installs ${id}`, status: r.status, body: r.body })));
+          }
+        }
+      }
+      const replies = await Promise.all(requests);
+      const bad = replies.filter((r) => r.status !== 200).map((r) => `${r.what}: ${r.status} ${JSON.stringify(r.body)}`);
+      assert.deepEqual(bad, []);
+      const held = await Promise.all(nodes.map(async (n) => (await call(n.url, 'GET', '/runtime/host_info')).body.cluster.leases_held as number));
+      assert.equal(held.reduce((a, b) => a + b, 0), mobs.length, `leases held per node: ${held}`);
     });
   });
 }
