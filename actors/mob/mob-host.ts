@@ -1,7 +1,7 @@
 // actors/mob/mob-host.ts: the mob runtime of one Warren process. Registers the `mob` and `mob_member`
 // actor kinds, and holds the commands every surface calls (JSON-RPC, REST, agent tools, schedules):
 // create and destroy mobs; spawn, retire, wire, cancel and respawn members; dispatch a prompt to a
-// member; wait for kickoffs. Structural events go to the durable ledger (mob-ledger.ts); member turn
+// member; wait for kickoffs. Wiring (edges, route installs) is in mob-wiring.ts. Structural events go to the durable ledger (mob-ledger.ts); member turn
 // events go to the live agent tap (mob-agent-events.ts). Flows live in flow-runner.ts, helpers in
 // mob-helpers.ts.
 import { randomUUID } from 'node:crypto';
@@ -18,6 +18,7 @@ import { AgentEvents } from './mob-agent-events.ts';
 import { MEMBER_KIND, MOB_KIND, MOB_NS, MobActor, type MemberRuntime } from './mob-actor.ts';
 import type { MobLedger, NewMobEvent } from './mob-ledger.ts';
 import type { MemberSessions } from './member-sessions.ts';
+import { isInstalled, MobWiring, peersOf, setInstalled, uninstallAll, unwireAll } from './mob-wiring.ts';
 
 const checkRecord = Compile(MobRecord);
 const checkDefinition = Compile(MobDefinition);
@@ -60,6 +61,8 @@ export class MobHost {
   readonly table: KindTable<MobActor>;
   readonly memberTable: KindTable<MemberRuntime>;
   readonly agentEvents = new AgentEvents();
+  /** Edges between members and their routes (wire, unwire, route installs). */
+  readonly wiring = new MobWiring(this);
   /** Called when a mob is destroyed (the flow runner cancels its runs). */
   onDestroy: (mobId: string) => Promise<void> = async () => {};
   /** Called when this node took a mob over from a cluster node that died (the flow runner resumes its runs). */
@@ -172,7 +175,7 @@ export class MobHost {
       if (rec.helper && rec.state === 'retired') void Promise.resolve().then(() => this.cleanupHelper(mob, rec.agent_identity)).catch(() => undefined);
     }
     // Routes whose install never finished before the restart are tried again.
-    if (raw.state === 'running') this.installRoutes(mob, raw.edges.filter(([a, b]) => !this.installed(mob, a, b)));
+    if (raw.state === 'running') this.wiring.installRoutes(mob, raw.edges.filter(([a, b]) => !isInstalled(mob.record, a, b)));
     return mob;
   }
 
@@ -204,7 +207,7 @@ export class MobHost {
     await this.emit(mob, 'mob_created', { data: { labels: record.labels, members: ids, flows: (def.flows ?? []).map((f) => f.flow_id) } });
     for (const spec of def.members ?? []) await this.spawn(mob, spec, false);
     mob.send({ type: 'mob.started' });
-    if (def.wiring?.length) await this.wire(mob, def.wiring);
+    if (def.wiring?.length) await this.wiring.wire(mob, def.wiring);
     await mob.persist(this.deps.now());
     return mob;
   }
@@ -368,10 +371,10 @@ export class MobHost {
     m.send({ type: 'member.retire' });
     mob.send({ type: 'member.left' });
     mob.bump();
-    this.uninstallAll(mob, identity);
-    const peers = this.unwireAll(mob, identity);
+    uninstallAll(mob.record, identity);
+    const peers = unwireAll(mob.record, identity);
     await mob.persist(this.deps.now());
-    for (const p of peers) await this.notify(mob, p, identity, 'mob.peer_retired');
+    for (const p of peers) await this.wiring.notify(mob, p, identity, 'mob.peer_retired');
     if (opts.emit !== false) await this.emit(mob, m.record.helper ? 'helper_retired' : 'member_retired', { agent_identity: identity, data: { session_id: m.record.session_id, unwired: peers } });
   }
 
@@ -433,7 +436,7 @@ export class MobHost {
     const previous = m.record.session_id;
     mob.bump();
     // Its session changes: its routes are outstanding until its peers are told again.
-    this.uninstallAll(mob, identity);
+    uninstallAll(mob.record, identity);
     this.stopWork(m);
     await m.lane;
     if (!m.send({ type: 'member.respawn' })) throw bad(`member ${identity} cannot be respawned while ${m.state}`, { state: m.state });
@@ -441,119 +444,14 @@ export class MobHost {
     await mob.persist(this.deps.now());
     await kickoff;
     const failed: string[] = [];
-    for (const peer of this.peersOf(mob, identity)) {
-      if (!(await this.notify(mob, identity, peer, 'mob.peer_added')) || !(await this.notify(mob, peer, identity, 'mob.peer_added'))) failed.push(peer);
-      else this.setInstalled(mob, identity, peer, true);
+    for (const peer of peersOf(mob.record, identity)) {
+      if (!(await this.wiring.notifyPair(mob, identity, peer, 'mob.peer_added'))) failed.push(peer);
+      else setInstalled(mob.record, identity, peer, true);
     }
     await mob.persist(this.deps.now());
     const receipt = { agent_identity: identity, generation: m.record.generation, session_id: m.record.session_id, previous_session_id: previous };
     await this.emit(mob, 'member_respawned', { agent_identity: identity, data: { ...receipt, failed_peer_ids: failed } });
     return failed.length ? { status: 'topology_restore_failed', receipt, failed_peer_ids: failed } : { status: 'completed', receipt };
-  }
-
-  // ---- wiring ---------------------------------------------------------------------------------------
-
-  peersOf(mob: MobActor, identity: string): string[] {
-    return mob.record.edges.filter((e) => e.includes(identity)).map((e) => (e[0] === identity ? e[1] : e[0]));
-  }
-
-  private unwireAll(mob: MobActor, identity: string): string[] {
-    const peers = this.peersOf(mob, identity);
-    mob.record.edges = mob.record.edges.filter((e) => !e.includes(identity));
-    return peers;
-  }
-
-  /**
-   * A lifecycle notice from one member to another over comms: false when either member's session is not
-   * ready (no completed kickoff) or the notice could not be delivered; true without comms once both are
-   * ready (nothing to deliver).
-   */
-  private async notify(mob: MobActor, from: string, to: string, kind: 'mob.peer_added' | 'mob.peer_retired' | 'mob.peer_unwired'): Promise<boolean> {
-    const a = mob.members.get(from)?.record;
-    const b = mob.members.get(to)?.record;
-    if (!a?.session_id || !b?.session_id || a.kickoff !== 'completed' || b.kickoff !== 'completed') return false;
-    if (!this.deps.sessions.comms) return true;
-    return this.deps.sessions.notify(a.session_id, b.session_id, kind, b.session_id, b.role);
-  }
-
-  /** True when the wired pair's route is installed (both told of each other). */
-  installed(mob: MobActor, a: string, b: string): boolean {
-    const [x, y] = a < b ? [a, b] : [b, a];
-    return (mob.record.installed ?? []).some((e) => e[0] === x && e[1] === y);
-  }
-
-  private setInstalled(mob: MobActor, a: string, b: string, on: boolean): void {
-    const [x, y] = a < b ? [a, b] : [b, a];
-    const rest = (mob.record.installed ?? []).filter((e) => !(e[0] === x && e[1] === y));
-    mob.record.installed = on ? [...rest, [x, y]] : rest;
-  }
-
-  /** Drops the installed routes of `identity` (its session is gone or about to change). */
-  private uninstallAll(mob: MobActor, identity: string): void {
-    mob.record.installed = (mob.record.installed ?? []).filter((e) => !e.includes(identity));
-  }
-
-  /**
-   * Installs the routes of wired pairs in the background, once both kickoffs settled: each member is told
-   * of the other; a pair both of whose notices were delivered is recorded installed. The rest stay
-   * outstanding (GET /mob/{id}/route-installs) until a respawn installs them again.
-   */
-  installRoutes(mob: MobActor, pairs: ReadonlyArray<readonly [string, string]>): void {
-    for (const [a, b] of pairs) {
-      const members = [a, b].map((id) => mob.members.get(id)).filter((m): m is MemberRuntime => m !== undefined);
-      if (members.length < 2) continue;
-      const notice = Promise.all(members.map((m) => m.kickoff))
-        .then(async () => {
-          const ok = (await this.notify(mob, a, b, 'mob.peer_added')) && (await this.notify(mob, b, a, 'mob.peer_added'));
-          const wired = mob.record.edges.some((e) => e.includes(a) && e.includes(b));
-          if (ok && wired && !this.closing) {
-            this.setInstalled(mob, a, b, true);
-            await mob.persist(this.deps.now());
-          }
-        })
-        .catch(() => undefined)
-        .finally(() => mob.notices.delete(notice));
-      mob.notices.add(notice);
-    }
-  }
-
-  async wire(mob: MobActor, edges: ReadonlyArray<{ a: string; b: string }>): Promise<{ requested: number; wired: number; already_wired: number }> {
-    for (const { a, b } of edges) {
-      if (a === b) throw bad(`a member is not wired to itself: ${a}`);
-      for (const id of [a, b]) if (this.member(mob, id).state === 'retired') throw bad(`member ${id} is retired`);
-    }
-    const added: Array<[string, string]> = [];
-    let already = 0;
-    for (const { a, b } of edges) {
-      const pair: [string, string] = a < b ? [a, b] : [b, a];
-      if (mob.record.edges.some((e) => e[0] === pair[0] && e[1] === pair[1]) || added.some((e) => e[0] === pair[0] && e[1] === pair[1])) {
-        already++;
-        continue;
-      }
-      added.push(pair);
-    }
-    mob.record.edges.push(...added);
-    if (added.length) mob.bump();
-    await mob.persist(this.deps.now());
-    // Peers are told once both kickoffs settled, in the background: wiring never waits on a slow kickoff.
-    this.installRoutes(mob, added);
-    const result = { requested: edges.length, wired: added.length, already_wired: already };
-    await this.emit(mob, 'members_wired', { data: { ...result, edges: added.map(([a, b]) => ({ a, b })) } });
-    return result;
-  }
-
-  async unwire(mob: MobActor, a: string, b: string): Promise<boolean> {
-    const pair = a < b ? [a, b] : [b, a];
-    const before = mob.record.edges.length;
-    mob.record.edges = mob.record.edges.filter((e) => !(e[0] === pair[0] && e[1] === pair[1]));
-    if (mob.record.edges.length === before) return false;
-    mob.bump();
-    this.setInstalled(mob, a, b, false);
-    await mob.persist(this.deps.now());
-    await this.notify(mob, a, b, 'mob.peer_unwired');
-    await this.notify(mob, b, a, 'mob.peer_unwired');
-    await this.emit(mob, 'members_unwired', { data: { a, b } });
-    return true;
   }
 
   private members(mob: MobActor, ids: readonly string[]): MemberRuntime[] {

@@ -7,6 +7,7 @@
 import type { RuntimeCapabilities } from '../../contracts/routes-system.ts';
 import type { MobActor } from './mob-actor.ts';
 import type { MobHost } from './mob-host.ts';
+import { isInstalled } from './mob-wiring.ts';
 
 export interface PlacementDeps {
   /** This process's host id, as /runtime/host_info reports it. */
@@ -96,7 +97,7 @@ export class MobPlacement {
     const placed = await this.placements(mob);
     const outstanding: RouteInstalls['outstanding'] = [];
     for (const [a, b] of mob.record.edges) {
-      if (this.host.installed(mob, a, b)) continue;
+      if (isInstalled(mob.record, a, b)) continue;
       const notReady = [a, b].find((id) => mob.members.get(id)?.record.kickoff !== 'completed' || !placed.get(id)?.materialized);
       const at = placed.get(notReady ?? a)?.hostId ?? this.deps.hostId();
       outstanding.push({ host: at, edge_a: a, edge_b: b, reason: notReady ? 'member_not_ready' : 'notice_pending' });

@@ -18,6 +18,7 @@ import { MobHost } from './mob-host.ts';
 import { MobLedger, type MobEventFilter } from './mob-ledger.ts';
 import { MobPlacement, type PlacementDeps } from './mob-placement.ts';
 import { ScopeGate, type Caller } from './mob-scopes.ts';
+import { peersOf } from './mob-wiring.ts';
 
 const checks = Object.fromEntries(Object.entries(RPC_PARAMS).map(([k, s]) => [k, Compile(s)])) as Record<RpcMethod, ReturnType<typeof Compile>>;
 
@@ -95,7 +96,7 @@ export class MobRuntime {
   memberSnapshot(mob: MobActor, rec: MemberRecord) {
     return {
       mob_id: mob.id, agent_identity: rec.agent_identity, role: rec.role, state: rec.state, kickoff: rec.kickoff, session_id: rec.session_id,
-      generation: rec.generation, helper: rec.helper, wired_to: this.host.peersOf(mob, rec.agent_identity),
+      generation: rec.generation, helper: rec.helper, wired_to: peersOf(mob.record, rec.agent_identity),
       ...(rec.last_error ? { last_error: rec.last_error } : {}), ...(rec.cleanup_debt ? { cleanup_debt: rec.cleanup_debt } : {}),
     };
   }
@@ -163,13 +164,13 @@ export class MobRuntime {
         const q = p as RpcParams<'mob/wire_members'>;
         const mob = await host.live(q.mob_id);
         host.fence(mob, q);
-        return { ...(await host.wire(mob, q.edges)), revision: mob.revision };
+        return { ...(await host.wiring.wire(mob, q.edges)), revision: mob.revision };
       }
       case 'mob/unwire_members': {
         const q = p as RpcParams<'mob/unwire_members'>;
         const mob = await host.live(q.mob_id);
         host.fence(mob, q);
-        return { unwired: await host.unwire(mob, q.a, q.b), revision: mob.revision };
+        return { unwired: await host.wiring.unwire(mob, q.a, q.b), revision: mob.revision };
       }
       case 'mob/send_message': {
         const q = p as RpcParams<'mob/send_message'>;

@@ -41,7 +41,7 @@ export function mobToolsFor(rt: MobRuntime, mobId: string, self: string): Tool[]
       await host.retire(await host.live(mobId), agent_identity);
       return { retired: true };
     },
-    wire: async ({ a, b }) => host.wire(await host.live(mobId), [{ a, b }]),
+    wire: async ({ a, b }) => host.wiring.wire(await host.live(mobId), [{ a, b }]),
     startFlow: ({ flow_id, input }) => rt.flows.startFlowRun({ mobId, flowId: flow_id, runId: randomUUID(), activation: input !== undefined ? { input } : null }),
     async flowStatus({ run_id }) {
       const run = await rt.flows.getFlowRun(mobId, run_id);

@@ -160,7 +160,7 @@ export function mobHandlers(rt: MobRuntime): HandlerTable {
       await guard(ctx, 'MemberWire');
       const mob = await host.live(ctx.params.id);
       host.fence(mob, ctx.body);
-      return ok(await host.wire(mob, ctx.body.edges));
+      return ok(await host.wiring.wire(mob, ctx.body.edges));
     })),
 
     ...on(MOB_ROUTE.memberStatus, (ctx) => fallback(async () => {
