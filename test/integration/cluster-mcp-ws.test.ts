@@ -7,11 +7,11 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import type { TestContext } from 'node:test';
-import WebSocket from 'ws';
 import { call, startApp, type TestApp } from '../helpers/app.ts';
 import { bindingScript, createItem, createMob, mcpClient } from '../helpers/binding-driver.ts';
 import { deferred } from '../helpers/gates.ts';
 import { testPostgres } from '../helpers/postgres.ts';
+import { connectRpcSocket } from '../helpers/rpc-socket.ts';
 
 const pgServer = await testPostgres();
 
@@ -19,31 +19,19 @@ async function node(t: TestContext, url: string, script = bindingScript()): Prom
   return startApp(t, script, { realmBackend: 'postgres', env: { ...process.env, WARREN_DATABASE_URL: url }, config: { cluster: { lease_ms: 1500 } } });
 }
 
-/** A WebSocket JSON-RPC client on /rpc that hands out replies in arrival order. */
+/** A WebSocket JSON-RPC client on /rpc (closed when the test ends). */
 async function socket(t: TestContext, url: string) {
-  const ws = new WebSocket(url.replace(/^http/, 'ws') + '/rpc');
-  t.after(() => ws.close());
-  const replies: unknown[] = [];
-  const waiters: Array<(v: unknown) => void> = [];
-  ws.on('message', (data) => {
-    const v = JSON.parse(String(data));
-    const w = waiters.shift();
-    if (w) w(v);
-    else replies.push(v);
-  });
-  await new Promise<void>((resolve, reject) => {
-    ws.once('open', () => resolve());
-    ws.once('error', reject);
-  });
+  const c = await connectRpcSocket(url);
+  t.after(() => c.ws.close());
   return {
     /** Sends a notification (no reply is due). */
     tell(v: unknown): void {
-      ws.send(JSON.stringify(v));
+      c.send(v);
     },
     // eslint-disable-next-line @typescript-eslint/no-explicit-any -- tests read arbitrary JSON
     ask(v: unknown): Promise<any> {
-      ws.send(JSON.stringify(v));
-      return replies.length ? Promise.resolve(replies.shift()) : new Promise((resolve) => waiters.push(resolve));
+      c.send(v);
+      return c.next();
     },
   };
 }

@@ -2,38 +2,11 @@
 // requests, batches, notifications (no reply), parse errors, and the upgrade request's principal.
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import WebSocket from 'ws';
 import { uwsUnavailableReason } from '../../http/create-server.ts';
 import { startApp } from '../helpers/app.ts';
+import { connectRpcSocket as connect } from '../helpers/rpc-socket.ts';
 
 const UWS_SKIP = uwsUnavailableReason();
-
-/** A WebSocket client that hands out replies in arrival order. */
-async function connect(url: string, headers: Record<string, string> = {}) {
-  const ws = new WebSocket(url.replace(/^http/, 'ws') + '/rpc', { headers });
-  const replies: unknown[] = [];
-  const waiters: Array<(v: unknown) => void> = [];
-  ws.on('message', (data) => {
-    const v = JSON.parse(String(data));
-    const w = waiters.shift();
-    if (w) w(v);
-    else replies.push(v);
-  });
-  await new Promise<void>((resolve, reject) => {
-    ws.once('open', () => resolve());
-    ws.once('error', reject);
-  });
-  return {
-    ws,
-    // eslint-disable-next-line @typescript-eslint/no-explicit-any -- tests read arbitrary JSON
-    next(): Promise<any> {
-      return replies.length ? Promise.resolve(replies.shift()) : new Promise((resolve) => waiters.push(resolve));
-    },
-    send(v: unknown) {
-      ws.send(typeof v === 'string' ? v : JSON.stringify(v));
-    },
-  };
-}
 
 for (const transport of ['uws', 'node'] as const) {
   describe(`JSON-RPC over WebSocket (${transport})`, { skip: transport === 'uws' ? (UWS_SKIP ?? false) : false }, () => {
