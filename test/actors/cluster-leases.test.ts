@@ -5,7 +5,7 @@
 // keeps the token. The same fencing holds for a mob (its record, flow runs and ledger events) and a work
 // binding; two nodes hosting one WorkGraph namespace never lose each other's writes (every commit checks the
 // namespace head). Skips, saying why, where PostgreSQL cannot start.
-import { describe, it } from 'node:test';
+import { describe, it, type TestContext } from 'node:test';
 import assert from 'node:assert/strict';
 import pino from 'pino';
 import { ClusterNode } from '../../actors/cluster/cluster-node.ts';
@@ -28,19 +28,23 @@ if (!pgServer.ok) {
   });
 } else {
   const server = pgServer.server;
+  const LEASE = 300;
+
+  /** Nodes a and b on one fresh database, each with its own store, its fenced store and a's lost leases. */
+  async function twoNodes(t: TestContext) {
+    const url = await server.createDatabase();
+    const [sa, sb] = await Promise.all([openPostgresStore({ url }), openPostgresStore({ url })]);
+    t.after(() => Promise.all([sa.close(), sb.close()]));
+    const a = new ClusterNode({ sql: PostgresCluster.of(sa)!, store: sa, log: silent, leaseMs: LEASE, nodeId: 'a', advertiseUrl: 'http://a' });
+    const b = new ClusterNode({ sql: PostgresCluster.of(sb)!, store: sb, log: silent, leaseMs: LEASE, nodeId: 'b', advertiseUrl: 'http://b' });
+    const lostOnA: string[] = [];
+    a.onLost((kind, id) => lostOnA.push(`${kind}:${id}`));
+    return { sa, sb, a, b, lostOnA, wa: a.fence(sa), wb: b.fence(sb) };
+  }
 
   describe('cluster leases', () => {
     it('fences the writes of a node whose lease was taken over', async (t) => {
-      const url = await server.createDatabase();
-      const [sa, sb] = await Promise.all([openPostgresStore({ url }), openPostgresStore({ url })]);
-      t.after(() => Promise.all([sa.close(), sb.close()]));
-      const LEASE = 300;
-      const a = new ClusterNode({ sql: PostgresCluster.of(sa)!, store: sa, log: silent, leaseMs: LEASE, nodeId: 'a', advertiseUrl: 'http://a' });
-      const b = new ClusterNode({ sql: PostgresCluster.of(sb)!, store: sb, log: silent, leaseMs: LEASE, nodeId: 'b', advertiseUrl: 'http://b' });
-      const lostOnA: string[] = [];
-      a.onLost((kind, id) => lostOnA.push(`${kind}:${id}`));
-      const wa = a.fence(sa);
-      const wb = b.fence(sb);
+      const { sa, sb, a, b, lostOnA, wa, wb } = await twoNodes(t);
 
       // A creates the session: its first write claims the lease (token 1).
       await wa.commit([{ op: 'putSession', session: sessionRecord('s', 1) }, { op: 'appendLedger', sessionId: 's', entries: entries(1) }]);
@@ -88,16 +92,7 @@ if (!pgServer.ok) {
     });
 
     it('fences a mob\'s and a work binding\'s writes once their leases were taken over', async (t) => {
-      const url = await server.createDatabase();
-      const [sa, sb] = await Promise.all([openPostgresStore({ url }), openPostgresStore({ url })]);
-      t.after(() => Promise.all([sa.close(), sb.close()]));
-      const LEASE = 300;
-      const a = new ClusterNode({ sql: PostgresCluster.of(sa)!, store: sa, log: silent, leaseMs: LEASE, nodeId: 'a', advertiseUrl: 'http://a' });
-      const b = new ClusterNode({ sql: PostgresCluster.of(sb)!, store: sb, log: silent, leaseMs: LEASE, nodeId: 'b', advertiseUrl: 'http://b' });
-      const lostOnA: string[] = [];
-      a.onLost((kind, id) => lostOnA.push(`${kind}:${id}`));
-      const wa = a.fence(sa);
-      const wb = b.fence(sb);
+      const { sa, sb, a, b, lostOnA, wa, wb } = await twoNodes(t);
       const conflict = (err: unknown): boolean => isServiceError(err) && err.code === 'CONFLICT';
 
       // A creates a mob and a binding: their first writes claim their leases.
