@@ -2,6 +2,7 @@
 // speaks HTTP/1.1 by hand (GET; chunked, content-length or close-delimited bodies), parses `id:`,
 // `event:`, `data:` frames and `:` comments incrementally as bytes arrive, and can stop reading from its
 // socket (pause) so that server-side backpressure is real kernel backpressure.
+import assert from 'node:assert/strict';
 import net from 'node:net';
 import { StringDecoder } from 'node:string_decoder';
 
@@ -280,4 +281,40 @@ export async function openEvents(base: string, sessionId: string, headers: Recor
 /** The payload types of a run of envelopes. */
 export function kindsOf(envs: Envelope[]): string[] {
   return envs.map((e) => e.payload.type);
+}
+
+/** What a lagging stream delivered (walkLagged). */
+export interface LaggedWalk {
+  received: number;
+  dropped: number;
+  markers: number;
+  /** Events after the last marker. */
+  tail: number;
+}
+
+/**
+ * Walks a stream's frames after session_loaded, asserting as it goes: each event carries the expected
+ * seq, and each stream_truncated {stream_lagged} marker skips exactly the `dropped` it reports.
+ */
+export function walkLagged(c: SseClient, firstSeq: number): LaggedWalk {
+  let expected = firstSeq;
+  const w: LaggedWalk = { received: 0, dropped: 0, markers: 0, tail: 0 };
+  for (const f of c.frames.slice(1)) {
+    if (f.id === undefined) {
+      assert.equal(f.event, 'stream_truncated', `unexpected control frame ${f.event}`);
+      const data = JSON.parse(f.data);
+      assert.equal(data.reason.kind, 'stream_lagged');
+      assert.ok(Number.isInteger(data.reason.dropped) && data.reason.dropped > 0);
+      expected += data.reason.dropped;
+      w.dropped += data.reason.dropped;
+      w.markers++;
+      w.tail = 0;
+      continue;
+    }
+    assert.equal((JSON.parse(f.data) as Envelope).seq, expected, 'seq continuity (a marker accounts for every gap)');
+    expected++;
+    w.received++;
+    w.tail++;
+  }
+  return w;
 }

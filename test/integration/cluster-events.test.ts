@@ -14,7 +14,7 @@ import { call, createSession, startApp, type TestApp } from '../helpers/app.ts';
 import { deferred } from '../helpers/gates.ts';
 import { request } from '../helpers/durability-tools.ts';
 import { startServerProcess, writeRealmConfig, type ServerProcess } from '../helpers/server-process.ts';
-import { openEvents, kindsOf, seqsOf, type Envelope, type SseClient } from '../helpers/sse-client.ts';
+import { openEvents, kindsOf, seqsOf, walkLagged, type SseClient } from '../helpers/sse-client.ts';
 import { testPostgres } from '../helpers/postgres.ts';
 import { tmpDir } from '../helpers/tmp-dir.ts';
 import { SUBSCRIBER_BUFFER, sseDefaults } from '../../http/sse.ts';
@@ -36,29 +36,6 @@ function increasing(seqs: number[]): boolean {
   return seqs.every((s, i) => i === 0 || s > seqs[i - 1]);
 }
 
-/** Walks a stream's events after session_loaded: consecutive seqs, each stream_lagged marker skipping exactly `dropped`. */
-function walk(c: SseClient, firstSeq: number): { received: number; dropped: number; markers: number; tail: number } {
-  let expected = firstSeq;
-  const w = { received: 0, dropped: 0, markers: 0, tail: 0 };
-  for (const f of c.frames.slice(1)) {
-    if (f.id === undefined) {
-      assert.equal(f.event, 'stream_truncated', `unexpected control frame ${f.event}`);
-      const data = JSON.parse(f.data);
-      assert.equal(data.reason.kind, 'stream_lagged');
-      assert.ok(Number.isInteger(data.reason.dropped) && data.reason.dropped > 0);
-      expected += data.reason.dropped;
-      w.dropped += data.reason.dropped;
-      w.markers++;
-      w.tail = 0;
-      continue;
-    }
-    assert.equal((JSON.parse(f.data) as Envelope).seq, expected, 'seq continuity (a marker accounts for every gap)');
-    expected++;
-    w.received++;
-    w.tail++;
-  }
-  return w;
-}
 
 const completions = (c: SseClient): number => kindsOf(c.envelopes()).filter((k) => k === 'run_completed').length;
 
@@ -182,14 +159,14 @@ if (!pgServer.ok) {
       assert.equal((await call(a.url, 'POST', `/sessions/${id}/messages`, { session_id: id, prompt: 'flood' })).status, 200);
       await reader.untilEvent('run_completed', 120_000);
       const total = chunks.length + 5;
-      const rw = walk(reader, first);
+      const rw = walkLagged(reader, first);
       assert.equal(rw.dropped, 0, `the reading subscriber lagged: ${rw.markers} marker(s), ${rw.dropped} dropped`);
       assert.equal(rw.received, total, 'the reading subscriber got every event in order');
 
       const before = stalled.frames.length;
       stalled.resume();
       await stalled.untilEvent('run_completed', 120_000);
-      const w = walk(stalled, first);
+      const w = walkLagged(stalled, first);
       assert.ok(before < total, 'the stalled reader had not seen the turn before it resumed');
       assert.ok(w.markers >= 1, 'the stalled subscriber lagged');
       assert.equal(w.received + w.dropped, total, 'dropped + received == committed');

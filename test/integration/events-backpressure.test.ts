@@ -5,7 +5,7 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { call, startApp } from '../helpers/app.ts';
-import { openEvents, range, seqsOf, type Envelope, type SseClient } from '../helpers/sse-client.ts';
+import { openEvents, range, seqsOf, walkLagged } from '../helpers/sse-client.ts';
 import { SUBSCRIBER_BUFFER, sseDefaults } from '../../http/sse.ts';
 
 const TRANSPORTS = ['uws', 'node'] as const;
@@ -16,38 +16,7 @@ const FILLER = 'x'.repeat(4096);
 const STALL_HEARTBEAT_MS = 500;
 const STALL_HEARTBEATS = 26;
 
-interface Walk {
-  received: number;
-  dropped: number;
-  markers: number;
-  /** Events after the last marker. */
-  tail: number;
-}
 
-/** Walks a stream's frames after session_loaded: each event must carry the expected seq, a marker skips exactly `dropped`. */
-function walk(c: SseClient, firstSeq: number): Walk {
-  let expected = firstSeq;
-  const w: Walk = { received: 0, dropped: 0, markers: 0, tail: 0 };
-  for (const f of c.frames.slice(1)) {
-    if (f.id === undefined) {
-      assert.equal(f.event, 'stream_truncated', `unexpected control frame ${f.event}`);
-      const data = JSON.parse(f.data);
-      assert.equal(data.reason.kind, 'stream_lagged');
-      assert.ok(Number.isInteger(data.reason.dropped) && data.reason.dropped > 0);
-      expected += data.reason.dropped;
-      w.dropped += data.reason.dropped;
-      w.markers++;
-      w.tail = 0;
-      continue;
-    }
-    const env = JSON.parse(f.data) as Envelope;
-    assert.equal(env.seq, expected, 'seq continuity (a marker accounts for every gap)');
-    expected++;
-    w.received++;
-    w.tail++;
-  }
-  return w;
-}
 
 for (const transport of TRANSPORTS) {
   describe(`stalled subscriber (${transport})`, () => {
@@ -72,7 +41,7 @@ for (const transport of TRANSPORTS) {
       const all = reader.envelopes();
       // run_started, turn_started, 3,000 deltas, text_complete, turn_completed, run_completed
       const total = CHUNKS + 5;
-      const rw = walk(reader, first);
+      const rw = walkLagged(reader, first);
       assert.equal(rw.dropped, 0, `the reading subscriber lagged: ${rw.markers} marker(s), ${rw.dropped} dropped`);
       assert.equal(rw.received, total, 'the reading subscriber got every event in order');
       const deltas = all.filter((e) => e.payload.type === 'text_delta').map((e) => (e.payload.delta as string).split(':')[0]);
@@ -81,7 +50,7 @@ for (const transport of TRANSPORTS) {
       const stalledBefore = stalled.frames.length;
       stalled.resume();
       await stalled.untilEvent('run_completed', 60_000);
-      const w = walk(stalled, first);
+      const w = walkLagged(stalled, first);
       assert.ok(stalledBefore < total, 'the stalled reader had not seen the turn before it resumed');
       assert.ok(w.markers >= 1, 'the stalled subscriber lagged');
       assert.equal(w.received + w.dropped, total, 'dropped + received == published');
@@ -135,7 +104,7 @@ for (const transport of TRANSPORTS) {
       assert.equal(stalled.ended, false, 'the stalled reader is still connected');
       stalled.resume();
       await stalled.untilEvent('run_completed', 30_000);
-      const w = walk(stalled, first);
+      const w = walkLagged(stalled, first);
       assert.ok(w.markers >= 1, 'the stalled reader got stream_truncated');
       assert.equal(w.received + w.dropped, chunks.length + 5);
       assert.equal(w.tail, SUBSCRIBER_BUFFER);
