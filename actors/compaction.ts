@@ -11,7 +11,7 @@ import type { ToolSpec } from '../contracts/tool.ts';
 import type { Provider } from '../providers/provider.ts';
 import { findModel } from '../providers/catalog.ts';
 import type { Store, StoreOp } from '../storage/store.ts';
-import { compactionThreshold, estimateTokens, isTurnStart, requestJsonBytes, shouldCompact, splitForCompaction } from './compaction-policy.ts';
+import { compactionThreshold, estimateTokens, requestJsonBytes, shouldCompact, splitForCompaction } from './compaction-policy.ts';
 
 /** Stored in the `compaction` record namespace, keyed by session id (the ledger of compactions). */
 export interface CompactionRecord {
@@ -127,8 +127,6 @@ export class Compactor {
   async atBoundary(history: Message[], host: CompactionHost): Promise<CompactionResult | undefined> {
     const cfg = host.config.compaction;
     if (!cfg.enabled) return undefined;
-    // Never on a session's first turn (SPEC.md "Limits"): nothing to measure before a turn was committed.
-    if (!history.some(isTurnStart)) return undefined;
     const threshold = this.threshold(host.config, host.providerName, host.model);
     // The request's byte size matters only under a provider byte limit.
     const requestBytes = cfg.max_request_bytes === undefined ? 0 : requestJsonBytes(host.system, history.concat(host.newRows), host.tools);
