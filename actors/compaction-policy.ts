@@ -111,12 +111,26 @@ export function isTurnStart(row: Message): boolean {
   return row.role === 'user' && (row.transcript_role === undefined || row.transcript_role === 'conversational');
 }
 
-/** Turns committed since the last compaction summary (all turns when there was none), and in total. */
-export function turnsSinceCompaction(history: Message[]): { since: number; total: number; compactedBefore: boolean } {
-  let since = 0;
-  let total = 0;
-  let compactedBefore = false;
-  for (const row of history) {
+/** What the trigger needs of a history: its JSON size and its turns since the last compaction. */
+export interface HistoryStats {
+  /** Rows counted (a remembered figure is used only while the array still has this length). */
+  length: number;
+  /** Sum of the rows' JSON sizes (without the array's brackets and commas). */
+  rowChars: number;
+  /** Turns committed since the last compaction summary (all turns when there was none), and in total. */
+  since: number;
+  total: number;
+  compactedBefore: boolean;
+}
+
+const NO_ROWS: HistoryStats = { length: 0, rowChars: 0, since: 0, total: 0, compactedBefore: false };
+/** Stats of history arrays already measured (a committed transcript array is never changed in place). */
+const historyMemo = new WeakMap<readonly Message[], HistoryStats>();
+
+function addRows(s: HistoryStats, rows: readonly Message[]): HistoryStats {
+  let { rowChars, since, total, compactedBefore } = s;
+  for (const row of rows) {
+    rowChars += jsonSize(row).chars;
     if (row.role === 'user' && row.transcript_role === 'compaction_summary') {
       since = 0;
       compactedBefore = true;
@@ -125,6 +139,39 @@ export function turnsSinceCompaction(history: Message[]): { since: number; total
       total++;
     }
   }
+  return { length: s.length + rows.length, rowChars, since, total, compactedBefore };
+}
+
+/** The history's stats, remembered per array (computed from its parent's when made by extendHistory). */
+export function historyStats(history: readonly Message[]): HistoryStats {
+  const known = historyMemo.get(history);
+  if (known && known.length === history.length) return known;
+  const s = addRows(NO_ROWS, history);
+  historyMemo.set(history, s);
+  return s;
+}
+
+/**
+ * history.concat(rows), its stats carried over from the history's remembered ones: a turn's commit
+ * extends the transcript, and the next turn's trigger check then costs only the new rows, not a walk
+ * over the whole history. Nothing is remembered for a history that was never measured (compaction off).
+ */
+export function extendHistory(history: readonly Message[], rows: readonly Message[]): Message[] {
+  const out = history.concat(rows);
+  const known = historyMemo.get(history);
+  if (known && known.length === history.length) historyMemo.set(out, addRows(known, rows));
+  return out;
+}
+
+/** Rough token estimate of a history (about 4 bytes a token), equal to estimateTokens(history). */
+export function estimateHistoryTokens(history: readonly Message[]): number {
+  const s = historyStats(history);
+  return Math.ceil((2 + Math.max(0, s.length - 1) + s.rowChars) / 4);
+}
+
+/** Turns committed since the last compaction summary (all turns when there was none), and in total. */
+export function turnsSinceCompaction(history: readonly Message[]): { since: number; total: number; compactedBefore: boolean } {
+  const { since, total, compactedBefore } = historyStats(history);
   return { since, total, compactedBefore };
 }
 
@@ -134,8 +181,8 @@ export function turnsSinceCompaction(history: Message[]): { since: number; total
  * or request-budget crossing does not.
  */
 export function shouldCompact(i: TriggerInputs): TriggerDecision {
-  const estimatedHistoryTokens = estimateTokens(i.history);
-  const turns = turnsSinceCompaction(i.history);
+  const estimatedHistoryTokens = estimateHistoryTokens(i.history);
+  const turns = historyStats(i.history);
   if (turns.total === 0) return { compact: false, estimatedHistoryTokens };
   if (estimatedHistoryTokens >= i.threshold) return { compact: true, reason: 'history_tokens', estimatedHistoryTokens };
   if (i.maxRequestBytes !== undefined && i.requestBytes * 5 >= i.maxRequestBytes * 4) {

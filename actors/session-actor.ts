@@ -11,6 +11,7 @@ import { ledgerTrimOps, type AgeCheck } from './ledger-retention.ts';
 import { projectForProvider, runTurn } from './turn-runner.ts';
 import type { ExtraOutcome, RunFeatures, RunPlan } from './turn-features/run-features.ts';
 import { compactAtBoundary } from './compaction-boundary.ts';
+import { extendHistory } from './compaction-policy.ts';
 import type { PersistedState, SessionDeps, SessionSettings } from './session-types.ts';
 
 export type { TurnOutcome };
@@ -275,7 +276,7 @@ export class SessionActor {
         core.state.revision = before.revision;
         throw storeErrorOf(err, id);
       }
-      core.cacheRows(history.concat(rows));
+      core.cacheRows(extendHistory(history, rows));
       // Structured output is extracted from the committed turn, then committed after it.
       const extra = await run?.extract({
         provider, model, maxTokens: settings.max_tokens, committedText: result.text, signal, now: nowIso,
@@ -320,7 +321,7 @@ export class SessionActor {
     };
     try {
       await core.persist([{ op: 'putRows', sessionId: core.id, fromIndex: from, rows: extra.rows }], core.restingSnapshot());
-      core.cacheRows(committed.concat(extra.rows));
+      core.cacheRows(extendHistory(committed, extra.rows));
     } catch (err) {
       core.record = { ...before.record, updated_at_ms: core.record.updated_at_ms };
       core.state.revision = before.revision;

@@ -55,6 +55,7 @@ export class CommsHost implements SessionExtension {
       capacity: () => opts.config().comms.inbox_capacity,
       now: opts.now,
       log: opts.log,
+      soleWriter: !opts.sessions.deps.cluster,
       onSettled: (id) => void this.wake(id).catch((err) => this.log.error({ err, sessionId: id }, 'keep-alive wake failed')),
     });
     this.agents = registerAgents({ sessions: opts.sessions, inboxes: this.inboxes, now: opts.now, log: opts.log });

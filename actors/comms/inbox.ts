@@ -46,14 +46,29 @@ interface SessionInbox {
   steer: Array<{ key: string; entry: InboxEntry }>;
 }
 
+/** How many sessions the known-empty set remembers before it starts over (a miss only costs one store read). */
+const KNOWN_EMPTY_MAX = 10_000;
+
 export class Inboxes {
   private readonly boxes = new Map<string, SessionInbox>();
+  /**
+   * Sessions whose inbox this process read empty and has admitted nothing to since, so a turn does not
+   * list an empty namespace (most turns of most sessions). Only where this process is the inbox's one
+   * writer: on a cluster node another node may have admitted meanwhile (a lease moves), so it is off there.
+   */
+  private readonly knownEmpty = new Set<string>();
+  /** Bumped by every admission: a list read that began before one never marks its session empty. */
+  private admissions = 0;
   private lastMs = 0;
   private seq = 0;
 
   constructor(
     private readonly store: Store,
-    private readonly opts: { capacity(): number; now(): number; log: Logger; onSettled(sessionId: string): void },
+    private readonly opts: {
+      capacity(): number; now(): number; log: Logger; onSettled(sessionId: string): void;
+      /** This process is the only writer of the inboxes it serves (not a cluster node). */
+      soleWriter: boolean;
+    },
   ) {}
 
   /** A key ordered by admission: epoch ms then a per-ms counter (monotonic within the process). */
@@ -103,6 +118,8 @@ export class Inboxes {
     // Checked and reserved synchronously: concurrent admissions never overshoot the bound.
     if ((b.count ?? 0) + b.reserved >= capacity) throw new InboxFullError(sessionId, capacity);
     b.reserved++;
+    this.admissions++;
+    this.knownEmpty.delete(sessionId);
     try {
       await this.store.commit([{ op: 'putRecord', ns: inboxNs(sessionId), key, value: entry }, ...extraOps]);
       b.count = (b.count ?? 0) + 1;
@@ -114,7 +131,13 @@ export class Inboxes {
 
   /** Unclaimed entries, oldest first (validated on read; a malformed record is skipped and logged). */
   async pending(sessionId: string): Promise<Array<{ key: string; entry: InboxEntry }>> {
+    if (this.knownEmpty.has(sessionId)) return [];
+    const before = this.admissions;
     const rows = await this.store.listRecords(inboxNs(sessionId));
+    if (rows.length === 0 && this.opts.soleWriter && before === this.admissions) {
+      if (this.knownEmpty.size >= KNOWN_EMPTY_MAX) this.knownEmpty.clear();
+      this.knownEmpty.add(sessionId);
+    }
     const claimed = this.boxes.get(sessionId)?.claimed;
     const out: Array<{ key: string; entry: InboxEntry }> = [];
     for (const { key, value } of rows) {

@@ -4,10 +4,11 @@
 // and a census of the actor directory taken only at scrape time. Labels are bounded: provider, outcome,
 // kind, state, backend; never a session id.
 import { performance } from 'node:perf_hooks';
-import { Counter, Gauge, Histogram, Registry } from 'prom-client';
+import { Counter, Gauge, Registry } from 'prom-client';
 import type { LedgerEntry } from '../../storage/store.ts';
 import type { SessionEventSource } from '../runtime-observer.ts';
 import type { ActorDirectory } from './actor-directory.ts';
+import { HotCounter, HotHistogram } from './hot-metrics.ts';
 import { registerProcessMetrics } from './process-metrics.ts';
 
 /** Latency buckets (seconds) for turns and provider calls: 1 ms .. 2 min. */
@@ -35,30 +36,29 @@ interface OpenTurn {
 
 export class WarrenMetrics {
   readonly registry = new Registry();
-  private readonly turns: Counter<'provider' | 'outcome'>;
-  private readonly turnSeconds: Histogram<'provider' | 'outcome'>;
-  private readonly callSeconds: Histogram<'provider'>;
-  private readonly tokens: Counter<'provider' | 'direction'>;
+  // Updated on every turn: hot-metrics.ts series, bound once per label-value tuple.
+  private readonly turns: HotCounter;
+  private readonly turnSeconds: HotHistogram;
+  private readonly callSeconds: HotHistogram;
+  private readonly tokens: HotCounter;
   private readonly retries: Counter<'provider' | 'kind'>;
   private readonly toolCalls: Counter<'outcome'>;
-  private readonly commitSeconds: Histogram<'backend' | 'kind'>;
+  private readonly commitSeconds: HotHistogram;
   private readonly sseTruncations: Counter<'stream'>;
   private readonly sseDropped: Counter<'stream'>;
   private census: Census | null = null;
-  /** Label-bound children of the hot metrics (label values are bounded: provider, outcome, kind, backend). */
-  private readonly children = new Map<object, Map<string, unknown>>();
   /** Turns in flight, by session id (bounded by the running turns). */
   private readonly open = new Map<string, OpenTurn>();
 
   constructor(opts: MetricsOptions) {
     const registers = [this.registry];
-    this.turns = new Counter({ name: 'warren_turns_total', help: 'Turns (runs) finished, by outcome', labelNames: ['provider', 'outcome'], registers });
-    this.turnSeconds = new Histogram({ name: 'warren_turn_duration_seconds', help: 'Turn latency from run_started to its outcome', labelNames: ['provider', 'outcome'], buckets: TURN_BUCKETS, registers });
-    this.callSeconds = new Histogram({ name: 'warren_provider_call_duration_seconds', help: 'One model call, turn_started to turn_completed', labelNames: ['provider'], buckets: TURN_BUCKETS, registers });
-    this.tokens = new Counter({ name: 'warren_tokens_total', help: 'Model tokens by direction', labelNames: ['provider', 'direction'], registers });
+    this.turns = new HotCounter('warren_turns_total', 'Turns (runs) finished, by outcome', ['provider', 'outcome'], this.registry);
+    this.turnSeconds = new HotHistogram('warren_turn_duration_seconds', 'Turn latency from run_started to its outcome', ['provider', 'outcome'], TURN_BUCKETS, this.registry);
+    this.callSeconds = new HotHistogram('warren_provider_call_duration_seconds', 'One model call, turn_started to turn_completed', ['provider'], TURN_BUCKETS, this.registry);
+    this.tokens = new HotCounter('warren_tokens_total', 'Model tokens by direction', ['provider', 'direction'], this.registry);
     this.retries = new Counter({ name: 'warren_provider_retries_total', help: 'Provider call retries, by failure kind', labelNames: ['provider', 'kind'], registers });
     this.toolCalls = new Counter({ name: 'warren_tool_calls_total', help: 'Tool executions, by outcome', labelNames: ['outcome'], registers });
-    this.commitSeconds = new Histogram({ name: 'warren_store_commit_duration_seconds', help: 'Durable store commits (turn rows, state, ledger-only)', labelNames: ['backend', 'kind'], buckets: COMMIT_BUCKETS, registers });
+    this.commitSeconds = new HotHistogram('warren_store_commit_duration_seconds', 'Durable store commits (turn rows, state, ledger-only)', ['backend', 'kind'], COMMIT_BUCKETS, this.registry);
     this.sseTruncations = new Counter({ name: 'warren_sse_truncations_total', help: 'stream_truncated markers sent to lagging subscribers', labelNames: ['stream'], registers });
     this.sseDropped = new Counter({ name: 'warren_sse_dropped_events_total', help: 'Events dropped for lagging subscribers', labelNames: ['stream'], registers });
     // One census per scrape (scrape() clears it), shared by the gauges below.
@@ -126,11 +126,11 @@ export class WarrenMetrics {
       case 'turn_completed': {
         const t = this.open.get(source.id);
         const provider = t?.provider ?? source.settings.provider;
-        if (t) this.child(this.callSeconds, provider).observe((performance.now() - t.callStartedMs) / 1000);
+        if (t) this.callSeconds.observe(this.callSeconds.labels(provider), (performance.now() - t.callStartedMs) / 1000);
         const usage = (entry.payload as { usage?: { input_tokens?: number; output_tokens?: number } }).usage;
         // Counters take only finite, non-negative increments (a provider can report anything).
-        if (countable(usage?.input_tokens)) this.child(this.tokens, provider, 'input').inc(usage.input_tokens);
-        if (countable(usage?.output_tokens)) this.child(this.tokens, provider, 'output').inc(usage.output_tokens);
+        if (countable(usage?.input_tokens)) this.tokens.inc(this.tokens.labels(provider, 'input'), usage.input_tokens);
+        if (countable(usage?.output_tokens)) this.tokens.inc(this.tokens.labels(provider, 'output'), usage.output_tokens);
         return;
       }
       case 'retrying': {
@@ -155,26 +155,13 @@ export class WarrenMetrics {
     const t = this.open.get(source.id);
     this.open.delete(source.id);
     const provider = t?.provider ?? source.settings.provider;
-    this.child(this.turns, provider, outcome).inc();
-    if (t) this.child(this.turnSeconds, provider, outcome).observe((performance.now() - t.startedMs) / 1000);
-  }
-
-  /**
-   * The metric's child for these label values (in labelNames order), made once: every turn updates a few
-   * metrics, and prom-client hashes the label object on each labelled call otherwise.
-   */
-  private child<M extends Counter<string> | Histogram<string>>(metric: M, ...values: string[]): ReturnType<M['labels']> {
-    let byValues = this.children.get(metric);
-    if (!byValues) this.children.set(metric, (byValues = new Map()));
-    const key = values.join('\u0000');
-    let child = byValues.get(key);
-    if (!child) byValues.set(key, (child = metric.labels(...values)));
-    return child as ReturnType<M['labels']>;
+    this.turns.inc(this.turns.labels(provider, outcome));
+    if (t) this.turnSeconds.observe(this.turnSeconds.labels(provider, outcome), (performance.now() - t.startedMs) / 1000);
   }
 
   /** A durable store commit finished (storage wrapper in instrumented-store.ts). */
   observeCommit(backend: string, kind: CommitKind, seconds: number): void {
-    this.child(this.commitSeconds, backend, kind).observe(seconds);
+    this.commitSeconds.observe(this.commitSeconds.labels(backend, kind), seconds);
   }
 
   /** A lagging SSE subscriber got a stream_truncated marker for `dropped` events. */

@@ -1,7 +1,7 @@
 // The compaction trigger and split rules (SPEC.md "Limits"), as pure functions.
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { compactionThreshold, estimateTokens, jsonSize, requestJsonBytes, shouldCompact, splitForCompaction, type TriggerInputs } from '../../actors/compaction-policy.ts';
+import { compactionThreshold, estimateHistoryTokens, estimateTokens, extendHistory, historyStats, jsonSize, requestJsonBytes, shouldCompact, splitForCompaction, type TriggerInputs } from '../../actors/compaction-policy.ts';
 import type { Message } from '../../contracts/transcript.ts';
 
 const at = '2024-01-01T00:00:00.000Z';
@@ -87,6 +87,30 @@ describe('remembered JSON sizes', () => {
         }
       }
     }
+  });
+});
+
+describe('history stats carried across commits', () => {
+  it('a history extended turn by turn has the stats of the same rows measured afresh', () => {
+    let h: Message[] = turns(2);
+    historyStats(h); // measured once, then only extended
+    const steps: Message[][] = [[user('next ✓')], [reply('r')], [user('summary', 'compaction_summary')], [user('ctx', 'injected_context'), user('after')], turns(3)];
+    for (const rows of steps) {
+      h = extendHistory(h, rows);
+      const fresh = [...h];
+      assert.deepEqual(historyStats(h), historyStats(fresh));
+      assert.equal(estimateHistoryTokens(h), estimateTokens(fresh));
+      assert.equal(estimateHistoryTokens(h), Math.ceil(JSON.stringify(fresh).length / 4));
+    }
+    assert.deepEqual(historyStats(h), { length: h.length, rowChars: historyStats([...h]).rowChars, since: 4, total: 7, compactedBefore: true });
+  });
+
+  it('an array that grew in place is measured again', () => {
+    const h = turns(1);
+    const first = historyStats(h);
+    h.push(user('more'));
+    assert.equal(historyStats(h).length, first.length + 1);
+    assert.equal(historyStats(h).total, first.total + 1);
   });
 });
 
