@@ -14,6 +14,8 @@ describe('external events', () => {
   it('answers 202 {queued:true}, does not wake an idle session, and rides the next turn once as injected context', async (t) => {
     const app = await startApp(t);
     const id = await createSession(app.url);
+    // A turn reads the inbox empty first: an admission afterwards must still reach the next turn.
+    assert.equal((await call(app.url, 'POST', `/sessions/${id}/messages`, { session_id: id, prompt: 'anything yet?' })).status, 200);
     const calls = app.provider.requests.length;
     const res = await postEvent(app.url, id, 'order.created', { order: 7 });
     assert.equal(res.status, 202);
