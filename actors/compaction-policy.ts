@@ -130,7 +130,8 @@ const historyMemo = new WeakMap<readonly Message[], HistoryStats>();
 function addRows(s: HistoryStats, rows: readonly Message[]): HistoryStats {
   let { rowChars, since, total, compactedBefore } = s;
   for (const row of rows) {
-    rowChars += jsonSize(row).chars;
+    // Only the length is needed here: one native serialisation beats the member-wise walk for a new row.
+    rowChars += sizes.get(row)?.chars ?? JSON.stringify(row).length;
     if (row.role === 'user' && row.transcript_role === 'compaction_summary') {
       since = 0;
       compactedBefore = true;

@@ -1,5 +1,5 @@
 // actors/session-actor.ts: one session's commands: turns, interrupt, archive and state mutations. A turn
-// request goes to the session machine, which decides busy and invokes the turn's work defined here (the
+// request goes to the session machine, which decides busy and starts the turn's work defined here (the
 // model/tool loop through turn-runner.ts, then one durable commit); its end comes back as an emitted
 // event. Session IO lives here and in session-core.ts (composed); http/handlers never touch it directly.
 import { busyOnCreate, durableResumeHold, isServiceError, ServiceError, sessionNotFound } from '../contracts/errors.ts';
@@ -76,7 +76,7 @@ interface Waiter {
 
 /**
  * A live session: its SessionCore (record, state, persistence, lazily made machine, hub and writer) plus
- * the commands. A turn request goes to the machine, which rejects it (busy, held, archived) or invokes
+ * the commands. A turn request goes to the machine, which rejects it (busy, held, archived) or starts
  * the request's work (below: the model/tool loop, then one durable commit) and reports its end.
  */
 export class SessionActor {
@@ -98,7 +98,7 @@ export class SessionActor {
     this.ledgerAge = { oldestMs: record.created_at_ms - 3_600_000 };
   }
 
-  /** Runs one turn: the machine decides busy and invokes the turn, then answers with its outcome. */
+  /** Runs one turn: the machine decides busy and starts the turn, then answers with its outcome. */
   runTurn(cmd: TurnCommand): Promise<TurnOutcome> {
     const { core } = this;
     core.lastUsedMs = core.deps.now();
@@ -130,7 +130,7 @@ export class SessionActor {
     this.core.deps.followUps?.turnEnded(this.core.id, e.type === 'turn.finished' ? { outcome: e.output } : { error: e.error });
   }
 
-  /** The invoked turn's work: runs with the machine's generation and abort signal (stopped on recovery). */
+  /** The turn's work (started by the machine's startTurn action): runs with the machine's generation and abort signal (stopped on recovery). */
   private async executeTurn(cmd: TurnCommand, waiter: Waiter, generation: number, machineSignal: AbortSignal): Promise<TurnOutcome> {
     const { core } = this;
     waiter.generation = generation;

@@ -2,24 +2,57 @@
 // lazily. The XState actor, the event hub and the writer exist only while the session is in use: an idle
 // session can shed them (the actor registry's sweep) and is then held as its record plus the machine's
 // persisted snapshot, which wakes into a live actor on the next event. SessionActor (session-actor.ts)
-// composes one and adds the commands; this file also provides the machine's `runTurn` actor.
-import { createActor, fromPromise, type ActorRefFrom } from 'xstate';
+// composes one and adds the commands; this file also provides the machine's `startTurn`/`stopTurn` actions.
+import { createActor, type ActorRefFrom } from 'xstate';
 import type { Logger } from 'pino';
 import type { Message } from '../contracts/transcript.ts';
 import {
-  restingSnapshot, sessionMachine, type HoldClass, type SessionContext, type SessionEmitted, type TurnInput, type TurnOutcome,
+  restingSnapshot, sessionMachine, type HoldClass, type SessionContext, type SessionEmitted,
 } from '../machines/session-machine.ts';
 import type { SessionRecord, StoreOp } from '../storage/store.ts';
 import { EventHub, type HubEntry } from './event-hub.ts';
 import { SessionWriter } from './session-writer.ts';
 import { SESSION_KIND, type PersistedState, type SessionDeps, type SessionSettings } from './session-types.ts';
 
+/** The turn in flight of each live session machine: the controller `stopTurn` aborts. */
+const inFlight = new WeakMap<object, AbortController>();
+
 /**
- * The session machine with its turn attached: the invoked `runTurn` actor runs the turn's work (built
- * by SessionActor for each accepted request) with the machine's abort signal. Provided once per process.
+ * The session machine with its turn attached, provided once per process: entering `running` starts the
+ * turn's work (built by SessionActor for each accepted request) with the new generation; its end comes
+ * back as turn.done / turn.failed. Leaving `running` first (recovery) aborts it.
  */
 const liveSessionMachine = sessionMachine.provide({
-  actors: { runTurn: fromPromise<TurnOutcome, TurnInput>(({ input, signal }) => input.work.run(input.generation, signal)) },
+  actions: {
+    startTurn: ({ context, event, self }) => {
+      if (event.type !== 'turn.requested') return;
+      const { generation } = context;
+      const controller = new AbortController();
+      inFlight.set(self, controller);
+      const ended = () => {
+        if (inFlight.get(self) === controller) inFlight.delete(self);
+      };
+      // Started once this transition is applied (XState runs custom actions while it computes the next
+      // snapshot): the work sees the machine already in `running`, as an invoked actor would.
+      // A work that throws at once fails the turn like one that rejects.
+      Promise.resolve(generation).then((g) => event.work.run(g, controller.signal)).then(
+        (output) => {
+          ended();
+          self.send({ type: 'turn.done', generation, output });
+        },
+        (error: unknown) => {
+          ended();
+          self.send({ type: 'turn.failed', generation, error });
+        },
+      );
+    },
+    stopTurn: ({ self }) => {
+      const controller = inFlight.get(self);
+      if (!controller) return;
+      inFlight.delete(self);
+      controller.abort();
+    },
+  },
 });
 
 type MachineRef = ActorRefFrom<typeof liveSessionMachine>;

@@ -21,6 +21,13 @@ export class ToolContributions {
 
   /** Tools every contributing module offers this session, in registration order. */
   forSession(sessionId: string, settings: Readonly<Record<string, unknown>>): Tool[] {
-    return this.contributions.flatMap((c) => c.tools({ sessionId, settings }));
+    // Asked on every turn: one argument object and one array, no per-module intermediate arrays.
+    const session = { sessionId, settings };
+    const out: Tool[] = [];
+    for (const c of this.contributions) {
+      const tools = c.tools(session);
+      for (let i = 0; i < tools.length; i++) out.push(tools[i]);
+    }
+    return out;
   }
 }

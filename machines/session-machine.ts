@@ -4,15 +4,19 @@
 // steering inputs waiting for the running turn's next model call. A turn that ends with follow-ups (or
 // steering it never reached, which becomes follow-ups) goes to `draining`: between two queued turns only
 // a follow-up (`turn.requested` with `queued`) is admitted, so a fresh request cannot jump the queue.
-// The machine owns its turn: entering `running` invokes the `runTurn` actor (a promise that actors/
-// provides through machine.provide, session-core.ts); its phases are the running sub-states, and its
-// end (done or error) brings the session back to idle. Decisions go out as emitted events (actor.on):
-// `turn.rejected` (busy, held, archived), `turn.finished` and `turn.failed`.
+// The machine owns its turn: entering `running` runs the `startTurn` action (actors/ provides it through
+// machine.provide, session-core.ts), which starts the turn's work with the new generation; leaving
+// `running` runs `stopTurn`, which aborts a turn still in flight. The phases are the running sub-states,
+// and the turn's end comes back as `turn.done` / `turn.failed` (of the current generation; a stale one
+// is ignored), which brings the session back to idle. An entry action rather than an invoked child
+// actor: the same lifetime (bounded by `running`) without a child actor per turn, which measured as
+// XState's largest per-turn cost. Decisions go out as emitted events (actor.on): `turn.rejected` (busy,
+// held, archived), `turn.finished` and `turn.failed`.
 // Safe-to-restore states: idle, held, archived; actors persist snapshots only in these (a turn in flight
-// is marked by its pending input instead), so the invoked turn is never in a persisted snapshot. A
-// snapshot found in `running` (older data) is restored through `recovery.detected`, which never re-runs
-// the in-flight model call (dependencies.md hazard 3): the session comes back idle (resumable) or held.
-import { assign, emit, fromPromise, setup } from 'xstate';
+// is marked by its pending input instead). A snapshot found in `running` (older data) is restored
+// through `recovery.detected`; restoring never runs entry actions, so the in-flight model call is never
+// re-run (dependencies.md hazard 3): the session comes back idle (resumable) or held.
+import { assign, emit, setup } from 'xstate';
 import type { WireUsage } from '../contracts/transcript.ts';
 import type { SchemaWarning } from '../contracts/turn-features.ts';
 
@@ -34,7 +38,8 @@ export interface TurnOutcome {
 
 /**
  * The work of one requested turn, opaque to the machine: actors/ builds it (model/tool loop, then the
- * durable commit) and the invoked `runTurn` actor runs it with the turn's generation and abort signal.
+ * durable commit) and the `startTurn` action runs it with the turn's generation and an abort signal
+ * that `stopTurn` aborts if the machine leaves `running` first.
  */
 export interface TurnWork {
   run(generation: number, signal: AbortSignal): Promise<TurnOutcome>;
@@ -73,7 +78,11 @@ export type SessionEvent =
   /** The durable queue, as found on restart: `count` follow-ups wait. */
   | { type: 'queue.synced'; count: number }
   /** The queue was dropped (archive). */
-  | { type: 'queue.dropped' };
+  | { type: 'queue.dropped' }
+  /** The running turn's work ended with its outcome (after its durable commit). */
+  | { type: 'turn.done'; generation: number; output: TurnOutcome }
+  /** The running turn's work failed or was cancelled. */
+  | { type: 'turn.failed'; generation: number; error: unknown };
 
 /** Events the machine emits (subscribe with actor.on). */
 export type SessionEmitted =
@@ -83,13 +92,6 @@ export type SessionEmitted =
 
 export interface SessionInput {
   sessionId: string;
-}
-
-/** The invoked turn's input. */
-export interface TurnInput {
-  requestId: string;
-  generation: number;
-  work: TurnWork;
 }
 
 const queuedOf = (c: SessionContext) => c.queued ?? 0;
@@ -106,12 +108,6 @@ function rejected(event: SessionEvent, verdict: Verdict): SessionEmitted {
 
 export const sessionMachine = setup({
   types: { context: {} as SessionContext, events: {} as SessionEvent, input: {} as SessionInput, emitted: {} as SessionEmitted },
-  actors: {
-    // A typed slot: actors/ provides the real one (machine.provide). Unprovided, a turn fails at once.
-    runTurn: fromPromise<TurnOutcome, TurnInput>(async () => {
-      throw new Error('runTurn is not provided');
-    }),
-  },
   guards: {
     isPhaseCallingModel: ({ context, event }) => isCurrent({ context, event }) && event.type === 'turn.phase' && event.phase === 'calling_model',
     isPhaseExecutingTools: ({ context, event }) => isCurrent({ context, event }) && event.type === 'turn.phase' && event.phase === 'executing_tools',
@@ -122,6 +118,8 @@ export const sessionMachine = setup({
     isFollowUp: ({ event }) => event.type === 'turn.requested' && event.queued === true,
     isLastFollowUp: ({ context }) => queuedOf(context) <= 1,
     syncedSome: ({ event }) => event.type === 'queue.synced' && event.count > 0,
+    /** A turn end of an older generation (the turn was stopped and another started since). */
+    isStaleEnd: ({ context, event }) => (event.type === 'turn.done' || event.type === 'turn.failed') && event.generation !== context.generation,
   },
   actions: {
     acceptTurn: assign(({ context, event }) => ({
@@ -142,10 +140,10 @@ export const sessionMachine = setup({
     rejectArchived: emit(({ event }) => rejected(event, 'archived')),
     rejectHeld: emit(({ event }) => rejected(event, 'held')),
     reportFinished: emit(({ context, event }): SessionEmitted => ({
-      type: 'turn.finished', requestId: context.currentRequestId ?? '', generation: context.generation, output: (event as unknown as { output: TurnOutcome }).output,
+      type: 'turn.finished', requestId: context.currentRequestId ?? '', generation: context.generation, output: (event as Extract<SessionEvent, { type: 'turn.done' }>).output,
     })),
     reportFailed: emit(({ context, event }): SessionEmitted => ({
-      type: 'turn.failed', requestId: context.currentRequestId ?? '', generation: context.generation, error: (event as unknown as { error: unknown }).error,
+      type: 'turn.failed', requestId: context.currentRequestId ?? '', generation: context.generation, error: (event as Extract<SessionEvent, { type: 'turn.failed' }>).error,
     })),
     clearTurn: assign({ currentRequestId: null }),
     recordHold: assign(({ context, event }) => ({
@@ -156,6 +154,10 @@ export const sessionMachine = setup({
     recordRecovery: assign(({ context }) => ({ recoveredRequestId: context.currentRequestId, currentRequestId: null })),
     clearHold: assign({ hold: null }),
     ignoreStale: () => {},
+    // Typed slots: actors/ provides the real ones (machine.provide). Unprovided (pure replays, tests),
+    // a turn starts nothing and waits for its end event.
+    startTurn: () => {},
+    stopTurn: () => {},
   },
 }).createMachine({
   id: 'session',
@@ -177,6 +179,9 @@ export const sessionMachine = setup({
     'queue.synced': { actions: 'ignoreStale' },
     'queue.dropped': { actions: 'dropQueue' },
     'followup.enqueued': { actions: 'ignoreStale' },
+    // The end of a turn no longer running (stopped by recovery) changes nothing.
+    'turn.done': { actions: 'ignoreStale' },
+    'turn.failed': { actions: 'ignoreStale' },
   },
   states: {
     idle: {
@@ -217,24 +222,10 @@ export const sessionMachine = setup({
     },
     running: {
       initial: 'calling_model',
-      // The turn itself. Leaving `running` any other way (recovery) stops it and aborts its signal.
-      invoke: {
-        id: 'turn',
-        src: 'runTurn',
-        input: ({ context, event }) => ({
-          requestId: context.currentRequestId ?? '',
-          generation: context.generation,
-          work: (event as Extract<SessionEvent, { type: 'turn.requested' }>).work,
-        }),
-        onDone: [
-          { guard: 'hasFollowUps', target: 'draining', actions: ['reportFinished', 'clearTurn', 'steeringToFollowUps'] },
-          { target: 'idle', actions: ['reportFinished', 'clearTurn'] },
-        ],
-        onError: [
-          { guard: 'hasFollowUps', target: 'draining', actions: ['reportFailed', 'clearTurn', 'steeringToFollowUps'] },
-          { target: 'idle', actions: ['reportFailed', 'clearTurn'] },
-        ],
-      },
+      // The turn itself: started on entry with the accepted request's work; leaving `running` before it
+      // ends (recovery) aborts its signal.
+      entry: 'startTurn',
+      exit: 'stopTurn',
       on: {
         'turn.requested': { actions: 'rejectBusy' },
         'followup.enqueued': { actions: 'addFollowUp' },
@@ -246,6 +237,16 @@ export const sessionMachine = setup({
         'archive.requested': { target: '.cancelling', actions: 'dropQueue' },
         'recovery.detected': [{ guard: 'hasHold', target: 'held', actions: ['recordHold', 'dropQueue'] }, { target: 'idle', actions: ['recordRecovery', 'dropQueue'] }],
         'hold.cleared': { actions: 'ignoreStale' },
+        'turn.done': [
+          { guard: 'isStaleEnd', actions: 'ignoreStale' },
+          { guard: 'hasFollowUps', target: 'draining', actions: ['reportFinished', 'clearTurn', 'steeringToFollowUps'] },
+          { target: 'idle', actions: ['reportFinished', 'clearTurn'] },
+        ],
+        'turn.failed': [
+          { guard: 'isStaleEnd', actions: 'ignoreStale' },
+          { guard: 'hasFollowUps', target: 'draining', actions: ['reportFailed', 'clearTurn', 'steeringToFollowUps'] },
+          { target: 'idle', actions: ['reportFailed', 'clearTurn'] },
+        ],
       },
       states: {
         calling_model: {
@@ -312,7 +313,7 @@ export interface RestingSnapshot {
 }
 
 /**
- * The persisted snapshot the machine reaches when its running turn ends (invoked actor done or failed):
+ * The persisted snapshot the machine reaches when its running turn ends (turn.done or turn.failed):
  * idle with the turn cleared. actors/ stores it with the turn's last write, which is durable before the
  * machine gets there; built directly because a full transition() per turn is measurable CPU.
  * test/machines/session-machine.test.ts checks that it equals what transition() computes.
@@ -326,22 +327,12 @@ export function restingSnapshot(context: SessionContext): RestingSnapshot {
   return { status: 'active', value: 'idle', historyValue: {}, context: rest, children: {} };
 }
 
-/**
- * XState's events for the end of the invoked turn, for callers of the pure transition() that replay a
- * session (the viewer's time travel): done carries the outcome, error the failure.
- */
-export function turnDone(output?: TurnOutcome): SessionEvent {
-  return { type: 'xstate.done.actor.turn', output } as unknown as SessionEvent;
-}
-export function turnFailed(error: unknown): SessionEvent {
-  return { type: 'xstate.error.actor.turn', error } as unknown as SessionEvent;
-}
-
-/** A turn's work for pure replays: transition() never starts invoked actors, so it never runs. */
+/** A turn's work for pure replays: transition() runs no action, so it never runs. */
 export const REPLAYED_TURN: TurnWork = { run: () => Promise.reject(new Error('a replayed turn does not run')) };
 
 /** Every event type, for the state × event table test. */
 export const SESSION_EVENT_TYPES: SessionEvent['type'][] = [
   'turn.requested', 'turn.phase', 'interrupt.requested', 'archive.requested', 'recovery.detected', 'hold.cleared',
   'followup.enqueued', 'followup.discarded', 'steer.requested', 'steer.injected', 'queue.synced', 'queue.dropped',
+  'turn.done', 'turn.failed',
 ];

@@ -5,7 +5,7 @@
 import { initialTransition, transition, type SnapshotFrom } from 'xstate';
 import { ServiceError } from '../../contracts/errors.ts';
 import type { ActorSummary, ActorTransition } from '../../contracts/routes-observe.ts';
-import { REPLAYED_TURN, sessionMachine, turnDone, turnFailed, type SessionEvent } from '../../machines/session-machine.ts';
+import { REPLAYED_TURN, sessionMachine, type SessionEvent, type TurnOutcome } from '../../machines/session-machine.ts';
 import type { LedgerEntry, Store } from '../../storage/store.ts';
 import type { ActorDirectory, ActorView } from './actor-directory.ts';
 import { statePath } from './machine-graph.ts';
@@ -80,11 +80,17 @@ function machineEventsOf(e: LedgerEntry, snap: SessionSnapshot): SessionEvent[] 
     case 'run_started': return [{ type: 'turn.requested', requestId: `ledger:${e.seq}`, ticket: e.seq, work: REPLAYED_TURN }];
     case 'turn_started': return [{ type: 'turn.phase', generation, phase: 'calling_model' }];
     case 'tool_execution_started': return [{ type: 'turn.phase', generation, phase: 'executing_tools' }];
-    // The invoked turn ends: done after its commit, error when it failed or was cancelled.
-    case 'run_completed': return [{ type: 'turn.phase', generation, phase: 'committing' }, turnDone()];
-    case 'run_failed': return [turnFailed((e.payload as { error_report?: unknown }).error_report)];
+    // The turn ends: done after its commit, failed when it failed or was cancelled.
+    case 'run_completed': return [{ type: 'turn.phase', generation, phase: 'committing' }, { type: 'turn.done', generation, output: replayedOutcome(e.payload) }];
+    case 'run_failed': return [{ type: 'turn.failed', generation, error: (e.payload as { error_report?: unknown }).error_report }];
     default: return [];
   }
+}
+
+/** A committed turn's outcome as far as its run_completed event tells (counts are not in the ledger). */
+function replayedOutcome(payload: unknown): TurnOutcome {
+  const p = payload as { result?: unknown; usage?: TurnOutcome['usage'] };
+  return { text: typeof p.result === 'string' ? p.result : '', turns: 0, toolCalls: 0, usage: p.usage ?? { input_tokens: 0, output_tokens: 0, total_tokens: 0 } };
 }
 
 export interface TimelineStep {

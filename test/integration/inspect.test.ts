@@ -39,9 +39,9 @@ describe('inspection API', () => {
     const accept = g.transitions.find((x) => x.source === 'session.idle' && x.event === 'turn.requested');
     assert.deepEqual(accept?.targets, ['session.running']);
     assert.deepEqual(accept?.actions, ['acceptTurn']);
-    // The machine invokes its turn: the turn's end (done or error) takes running back to idle.
-    assert.ok(g.transitions.some((x) => x.source === 'session.running' && x.event === 'xstate.done.actor.turn' && x.targets.includes('session.idle')));
-    assert.ok(g.transitions.some((x) => x.source === 'session.running' && x.event === 'xstate.error.actor.turn' && x.targets.includes('session.idle')));
+    // The machine owns its turn: the turn's end (done or failed) takes running back to idle.
+    assert.ok(g.transitions.some((x) => x.source === 'session.running' && x.event === 'turn.done' && x.targets.includes('session.idle')));
+    assert.ok(g.transitions.some((x) => x.source === 'session.running' && x.event === 'turn.failed' && x.targets.includes('session.idle')));
     await assert.rejects(new WarrenClient(app.url).machine('nope'), (e: unknown) => isWarrenError(e, 'NOT_FOUND'));
   });
 
@@ -82,9 +82,9 @@ describe('inspection API', () => {
     const states = seen.slice(running).map((s) => s.state).filter((s, i, arr) => s !== arr[i - 1]);
     assert.deepEqual(states, ['running.calling_model', 'running.committing', 'idle']);
     assert.equal(seen.find((s) => s.state === 'running.calling_model')?.event.type, 'turn.requested');
-    assert.equal(seen.at(-1)?.event.type, 'xstate.done.actor.turn');
+    assert.equal(seen.at(-1)?.event.type, 'turn.done');
     const detail = await c.actor('session', id);
-    assert.ok(detail.recent_events.some((e) => e.event.type === 'xstate.done.actor.turn'));
+    assert.ok(detail.recent_events.some((e) => e.event.type === 'turn.done'));
     assert.equal(detail.session?.message_count, 4);
     assert.ok(detail.session?.ledger_tail.some((e) => e.payload.type === 'run_completed'));
     assert.equal(detail.session?.transcript_tail.length, 4);
@@ -100,7 +100,7 @@ describe('inspection API', () => {
     assert.equal(byKind('tool_execution_started')?.state, 'running.executing_tools');
     assert.equal(tl.steps.filter((s) => s.entry.payload.type === 'turn_started')[1]?.state, 'running.calling_model');
     assert.equal(byKind('run_completed')?.state, 'idle');
-    assert.equal(byKind('run_completed')?.machine_event, 'turn.phase → xstate.done.actor.turn');
+    assert.equal(byKind('run_completed')?.machine_event, 'turn.phase → turn.done');
     assert.equal(tl.steps.at(-1)?.entry.seq, tl.last_seq);
     const page = await c.timeline(id, { after_seq: 1, limit: 2 });
     assert.deepEqual(page.steps.map((s) => s.entry.seq), [2, 3]);

@@ -1,6 +1,7 @@
 // test/machines/session-machine.test.ts: the session machine as a table over the pure transition():
-// every event handled in every state, the turn invoked on entering `running` and ended by its done or
-// error event, decisions emitted (turn.rejected / turn.finished / turn.failed), never read from context.
+// every event handled in every state, the turn started on entering `running` (stopped on leaving it) and
+// ended by turn.done / turn.failed of its generation, decisions emitted (turn.rejected / turn.finished /
+// turn.failed), never read from context.
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { initialTransition, transition } from 'xstate';
@@ -10,19 +11,19 @@ type Snap = ReturnType<typeof initialTransition<typeof sessionMachine>>[0];
 
 const work: TurnWork = { run: async () => ({ text: 'ok', turns: 1, toolCalls: 0, usage: { input_tokens: 1, output_tokens: 1, total_tokens: 2 } }) };
 const turn = (requestId: string, ticket = 1): SessionEvent => ({ type: 'turn.requested', requestId, ticket, work });
-const DONE = { type: 'xstate.done.actor.turn', output: { text: 'ok', turns: 1, toolCalls: 0, usage: { input_tokens: 1, output_tokens: 1, total_tokens: 2 } } };
-const ERROR = { type: 'xstate.error.actor.turn', error: new Error('model failed') };
+const DONE = { type: 'turn.done', generation: 1, output: { text: 'ok', turns: 1, toolCalls: 0, usage: { input_tokens: 1, output_tokens: 1, total_tokens: 2 } } } satisfies SessionEvent;
+const ERROR = { type: 'turn.failed', generation: 1, error: new Error('model failed') } satisfies SessionEvent;
 
 function start(): Snap {
   return initialTransition(sessionMachine, { sessionId: 's1' })[0];
 }
 /** The next snapshot and the events it emitted. */
-function step(s: Snap, e: SessionEvent | typeof DONE | typeof ERROR): [Snap, SessionEmitted[]] {
-  const [next, actions] = transition(sessionMachine, s, e as SessionEvent);
+function step(s: Snap, e: SessionEvent): [Snap, SessionEmitted[]] {
+  const [next, actions] = transition(sessionMachine, s, e);
   const emitted = actions.filter((a) => (a.type as string) === 'xstate.emit').map((a) => (a as unknown as { params: { event: SessionEmitted } }).params.event);
   return [next, emitted];
 }
-function send(s: Snap, e: SessionEvent | typeof DONE | typeof ERROR): Snap {
+function send(s: Snap, e: SessionEvent): Snap {
   return step(s, e)[0];
 }
 function sample(type: SessionEvent['type'], generation: number): SessionEvent {
@@ -31,6 +32,8 @@ function sample(type: SessionEvent['type'], generation: number): SessionEvent {
     case 'turn.phase': return { type, generation, phase: 'executing_tools' };
     case 'recovery.detected': return { type, hold: null };
     case 'queue.synced': return { type, count: 1 };
+    case 'turn.done': return { ...DONE, generation };
+    case 'turn.failed': return { ...ERROR, generation };
     default: return { type } as SessionEvent;
   }
 }
@@ -57,12 +60,33 @@ describe('session machine', () => {
     }
   });
 
-  it('accepts a turn when idle by invoking it', () => {
+  it('accepts a turn when idle by starting it', () => {
     const [s, actions] = transition(sessionMachine, start(), turn('r1'));
     assert.deepEqual(s.value, { running: 'calling_model' });
     assert.equal(s.context.generation, 1);
     assert.equal(s.context.currentRequestId, 'r1');
-    assert.deepEqual(actions.map((a) => a.type), ['xstate.spawnChild']);
+    assert.deepEqual(actions.map((a) => a.type), ['startTurn']);
+    assert.deepEqual(s.children, {}, 'no child actor per turn');
+  });
+
+  it('stops a turn still in flight when recovery takes the session out of running, not when it ends', () => {
+    const { running } = reach();
+    const [, recovered] = transition(sessionMachine, running, { type: 'recovery.detected', hold: null });
+    assert.deepEqual(recovered.map((a) => a.type), ['stopTurn']);
+    const [, done] = transition(sessionMachine, running, DONE);
+    assert.ok(done.some((a) => a.type === 'stopTurn'), 'leaving running always runs stopTurn (a no-op once the work ended)');
+  });
+
+  it('ignores the end of an older turn, in running and at rest', () => {
+    const { running, tools } = reach();
+    const next = send(send(send(running, DONE), turn('r2', 2)), { type: 'turn.phase', generation: 2, phase: 'executing_tools' });
+    assert.equal(next.context.generation, 2);
+    const [still, emitted] = step(next, { ...ERROR, generation: 1 });
+    assert.deepEqual(still.value, { running: 'executing_tools' });
+    assert.deepEqual(emitted, []);
+    const idle = send(tools, DONE);
+    assert.equal(send(idle, DONE).value, 'idle');
+    assert.deepEqual(step(idle, ERROR)[1], []);
   });
 
   it('rejects a second turn while busy with an emitted verdict, staying in the same sub-state', () => {
@@ -73,7 +97,7 @@ describe('session machine', () => {
     assert.equal(s.context.currentRequestId, 'r1');
   });
 
-  it('walks the running sub-steps and returns to idle when the invoked turn is done, emitting its outcome', () => {
+  it('walks the running sub-steps and returns to idle when the turn is done, emitting its outcome', () => {
     const { committing } = reach();
     assert.deepEqual(committing.value, { running: 'committing' });
     const [done, emitted] = step(committing, DONE);
@@ -82,7 +106,7 @@ describe('session machine', () => {
     assert.deepEqual(emitted, [{ type: 'turn.finished', requestId: 'r1', generation: 1, output: DONE.output }]);
   });
 
-  it('returns to idle when the invoked turn fails, emitting the error', () => {
+  it('returns to idle when the turn fails, emitting the error', () => {
     const { tools } = reach();
     const [s, emitted] = step(tools, ERROR);
     assert.equal(s.value, 'idle');
@@ -150,7 +174,7 @@ describe('session machine', () => {
     s = send(s, { type: 'turn.requested', requestId: 'q1', ticket: 8, work, queued: true });
     assert.deepEqual(s.value, { running: 'calling_model' });
     assert.equal(s.context.queued, 1);
-    s = send(send(s, ERROR), { type: 'followup.discarded' });
+    s = send(send(s, { ...ERROR, generation: 2 }), { type: 'followup.discarded' });
     assert.equal(s.value, 'idle');
     assert.equal(s.context.queued, 0);
   });
