@@ -8,7 +8,7 @@ import { Counter, Gauge, Registry } from 'prom-client';
 import type { LedgerEntry } from '../../storage/store.ts';
 import type { SessionEventSource } from '../runtime-observer.ts';
 import type { ActorDirectory } from './actor-directory.ts';
-import { HotCounter, HotHistogram } from './hot-metrics.ts';
+import { HotCounter, HotHistogram, type CounterSeries, type HistogramSeries } from './hot-metrics.ts';
 import { registerProcessMetrics } from './process-metrics.ts';
 
 /** Latency buckets (seconds) for turns and provider calls: 1 ms .. 2 min. */
@@ -28,8 +28,21 @@ export interface MetricsOptions {
   processStats?: boolean;
 }
 
+type Outcome = 'succeeded' | 'failed' | 'cancelled';
+
+/** One provider's series of the per-turn metrics, bound once (label values are bounded). */
+interface ProviderSeries {
+  call?: HistogramSeries;
+  tokensIn?: CounterSeries;
+  tokensOut?: CounterSeries;
+  /** Bound on first use, so a series never updated renders no line (as prom-client's labels do). */
+  turns: Partial<Record<Outcome, CounterSeries>>;
+  turnSeconds: Partial<Record<Outcome, HistogramSeries>>;
+}
+
 interface OpenTurn {
   provider: string;
+  series: ProviderSeries;
   startedMs: number;
   callStartedMs: number;
 }
@@ -49,6 +62,7 @@ export class WarrenMetrics {
   private census: Census | null = null;
   /** Turns in flight, by session id (bounded by the running turns). */
   private readonly open = new Map<string, OpenTurn>();
+  private readonly byProvider = new Map<string, ProviderSeries>();
 
   constructor(opts: MetricsOptions) {
     const registers = [this.registry];
@@ -115,7 +129,8 @@ export class WarrenMetrics {
     switch (entry.kind) {
       case 'run_started': {
         const now = performance.now();
-        this.open.set(source.id, { provider: source.settings.provider, startedMs: now, callStartedMs: now });
+        const provider = source.settings.provider;
+        this.open.set(source.id, { provider, series: this.seriesOf(provider), startedMs: now, callStartedMs: now });
         return;
       }
       case 'turn_started': {
@@ -125,12 +140,13 @@ export class WarrenMetrics {
       }
       case 'turn_completed': {
         const t = this.open.get(source.id);
+        const series = t?.series ?? this.seriesOf(source.settings.provider);
         const provider = t?.provider ?? source.settings.provider;
-        if (t) this.callSeconds.observe(this.callSeconds.labels(provider), (performance.now() - t.callStartedMs) / 1000);
+        if (t) this.callSeconds.observe((series.call ??= this.callSeconds.labels(provider)), (performance.now() - t.callStartedMs) / 1000);
         const usage = (entry.payload as { usage?: { input_tokens?: number; output_tokens?: number } }).usage;
         // Counters take only finite, non-negative increments (a provider can report anything).
-        if (countable(usage?.input_tokens)) this.tokens.inc(this.tokens.labels(provider, 'input'), usage.input_tokens);
-        if (countable(usage?.output_tokens)) this.tokens.inc(this.tokens.labels(provider, 'output'), usage.output_tokens);
+        if (countable(usage?.input_tokens)) this.tokens.inc((series.tokensIn ??= this.tokens.labels(provider, 'input')), usage.input_tokens);
+        if (countable(usage?.output_tokens)) this.tokens.inc((series.tokensOut ??= this.tokens.labels(provider, 'output')), usage.output_tokens);
         return;
       }
       case 'retrying': {
@@ -151,12 +167,23 @@ export class WarrenMetrics {
     }
   };
 
-  private finishTurn(source: SessionEventSource, outcome: 'succeeded' | 'failed' | 'cancelled'): void {
+  private finishTurn(source: SessionEventSource, outcome: Outcome): void {
     const t = this.open.get(source.id);
     this.open.delete(source.id);
+    const series = t?.series ?? this.seriesOf(source.settings.provider);
     const provider = t?.provider ?? source.settings.provider;
-    this.turns.inc(this.turns.labels(provider, outcome));
-    if (t) this.turnSeconds.observe(this.turnSeconds.labels(provider, outcome), (performance.now() - t.startedMs) / 1000);
+    this.turns.inc((series.turns[outcome] ??= this.turns.labels(provider, outcome)));
+    if (t) this.turnSeconds.observe((series.turnSeconds[outcome] ??= this.turnSeconds.labels(provider, outcome)), (performance.now() - t.startedMs) / 1000);
+  }
+
+  /** The per-turn series of one provider (each bound on its first update). */
+  private seriesOf(provider: string): ProviderSeries {
+    let s = this.byProvider.get(provider);
+    if (!s) {
+      s = { turns: {}, turnSeconds: {} };
+      this.byProvider.set(provider, s);
+    }
+    return s;
   }
 
   /** A durable store commit finished (storage wrapper in instrumented-store.ts). */
