@@ -2,12 +2,15 @@
 // one run on one machine. Each round starts a fresh server from each tree in turn (the order alternates
 // per round, so drift in machine load hits both), warms it up, and measures a closed create+turn (or
 // continue) loop through that tree's own bench/server.ts against one shared fake LLM. Reports the median
-// over rounds of server CPU per turn, turns/s and p50, and the ratios current ÷ base.
+// over rounds of server CPU per turn, turns/s and p50, the ratios current ÷ base of those medians, and
+// the median of the per-round ratios. With --together both servers run at once in every round (sharing
+// the server core, each under its own closed loop), so drift in the machine's speed between rounds
+// (large on a shared VM) hits both trees in the same window; its per-round ratios are the steadier figure.
 //   git worktree add /tmp/warren-base <commit> && (cd /tmp/warren-base && npm ci)
 //   npx tsx bench/compare.ts --base /tmp/warren-base [--rounds 5] [--c 10] [--op create|continue]
 //       [--duration 4000] [--warmup 2000] [--provider self_hosted|anthropic] [--tokens 8]
-//       [--patch-current '<JSON config patch applied to the current tree only>'] [--out bench/results]
-// Results: bench/results/<date>-compare.{json,md} (the markdown is also printed).
+//       [--patch-current '<JSON config patch applied to the current tree only>'] [--together] [--out bench/results]
+// Results: bench/results/<date>-compare-<op>-c<c>[-together].{json,md} (the markdown is also printed).
 import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
@@ -24,7 +27,7 @@ const arg = (name: string, fallback: string): string => {
   return i >= 0 && argv[i + 1] !== undefined ? argv[i + 1] : fallback;
 };
 if (argv.includes('-h') || argv.includes('--help') || !argv.includes('--base')) {
-  process.stderr.write('usage: npx tsx bench/compare.ts --base <checkout dir> [--rounds 5] [--c 10] [--op create|continue] [--duration 4000] [--warmup 2000] [--provider self_hosted|anthropic] [--tokens 8] [--patch-current <json>] [--out <dir>]\n');
+  process.stderr.write('usage: npx tsx bench/compare.ts --base <checkout dir> [--rounds 5] [--c 10] [--op create|continue] [--duration 4000] [--warmup 2000] [--provider self_hosted|anthropic] [--tokens 8] [--patch-current <json>] [--together] [--out <dir>]\n');
   process.exit(argv.includes('--base') ? 0 : 1);
 }
 const here = fileURLToPath(new URL('..', import.meta.url));
@@ -37,6 +40,7 @@ const warmupMs = Number(arg('warmup', '2000'));
 const provider = arg('provider', 'self_hosted') as TurnOptions['provider'];
 const tokens = Number(arg('tokens', '8'));
 const patchCurrent = arg('patch-current', '');
+const together = argv.includes('--together');
 const outDir = resolve(arg('out', join(here, 'bench/results')));
 for (const [k, v] of [['rounds', rounds], ['c', c], ['duration', durationMs], ['warmup', warmupMs], ['tokens', tokens]] as const) {
   if (!Number.isInteger(v) || v < 1) { process.stderr.write(`--${k} must be a positive integer\n`); process.exit(1); }
@@ -59,14 +63,24 @@ const fake = await startFakeLlm({ tokens });
 const wire: TurnOptions = { provider, model: provider === 'anthropic' ? 'claude-bench' : 'bench-model' };
 const samples: Record<Tree, Sample[]> = { base: [], current: [] };
 
-async function measureTree(tree: Tree): Promise<Sample> {
-  // Each tree's own server launcher (bench/server-process.ts) starts its own bench/server.ts.
+interface Prepared {
+  measure(): Promise<Sample>;
+  close(): Promise<void>;
+}
+
+/** Starts a tree's server (its own launcher, bench/server-process.ts) and warms it up. */
+async function prepare(tree: Tree): Promise<Prepared> {
   const mod = (await import(pathToFileURL(join(trees[tree], 'bench/server-process.ts')).href)) as {
     startServer(o: ServerOptions): Promise<ServerHandle>;
   };
   const root = await mkdtemp(join(tmpdir(), `warren-compare-${tree}-`));
   const server = await mod.startServer({ stateRoot: root, llmUrl: fake.url, pin });
   const client = new WarrenClient(server.url, c);
+  const close = async () => {
+    await client.close();
+    await server.stop();
+    await rm(root, { recursive: true, force: true });
+  };
   try {
     if (tree === 'current' && patchCurrent) {
       const res = await fetch(`${server.url}/config`, { method: 'PATCH', headers: { 'content-type': 'application/json' }, body: patchCurrent });
@@ -78,14 +92,38 @@ async function measureTree(tree: Tree): Promise<Sample> {
     });
     let i = 0;
     const turn = op === 'continue' ? () => client.continue(ids[i++ % ids.length], 'and then?') : () => client.create('hello', wire);
-    const m = await measured(server, () => closedLoop(c, durationMs, async () => {
-      await turn();
-    }));
-    return { cpuMsPerTurn: m.cpuMsPerOp, turnsPerSec: m.opsPerSec, p50: m.latency.p50, turns: m.ops };
+    return {
+      close,
+      async measure() {
+        const m = await measured(server, () => closedLoop(c, durationMs, async () => {
+          await turn();
+        }));
+        return { cpuMsPerTurn: m.cpuMsPerOp, turnsPerSec: m.opsPerSec, p50: m.latency.p50, turns: m.ops };
+      },
+    };
+  } catch (err) {
+    await close();
+    throw err;
+  }
+}
+
+async function measureTree(tree: Tree): Promise<Sample> {
+  const p = await prepare(tree);
+  try {
+    return await p.measure();
   } finally {
-    await client.close();
-    await server.stop();
-    await rm(root, { recursive: true, force: true });
+    await p.close();
+  }
+}
+
+/** Both trees in the same window: started and warmed up together, then measured together. */
+async function measureTogether(): Promise<Record<Tree, Sample>> {
+  const [b, cur] = await Promise.all([prepare('base'), prepare('current')]);
+  try {
+    const [base, current] = await Promise.all([b.measure(), cur.measure()]);
+    return { base, current };
+  } finally {
+    await Promise.all([b.close(), cur.close()]);
   }
 }
 
@@ -98,12 +136,22 @@ const load = (): number => Number((execFileSync('cat', ['/proc/loadavg'], { enco
 const startedAt = new Date();
 const loads: number[] = [load()];
 try {
+  const report1 = (r: number, tree: Tree, s: Sample) =>
+    log(`round ${r + 1}/${rounds} ${tree.padEnd(7)} ${op} c=${c}: ${round(s.cpuMsPerTurn)} ms CPU/turn, ${round(s.turnsPerSec)} turns/s, p50 ${round(s.p50)} ms (load ${load()})`);
   for (let r = 0; r < rounds; r++) {
-    const order: Tree[] = r % 2 === 0 ? ['base', 'current'] : ['current', 'base'];
-    for (const tree of order) {
-      const s = await measureTree(tree);
-      samples[tree].push(s);
-      log(`round ${r + 1}/${rounds} ${tree.padEnd(7)} ${op} c=${c}: ${round(s.cpuMsPerTurn)} ms CPU/turn, ${round(s.turnsPerSec)} turns/s, p50 ${round(s.p50)} ms (load ${load()})`);
+    if (together) {
+      const both = await measureTogether();
+      for (const tree of ['base', 'current'] as const) {
+        samples[tree].push(both[tree]);
+        report1(r, tree, both[tree]);
+      }
+    } else {
+      const order: Tree[] = r % 2 === 0 ? ['base', 'current'] : ['current', 'base'];
+      for (const tree of order) {
+        const s = await measureTree(tree);
+        samples[tree].push(s);
+        report1(r, tree, s);
+      }
     }
     loads.push(load());
   }
@@ -120,15 +168,18 @@ const summary = (tree: Tree) => ({
 });
 const base = summary('base');
 const current = summary('current');
+/** Median over rounds of current ÷ base within the round (each round's pair ran back to back, or at once). */
+const pairedRatio = (f: (s: Sample) => number): number => round(median(samples.current.map((s, r) => f(s) / f(samples.base[r]))));
 const report = {
-  date: startedAt.toISOString(), op, c, rounds, durationMs, warmupMs, provider, tokens, patchCurrent: patchCurrent || null,
+  date: startedAt.toISOString(), op, c, rounds, durationMs, warmupMs, provider, tokens, patchCurrent: patchCurrent || null, together,
   pinned: pin, loadAverages: loads, base, current,
   ratios: { cpu: round(current.cpuMsPerTurn / base.cpuMsPerTurn), throughput: round(current.turnsPerSec / base.turnsPerSec), p50: round(current.p50 / base.p50) },
+  pairedRatios: { cpu: pairedRatio((s) => s.cpuMsPerTurn), throughput: pairedRatio((s) => s.turnsPerSec), p50: pairedRatio((s) => s.p50) },
 };
 const md = [
   `# Turn cost: current vs base (${startedAt.toISOString()})`,
   '',
-  `- ${op}+turn${op === 'continue' ? '' : ''} closed loop, c=${c}, ${rounds} rounds (order alternating), ${durationMs} ms windows after ${warmupMs} ms warm-up, ${provider} wire, ${tokens} tokens/reply, lmdb, uWS.`,
+  `- ${op}+turn closed loop, c=${c} per server, ${rounds} rounds (${together ? 'both servers at once, sharing the server core' : 'order alternating'}), ${durationMs} ms windows after ${warmupMs} ms warm-up, ${provider} wire, ${tokens} tokens/reply, lmdb, uWS.`,
   `- Pinning: ${pin ? 'server core 0, load generator + fake LLM core 1' : 'off'}; 1-minute load averages: ${loads.join(', ')}.`,
   ...(patchCurrent ? [`- Config patch on the current tree only: \`${patchCurrent}\`.`] : []),
   '',
@@ -139,11 +190,12 @@ const md = [
     return `| ${t} | \`${s.commit}\` | ${s.cpuMsPerTurn} | ${s.turnsPerSec} | ${s.p50} | ${s.samples.map((x) => round(x.cpuMsPerTurn)).join(', ')} |`;
   }),
   '',
-  `Current ÷ base: CPU ${report.ratios.cpu}×, throughput ${report.ratios.throughput}×, p50 ${report.ratios.p50}×.`,
+  `Current ÷ base, of the medians: CPU ${report.ratios.cpu}×, throughput ${report.ratios.throughput}×, p50 ${report.ratios.p50}×.`,
+  `Current ÷ base, median of the per-round ratios: CPU ${report.pairedRatios.cpu}×, throughput ${report.pairedRatios.throughput}×, p50 ${report.pairedRatios.p50}× (per round: ${samples.current.map((s, r) => round(s.cpuMsPerTurn / samples.base[r].cpuMsPerTurn)).join(', ')}).`,
   '',
 ].join('\n');
 await mkdir(outDir, { recursive: true });
-const stem = join(outDir, `${startedAt.toISOString().slice(0, 10)}-compare-${op}-c${c}`);
+const stem = join(outDir, `${startedAt.toISOString().slice(0, 10)}-compare-${op}-c${c}${together ? '-together' : ''}`);
 await writeFile(`${stem}.json`, `${JSON.stringify(report, null, 2)}\n`);
 await writeFile(`${stem}.md`, md);
 process.stdout.write(md);
