@@ -33,7 +33,12 @@ export interface McpLiveDeps {
    * Default: every session this process can hydrate.
    */
   hosts?(sessionId: string): boolean;
+  /** How many sessions without MCP servers are remembered as such (default NONE_KEPT_MAX). */
+  noneKeptMax?: number;
 }
+
+/** Sessions remembered as having no MCP servers, at most (each is one map entry). */
+const NONE_KEPT_MAX = 10_000;
 
 function emptyRecord(): McpPersistedRecord {
   return { v: 1, added: [], removed: [] };
@@ -42,6 +47,11 @@ function emptyRecord(): McpPersistedRecord {
 export class McpLive {
   /** Client sets by session; null = the session has no MCP servers (nothing configured or added). */
   private readonly sets = new Map<string, McpClientSet | null>();
+  /**
+   * null entries made since the last sweep: every session that ever ran a turn gets one, so past the
+   * bound they are dropped (a dropped one only costs one store read at that session's next turn).
+   */
+  private noneEntries = 0;
   private readonly loading = new Map<string, Promise<McpClientSet | null>>();
   /** Per-session chain of record writes (read-modify-write must not interleave). */
   private readonly writes = new Map<string, Promise<void>>();
@@ -97,6 +107,7 @@ export class McpLive {
         for (const c of this.configServers()) if (!record.removed.includes(c.name)) initial.set(c.name, { config: c, source: 'config' });
         for (const c of record.added) initial.set(c.name, { config: c, source: 'session' });
         const set = initial.size || create ? this.newSet(sessionId, [...initial.values()]) : null;
+        if (set === null) this.noteNone();
         this.sets.set(sessionId, set);
         return set;
       })().finally(() => this.loading.delete(sessionId));
@@ -104,6 +115,20 @@ export class McpLive {
     }
     const set = await pending;
     return set ?? (create ? this.load(sessionId, true) : null);
+  }
+
+  /** Counts a null entry about to be made; past the bound, drops every null entry first. */
+  private noteNone(): void {
+    if (++this.noneEntries <= (this.deps.noneKeptMax ?? NONE_KEPT_MAX)) return;
+    for (const [id, set] of this.sets) if (set === null) this.sets.delete(id);
+    this.noneEntries = 1;
+  }
+
+  /** How many sessions are remembered as having no MCP servers (for tests and diagnostics). */
+  get knownWithoutServers(): number {
+    let n = 0;
+    for (const set of this.sets.values()) if (set === null) n++;
+    return n;
   }
 
   /**

@@ -1,0 +1,49 @@
+// actors/mcp-live.ts remembers which sessions have no MCP servers (so a turn does not read the store for
+// them), but only up to a bound: every session that ever ran a turn would otherwise keep an entry forever.
+import { describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import pino from 'pino';
+import { McpLive } from '../../actors/mcp-live.ts';
+import { SessionHost } from '../../actors/session-host.ts';
+import { Supervisor, type RuntimeDeps } from '../../actors/supervisor.ts';
+import { defaultConfig } from '../../config/toml.ts';
+import { createScriptedProvider } from '../../providers/scripted.ts';
+import { openLmdbStore } from '../../storage/lmdb-store.ts';
+import { tmpDir } from '../helpers/tmp-dir.ts';
+
+const settle = () => new Promise((r) => setTimeout(r, 20));
+
+describe('MCP live: sessions without servers', () => {
+  it('remembers at most noneKeptMax of them and reloads a forgotten one on its next turn', async (t) => {
+    const dir = await tmpDir('warren-mcp-mem-');
+    const store = await openLmdbStore(dir.path);
+    const provider = createScriptedProvider([]);
+    const deps: RuntimeDeps = {
+      store, log: pino({ level: 'silent' }), realmId: 'r', contextRoot: dir.path,
+      providers: { resolve: () => ({ provider, name: 'scripted', model: 'scripted' }) },
+      config: () => defaultConfig(), now: () => Date.now(),
+    };
+    const runtime = new Supervisor(deps);
+    const sessions = new SessionHost(runtime, { idleEvictMs: 60_000, shedAfterMs: 2_000, maxResident: 10, overdueRunMs: 60_000 });
+    const live = new McpLive({ sessions, store, log: deps.log, config: deps.config, contextRoot: dir.path, clientInfo: { name: 't', version: '0' }, noneKeptMax: 3 });
+    t.after(async () => {
+      await live.close();
+      await runtime.close();
+      await store.close();
+      await dir.cleanup();
+    });
+    // The first boundary of each session starts the load in the background and gives no tools.
+    for (let i = 0; i < 3; i++) assert.deepEqual(live.toolsAtBoundary(`s${i}`), []);
+    await settle();
+    assert.equal(live.knownWithoutServers, 3);
+    for (let i = 3; i < 10; i++) {
+      live.toolsAtBoundary(`s${i}`);
+      await settle();
+      assert.ok(live.knownWithoutServers <= 3, `at most 3 remembered after s${i}: ${live.knownWithoutServers}`);
+    }
+    // A forgotten session is loaded again and still has no tools.
+    assert.deepEqual(live.toolsAtBoundary('s0'), []);
+    await settle();
+    assert.deepEqual(live.toolsAtBoundary('s0'), []);
+  });
+});
