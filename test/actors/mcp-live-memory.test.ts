@@ -2,36 +2,17 @@
 // them), but only up to a bound: every session that ever ran a turn would otherwise keep an entry forever.
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import pino from 'pino';
 import { McpLive } from '../../actors/mcp-live.ts';
-import { SessionHost } from '../../actors/session-host.ts';
-import { Supervisor, type RuntimeDeps } from '../../actors/supervisor.ts';
-import { defaultConfig } from '../../config/toml.ts';
 import { createScriptedProvider } from '../../providers/scripted.ts';
-import { openLmdbStore } from '../../storage/lmdb-store.ts';
-import { tmpDir } from '../helpers/tmp-dir.ts';
+import { openTestRuntime } from '../helpers/runtime.ts';
 
 const settle = () => new Promise((r) => setTimeout(r, 20));
 
 describe('MCP live: sessions without servers', () => {
   it('remembers at most noneKeptMax of them and reloads a forgotten one on its next turn', async (t) => {
-    const dir = await tmpDir('warren-mcp-mem-');
-    const store = await openLmdbStore(dir.path);
-    const provider = createScriptedProvider([]);
-    const deps: RuntimeDeps = {
-      store, log: pino({ level: 'silent' }), realmId: 'r', contextRoot: dir.path,
-      providers: { resolve: () => ({ provider, name: 'scripted', model: 'scripted' }) },
-      config: () => defaultConfig(), now: () => Date.now(),
-    };
-    const runtime = new Supervisor(deps);
-    const sessions = new SessionHost(runtime, { idleEvictMs: 60_000, shedAfterMs: 2_000, maxResident: 10, overdueRunMs: 60_000 });
-    const live = new McpLive({ sessions, store, log: deps.log, config: deps.config, contextRoot: dir.path, clientInfo: { name: 't', version: '0' }, noneKeptMax: 3 });
-    t.after(async () => {
-      await live.close();
-      await runtime.close();
-      await store.close();
-      await dir.cleanup();
-    });
+    const { sessions, store, deps, dir } = await openTestRuntime(t, { provider: createScriptedProvider([]) });
+    const live = new McpLive({ sessions, store, log: deps.log, config: deps.config, contextRoot: dir, clientInfo: { name: 't', version: '0' }, noneKeptMax: 3 });
+    t.after(() => live.close());
     // The first boundary of each session starts the load in the background and gives no tools.
     for (let i = 0; i < 3; i++) assert.deepEqual(live.toolsAtBoundary(`s${i}`), []);
     await settle();

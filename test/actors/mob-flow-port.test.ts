@@ -4,23 +4,16 @@
 // mob-schedules.test.ts), where the whole module set is installed.
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import pino from 'pino';
 import { MobRuntime } from '../../actors/mob/mob-runtime.ts';
-import { SessionHost } from '../../actors/session-host.ts';
-import { Supervisor, type RuntimeDeps } from '../../actors/supervisor.ts';
-import { defaultConfig } from '../../config/toml.ts';
 import type { FlowRunRecord } from '../../contracts/mob.ts';
 import type { ProviderRequest } from '../../providers/provider.ts';
 import { createScriptedProvider, echoReply, type ScriptedReply } from '../../providers/scripted.ts';
 import { plainText } from '../../providers/transcript-map.ts';
-import { openLmdbStore } from '../../storage/lmdb-store.ts';
 import { deferred, type Deferred } from '../helpers/gates.ts';
-import { tmpDir } from '../helpers/tmp-dir.ts';
+import { openTestRuntime } from '../helpers/runtime.ts';
 
 describe('mob flow-run port', () => {
   it('starts runs idempotently and reports each terminal outcome once', async (t) => {
-    const dir = await tmpDir('warren-flowport-');
-    const store = await openLmdbStore(dir.path);
     const entered = deferred();
     const never = deferred();
     const provider = createScriptedProvider((req: ProviderRequest): ScriptedReply => {
@@ -33,20 +26,9 @@ describe('mob flow-run port', () => {
       }
       return echoReply(req);
     });
-    const deps: RuntimeDeps = {
-      store, log: pino({ level: 'silent' }), realmId: 'r', contextRoot: dir.path,
-      providers: { resolve: () => ({ provider, name: 'scripted', model: 'scripted' }) },
-      config: () => defaultConfig(), now: () => Date.now(),
-    };
-    const sup = new Supervisor(deps);
-    const sessions = new SessionHost(sup, { idleEvictMs: 60_000, shedAfterMs: 2_000, maxResident: 100, overdueRunMs: 60_000 });
+    const { runtime: sup, sessions } = await openTestRuntime(t, { provider });
     const rt = new MobRuntime({ supervisor: sup, sessions, now: () => Date.now(), baseUrl: () => 'http://x' });
     await rt.start();
-    t.after(async () => {
-      await sup.close();
-      await store.close();
-      await dir.cleanup();
-    });
     const mob = await rt.host.create({
       mob_id: 'p', definition: {
         members: [{ agent_identity: 'a' }],

@@ -1,14 +1,9 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import pino from 'pino';
-import { SessionHost } from '../../actors/session-host.ts';
 import type { PersistedState } from '../../actors/session-types.ts';
-import { Supervisor, type RuntimeDeps } from '../../actors/supervisor.ts';
-import { defaultConfig } from '../../config/toml.ts';
 import { createScriptedProvider } from '../../providers/scripted.ts';
-import { openLmdbStore } from '../../storage/lmdb-store.ts';
 import type { SessionRecord } from '../../storage/store.ts';
-import { tmpDir } from '../helpers/tmp-dir.ts';
+import { openTestRuntime } from '../helpers/runtime.ts';
 
 function record(id: string, now: number): SessionRecord {
   const state: PersistedState = {
@@ -22,22 +17,9 @@ const turn = (requestId: string) => ({ requestId, kind: 'continue' as const, pro
 
 describe('session host in the actor registry (real lmdb, injected clock)', () => {
   it('sheds quiet sessions, evicts long-idle ones, and hydrates them back intact', async (t) => {
-    const dir = await tmpDir('warren-sup-');
-    const store = await openLmdbStore(dir.path);
     let clock = 1_000_000;
     const provider = createScriptedProvider([{ text: 'a' }, { text: 'b' }]);
-    const deps: RuntimeDeps = {
-      store, log: pino({ level: 'silent' }), realmId: 'r', contextRoot: dir.path,
-      providers: { resolve: () => ({ provider, name: 'scripted', model: 'scripted' }) },
-      config: () => defaultConfig(), now: () => clock,
-    };
-    const runtime = new Supervisor(deps);
-    const sup = new SessionHost(runtime, { idleEvictMs: 60_000, shedAfterMs: 2_000, maxResident: 10, overdueRunMs: 60_000 });
-    t.after(async () => {
-      await runtime.close();
-      await store.close();
-      await dir.cleanup();
-    });
+    const { runtime, sessions: sup } = await openTestRuntime(t, { provider, now: () => clock, policy: { maxResident: 10 } });
     const actor = sup.adopt(record('s1', clock));
     await actor.persist();
     assert.equal((await actor.runTurn(turn('r1'))).text, 'a');
@@ -62,21 +44,7 @@ describe('session host in the actor registry (real lmdb, injected clock)', () =>
   });
 
   it('evicts the least recently used idle actors beyond maxResident', async (t) => {
-    const dir = await tmpDir('warren-sup-');
-    const store = await openLmdbStore(dir.path);
-    const provider = createScriptedProvider([]);
-    const deps: RuntimeDeps = {
-      store, log: pino({ level: 'silent' }), realmId: 'r', contextRoot: dir.path,
-      providers: { resolve: () => ({ provider, name: 'scripted', model: 'scripted' }) },
-      config: () => defaultConfig(), now: Date.now,
-    };
-    const runtime = new Supervisor(deps);
-    const sup = new SessionHost(runtime, { idleEvictMs: 600_000, shedAfterMs: 600_000, maxResident: 3, overdueRunMs: 60_000 });
-    t.after(async () => {
-      await runtime.close();
-      await store.close();
-      await dir.cleanup();
-    });
+    const { sessions: sup } = await openTestRuntime(t, { provider: createScriptedProvider([]), policy: { idleEvictMs: 600_000, shedAfterMs: 600_000, maxResident: 3 } });
     for (const id of ['a', 'b', 'c']) await sup.adopt(record(id, 1)).persist();
     await sup.get('a'); // 'a' becomes most recently used
     await sup.adopt(record('d', 1)).persist();
