@@ -26,6 +26,11 @@ export interface SkillCatalogOptions {
   gitRoot: string;
   /** `[skills] repositories`, read at each use (config can change at runtime). */
   repositories(): ReadonlyArray<string | SkillRepositoryConfig>;
+  /**
+   * Whether a capability is Available now. A skill whose front matter names a `requires_capability`
+   * that is not is left out of the inventory (listing and resolution). Omitted: nothing is gated.
+   */
+  capabilityAvailable?(id: string): boolean;
 }
 
 /** A skill with the source it came from. */
@@ -90,7 +95,11 @@ export class SkillCatalog {
         source_uuid: sourceUuid(transport, location), display_name: displayName, transport_kind: transport,
         fingerprint: fingerprint ?? scan.fingerprint, status: 'active',
       };
-      for (const s of scan.skills) skills.push({ ...s, key: { source_uuid: source.source_uuid, skill_name: s.name }, scope, source });
+      const gate = this.opts.capabilityAvailable;
+      for (const s of scan.skills) {
+        if (s.requires_capability !== undefined && gate && !gate(s.requires_capability)) continue;
+        skills.push({ ...s, key: { source_uuid: source.source_uuid, skill_name: s.name }, scope, source });
+      }
     };
     await addFolder(this.opts.projectDir, 'project', 'filesystem', 'project skills', this.opts.projectDir);
     if (this.opts.userDir) await addFolder(this.opts.userDir, 'user', 'filesystem', 'user skills', this.opts.userDir);

@@ -14,6 +14,8 @@ export interface SkillOnDisk {
   dir: string;
   /** Resource paths relative to the skill folder (POSIX separators), sorted. */
   resources: string[];
+  /** Front matter `requires_capability`: the skill exists only while that capability is Available. */
+  requires_capability?: string;
 }
 
 export interface FolderScan {
@@ -84,6 +86,7 @@ export async function scanSkillFolder(root: string): Promise<FolderScan> {
       body: parsed.body.trim(),
       dir,
       resources: files.filter((f) => f !== main),
+      ...(parsed.meta.requires_capability ? { requires_capability: parsed.meta.requires_capability } : {}),
     });
   }
   return { skills, fingerprint: 'sha256:' + hash.digest('hex').slice(0, 32) };

@@ -21,6 +21,8 @@ export function skillsModule(ctx: ModuleContext): ModuleUnit {
     userDir: ctx.realm.userConfigRoot ? join(ctx.realm.userConfigRoot, 'skills') : undefined,
     gitRoot: join(ctx.realm.dir ?? join(tmpdir(), `warren-${ctx.realm.realmId}`), 'skills-git'),
     repositories: () => cfg().repositories,
+    // e.g. the embedded workgraph-workflow skill exists only while the work_graph capability is on.
+    capabilityAvailable: (id) => ctx.supervisor.capabilities.status(id) === 'Available',
   });
   const enabled = () => cfg().enabled;
   const maxInjectionBytes = () => cfg().max_injection_bytes;

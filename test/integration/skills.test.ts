@@ -56,8 +56,8 @@ describe('GET /skills', () => {
     assert.deepEqual(builtin.map((s) => [s.source.transport_kind, s.is_active]), [['git', true], ['embedded', false]]);
     assert.equal(skills.find((s) => s.name === 'git-recipe')?.source.display_name, 'team skills');
     assert.match(skills.find((s) => s.name === 'git-recipe')!.source.fingerprint, /^git:[0-9a-f]{40}$/);
-    // Embedded skills ship with Warren.
-    for (const name of ['schedule-workflow', 'workgraph-workflow', 'multi-agent-comms', 'skill-discovery']) {
+    // Embedded skills ship with Warren (workgraph-workflow only while work_graph is on: spec-audit-comms-work.test.ts).
+    for (const name of ['schedule-workflow', 'multi-agent-comms', 'skill-discovery']) {
       assert.ok(skills.some((s) => s.name === name && s.scope === 'builtin' && s.is_active), name);
     }
   });
