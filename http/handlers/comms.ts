@@ -6,6 +6,7 @@ import type { CommsSendRequest, ExternalEventEnvelope, PeerResponseTerminal } fr
 import { ServiceError } from '../../contracts/errors.ts';
 import type { CommsHost } from '../../actors/comms/comms-host.ts';
 import { CommsSendError } from '../../actors/comms/comms-errors.ts';
+import { isCanonicalPeerId } from '../../actors/comms/comms-ids.ts';
 import { sendComms } from '../../actors/comms/comms-send.ts';
 import { InboxFullError } from '../../actors/comms/inbox.ts';
 import { commsSendFailure, webhookInboxFull, webhookUnauthorized } from '../errors.ts';
@@ -51,7 +52,12 @@ export function commsHandlers(host: CommsHost, realmId: string, webhookSecret: s
     'sessions.peerResponseTerminal': async (ctx) => {
       checkSecret(ctx);
       const id = parseSessionId(ctx.params.id, realmId);
-      return admitting(() => host.peerResponseTerminal(id, ctx.body as PeerResponseTerminal));
+      const body = ctx.body as PeerResponseTerminal;
+      // SPEC "Peer terminal response": peer_id is the canonical routing id; display names are not accepted.
+      if (!isCanonicalPeerId(body.peer_id)) {
+        throw new ServiceError('BAD_REQUEST', `peer_id must be a canonical peer id (<session id> or <session id>@<host:port>), not a display name: ${body.peer_id}`);
+      }
+      return admitting(() => host.peerResponseTerminal(id, body));
     },
     'comms.peers': async (ctx) => {
       const id = parseSessionId(ctx.query.session_id ?? '', realmId);

@@ -9,6 +9,9 @@ import { createAgent, historyOf, postEvent, userTexts, waitRuns } from '../helpe
 import { gatedAt } from '../helpers/gates.ts';
 
 const UNKNOWN = '0190a1b2-c3d4-7e5f-8a9b-0c1d2e3f4a5b';
+/** Canonical peer ids (SPEC: display names are not accepted as peer_id). */
+const REMOTE = '0190a1b2-c3d4-7e5f-8a9b-0c1d2e3f4a07@127.0.0.1:7007';
+const P = '0190a1b2-c3d4-7e5f-8a9b-0c1d2e3f4a99';
 
 describe('external events', () => {
   it('answers 202 {queued:true}, does not wake an idle session, and rides the next turn once as injected context', async (t) => {
@@ -72,7 +75,7 @@ describe('terminal peer responses', () => {
     const id = await createAgent(app.url, 'alpha');
     for (const n of [1, 2, 3]) assert.equal((await postEvent(app.url, id, 'tick', { n })).status, 202);
     const res = await call(app.url, 'POST', `/sessions/${id}/peer-response-terminal`, {
-      peer_id: 'remote-7', display_name: 'Seven', request_id: 'req-1', status: 'completed', result: { answer: 42 },
+      peer_id: REMOTE, display_name: 'Seven', request_id: 'req-1', status: 'completed', result: { answer: 42 },
     });
     assert.equal(res.status, 202);
     assert.deepEqual(res.body, { queued: true });
@@ -80,9 +83,9 @@ describe('terminal peer responses', () => {
     const texts = await userTexts(app.url, id);
     assert.equal(texts.length, 5);
     assert.deepEqual(texts.slice(1, 4).map((s) => JSON.parse(s.replace(/^\[external event tick\] /, '')).n), [1, 2, 3]);
-    assert.equal(texts[4], '[response from Seven (remote-7) to request req-1: completed] {"answer":42}');
+    assert.equal(texts[4], `[response from Seven (${REMOTE}) to request req-1: completed] {"answer":42}`);
     // A later waking input runs one more turn, and none of the consumed inputs come back.
-    await call(app.url, 'POST', `/sessions/${id}/peer-response-terminal`, { peer_id: 'p', request_id: 'req-2', status: 'failed', result: null });
+    await call(app.url, 'POST', `/sessions/${id}/peer-response-terminal`, { peer_id: P, request_id: 'req-2', status: 'failed', result: null });
     await waitRuns(app.url, id, 3);
     const more = await userTexts(app.url, id);
     assert.equal(more.length, 6);
@@ -93,11 +96,11 @@ describe('terminal peer responses', () => {
   it('rejects unknown fields, bad statuses, missing members and unknown sessions', async (t) => {
     const app = await startApp(t);
     const id = await createSession(app.url);
-    const good = { peer_id: 'p', request_id: 'r', status: 'cancelled', result: {} };
+    const good = { peer_id: P, request_id: 'r', status: 'cancelled', result: {} };
     const post = (body: unknown, sid = id) => call(app.url, 'POST', `/sessions/${sid}/peer-response-terminal`, body);
     assert.equal((await post(good)).status, 202);
     for (const body of [
-      { ...good, extra: 1 }, { ...good, status: 'accepted' }, { peer_id: 'p', request_id: 'r', status: 'completed' },
+      { ...good, extra: 1 }, { ...good, status: 'accepted' }, { peer_id: P, request_id: 'r', status: 'completed' },
       { request_id: 'r', status: 'completed', result: 1 }, { ...good, peer_id: '' },
     ]) {
       const res = await post(body);
@@ -114,7 +117,7 @@ describe('webhook secret', () => {
     const app = await startApp(t, [], { env: { WARREN_WEBHOOK_SECRET: 's3cret-value' } });
     const id = await createSession(app.url);
     const event = { kind: 'generic_json', event_type: 'x', payload: {} };
-    const terminal = { peer_id: 'p', request_id: 'r', status: 'completed', result: {} };
+    const terminal = { peer_id: P, request_id: 'r', status: 'completed', result: {} };
     for (const [path, body] of [['external-events', event], ['peer-response-terminal', terminal]] as const) {
       for (const headers of [{} as Record<string, string>, { 'x-webhook-secret': 'wrong' }, { 'x-webhook-secret': 's3cret-valuE' }, { 'x-webhook-secret': 's3cret-value-longer' }, { 'x-webhook-secret': '' }]) {
         const res = await call(app.url, 'POST', `/sessions/${id}/${path}`, body, headers);
@@ -145,7 +148,7 @@ describe('the bounded inbox', () => {
     const full = await postEvent(app.url, id, 'c', 3);
     assert.equal(full.status, 503);
     assert.deepEqual(full.body, { error: 'event inbox full', code: 'SERVICE_UNAVAILABLE' });
-    const terminal = await call(app.url, 'POST', `/sessions/${id}/peer-response-terminal`, { peer_id: 'p', request_id: 'r', status: 'completed', result: {} });
+    const terminal = await call(app.url, 'POST', `/sessions/${id}/peer-response-terminal`, { peer_id: P, request_id: 'r', status: 'completed', result: {} });
     assert.equal(terminal.status, 503);
     assert.equal((await call(app.url, 'POST', `/sessions/${id}/messages`, { session_id: id, prompt: 'drain' })).status, 200);
     assert.equal((await postEvent(app.url, id, 'c', 3)).status, 202);
@@ -157,7 +160,7 @@ describe('the bounded inbox', () => {
     const app = await startApp(t, gate.script);
     assert.equal((await call(app.url, 'PATCH', '/config', { comms: { inbox_capacity: 3 } })).status, 200);
     const id = await createAgent(app.url, 'slow');
-    const wake = () => call(app.url, 'POST', `/sessions/${id}/peer-response-terminal`, { peer_id: 'p', request_id: 'r', status: 'completed', result: {} });
+    const wake = () => call(app.url, 'POST', `/sessions/${id}/peer-response-terminal`, { peer_id: P, request_id: 'r', status: 'completed', result: {} });
     assert.equal((await wake()).status, 202);
     await gate.entered.promise;
     // The running turn holds its input until it commits: two more fit, then the bound answers.
@@ -167,7 +170,7 @@ describe('the bounded inbox', () => {
     gate.open.resolve();
     await waitRuns(app.url, id, 3);
     const texts = await userTexts(app.url, id);
-    assert.equal(texts.filter((s) => s.startsWith('[response from p')).length, 2, 'each admitted input ran exactly once');
+    assert.equal(texts.filter((s) => s.startsWith(`[response from ${P}`)).length, 2, 'each admitted input ran exactly once');
     assert.equal((await postEvent(app.url, id, 'later', 1)).status, 202);
   });
 });

@@ -1,10 +1,38 @@
 // test/integration/spec-audit-comms-work.test.ts: clauses of SPEC.md (comms, ingress, skills, WorkGraph)
 // that the feature test files did not pin, each found wrong once by an audit against the text:
+// - "Peer terminal response": `peer_id` is the canonical routing id; display names are not accepted.
 // - "Other interfaces": the `workgraph-workflow` companion skill is gated by the `work_graph` capability
 //   and is not preloaded.
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { call, startApp } from '../helpers/app.ts';
+import { call, createSession, startApp } from '../helpers/app.ts';
+
+const SESSION_PEER = '0190a1b2-c3d4-7e5f-8a9b-0c1d2e3f4a11';
+
+describe('peer terminal response: peer_id', () => {
+  it('accepts canonical peer ids and refuses display names with 400, queuing nothing', async (t) => {
+    const app = await startApp(t);
+    const id = await createSession(app.url);
+    const post = (peer_id: string) => call(app.url, 'POST', `/sessions/${id}/peer-response-terminal`, { peer_id, request_id: 'r', status: 'completed', result: {} });
+    for (const peer of [SESSION_PEER, SESSION_PEER.toUpperCase(), `${SESSION_PEER}@127.0.0.1:7001`, `${SESSION_PEER}@[::1]:7001`]) {
+      const res = await post(peer);
+      assert.equal(res.status, 202, `${peer}: ${JSON.stringify(res.body)}`);
+      assert.deepEqual(res.body, { queued: true });
+    }
+    for (const peer of ['beta', 'Some Display Name', 'remote-7', `${SESSION_PEER}@`, `${SESSION_PEER}@host`, `beta@127.0.0.1:7001`, `${SESSION_PEER} `]) {
+      const res = await post(peer);
+      assert.equal(res.status, 400, `${peer}: ${JSON.stringify(res.body)}`);
+      assert.equal(res.body.code, 'BAD_REQUEST');
+      assert.equal(typeof res.body.error, 'string');
+    }
+    // Only the four accepted responses reached the session: the next turn carries exactly those.
+    const turn = await call(app.url, 'POST', `/sessions/${id}/messages`, { session_id: id, prompt: 'next' });
+    assert.equal(turn.status, 200);
+    const sent = JSON.stringify(app.provider.requests[1].messages);
+    assert.equal(sent.split('[response from ').length - 1, 4);
+    assert.ok(!sent.includes('Some Display Name'));
+  });
+});
 
 describe('the workgraph-workflow skill', () => {
   it('exists only while the work_graph capability is Available, and is never preloaded', async (t) => {
