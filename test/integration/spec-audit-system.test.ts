@@ -1,0 +1,84 @@
+// test/integration/spec-audit-system.test.ts: clauses of the system, config and auth routes that the other
+// suites do not pin (SPEC.md "Auth routes", "Observation and system routes", "Model catalog", "Versioning";
+// wire-notes §2.8, §2.9): malformed binding/profile ids and login states are bad input (400 {error}, never a
+// store fault), and every catalog model profile carries the capability booleans.
+import { describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import { call, startApp, type JsonReply } from '../helpers/app.ts';
+
+const R = 'test-realm';
+
+function assertBadRequest(res: JsonReply, label: string): void {
+  assert.equal(res.status, 400, `${label}: ${res.status} ${JSON.stringify(res.body)?.slice(0, 200)}`);
+  assert.deepEqual(Object.keys(res.body), ['error'], `${label}: auth routes answer {error} only`);
+}
+
+describe('auth routes: malformed ids and login states are bad input', () => {
+  it('a binding or profile id with control characters, or longer than 128 characters, answers 400 on every binding route', async (t) => {
+    const app = await startApp(t);
+    const store = (over: Record<string, unknown>) =>
+      call(app.url, 'POST', '/auth/profiles', { realm_id: R, binding_id: 'main', provider: 'openai', auth_method: 'api_key', secret: 'sk-1', ...over });
+    assert.equal((await store({})).status, 201);
+    assertBadRequest(await store({ binding_id: 'a\nb' }), 'store: control character in binding_id');
+    assertBadRequest(await store({ binding_id: 'x', profile_id: 'p\u0001' }), 'store: control character in profile_id');
+
+    for (const bad of [encodeURIComponent('a\nb'), 'b'.repeat(200), 'b'.repeat(8000)]) {
+      const label = `binding ${bad.slice(0, 12)}… (${bad.length})`;
+      assertBadRequest(await call(app.url, 'GET', `/auth/bindings/${bad}?realm_id=${R}`), `GET ${label}`);
+      assertBadRequest(await call(app.url, 'GET', `/auth/bindings/${bad}/status?realm_id=${R}`), `status ${label}`);
+      assertBadRequest(await call(app.url, 'DELETE', `/auth/bindings/${bad}?realm_id=${R}`), `DELETE ${label}`);
+      assertBadRequest(await call(app.url, 'POST', `/auth/bindings/${bad}/logout?realm_id=${R}`), `logout ${label}`);
+      assertBadRequest(await call(app.url, 'POST', `/auth/bindings/${bad}/test`, { realm_id: R }), `test ${label}`);
+    }
+    for (const bad of [encodeURIComponent('p\u0001'), 'p'.repeat(600), 'p'.repeat(8000)]) {
+      const label = `profile_id ${bad.slice(0, 12)}… (${bad.length})`;
+      assertBadRequest(await call(app.url, 'GET', `/auth/bindings/main?realm_id=${R}&profile_id=${bad}`), `GET ${label}`);
+      assertBadRequest(await call(app.url, 'GET', `/auth/bindings/main/status?realm_id=${R}&profile_id=${bad}`), `status ${label}`);
+      assertBadRequest(await call(app.url, 'DELETE', `/auth/bindings/main?realm_id=${R}&profile_id=${bad}`), `DELETE ${label}`);
+      assertBadRequest(await call(app.url, 'POST', `/auth/bindings/main/logout?realm_id=${R}&profile_id=${bad}`), `logout ${label}`);
+    }
+
+    // Nothing was cleared or released along the way: the stored credential is intact.
+    const status = await call(app.url, 'GET', `/auth/bindings/main/status?realm_id=${R}`);
+    assert.equal(status.body.state, 'valid');
+    // An unknown but well-formed binding is still 404, and a resolution failure still 422.
+    assert.equal((await call(app.url, 'GET', `/auth/bindings/ghost?realm_id=${R}`)).status, 404);
+    assert.equal((await call(app.url, 'POST', '/auth/bindings/ghost/test', { realm_id: R })).status, 422);
+  });
+
+  it('a login/complete with an absurdly long state answers 400, like any unknown state', async (t) => {
+    const app = await startApp(t);
+    const complete = (state: string) =>
+      call(app.url, 'POST', '/auth/login/complete', { provider: 'openai', realm_id: R, binding_id: 'b', code: 'c', state, redirect_uri: 'http://127.0.0.1:9/cb' });
+    assertBadRequest(await complete('unknown-state'), 'unknown state');
+    assertBadRequest(await complete('s'.repeat(8000)), 'state of 8000 characters');
+  });
+
+  it('a session selector naming a malformed binding is refused with 400 before any turn', async (t) => {
+    const app = await startApp(t, [{ text: 'never' }]);
+    for (const binding of ['a\u0000b', 'b'.repeat(8000)]) {
+      const res = await call(app.url, 'POST', '/sessions', { prompt: 'hi', provider: 'openai', auth_binding: { realm: R, binding } });
+      assert.equal(res.status, 400, JSON.stringify(res.body).slice(0, 200));
+      assert.equal(res.body.code, 'BAD_REQUEST');
+    }
+    assert.equal(app.provider.requests.length, 0);
+  });
+});
+
+describe('model catalog profile', () => {
+  it('every model profile carries the capability booleans vision, image_tool_results, inline_video, realtime, supports_web_search', async (t) => {
+    const app = await startApp(t);
+    const { status, body } = await call(app.url, 'GET', '/models/catalog');
+    assert.equal(status, 200);
+    let models = 0;
+    for (const provider of body.providers) {
+      for (const model of provider.models) {
+        models++;
+        for (const flag of ['vision', 'image_tool_results', 'inline_video', 'realtime', 'supports_web_search']) {
+          assert.equal(typeof model.profile[flag], 'boolean', `${provider.provider}/${model.id} profile.${flag}`);
+        }
+      }
+    }
+    assert.ok(models > 0);
+  });
+});
