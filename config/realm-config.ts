@@ -53,8 +53,11 @@ function deepFreeze<T>(value: T): T {
 }
 
 /**
- * Splits a PUT/PATCH body into the document and the optional expected generation. The wrapped form
- * wins when the body's keys are exactly `key` plus optional `expected_generation`.
+ * Splits a PUT/PATCH body into the document and the optional expected generation. A body with a `key`
+ * member is the wrapped form; its other members besides `expected_generation` are ignored (SPEC.md
+ * "Versioning": request fields this server does not know are ignored), so a newer client's wrapped body
+ * keeps its compare-and-set instead of being stored as a direct document. The Config has no section
+ * named `config` or `patch`.
  */
 function unwrap(body: unknown, key: 'config' | 'patch'): { doc: Record<string, unknown>; expected?: number } {
   const invalid = (detail: string) => new ServiceError('BAD_REQUEST', `Invalid ${key}: ${detail}`);
@@ -62,9 +65,7 @@ function unwrap(body: unknown, key: 'config' | 'patch'): { doc: Record<string, u
   // Checked before any recursive merge or copy touches the document (a deep body would overflow the stack).
   const tooDeep = nestingProblem(body);
   if (tooDeep) throw invalid(tooDeep);
-  const keys = Object.keys(body);
-  const wrapped = keys.includes(key) && keys.every((k) => k === key || k === 'expected_generation');
-  if (!wrapped) return { doc: body };
+  if (!Object.hasOwn(body, key)) return { doc: body };
   const doc = body[key];
   if (!isPlainObject(doc)) throw invalid(`'${key}' must be a JSON object`);
   const expected = body.expected_generation;

@@ -1,7 +1,8 @@
 // test/integration/spec-audit-system.test.ts: clauses of the system, config and auth routes that the other
 // suites do not pin (SPEC.md "Auth routes", "Observation and system routes", "Model catalog", "Versioning";
 // wire-notes §2.8, §2.9): malformed binding/profile ids and login states are bad input (400 {error}, never a
-// store fault), and every catalog model profile carries the capability booleans.
+// store fault), a wrapped config body from a newer client keeps its compare-and-set, and every catalog model
+// profile carries the capability booleans.
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { call, startApp, type JsonReply } from '../helpers/app.ts';
@@ -62,6 +63,32 @@ describe('auth routes: malformed ids and login states are bad input', () => {
       assert.equal(res.body.code, 'BAD_REQUEST');
     }
     assert.equal(app.provider.requests.length, 0);
+  });
+});
+
+describe('config: a wrapped body from a newer client', () => {
+  it('PUT and PATCH {config|patch, expected_generation, <unknown member>} stay the wrapped form: checked, applied, the member ignored', async (t) => {
+    const app = await startApp(t);
+    const before = (await call(app.url, 'GET', '/config')).body;
+
+    const stalePatch = await call(app.url, 'PATCH', '/config', { patch: { agent: { model: 'stale' } }, expected_generation: 5, dry_run: false });
+    assert.equal(stalePatch.status, 400, JSON.stringify(stalePatch.body).slice(0, 200));
+    assert.equal(stalePatch.body.error, 'Generation conflict: expected 5, current 0');
+    const stalePut = await call(app.url, 'PUT', '/config', { config: before.config, expected_generation: 5, reason: 'x' });
+    assert.equal(stalePut.status, 400, JSON.stringify(stalePut.body).slice(0, 200));
+    assert.deepEqual((await call(app.url, 'GET', '/config')).body, before, 'a refused write changes nothing');
+
+    const patched = await call(app.url, 'PATCH', '/config', { patch: { agent: { model: 'gpt-5.5' } }, expected_generation: 0, dry_run: false });
+    assert.equal(patched.status, 200, JSON.stringify(patched.body).slice(0, 200));
+    assert.equal(patched.body.generation, 1);
+    assert.equal(patched.body.config.agent.model, 'gpt-5.5');
+    for (const key of ['patch', 'expected_generation', 'dry_run']) assert.equal(key in patched.body.config, false, `${key} is not stored`);
+
+    const config = { ...structuredClone(before.config), agent: { ...before.config.agent, model: 'claude-opus-5' } };
+    const put = await call(app.url, 'PUT', '/config', { config, expected_generation: 1, reason: 'rotate' });
+    assert.equal(put.status, 200, JSON.stringify(put.body).slice(0, 200));
+    assert.equal(put.body.generation, 2);
+    assert.deepEqual(put.body.config, config, 'the wrapped config is stored as it is, without the wrapper members');
   });
 });
 
