@@ -1,10 +1,14 @@
 // test/integration/spec-audit-system.test.ts: clauses of the system, config and auth routes that the other
 // suites do not pin (SPEC.md "Auth routes", "Observation and system routes", "Model catalog", "Versioning";
 // wire-notes §2.8, §2.9): malformed binding/profile ids and login states are bad input (400 {error}, never a
-// store fault), a wrapped config body from a newer client keeps its compare-and-set, and every catalog model
-// profile carries the capability booleans.
+// store fault), a wrapped config body from a newer client keeps its compare-and-set, every catalog model
+// profile carries the capability booleans, and the client decodes host feature flags an older server
+// leaves out as false.
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { WarrenClient } from '../../client/src/client.ts';
 import { call, startApp, type JsonReply } from '../helpers/app.ts';
 
 const R = 'test-realm';
@@ -107,5 +111,33 @@ describe('model catalog profile', () => {
       }
     }
     assert.ok(models > 0);
+  });
+});
+
+describe('host feature flags in older payloads', () => {
+  it('the client decodes flags an older server leaves out (multi_host_mobs, durable_jobs) as false, and passes present ones through', async (t) => {
+    const app = await startApp(t);
+    const current = await new WarrenClient(app.url).runtimeCapabilities();
+    assert.deepEqual(current, (await call(app.url, 'GET', '/runtime/capabilities')).body, 'a current payload is unchanged');
+
+    // An older server: same payloads without the two later flags, mobs on.
+    const features: Record<string, boolean> = { ...current.features, mobs: true };
+    delete features.multi_host_mobs;
+    delete features.durable_jobs;
+    const caps = { contract_version: current.contract_version, features };
+    const info = { ...(await call(app.url, 'GET', '/runtime/host_info')).body, capabilities: caps };
+    const old = createServer((req, res) => {
+      res.setHeader('content-type', 'application/json');
+      res.end(JSON.stringify(req.url === '/runtime/host_info' ? info : caps));
+    });
+    await new Promise<void>((resolve) => old.listen(0, '127.0.0.1', resolve));
+    t.after(() => new Promise<void>((resolve) => old.close(() => resolve())));
+    const client = new WarrenClient(`http://127.0.0.1:${(old.address() as AddressInfo).port}`);
+    for (const decoded of [await client.runtimeCapabilities(), (await client.hostInfo()).capabilities]) {
+      assert.equal(decoded.features.multi_host_mobs, false);
+      assert.equal(decoded.features.durable_jobs, false);
+      assert.equal(decoded.features.mobs, true);
+      assert.deepEqual(Object.keys(decoded.features).sort(), Object.keys(current.features).sort());
+    }
   });
 });
