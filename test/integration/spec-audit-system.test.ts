@@ -141,3 +141,21 @@ describe('host feature flags in older payloads', () => {
     }
   });
 });
+
+describe('inbound authentication', () => {
+  it('with WARREN_WEBHOOK_SECRET set, only the two webhook admissions need X-Webhook-Secret: /auth, /config, /comms/send and the system reads do not', async (t) => {
+    const app = await startApp(t, [], { env: { WARREN_WEBHOOK_SECRET: 'hook-secret' } });
+    for (const path of ['/health', '/config', '/capabilities', '/runtime/capabilities', '/runtime/health', '/runtime/host_info', '/models/catalog', '/realms', `/auth/profiles?realm_id=${R}`]) {
+      assert.equal((await call(app.url, 'GET', path)).status, 200, path);
+    }
+    assert.equal((await call(app.url, 'PATCH', '/config', { agent: { model: 'gpt-5.5' } })).status, 200);
+    const stored = await call(app.url, 'POST', '/auth/profiles', { realm_id: R, binding_id: 'main', provider: 'openai', auth_method: 'api_key', secret: 'sk-1' });
+    assert.equal(stored.status, 201);
+    // SPEC.md "Authentication" 3: comms send is unauthenticated; an unknown session is 404, not 401.
+    const send = await call(app.url, 'POST', '/comms/send', { kind: 'peer_message', session_id: '0190a1b2-c3d4-7e5f-8a9b-0c1d2e3f4a5b', to: 'x', body: 'x' });
+    assert.equal(send.status, 404, JSON.stringify(send.body));
+    // The webhook admissions do need it.
+    const hook = await call(app.url, 'POST', '/sessions/0190a1b2-c3d4-7e5f-8a9b-0c1d2e3f4a5b/external-events', { kind: 'generic_json', event_type: 'x', payload: {} });
+    assert.equal(hook.status, 401);
+  });
+});
