@@ -2,14 +2,15 @@
 // suites do not pin (SPEC.md "Auth routes", "Observation and system routes", "Model catalog", "Versioning";
 // wire-notes §2.8, §2.9): malformed binding/profile ids and login states are bad input (400 {error}, never a
 // store fault), a wrapped config body from a newer client keeps its compare-and-set, every catalog model
-// profile carries the capability booleans, and the client decodes host feature flags an older server
-// leaves out as false.
+// profile carries the capability booleans, the client decodes host feature flags an older server leaves
+// out as false, GET /config never shows an OAuth client secret, and only the webhook admissions take a secret.
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { WarrenClient } from '../../client/src/client.ts';
 import { call, startApp, type JsonReply } from '../helpers/app.ts';
+import { authorize, startFakeOAuth } from '../helpers/fake-oauth.ts';
 
 const R = 'test-realm';
 
@@ -157,5 +158,36 @@ describe('inbound authentication', () => {
     // The webhook admissions do need it.
     const hook = await call(app.url, 'POST', '/sessions/0190a1b2-c3d4-7e5f-8a9b-0c1d2e3f4a5b/external-events', { kind: 'generic_json', event_type: 'x', payload: {} });
     assert.equal(hook.status, 401);
+  });
+});
+
+describe('config: no route returns a secret', () => {
+  it('GET /config shows an OAuth client_secret as ***; writing that back keeps the real one, which the token request still sends', async (t) => {
+    const oauth = await startFakeOAuth();
+    t.after(() => oauth.close());
+    const app = await startApp(t);
+    const provider = { ...oauth.config(), client_secret: 'cs-real-secret' };
+    const patched = await call(app.url, 'PATCH', '/config', { auth: { oauth: { anthropic: provider, openai: oauth.config() } } });
+    assert.equal(patched.status, 200, JSON.stringify(patched.body).slice(0, 200));
+    const read = await call(app.url, 'GET', '/config');
+    for (const body of [patched.body, read.body]) {
+      assert.equal(body.config.auth.oauth.anthropic.client_secret, '***');
+      assert.equal('client_secret' in body.config.auth.oauth.openai, false, 'a provider without a secret shows none');
+      assert.ok(!JSON.stringify(body).includes('cs-real-secret'));
+    }
+    // A client that reads, edits and writes the config back (with the *** it was shown) keeps the secret.
+    const edited = { ...read.body.config, agent: { ...read.body.config.agent, model: 'claude-opus-5' } };
+    const put = await call(app.url, 'PUT', '/config', { config: edited, expected_generation: read.body.generation });
+    assert.equal(put.status, 200, JSON.stringify(put.body).slice(0, 200));
+    assert.equal(put.body.config.auth.oauth.anthropic.client_secret, '***');
+
+    const redirect = 'http://127.0.0.1:53682/callback';
+    const target = { provider: 'anthropic', realm_id: R, binding_id: 'claude' };
+    const start = await call(app.url, 'POST', '/auth/login/start', { ...target, redirect_uri: redirect });
+    assert.equal(start.status, 200, JSON.stringify(start.body));
+    const { code, state } = await authorize(start.body.authorize_url);
+    const done = await call(app.url, 'POST', '/auth/login/complete', { ...target, code, state, redirect_uri: redirect });
+    assert.equal(done.status, 200, JSON.stringify(done.body));
+    assert.equal(oauth.tokenRequests.at(-1)?.client_secret, 'cs-real-secret');
   });
 });
