@@ -52,6 +52,18 @@ describe('auth routes: malformed ids and login states are bad input', () => {
     assert.equal((await call(app.url, 'POST', '/auth/bindings/ghost/test', { realm_id: R })).status, 422);
   });
 
+  it('request members this server does not know are ignored (SPEC.md "Versioning")', async (t) => {
+    const app = await startApp(t);
+    const stored = await call(app.url, 'POST', '/auth/profiles', { realm_id: R, binding_id: 'main', provider: 'openai', auth_method: 'api_key', secret: 'sk-1', label: 'future' });
+    assert.equal(stored.status, 201, JSON.stringify(stored.body));
+    assert.equal('label' in stored.body, false);
+    const tested = await call(app.url, 'POST', '/auth/bindings/main/test', { realm_id: R, deep: true });
+    assert.equal(tested.status, 200, JSON.stringify(tested.body));
+    assert.equal(tested.body.has_credential, true);
+    const listed = await call(app.url, 'GET', `/auth/profiles?realm_id=${R}&page_token=x`);
+    assert.equal(listed.status, 200, JSON.stringify(listed.body));
+  });
+
   it('a login/complete with an absurdly long state answers 400, like any unknown state', async (t) => {
     const app = await startApp(t);
     const complete = (state: string) =>
