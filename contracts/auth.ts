@@ -5,7 +5,7 @@ import { Type, type Static } from 'typebox';
 
 /** Binding and profile ids: 1-128 characters, no control characters (wire-notes §2.9: bad ids are 400). */
 export const ID_MAX_LENGTH = 128;
-export const ID_PATTERN = '^[^\\u0000-\\u001f]+$';
+const ID_PATTERN = '^[^\\u0000-\\u001f]+$';
 const Id = Type.String({ minLength: 1, maxLength: ID_MAX_LENGTH, pattern: ID_PATTERN });
 const OptionalId = Type.Optional(Type.Union([Id, Type.Null()]));
 
