@@ -53,8 +53,11 @@ function deepFreeze<T>(value: T): T {
 }
 
 /**
- * Splits a PUT/PATCH body into the document and the optional expected generation. The wrapped form
- * wins when the body's keys are exactly `key` plus optional `expected_generation`.
+ * Splits a PUT/PATCH body into the document and the optional expected generation. A body with a `key`
+ * member is the wrapped form; its other members besides `expected_generation` are ignored (SPEC.md
+ * "Versioning": request fields this server does not know are ignored), so a newer client's wrapped body
+ * keeps its compare-and-set instead of being stored as a direct document. The Config has no section
+ * named `config` or `patch`.
  */
 function unwrap(body: unknown, key: 'config' | 'patch'): { doc: Record<string, unknown>; expected?: number } {
   const invalid = (detail: string) => new ServiceError('BAD_REQUEST', `Invalid ${key}: ${detail}`);
@@ -62,9 +65,7 @@ function unwrap(body: unknown, key: 'config' | 'patch'): { doc: Record<string, u
   // Checked before any recursive merge or copy touches the document (a deep body would overflow the stack).
   const tooDeep = nestingProblem(body);
   if (tooDeep) throw invalid(tooDeep);
-  const keys = Object.keys(body);
-  const wrapped = keys.includes(key) && keys.every((k) => k === key || k === 'expected_generation');
-  if (!wrapped) return { doc: body };
+  if (!Object.hasOwn(body, key)) return { doc: body };
   const doc = body[key];
   if (!isPlainObject(doc)) throw invalid(`'${key}' must be a JSON object`);
   const expected = body.expected_generation;
@@ -207,16 +208,47 @@ export class RealmConfig {
   }
 }
 
-/** The config GET /config shows: the database URL's password replaced by `***`. */
+/** How GET /config shows an OAuth client secret (`[auth.oauth.<provider>] client_secret`). */
+const REDACTED = '***';
+
+/**
+ * The config GET /config shows: the database URL's password and every OAuth client secret replaced by
+ * `***` (no route returns a secret).
+ */
 function redactSecrets(config: Config): Config {
+  let out = config;
   const url = config.storage?.postgres_url;
-  if (url === undefined) return config;
-  return { ...config, storage: { ...config.storage!, postgres_url: redactDatabaseUrl(url) } };
+  if (url !== undefined) out = { ...out, storage: { ...config.storage!, postgres_url: redactDatabaseUrl(url) } };
+  const oauth = config.auth?.oauth;
+  if (oauth && Object.values(oauth).some((p) => p.client_secret !== undefined)) {
+    const redacted = Object.fromEntries(
+      Object.entries(oauth).map(([id, p]) => [id, p.client_secret === undefined ? p : { ...p, client_secret: REDACTED }]),
+    );
+    out = { ...out, auth: { ...config.auth, oauth: redacted } };
+  }
+  return out;
 }
 
-/** A written config that carries back the redacted URL GET /config showed keeps the stored one. */
+/**
+ * A written config that carries back what GET /config showed keeps the stored secrets: the redacted
+ * database URL, and a client secret of `***` for a provider that has one.
+ */
 function keepRedacted(next: Config, current: Config): Config {
+  let out = next;
   const url = current.storage?.postgres_url;
-  if (url === undefined || next.storage?.postgres_url !== redactDatabaseUrl(url) || next.storage.postgres_url === url) return next;
-  return { ...next, storage: { ...next.storage, postgres_url: url } };
+  if (url !== undefined && next.storage?.postgres_url === redactDatabaseUrl(url) && next.storage.postgres_url !== url) {
+    out = { ...out, storage: { ...next.storage, postgres_url: url } };
+  }
+  const oauth = next.auth?.oauth;
+  const stored = current.auth?.oauth;
+  if (oauth && stored && Object.entries(oauth).some(([id, p]) => p.client_secret === REDACTED && stored[id]?.client_secret !== undefined)) {
+    const kept = Object.fromEntries(
+      Object.entries(oauth).map(([id, p]) => {
+        const secret = stored[id]?.client_secret;
+        return [id, p.client_secret === REDACTED && secret !== undefined ? { ...p, client_secret: secret } : p];
+      }),
+    );
+    out = { ...out, auth: { ...next.auth, oauth: kept } };
+  }
+  return out;
 }

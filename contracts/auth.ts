@@ -3,7 +3,10 @@
 // credential store reads. contracts/routes-auth.ts holds the route catalog; actors/auth/* the behaviour.
 import { Type, type Static } from 'typebox';
 
-const Id = Type.String({ minLength: 1, maxLength: 128 });
+/** Binding and profile ids: 1-128 characters, no control characters (wire-notes §2.9: bad ids are 400). */
+export const ID_MAX_LENGTH = 128;
+const ID_PATTERN = '^[^\\u0000-\\u001f]+$';
+const Id = Type.String({ minLength: 1, maxLength: ID_MAX_LENGTH, pattern: ID_PATTERN });
 const OptionalId = Type.Optional(Type.Union([Id, Type.Null()]));
 
 /** Methods a caller can store directly; `oauth` profiles are written only by the login routes. */
@@ -52,7 +55,7 @@ export type BindingView = Static<typeof BindingView>;
 
 // ---- requests ----
 
-export const RealmQuery = Type.Object({ realm_id: Type.String({ minLength: 1 }), profile_id: Type.Optional(Type.String({ minLength: 1 })) }, { $id: 'AuthRealmQuery' });
+export const RealmQuery = Type.Object({ realm_id: Type.String({ minLength: 1 }), profile_id: Type.Optional(Id) }, { $id: 'AuthRealmQuery' });
 export type RealmQuery = Static<typeof RealmQuery>;
 
 export const StoreCredentialsRequest = Type.Object(
@@ -70,7 +73,8 @@ export const LoginStartRequest = Type.Object({ ...LoginTarget, redirect_uri: Typ
 export type LoginStartRequest = Static<typeof LoginStartRequest>;
 
 export const LoginCompleteRequest = Type.Object(
-  { ...LoginTarget, code: Type.String({ minLength: 1 }), state: Type.String({ minLength: 1 }), redirect_uri: Type.String({ minLength: 1 }) },
+  // The state is the one login/start issued (43 characters); anything longer names no login.
+  { ...LoginTarget, code: Type.String({ minLength: 1 }), state: Type.String({ minLength: 1, maxLength: 256 }), redirect_uri: Type.String({ minLength: 1 }) },
   { $id: 'LoginCompleteRequest' },
 );
 export type LoginCompleteRequest = Static<typeof LoginCompleteRequest>;

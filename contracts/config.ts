@@ -261,8 +261,8 @@ export const ExpectedGeneration = Type.Optional(Nullable(Type.Integer({ minimum:
 const AnyObject = Type.Object({}, { additionalProperties: true });
 
 /**
- * PUT /config body: a direct Config object, or `{config, expected_generation?}`. The wrapped form wins
- * when the body's keys are exactly `config` plus optional `expected_generation` (wire-notes §11 item 18).
+ * PUT /config body: a direct Config object, or `{config, expected_generation?}`. A body with a `config`
+ * member is the wrapped form (wire-notes §11 item 18); other members of it are ignored (SPEC.md "Versioning").
  */
 export const ConfigPutBody = Type.Union(
   [

@@ -12,7 +12,7 @@ import type { ProviderCredential } from '../../providers/provider.ts';
 import { authSettings } from './auth-config.ts';
 import { AuthRefresher } from './auth-refresher.ts';
 import { bindingState, refreshDue } from './binding-status.ts';
-import { CredentialStore, type ResolvedBinding } from './credential-store.ts';
+import { checkId, CredentialStore, type ResolvedBinding } from './credential-store.ts';
 
 export interface AuthServiceDeps {
   credentials: CredentialStore;
@@ -116,6 +116,8 @@ export class AuthService {
   /** POST .../test: resolution report; `ok: false` carries the message of the 422 body. */
   async test(bindingId: string, realmId: string, profileId?: string | null): Promise<{ ok: true; report: BindingTestReport } | { ok: false; error: string }> {
     this.creds.checkRealm(realmId);
+    // A malformed id is bad input (400), not a binding that failed to resolve (422).
+    checkId('binding_id', bindingId);
     let r: ResolvedBinding;
     try {
       r = await this.creds.resolve(bindingId, profileId);

@@ -33,6 +33,20 @@ export interface CallOptions {
 
 type Query = Record<string, string | number | undefined>;
 
+/**
+ * Every host feature flag (tsc refuses this object when a flag is missing). A flag an older server does
+ * not send decodes as false (SPEC.md "Runtime host", "Versioning").
+ */
+const HOST_FEATURE_FLAGS: Record<keyof RuntimeCapabilities['features'], false> = {
+  runtime_backed_sessions: false, mobs: false, multi_host_mobs: false, mcp_live: false, comms: false, blobs: false,
+  session_events: false, session_streams: false, schedules: false, skills: false, event_replay: false, artifacts: false,
+  approvals: false, external_members: false, secure_remote_rpc: false, durable_jobs: false,
+};
+
+function decodeHostCapabilities(caps: RuntimeCapabilities): RuntimeCapabilities {
+  return { ...caps, features: { ...HOST_FEATURE_FLAGS, ...caps.features } };
+}
+
 /** Streams of the inspection route yield transitions, plus control frames. */
 export type InspectStreamItem =
   | { type: 'transition'; id: number; data: ActorTransition }
@@ -157,14 +171,15 @@ export class WarrenClient {
   capabilities(): Promise<CapabilitiesResponse> {
     return this.request('GET', '/capabilities');
   }
-  runtimeCapabilities(): Promise<RuntimeCapabilities> {
-    return this.request('GET', '/runtime/capabilities');
+  async runtimeCapabilities(): Promise<RuntimeCapabilities> {
+    return decodeHostCapabilities(await this.request<RuntimeCapabilities>('GET', '/runtime/capabilities'));
   }
   runtimeHealth(): Promise<RuntimeHealth> {
     return this.request('GET', '/runtime/health');
   }
-  hostInfo(): Promise<HostInfo> {
-    return this.request('GET', '/runtime/host_info');
+  async hostInfo(): Promise<HostInfo> {
+    const info = await this.request<HostInfo>('GET', '/runtime/host_info');
+    return { ...info, capabilities: decodeHostCapabilities(info.capabilities) };
   }
   modelCatalog(): Promise<ModelCatalog> {
     return this.request('GET', '/models/catalog');

@@ -95,11 +95,12 @@ describe('RealmConfig', () => {
     assert.equal((await loadConfigFile(realm.configPath)).rest.port, 9003);
   });
 
-  it('treats a body with extra keys beside `config` as a direct config', async () => {
+  it('treats a body with a `config` member as the wrapped form and ignores its other members', async () => {
     const rc = await RealmConfig.open(await freshRealm(), { exposePaths: false, logger });
     const envelope = await rc.replace({ config: { note: 'kept' }, rest: { port: 1234 } });
-    assert.equal(envelope.config.rest.port, 1234);
-    assert.deepEqual((envelope.config as Record<string, unknown>).config, { note: 'kept' });
+    assert.equal(envelope.config.rest.port, 8080);
+    assert.equal((envelope.config as Record<string, unknown>).note, 'kept');
+    assert.equal('config' in envelope.config, false);
   });
 
   it('patches with a direct or wrapped RFC 7396 body', async () => {
