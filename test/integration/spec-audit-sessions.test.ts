@@ -1,0 +1,30 @@
+// Clause-by-clause audit of the session and turn routes against the interface spec: each test covers a
+// clause the other session tests leave open, and fails on the behaviour it replaced.
+import { describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import { call, createSession, startApp } from '../helpers/app.ts';
+
+describe('POST /sessions/{id}/messages: body session_id must equal the path id', () => {
+  it('accepts the same locator in the body as in the path (realm-qualified, any case); refuses another id', async (t) => {
+    const app = await startApp(t);
+    const id = await createSession(app.url);
+    const ref = `test-realm:${id}`;
+    // session_ref (what create answered) used as the locator in both places.
+    const qualified = await call(app.url, 'POST', `/sessions/${ref}/messages`, { session_id: ref, prompt: 'a' });
+    assert.equal(qualified.status, 200, JSON.stringify(qualified.body));
+    assert.equal(qualified.body.session_id, id);
+    const upper = id.toUpperCase();
+    const cased = await call(app.url, 'POST', `/sessions/${upper}/messages`, { session_id: upper, prompt: 'b' });
+    assert.equal(cased.status, 200, JSON.stringify(cased.body));
+    const mixed = await call(app.url, 'POST', `/sessions/${id}/messages`, { session_id: ref, prompt: 'c' });
+    assert.equal(mixed.status, 200, JSON.stringify(mixed.body));
+    // Another realm's locator of the same uuid, or another uuid, is still a mismatch.
+    for (const other of [`other-realm:${id}`, '00000000-0000-4000-8000-000000000000', '']) {
+      const res = await call(app.url, 'POST', `/sessions/${ref}/messages`, { session_id: other, prompt: 'x' });
+      assert.equal(res.status, 400, other);
+      assert.equal(res.body.code, 'BAD_REQUEST');
+    }
+    assert.equal(app.provider.requests.length, 4);
+    assert.equal((await call(app.url, 'GET', `/sessions/${id}`)).body.message_count, 8);
+  });
+});
