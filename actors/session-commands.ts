@@ -164,7 +164,7 @@ export async function createSession(sup: SessionHost, body: CreateSessionRequest
     outcome = await actor.runTurn({
       requestId, kind: 'create', prompt: body.prompt, injectedContext: withSkills(skills, body.injected_context),
       transientContext: body.transient_turn_context, signal, onCommitting, knownHistory: rows, plan, hooks,
-      identity: turnExtras.identity, onAdmitted: turnExtras.onAdmitted,
+      identity: turnExtras.identity, onAdmitted: turnExtras.onAdmitted, verbose: body.verbose === true,
     });
   } catch (err) {
     try {
@@ -237,7 +237,7 @@ export async function continueSession(sup: SessionHost, sessionId: string, body:
       requestId, kind: 'continue', prompt: body.prompt,
       injectedContext: withSkills(skills, claim?.context.length ? [...claim.context, ...(body.injected_context ?? [])] : body.injected_context),
       transientContext: body.transient_turn_context, systemAppend: body.system_prompt, settingsPatch: patch, plan, signal, onCommitting, hooks,
-      identity: turnExtras.identity, onAdmitted: turnExtras.onAdmitted, followUp: turnExtras.followUp,
+      identity: turnExtras.identity, onAdmitted: turnExtras.onAdmitted, followUp: turnExtras.followUp, verbose: body.verbose === true,
       ...(claim ? { pullSteer: () => claim.pullSteer() } : {}),
       ...(claim || settingsOps.length ? { commitOps: () => [...settingsOps, ...(claim?.commitOps() ?? [])] } : {}),
     });

@@ -2,6 +2,7 @@
 // clause the other session tests leave open, and fails on the behaviour it replaced.
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
+import pino from 'pino';
 import { call, createSession, startApp } from '../helpers/app.ts';
 
 describe('POST /sessions/{id}/messages: body session_id must equal the path id', () => {
@@ -26,5 +27,27 @@ describe('POST /sessions/{id}/messages: body session_id must equal the path id',
     }
     assert.equal(app.provider.requests.length, 4);
     assert.equal((await call(app.url, 'GET', `/sessions/${id}`)).body.message_count, 8);
+  });
+});
+
+describe('verbose (create and continue)', () => {
+  it('logs each event of a verbose turn server-side at info; a turn without verbose logs none', async (t) => {
+    const lines: Array<{ msg: string; event?: string; sessionId?: string; level: number }> = [];
+    const logger = pino({ level: 'info' }, { write: (s: string) => void lines.push(JSON.parse(s)) });
+    const app = await startApp(t, [{ text: 'one' }, { text: 'two' }, { text: 'three' }], { logger });
+    const verboseEvents = (sid: string) => lines.filter((l) => l.msg === 'session event (verbose)' && l.sessionId === sid).map((l) => l.event);
+    const quiet = await createSession(app.url, { prompt: 'a' });
+    assert.deepEqual(verboseEvents(quiet), []);
+    const loud = await createSession(app.url, { prompt: 'b', verbose: true });
+    const kinds = ['run_started', 'turn_started', 'text_delta', 'text_complete', 'turn_completed', 'run_completed'];
+    assert.deepEqual(verboseEvents(loud), kinds);
+    assert.ok(lines.every((l) => l.msg !== 'session event (verbose)' || l.level === 30), 'logged at info');
+    // Verbose is per request: a later continue without it adds nothing, one with it logs its turn.
+    const plain = await call(app.url, 'POST', `/sessions/${loud}/messages`, { session_id: loud, prompt: 'c' });
+    assert.equal(plain.status, 200);
+    assert.deepEqual(verboseEvents(loud), kinds);
+    const again = await call(app.url, 'POST', `/sessions/${quiet}/messages`, { session_id: quiet, prompt: 'd', verbose: true });
+    assert.equal(again.status, 200);
+    assert.deepEqual(verboseEvents(quiet), kinds);
   });
 });
