@@ -51,3 +51,17 @@ describe('verbose (create and continue)', () => {
     assert.deepEqual(verboseEvents(quiet), kinds);
   });
 });
+
+describe('transient_turn_context', () => {
+  it('reaches the turn\'s model call but never the structured-output extraction request', async (t) => {
+    const app = await startApp(t, [{ text: 'The answer is 42.' }, { text: '{"answer": 42}' }]);
+    const schema = { type: 'object', properties: { answer: { type: 'integer' } }, required: ['answer'] };
+    const res = await call(app.url, 'POST', '/sessions', { prompt: 'what is it?', output_schema: schema, transient_turn_context: 'SECRET-FACTS' });
+    assert.equal(res.status, 200, JSON.stringify(res.body));
+    assert.deepEqual(res.body.structured_output, { answer: 42 });
+    const [main, extraction] = app.provider.requests;
+    assert.ok(JSON.stringify(main.messages).includes('SECRET-FACTS'));
+    assert.ok(!JSON.stringify(extraction.messages).includes('SECRET-FACTS'), 'never in an extraction request');
+    assert.ok(!JSON.stringify(extraction.system ?? '').includes('SECRET-FACTS'));
+  });
+});
