@@ -4,6 +4,7 @@ import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import pino from 'pino';
 import { call, createSession, startApp } from '../helpers/app.ts';
+import { openEvents, type Envelope } from '../helpers/sse-client.ts';
 
 describe('POST /sessions/{id}/messages: body session_id must equal the path id', () => {
   it('accepts the same locator in the body as in the path (realm-qualified, any case); refuses another id', async (t) => {
@@ -63,5 +64,35 @@ describe('transient_turn_context', () => {
     assert.ok(JSON.stringify(main.messages).includes('SECRET-FACTS'));
     assert.ok(!JSON.stringify(extraction.messages).includes('SECRET-FACTS'), 'never in an extraction request');
     assert.ok(!JSON.stringify(extraction.system ?? '').includes('SECRET-FACTS'));
+  });
+});
+
+describe('session event envelope', () => {
+  it('event_id is a UUIDv7 of the event\'s timestamp, the same live, replayed and in the ledger', async (t) => {
+    const app = await startApp(t, [{ text: 'one' }, { chunks: ['t', 'wo'] }]);
+    const id = await createSession(app.url, { prompt: 'a' });
+    const live = await openEvents(app.url, id);
+    t.after(() => live.close());
+    const turn = await call(app.url, 'POST', `/sessions/${id}/messages`, { session_id: id, prompt: 'b' });
+    assert.equal(turn.status, 200);
+    await live.untilEvent('run_completed');
+    const replay = await openEvents(app.url, id, { 'Last-Event-ID': '0' });
+    t.after(() => replay.close());
+    const ledger = (await call(app.url, 'GET', `/sessions/${id}/ledger`)).body.events as Envelope[];
+    await replay.until((c) => c.envelopes().length === ledger.length, 'the whole ledger replayed');
+    const v7 = /^[0-9a-f]{8}-[0-9a-f]{4}-7[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/;
+    const ids = new Set<string>();
+    for (const env of ledger) {
+      assert.match(env.event_id, v7);
+      assert.equal(Number.parseInt(env.event_id.replace(/-/g, '').slice(0, 12), 16), env.timestamp_ms, 'unix-ms timestamp prefix');
+      ids.add(env.event_id);
+    }
+    assert.equal(ids.size, ledger.length, 'unique per event');
+    const byLedger = new Map(ledger.map((e) => [e.seq, e.event_id]));
+    // The ledger drops a committed turn's text deltas; every other live event is in it.
+    const liveKept = live.envelopes().filter((e) => e.payload.type !== 'text_delta');
+    assert.ok(liveKept.length > 0);
+    for (const env of [...liveKept, ...replay.envelopes()]) assert.equal(env.event_id, byLedger.get(env.seq), `seq ${env.seq}`);
+    for (const env of live.envelopes()) assert.match(env.event_id, v7);
   });
 });
