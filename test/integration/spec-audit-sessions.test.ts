@@ -96,3 +96,28 @@ describe('session event envelope', () => {
     for (const env of live.envelopes()) assert.match(env.event_id, v7);
   });
 });
+
+describe('system context and system prompt keys', () => {
+  it('treats keys named like Object.prototype members (constructor, toString) as ordinary keys', async (t) => {
+    const app = await startApp(t);
+    const id = await createSession(app.url);
+    const ctx = (key: string, text: string) => call(app.url, 'POST', `/sessions/${id}/system_context`, { content: { type: 'text', text }, source: 'audit', idempotency_key: key });
+    for (const key of ['constructor', 'hasOwnProperty']) {
+      const first = await ctx(key, 'fact');
+      assert.equal(first.status, 200, `${key}: ${JSON.stringify(first.body)}`);
+      assert.deepEqual(first.body, { session_id: id, status: 'applied' });
+      assert.equal((await ctx(key, 'fact')).body.status, 'duplicate');
+      assert.equal((await ctx(key, 'other fact')).status, 409);
+    }
+    const prompt = (body: Record<string, unknown>) => call(app.url, 'POST', `/sessions/${id}/system_prompt`, { content: 'be brief', ...body });
+    const adopted = await prompt({ key: 'toString' });
+    assert.equal(adopted.status, 200, JSON.stringify(adopted.body));
+    assert.deepEqual([adopted.body.version, adopted.body.status], [1, 'applied']);
+    const updated = await prompt({ key: 'toString', content: 'be thorough', expected_version: 1 });
+    assert.equal(updated.status, 200, JSON.stringify(updated.body));
+    assert.deepEqual([updated.body.version, updated.body.status, updated.body.message_index], [2, 'applied', adopted.body.message_index]);
+    const history = (await call(app.url, 'GET', `/sessions/${id}/history`)).body.messages;
+    assert.equal(history[adopted.body.message_index].content, 'be thorough');
+    assert.equal(({} as Record<string, unknown>).message_index, undefined, 'Object.prototype untouched');
+  });
+});
