@@ -5,6 +5,8 @@ import assert from 'node:assert/strict';
 import pino from 'pino';
 import { call, createSession, startApp } from '../helpers/app.ts';
 import { openEvents, type Envelope } from '../helpers/sse-client.ts';
+import { deferred } from '../helpers/gates.ts';
+import { echoReply } from '../../providers/scripted.ts';
 
 describe('POST /sessions/{id}/messages: body session_id must equal the path id', () => {
   it('accepts the same locator in the body as in the path (realm-qualified, any case); refuses another id', async (t) => {
@@ -119,5 +121,33 @@ describe('system context and system prompt keys', () => {
     const history = (await call(app.url, 'GET', `/sessions/${id}/history`)).body.messages;
     assert.equal(history[adopted.body.message_index].content, 'be thorough');
     assert.equal(({} as Record<string, unknown>).message_index, undefined, 'Object.prototype untouched');
+  });
+});
+
+describe('POST /requests/{id}/cancel on a create', () => {
+  it('cancels an uncommitted first turn: {cancelled: true}, the create answers 499 with a resumable identity', async (t) => {
+    const entered = deferred();
+    const app = await startApp(t, (req, i) => {
+      if (i !== 0) return echoReply(req);
+      entered.resolve();
+      return { text: 'never sent', waitFor: new Promise<void>(() => {}) };
+    });
+    const create = call(app.url, 'POST', '/sessions', { prompt: 'first' }, { 'x-warren-request-id': 'create-1' });
+    await entered.promise;
+    const cancel = await call(app.url, 'POST', '/requests/create-1/cancel');
+    assert.equal(cancel.status, 200);
+    assert.equal(cancel.body.cancelled, true);
+    assert.ok(!('reason' in cancel.body));
+    const ended = await create;
+    assert.equal(ended.status, 499, JSON.stringify(ended.body));
+    assert.equal(ended.body.code, 'REQUEST_CANCELLED');
+    const id = ended.body.details.session_id;
+    assert.equal(ended.body.details.resumable, true);
+    assert.equal((await call(app.url, 'GET', `/sessions/${id}`)).body.message_count, 0, 'nothing of the cancelled turn committed');
+    const late = await call(app.url, 'POST', '/requests/create-1/cancel');
+    assert.deepEqual([late.status, late.body.cancelled, late.body.reason], [200, false, 'already_terminal']);
+    const next = await call(app.url, 'POST', `/sessions/${id}/messages`, { session_id: id, prompt: 'again' });
+    assert.equal(next.status, 200, JSON.stringify(next.body));
+    assert.equal(next.body.text, 'echo: again');
   });
 });
