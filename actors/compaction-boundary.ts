@@ -42,7 +42,9 @@ async function rewriteTranscript(core: SessionCore, rows: Message[], ops: StoreO
   core.state.revision++;
   // Keyed system prompts keep pointing at their (moved) rows.
   rows.forEach((row, i) => {
-    if (row.role === 'system' && row.prompt_version && core.state.prompts[row.prompt_version.key]) core.state.prompts[row.prompt_version.key].message_index = i;
+    // Own members only: a key such as `constructor` or `__proto__` must never reach Object.prototype.
+    const key = row.role === 'system' ? row.prompt_version?.key : undefined;
+    if (key !== undefined && Object.hasOwn(core.state.prompts, key)) core.state.prompts[key].message_index = i;
   });
   core.record = { ...core.record, message_count: rows.length, total_tokens: core.record.total_tokens + tokens };
   try {

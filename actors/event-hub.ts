@@ -39,6 +39,8 @@ export class EventHub {
   /** Durable entries not yet handed out (only while a large batch is being paced). */
   private backlog: HubEntry[] = [];
   private pumping = false;
+  /** Sees every event as it is published while set: a turn requested with `verbose` logs through it. */
+  verboseLog: ((entry: HubEntry) => void) | null = null;
 
   constructor(
     readonly sessionId: string,
@@ -83,6 +85,7 @@ export class EventHub {
   publish<K extends SessionEventKind>(kind: K, payload: SessionEventPayload<K>): HubEntry {
     const entry: HubEntry = { seq: this.nextSeq++, kind, timestamp_ms: this.now(), payload };
     if (this.tap) this.tap(entry);
+    if (this.verboseLog) this.verboseLog(entry);
     if (this.persist) this.persist(entry);
     else this.deliver([entry]);
     return entry;

@@ -53,6 +53,8 @@ export interface TurnCommand {
   pullSteer?: () => ContentInput[];
   /** A follow-up from the session's queue (busy_policy enqueue): admitted between queued turns. */
   followUp?: boolean;
+  /** The request's `verbose`: every event published while the turn runs is logged at info. */
+  verbose?: boolean;
 }
 
 /** Ops that ride a turn's writes: its pending-input write, its commit, or its failure write. */
@@ -146,6 +148,8 @@ export class SessionActor {
     if (cmd.signal.aborted) abort.abort(cmd.signal.reason);
     else cmd.signal.addEventListener('abort', onExternalAbort, { once: true });
     machineSignal.addEventListener('abort', onMachineAbort, { once: true });
+    const hub = core.hub;
+    if (cmd.verbose) hub.verboseLog = (e) => core.log.info({ sessionId: core.id, requestId: cmd.requestId, seq: e.seq, event: e.kind, payload: e.payload }, 'session event (verbose)');
     const run = core.deps.turnFeatures?.begin({
       sessionId: core.id, requestId: cmd.requestId, plan: cmd.plan,
       emit: (kind, payload) => core.hub.publish(kind, payload), abort: (reason) => abort.abort(reason), signal: abort.signal,
@@ -153,6 +157,7 @@ export class SessionActor {
     try {
       return await this.turn(cmd, generation, abort.signal, core.deps.now(), run);
     } finally {
+      if (cmd.verbose) hub.verboseLog = null;
       run?.dispose();
       cmd.signal.removeEventListener('abort', onExternalAbort);
       machineSignal.removeEventListener('abort', onMachineAbort);

@@ -164,7 +164,7 @@ export async function createSession(sup: SessionHost, body: CreateSessionRequest
     outcome = await actor.runTurn({
       requestId, kind: 'create', prompt: body.prompt, injectedContext: withSkills(skills, body.injected_context),
       transientContext: body.transient_turn_context, signal, onCommitting, knownHistory: rows, plan, hooks,
-      identity: turnExtras.identity, onAdmitted: turnExtras.onAdmitted,
+      identity: turnExtras.identity, onAdmitted: turnExtras.onAdmitted, verbose: body.verbose === true,
     });
   } catch (err) {
     try {
@@ -237,7 +237,7 @@ export async function continueSession(sup: SessionHost, sessionId: string, body:
       requestId, kind: 'continue', prompt: body.prompt,
       injectedContext: withSkills(skills, claim?.context.length ? [...claim.context, ...(body.injected_context ?? [])] : body.injected_context),
       transientContext: body.transient_turn_context, systemAppend: body.system_prompt, settingsPatch: patch, plan, signal, onCommitting, hooks,
-      identity: turnExtras.identity, onAdmitted: turnExtras.onAdmitted, followUp: turnExtras.followUp,
+      identity: turnExtras.identity, onAdmitted: turnExtras.onAdmitted, followUp: turnExtras.followUp, verbose: body.verbose === true,
       ...(claim ? { pullSteer: () => claim.pullSteer() } : {}),
       ...(claim || settingsOps.length ? { commitOps: () => [...settingsOps, ...(claim?.commitOps() ?? [])] } : {}),
     });
@@ -247,6 +247,16 @@ export async function continueSession(sup: SessionHost, sessionId: string, body:
   }
   claim?.settle(true);
   return { sessionId, ...outcome, ...(skills ? { skillDiagnostics: skills.diagnostics } : {}) };
+}
+
+// Idempotency keys and prompt keys are caller strings: `constructor` or `__proto__` are keys like any
+// other, never members inherited from Object.prototype.
+function ownEntry<T>(map: Record<string, T>, key: string): T | undefined {
+  return Object.hasOwn(map, key) ? map[key] : undefined;
+}
+
+function setEntry<T>(map: Record<string, T>, key: string, value: T): void {
+  Object.defineProperty(map, key, { value, enumerable: true, writable: true, configurable: true });
 }
 
 function fingerprint(text: string): string {
@@ -270,13 +280,13 @@ export async function appendSystemContext(sup: SessionHost, sessionId: string, b
   let status: 'applied' | 'duplicate' = 'applied';
   await actor.mutate((state, record) => {
     if (body.idempotency_key) {
-      const seen = state.sysctx[body.idempotency_key];
+      const seen = ownEntry(state.sysctx, body.idempotency_key);
       if (seen === fp) {
         status = 'duplicate';
         return {};
       }
       if (seen) throw new ServiceError('CONFLICT', 'idempotency_key reused with different content', { idempotency_key: body.idempotency_key });
-      state.sysctx[body.idempotency_key] = fp;
+      setEntry(state.sysctx, body.idempotency_key, fp);
     }
     const row: Message = { role: 'system', content: text, created_at: new Date(sup.deps.now()).toISOString() };
     if (body.source || body.idempotency_key) {
@@ -305,7 +315,7 @@ export async function replaceSystemPrompt(sup: SessionHost, sessionId: string, b
   await actor.mutate((state, record) => {
     // A turn admitted while the rows were read would commit over an appended row: check again, synchronously.
     if (actor.isRunning()) throw new ServiceError('SESSION_BUSY', 'Session has active work', { session_id: sessionId });
-    const existing = state.prompts[body.key];
+    const existing = ownEntry(state.prompts, body.key);
     const now = new Date(sup.deps.now()).toISOString();
     if (existing) {
       if (body.target_message_index != null) throw new ServiceError('BAD_REQUEST', `key '${body.key}' is already adopted; omit target_message_index`);
@@ -317,7 +327,7 @@ export async function replaceSystemPrompt(sup: SessionHost, sessionId: string, b
         return {};
       }
       const version = existing.version + 1;
-      state.prompts[body.key] = { version, message_index: existing.message_index, content: body.content };
+      setEntry(state.prompts, body.key, { version, message_index: existing.message_index, content: body.content });
       state.revision++;
       const row: Message = { role: 'system', content: body.content, created_at: now, prompt_version: { key: body.key, version } };
       result = { version, message_index: existing.message_index, status: 'applied', transcript_revision: String(state.revision) };
@@ -334,7 +344,7 @@ export async function replaceSystemPrompt(sup: SessionHost, sessionId: string, b
       index = body.target_message_index;
       kind = 'in_place';
     }
-    state.prompts[body.key] = { version: 1, message_index: index, content: body.content };
+    setEntry(state.prompts, body.key, { version: 1, message_index: index, content: body.content });
     state.revision++;
     result = { version: 1, message_index: index, status: 'applied', transcript_revision: String(state.revision) };
     return {

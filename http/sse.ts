@@ -32,10 +32,23 @@ export interface SseOptions {
   onTruncated?: (dropped: number) => void;
 }
 
+/**
+ * An event's id, a UUIDv7 (wire-notes §2.2) derived from the entry alone, so a replay or a ledger read
+ * repeats it: the 48-bit timestamp is the event's timestamp_ms; the random bits are 34 bits of the
+ * session id and the seq (40 bits), so ids are unique within a session and practically across sessions.
+ */
+export function eventIdOf(sessionId: string, e: HubEntry): string {
+  const ts = Math.max(0, Math.floor(e.timestamp_ms)).toString(16).padStart(12, '0').slice(-12);
+  const sid = sessionId.replace(/-/g, '');
+  const variant = (8 | (Number.parseInt(sid[3] ?? '0', 16) & 3)).toString(16);
+  const seq = (e.seq % 2 ** 40).toString(16).padStart(10, '0');
+  return `${ts.slice(0, 8)}-${ts.slice(8)}-7${sid.slice(0, 3)}-${variant}${sid.slice(4, 7)}-${sid.slice(7, 9)}${seq}`;
+}
+
 /** The envelope of wire-notes §2.2 (`data:` of a frame, and a row of the ledger route). */
 export function envelopeOf(sessionId: string, e: HubEntry): Record<string, unknown> {
   const payload = { type: e.kind, ...(e.payload as Record<string, unknown>) };
-  return { event_id: `${sessionId}:${e.seq}`, source: { type: 'session', session_id: sessionId }, seq: e.seq, timestamp_ms: e.timestamp_ms, payload };
+  return { event_id: eventIdOf(sessionId, e), source: { type: 'session', session_id: sessionId }, seq: e.seq, timestamp_ms: e.timestamp_ms, payload };
 }
 
 /** The SSE frame of an entry, serialized once and shared by every subscriber. */

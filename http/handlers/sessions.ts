@@ -53,6 +53,15 @@ function parseLabelFilters(ctx: HandlerContext): Array<[string, string]> {
   });
 }
 
+/** A body session id as a bare id when it is a valid locator of this realm; otherwise as sent (a mismatch). */
+function bareSessionId(raw: string, realmId: string): string {
+  try {
+    return parseSessionId(raw, realmId);
+  } catch {
+    return raw;
+  }
+}
+
 function intParam(value: string | undefined): number | undefined {
   return value === undefined ? undefined : Number.parseInt(value, 10);
 }
@@ -95,6 +104,9 @@ export function sessionHandlers(sup: SessionHost, realmId: string, createExtras?
       }
     }),
     ...on(SESSION_ROUTE['continue'], async (ctx) => {
+      // The body's session_id names the same session as the path when it is the same locator in any of
+      // its spellings (`<uuid>`, `<realm>:<uuid>`, any case): compared in its bare form by every path below.
+      ctx.body.session_id = bareSessionId(ctx.body.session_id, realmId);
       // busy_policy enqueue/steer (Warren extension) goes to the session's follow-up queue.
       const policy = ctx.body.busy_policy;
       const busy = turnExtensions(sup).busyContinue;
