@@ -33,14 +33,18 @@ if (!pgServer.ok) {
   describe('mob hosts on a cluster', () => {
     it('lists each node holding member sessions, from the session leases', async (t) => {
       const url = await server.createDatabase();
-      // B first: A's first heartbeat then already lists B among its peers. B evicts sessions idle for 400 ms.
-      const b = await node(t, url, 400);
+      // B first: A's first heartbeat then already lists B among its peers. B evicts sessions idle for 1.5 s
+      // (long enough that the lease count below is read before either member session can go).
+      const b = await node(t, url, 1500);
       const a = await node(t, url);
       const bInfo = (await call(b.url, 'GET', '/runtime/host_info')).body;
       const aNode = (await call(a.url, 'GET', '/runtime/host_info')).body.cluster.node_id;
 
       await rpcOk(b.url, 'mob/create', { mob_id: 'x', definition: { members: [{ agent_identity: 'on-b' }, { agent_identity: 'moved' }] } });
       await call(b.url, 'POST', '/mob/x/wait-kickoff');
+      // B's leases with both member sessions still resident (read first thing after the kickoffs).
+      const sessionLeases = async (): Promise<number> => (await call(b.url, 'GET', '/runtime/host_info')).body.cluster.leases_held as number;
+      const before = await sessionLeases();
       const sessionOf = async (member: string): Promise<string> => {
         const st = await call(b.url, 'GET', `/mob/x/members/${member}/status`);
         assert.equal(st.status, 200, JSON.stringify(st.body));
@@ -52,11 +56,6 @@ if (!pgServer.ok) {
 
       // Wait until B evicted both idle member sessions (their leases released), without touching them.
       const deadline = Date.now() + 60_000;
-      const sessionLeases = async (): Promise<number> => {
-        const held = (await call(b.url, 'GET', '/runtime/host_info')).body.cluster.leases_held as number;
-        return held;
-      };
-      const before = await sessionLeases();
       while ((await sessionLeases()) > before - 2) {
         assert.ok(Date.now() < deadline, 'B never evicted the idle member sessions');
         await sleep(200);
