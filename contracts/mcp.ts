@@ -113,21 +113,24 @@ const LIVE_ERRORS: RouteDef['errors'] = ['BAD_REQUEST', 'SESSION_NOT_FOUND', 'CO
 export const McpStatusQuery = Type.Object({ wait: Type.Optional(Type.Literal('settled')) });
 
 /** POST /sessions/{id}/mcp/add|remove|reload (feature mcp_live) and the Warren extension read. */
-export const MCP_ROUTES: RouteDef[] = [
-  {
+export const MCP_ROUTE = {
+  add: {
     id: 'sessions.mcpAdd', method: 'POST', path: '/sessions/{id}/mcp/add', summary: 'Stage adding an MCP server (applied at the next turn boundary)',
     body: McpAddRequest, response: { status: 200, schema: McpLiveResponse }, errors: LIVE_ERRORS, capability: 'mcp_live',
   },
-  {
+  remove: {
     id: 'sessions.mcpRemove', method: 'POST', path: '/sessions/{id}/mcp/remove', summary: 'Stage removing an MCP server (applied at the next turn boundary)',
     body: McpRemoveRequest, response: { status: 200, schema: McpLiveResponse }, errors: LIVE_ERRORS, capability: 'mcp_live',
   },
-  {
+  reload: {
     id: 'sessions.mcpReload', method: 'POST', path: '/sessions/{id}/mcp/reload', summary: 'Stage reconnecting one or every MCP server (applied at the next turn boundary)',
     body: McpReloadRequest, response: { status: 200, schema: McpLiveResponse }, errors: LIVE_ERRORS, capability: 'mcp_live',
   },
-  {
+  status: {
     id: 'sessions.mcpStatus', method: 'GET', path: '/sessions/{id}/mcp', summary: 'MCP servers of a session, their state and tools (Warren extension)',
     query: McpStatusQuery, response: { status: 200, schema: McpSessionStatus }, errors: ['BAD_REQUEST', 'SESSION_NOT_FOUND'], capability: 'mcp_live',
   },
-];
+} satisfies Record<string, RouteDef>;
+
+/** In catalog order (route registration and OpenAPI follow it). */
+export const MCP_ROUTES: RouteDef[] = Object.values(MCP_ROUTE);

@@ -256,15 +256,18 @@ const ID_ERRORS = ['BAD_REQUEST', 'NOT_FOUND', 'CAPABILITY_UNAVAILABLE'] as Rout
 const json = (schema: RouteDef['response']['schema']) => ({ status: 200, schema });
 
 /** The schedule resource. Gated by the `schedule` capability (`[tools] schedule_enabled`). */
-export const SCHEDULE_ROUTES: RouteDef[] = [
-  { id: 'schedules.create', method: 'POST', path: '/schedules', summary: 'Create a schedule', body: CreateScheduleRequest, response: json(Schedule), errors: ['BAD_REQUEST', 'CAPABILITY_UNAVAILABLE'], capability: 'schedule' },
-  { id: 'schedules.list', method: 'GET', path: '/schedules', summary: 'List schedules (paused and deleted included)', response: json(ScheduleList), errors: ['CAPABILITY_UNAVAILABLE'], capability: 'schedule' },
-  { id: 'schedules.get', method: 'GET', path: '/schedules/{id}', summary: 'Read a schedule', response: json(Schedule), errors: ID_ERRORS, capability: 'schedule' },
-  { id: 'schedules.update', method: 'PATCH', path: '/schedules/{id}', summary: 'Update a schedule (expected_revision: compare-and-set)', body: UpdateScheduleRequest, response: json(Schedule), errors: [...ID_ERRORS, 'CONFLICT'], capability: 'schedule' },
-  { id: 'schedules.delete', method: 'DELETE', path: '/schedules/{id}', summary: 'Soft-delete a schedule (phase deleted)', response: json(Schedule), errors: ID_ERRORS, capability: 'schedule' },
-  { id: 'schedules.pause', method: 'POST', path: '/schedules/{id}/pause', summary: 'Pause a schedule', response: json(Schedule), errors: ID_ERRORS, capability: 'schedule' },
-  { id: 'schedules.resume', method: 'POST', path: '/schedules/{id}/resume', summary: 'Resume a paused schedule', response: json(Schedule), errors: ID_ERRORS, capability: 'schedule' },
-  { id: 'schedules.occurrences', method: 'GET', path: '/schedules/{id}/occurrences', summary: 'Planned and past occurrences, by ordinal', query: OccurrencesQuery, response: json(OccurrenceList), errors: ID_ERRORS, capability: 'schedule' },
-  { id: 'schedule.tools', method: 'GET', path: '/schedule/tools', summary: 'Schedule tool declarations', response: json(ScheduleToolList), errors: ['CAPABILITY_UNAVAILABLE'], capability: 'schedule' },
-  { id: 'schedule.call', method: 'POST', path: '/schedule/call', summary: 'Call a schedule tool; answers the raw tool result', body: ScheduleToolCall, response: { status: 200 }, errors: ID_ERRORS, capability: 'schedule' },
-];
+export const SCHEDULE_ROUTE = {
+  create: { id: 'schedules.create', method: 'POST', path: '/schedules', summary: 'Create a schedule', body: CreateScheduleRequest, response: json(Schedule), errors: ['BAD_REQUEST', 'CAPABILITY_UNAVAILABLE'], capability: 'schedule' },
+  list: { id: 'schedules.list', method: 'GET', path: '/schedules', summary: 'List schedules (paused and deleted included)', response: json(ScheduleList), errors: ['CAPABILITY_UNAVAILABLE'], capability: 'schedule' },
+  get: { id: 'schedules.get', method: 'GET', path: '/schedules/{id}', summary: 'Read a schedule', response: json(Schedule), errors: ID_ERRORS, capability: 'schedule' },
+  update: { id: 'schedules.update', method: 'PATCH', path: '/schedules/{id}', summary: 'Update a schedule (expected_revision: compare-and-set)', body: UpdateScheduleRequest, response: json(Schedule), errors: [...ID_ERRORS, 'CONFLICT'], capability: 'schedule' },
+  'delete': { id: 'schedules.delete', method: 'DELETE', path: '/schedules/{id}', summary: 'Soft-delete a schedule (phase deleted)', response: json(Schedule), errors: ID_ERRORS, capability: 'schedule' },
+  pause: { id: 'schedules.pause', method: 'POST', path: '/schedules/{id}/pause', summary: 'Pause a schedule', response: json(Schedule), errors: ID_ERRORS, capability: 'schedule' },
+  resume: { id: 'schedules.resume', method: 'POST', path: '/schedules/{id}/resume', summary: 'Resume a paused schedule', response: json(Schedule), errors: ID_ERRORS, capability: 'schedule' },
+  occurrences: { id: 'schedules.occurrences', method: 'GET', path: '/schedules/{id}/occurrences', summary: 'Planned and past occurrences, by ordinal', query: OccurrencesQuery, response: json(OccurrenceList), errors: ID_ERRORS, capability: 'schedule' },
+  tools: { id: 'schedule.tools', method: 'GET', path: '/schedule/tools', summary: 'Schedule tool declarations', response: json(ScheduleToolList), errors: ['CAPABILITY_UNAVAILABLE'], capability: 'schedule' },
+  call: { id: 'schedule.call', method: 'POST', path: '/schedule/call', summary: 'Call a schedule tool; answers the raw tool result', body: ScheduleToolCall, response: { status: 200 }, errors: ID_ERRORS, capability: 'schedule' },
+} satisfies Record<string, RouteDef>;
+
+/** In catalog order (route registration and OpenAPI follow it). */
+export const SCHEDULE_ROUTES: RouteDef[] = Object.values(SCHEDULE_ROUTE);

@@ -211,12 +211,15 @@ const CAP = 'work_graph';
 const READ_ERRORS = ['BAD_REQUEST', 'NOT_FOUND'] as const;
 
 /** The WorkGraph routes: reads only (SPEC.md: goal and attention mutation stays off REST). */
-export const WORKGRAPH_ROUTES: RouteDef[] = [
-  { id: 'workgraph.items', method: 'GET', path: '/workgraph/items', summary: 'List work items', capability: CAP, query: WorkItemsQuery, response: { status: 200, schema: WorkItemList }, errors: [...READ_ERRORS] },
-  { id: 'workgraph.item', method: 'GET', path: '/workgraph/items/{id}', summary: 'Read a work item', capability: CAP, query: WorkItemQuery, response: { status: 200, schema: WorkItem }, errors: [...READ_ERRORS] },
-  { id: 'workgraph.ready', method: 'GET', path: '/workgraph/ready', summary: 'List ready work items', capability: CAP, query: WorkReadyQuery, response: { status: 200, schema: WorkItemList }, errors: [...READ_ERRORS] },
-  { id: 'workgraph.snapshot', method: 'GET', path: '/workgraph/snapshot', summary: 'WorkGraph snapshot', capability: CAP, query: WorkItemsQuery, response: { status: 200, schema: WorkSnapshot }, errors: [...READ_ERRORS] },
-  { id: 'workgraph.events', method: 'GET', path: '/workgraph/events', summary: 'WorkGraph events after a sequence number', capability: CAP, query: WorkEventsQuery, response: { status: 200, schema: WorkEventList }, errors: [...READ_ERRORS] },
-  { id: 'workgraph.goalStatus', method: 'POST', path: '/workgraph/goal/status', summary: 'Read a goal: its item and attention binding', capability: CAP, body: GoalStatusRequest, response: { status: 200, schema: GoalStatus }, errors: [...READ_ERRORS] },
-  { id: 'workgraph.attentionList', method: 'POST', path: '/workgraph/attention/list', summary: 'List attention bindings', capability: CAP, body: AttentionListRequest, response: { status: 200, schema: AttentionList }, errors: [...READ_ERRORS] },
-];
+export const WORKGRAPH_ROUTE = {
+  items: { id: 'workgraph.items', method: 'GET', path: '/workgraph/items', summary: 'List work items', capability: CAP, query: WorkItemsQuery, response: { status: 200, schema: WorkItemList }, errors: [...READ_ERRORS] },
+  item: { id: 'workgraph.item', method: 'GET', path: '/workgraph/items/{id}', summary: 'Read a work item', capability: CAP, query: WorkItemQuery, response: { status: 200, schema: WorkItem }, errors: [...READ_ERRORS] },
+  ready: { id: 'workgraph.ready', method: 'GET', path: '/workgraph/ready', summary: 'List ready work items', capability: CAP, query: WorkReadyQuery, response: { status: 200, schema: WorkItemList }, errors: [...READ_ERRORS] },
+  snapshot: { id: 'workgraph.snapshot', method: 'GET', path: '/workgraph/snapshot', summary: 'WorkGraph snapshot', capability: CAP, query: WorkItemsQuery, response: { status: 200, schema: WorkSnapshot }, errors: [...READ_ERRORS] },
+  events: { id: 'workgraph.events', method: 'GET', path: '/workgraph/events', summary: 'WorkGraph events after a sequence number', capability: CAP, query: WorkEventsQuery, response: { status: 200, schema: WorkEventList }, errors: [...READ_ERRORS] },
+  goalStatus: { id: 'workgraph.goalStatus', method: 'POST', path: '/workgraph/goal/status', summary: 'Read a goal: its item and attention binding', capability: CAP, body: GoalStatusRequest, response: { status: 200, schema: GoalStatus }, errors: [...READ_ERRORS] },
+  attentionList: { id: 'workgraph.attentionList', method: 'POST', path: '/workgraph/attention/list', summary: 'List attention bindings', capability: CAP, body: AttentionListRequest, response: { status: 200, schema: AttentionList }, errors: [...READ_ERRORS] },
+} satisfies Record<string, RouteDef>;
+
+/** In catalog order (route registration and OpenAPI follow it). */
+export const WORKGRAPH_ROUTES: RouteDef[] = Object.values(WORKGRAPH_ROUTE);

@@ -6,18 +6,18 @@ import { randomUUID } from 'node:crypto';
 import type { Logger } from 'pino';
 import type { DetachedAnswers, FollowUps } from '../../actors/busy/follow-ups.ts';
 import type { DetachedRequests } from '../../actors/detached/detached-requests.ts';
-import type { ContinueSessionRequest } from '../../contracts/session.ts';
+import type { SESSION_ROUTE } from '../../contracts/routes-sessions.ts';
 import { errorResponse } from '../errors.ts';
-import type { HandlerContext, HandlerResult } from '../handler.ts';
+import type { HandlerResult, RouteContext } from '../handler.ts';
 import { acceptedAsync, detachedHooks } from './detached.ts';
 import { parseSessionId } from './session-id.ts';
 import { clientRequestId, turnBody } from './sessions.ts';
 
 export function busyContinue(follow: FollowUps, realmId: string) {
-  return async (ctx: HandlerContext, policy: 'enqueue' | 'steer', detached: boolean): Promise<HandlerResult> => {
+  return async (ctx: RouteContext<typeof SESSION_ROUTE['continue']>, policy: 'enqueue' | 'steer', detached: boolean): Promise<HandlerResult> => {
     const id = parseSessionId(ctx.params.id, realmId);
     const rid = clientRequestId(ctx) ?? `${detached ? 'req' : 'auto'}_${randomUUID()}`;
-    const accepted = await follow.submit(id, ctx.body as ContinueSessionRequest, rid, policy, detached);
+    const accepted = await follow.submit(id, ctx.body, rid, policy, detached);
     if (detached) return acceptedAsync(id, rid);
     return { status: 200, body: turnBody(realmId, await accepted.result) };
   };

@@ -11,11 +11,11 @@ import { continueSession, createSession, CreatedWithTurnFailure } from '../../ac
 import type { SessionHost } from '../../actors/session-host.ts';
 import type { DetachedRecord } from '../../contracts/detached.ts';
 import { isServiceError, ServiceError } from '../../contracts/errors.ts';
-import type { ContinueSessionRequest, CreateSessionRequest } from '../../contracts/session.ts';
 import { errorResponse, sessionCreatedWithTurnFailure } from '../errors.ts';
-import type { HandlerContext, HandlerResult, HandlerTable } from '../handler.ts';
+import type { HandlerResult, HandlerTable } from '../handler.ts';
 import { parseSessionId } from './session-id.ts';
 import { clientRequestId, turnBody } from './sessions.ts';
+import type { TurnRequest } from './turn-extensions.ts';
 
 /** The error the synchronous route would have answered for a failed turn. */
 function turnError(kind: 'create' | 'continue', sessionId: string, realmId: string, err: unknown): unknown {
@@ -54,14 +54,15 @@ export function detachedHooks(records: DetachedRequests, kind: 'create' | 'conti
 }
 
 export function detachedStarter(sup: SessionHost, records: DetachedRequests, realmId: string) {
-  return async (kind: 'create' | 'continue', ctx: HandlerContext): Promise<HandlerResult> => {
+  // Destructured in the parameter list, so `kind` narrows `ctx.body` to its route's request type.
+  return async (...[kind, ctx]: TurnRequest): Promise<HandlerResult> => {
     const rid = clientRequestId(ctx) ?? `req_${randomUUID()}`;
     const pathId = kind === 'continue' ? parseSessionId(ctx.params.id, realmId) : '';
     const handle = sup.requests.begin(rid);
     const { hooks, pendingDurable, accepted: record } = detachedHooks(records, kind, rid, realmId, ctx.log);
     const run = kind === 'create'
-      ? createSession(sup, ctx.body as CreateSessionRequest, rid, handle.signal, handle.markCommitting, undefined, hooks)
-      : continueSession(sup, pathId, ctx.body as ContinueSessionRequest, rid, handle.signal, handle.markCommitting, hooks);
+      ? createSession(sup, ctx.body, rid, handle.signal, handle.markCommitting, undefined, hooks)
+      : continueSession(sup, pathId, ctx.body, rid, handle.signal, handle.markCommitting, hooks);
     const settled = run.finally(() => handle.finish());
     // Settled in the background once answered; its outcome is in the request record.
     settled.catch(() => {});

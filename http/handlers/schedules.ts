@@ -2,10 +2,11 @@
 // /schedule/call). Each maps the validated request onto the schedule host (actors/schedules/) and
 // answers the public Schedule / Occurrence shapes. Gated by `[tools] schedule_enabled` (501 when off).
 import { ServiceError } from '../../contracts/errors.ts';
-import type { CreateScheduleRequest, OccurrencePhase, ScheduleToolCall, UpdateScheduleRequest } from '../../contracts/schedule.ts';
+import type { RouteDef } from '../../contracts/route.ts';
+import { SCHEDULE_ROUTE } from '../../contracts/schedule.ts';
 import type { ScheduleHost } from '../../actors/schedules/schedule-host.ts';
 import { scheduleCall, scheduleToolDeclarations } from '../../actors/schedules/schedule-tool-calls.ts';
-import type { HandlerContext, HandlerTable } from '../handler.ts';
+import { on, type HandlerTable, type RouteContext } from '../handler.ts';
 
 export interface ScheduleHandlerDeps {
   host: ScheduleHost;
@@ -17,30 +18,28 @@ export interface ScheduleHandlerDeps {
 export function scheduleHandlers(deps: ScheduleHandlerDeps): HandlerTable {
   const { host } = deps;
   const call = scheduleCall(host);
-  const gate = <T>(fn: (ctx: HandlerContext) => Promise<T>) => async (ctx: HandlerContext) => {
+  /** Binds a route's handler behind the `[tools] schedule_enabled` switch; its result answers 200. */
+  const gate = <R extends RouteDef, T>(route: R, fn: (ctx: RouteContext<R>) => Promise<T>): HandlerTable => on(route, async (ctx) => {
     if (!deps.enabled()) {
       throw new ServiceError('CAPABILITY_UNAVAILABLE', 'schedules are disabled by config ([tools] schedule_enabled = false)', { capability: 'schedule' });
     }
     return { status: 200, body: await fn(ctx) };
-  };
+  });
   return {
-    'schedules.create': gate(async (ctx) => (await host.create(ctx.body as CreateScheduleRequest)).view()),
-    'schedules.list': gate(async () => ({ schedules: await host.list() })),
-    'schedules.get': gate(async (ctx) => (await host.get(ctx.params.id)).view()),
-    'schedules.update': gate(async (ctx) => host.update(ctx.params.id, ctx.body as UpdateScheduleRequest)),
-    'schedules.delete': gate(async (ctx) => (await host.get(ctx.params.id)).remove()),
-    'schedules.pause': gate(async (ctx) => (await host.get(ctx.params.id)).pause()),
-    'schedules.resume': gate(async (ctx) => (await host.get(ctx.params.id)).resume()),
-    'schedules.occurrences': gate(async (ctx) => ({
+    ...gate(SCHEDULE_ROUTE.create, async (ctx) => (await host.create(ctx.body)).view()),
+    ...gate(SCHEDULE_ROUTE.list, async () => ({ schedules: await host.list() })),
+    ...gate(SCHEDULE_ROUTE.get, async (ctx) => (await host.get(ctx.params.id)).view()),
+    ...gate(SCHEDULE_ROUTE.update, async (ctx) => host.update(ctx.params.id, ctx.body)),
+    ...gate(SCHEDULE_ROUTE['delete'], async (ctx) => (await host.get(ctx.params.id)).remove()),
+    ...gate(SCHEDULE_ROUTE.pause, async (ctx) => (await host.get(ctx.params.id)).pause()),
+    ...gate(SCHEDULE_ROUTE.resume, async (ctx) => (await host.get(ctx.params.id)).resume()),
+    ...gate(SCHEDULE_ROUTE.occurrences, async (ctx) => ({
       occurrences: await host.occurrences(ctx.params.id, {
-        phase: ctx.query.phase as OccurrencePhase | undefined,
+        phase: ctx.query.phase,
         limit: ctx.query.limit === undefined ? undefined : Number(ctx.query.limit),
       }),
     })),
-    'schedule.tools': gate(async () => ({ tools: scheduleToolDeclarations() })),
-    'schedule.call': gate(async (ctx) => {
-      const body = ctx.body as ScheduleToolCall;
-      return call(body.name, body.arguments ?? null, null);
-    }),
+    ...gate(SCHEDULE_ROUTE.tools, async () => ({ tools: scheduleToolDeclarations() })),
+    ...gate(SCHEDULE_ROUTE.call, async (ctx) => call(ctx.body.name, ctx.body.arguments ?? null, null)),
   };
 }

@@ -11,7 +11,7 @@ import type { SessionSettings } from '../../actors/session-types.ts';
 import { sessionCreatedWithTurnFailure } from '../errors.ts';
 import { on, type HandlerContext, type HandlerTable } from '../handler.ts';
 import { SESSION_ROUTE } from '../../contracts/routes-sessions.ts';
-import { parseSessionId } from './session-id.ts';
+import { bareSessionId, parseSessionId } from './session-id.ts';
 import { prefersAsync, turnExtensions } from './turn-extensions.ts';
 
 const MAX_REQUEST_ID = 256;
@@ -51,15 +51,6 @@ function parseLabelFilters(ctx: HandlerContext): Array<[string, string]> {
     if (eq <= 0) throw new ServiceError('BAD_REQUEST', `malformed label filter '${f}', expected key=value`);
     return [f.slice(0, eq), f.slice(eq + 1)];
   });
-}
-
-/** A body session id as a bare id when it is a valid locator of this realm; otherwise as sent (a mismatch). */
-function bareSessionId(raw: string, realmId: string): string {
-  try {
-    return parseSessionId(raw, realmId);
-  } catch {
-    return raw;
-  }
 }
 
 function intParam(value: string | undefined): number | undefined {

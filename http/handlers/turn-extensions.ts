@@ -3,12 +3,18 @@
 // stream. One slot per session host; empty slots leave the routes exactly as SPEC.md has them (a server
 // may ignore a preference, RFC 7240).
 import type { SessionHost } from '../../actors/session-host.ts';
-import type { HandlerContext, HandlerResult } from '../handler.ts';
+import type { SESSION_ROUTE } from '../../contracts/routes-sessions.ts';
+import type { HandlerContext, HandlerResult, RouteContext } from '../handler.ts';
+
+/** A create or a continue request, each with the body its own route validated. */
+export type TurnRequest =
+  | ['create', RouteContext<typeof SESSION_ROUTE.create>]
+  | ['continue', RouteContext<typeof SESSION_ROUTE['continue']>];
 
 export interface TurnExtensions {
-  respondAsync?(kind: 'create' | 'continue', ctx: HandlerContext): Promise<HandlerResult>;
+  respondAsync?(...request: TurnRequest): Promise<HandlerResult>;
   /** A continue with busy_policy enqueue or steer (actors/busy); `detached` when it prefers respond-async. */
-  busyContinue?(ctx: HandlerContext, policy: 'enqueue' | 'steer', detached: boolean): Promise<HandlerResult>;
+  busyContinue?(ctx: RouteContext<typeof SESSION_ROUTE['continue']>, policy: 'enqueue' | 'steer', detached: boolean): Promise<HandlerResult>;
   /** The seq of a detached request's first event on that session. */
   requestStartSeq?(requestId: string, sessionId: string): Promise<number>;
 }

@@ -2,9 +2,9 @@
 // come from actors/webhooks/webhook-service.ts; secrets never reach a response.
 import type { WebhookService } from '../../actors/webhooks/webhook-service.ts';
 import { viewOf } from '../../actors/webhooks/webhook-subscriptions.ts';
-import type { DeliveryRecord, DeliveryStatus, WebhookCreateRequest } from '../../contracts/webhooks.ts';
+import { WEBHOOK_ROUTE, type DeliveryRecord } from '../../contracts/webhooks.ts';
 import { ServiceError } from '../../contracts/errors.ts';
-import type { HandlerTable } from '../handler.ts';
+import { on, type HandlerTable } from '../handler.ts';
 
 const iso = (ms: number) => new Date(ms).toISOString();
 
@@ -21,22 +21,22 @@ function deliveryView(r: DeliveryRecord) {
 
 export function webhookHandlers(service: WebhookService): HandlerTable {
   return {
-    'webhooks.create': async (ctx) => ({ status: 201, body: viewOf(await service.create(ctx.body as WebhookCreateRequest)) }),
-    'webhooks.list': async () => {
+    ...on(WEBHOOK_ROUTE.create, async (ctx) => ({ status: 201, body: viewOf(await service.create(ctx.body)) })),
+    ...on(WEBHOOK_ROUTE.list, async () => {
       await service.ready;
       return { status: 200, body: { webhooks: service.subscriptions.all().map(viewOf) } };
-    },
-    'webhooks.delete': async (ctx) => {
+    }),
+    ...on(WEBHOOK_ROUTE['delete'], async (ctx) => {
       await service.delete(ctx.params.id);
       return { status: 200, body: { id: ctx.params.id, deleted: true } };
-    },
-    'webhooks.deliveries': async (ctx) => {
+    }),
+    ...on(WEBHOOK_ROUTE.deliveries, async (ctx) => {
       const offset = ctx.query.offset === undefined ? 0 : Number(ctx.query.offset);
       const limit = ctx.query.limit === undefined ? 100 : Number(ctx.query.limit);
       if (limit < 1 || limit > 1000) throw new ServiceError('BAD_REQUEST', 'limit must be 1-1000');
-      const status = ctx.query.status as DeliveryStatus | undefined;
+      const status = ctx.query.status;
       const { records, hasMore } = await service.deliveries(ctx.params.id, { offset, limit, ...(status ? { status } : {}) });
       return { status: 200, body: { subscription_id: ctx.params.id, deliveries: records.map(deliveryView), has_more: hasMore } };
-    },
+    }),
   };
 }

@@ -2,11 +2,11 @@
 // items, item, ready, snapshot, events, and the two POST reads (goal status, attention list). Mutations
 // are deliberately absent from REST (SPEC.md). Query arrays accept repeated keys and comma lists.
 import { ServiceError } from '../../contracts/errors.ts';
-import { WORK_STATUSES, type AttentionListRequest, type GoalStatusRequest, type WorkStatus } from '../../contracts/workgraph.ts';
+import { WORK_STATUSES, WORKGRAPH_ROUTE, type WorkStatus } from '../../contracts/workgraph.ts';
 import type { WorkListInput } from '../../contracts/workgraph-inputs.ts';
 import { goalStatus, listAttention } from '../../actors/workgraph/wg-goals.ts';
 import type { WorkGraphHost } from '../../actors/workgraph/wg-host.ts';
-import type { HandlerContext, HandlerTable } from '../handler.ts';
+import { on, type HandlerContext, type HandlerTable } from '../handler.ts';
 
 /** Every value of a repeatable query key, comma lists split, empties dropped. */
 function many(ctx: HandlerContext, key: string): string[] | undefined {
@@ -45,21 +45,21 @@ function listQuery(host: WorkGraphHost, ctx: HandlerContext): WorkListInput {
 
 export function workGraphHandlers(host: WorkGraphHost): HandlerTable {
   return {
-    'workgraph.items': async (ctx) => ({ status: 200, body: { items: await host.list(listQuery(host, ctx)) } }),
-    'workgraph.item': async (ctx) => {
+    ...on(WORKGRAPH_ROUTE.items, async (ctx) => ({ status: 200, body: { items: await host.list(listQuery(host, ctx)) } })),
+    ...on(WORKGRAPH_ROUTE.item, async (ctx) => {
       host.checkRealm(ctx.query.realm_id);
       return { status: 200, body: await host.get({ item_id: ctx.params.id, ...(ctx.query.namespace ? { namespace: ctx.query.namespace } : {}) }) };
-    },
-    'workgraph.ready': async (ctx) => {
+    }),
+    ...on(WORKGRAPH_ROUTE.ready, async (ctx) => {
       const q = ctx.query;
       host.checkRealm(q.realm_id);
       const labels = many(ctx, 'labels');
       const limit = count(q.limit);
       const items = await host.ready({ ...(q.namespace ? { namespace: q.namespace } : {}), ...(labels ? { labels } : {}), ...(limit !== undefined ? { limit } : {}) });
       return { status: 200, body: { items } };
-    },
-    'workgraph.snapshot': async (ctx) => ({ status: 200, body: await host.snapshot(listQuery(host, ctx)) }),
-    'workgraph.events': async (ctx) => {
+    }),
+    ...on(WORKGRAPH_ROUTE.snapshot, async (ctx) => ({ status: 200, body: await host.snapshot(listQuery(host, ctx)) })),
+    ...on(WORKGRAPH_ROUTE.events, async (ctx) => {
       const q = ctx.query;
       host.checkRealm(q.realm_id);
       // Events are one ordered log per namespace: a cross-namespace read has no single seq order (wire-notes 2.5).
@@ -71,12 +71,12 @@ export function workGraphHandlers(host: WorkGraphHost): HandlerTable {
         ...(limit !== undefined ? { limit } : {}),
       });
       return { status: 200, body: page };
-    },
-    'workgraph.goalStatus': async (ctx) => {
-      const body = ctx.body as GoalStatusRequest;
+    }),
+    ...on(WORKGRAPH_ROUTE.goalStatus, async (ctx) => {
+      const body = ctx.body;
       host.checkRealm(body.realm_id);
       return { status: 200, body: await goalStatus(host, body.binding_id, body.namespace) };
-    },
-    'workgraph.attentionList': async (ctx) => ({ status: 200, body: { attention: await listAttention(host, ctx.body as AttentionListRequest) } }),
+    }),
+    ...on(WORKGRAPH_ROUTE.attentionList, async (ctx) => ({ status: 200, body: { attention: await listAttention(host, ctx.body) } })),
   };
 }

@@ -3,8 +3,8 @@
 // Sessions reach the service through the runtime deps (RuntimeDeps.turnFeatures).
 import { helpSessionRequest } from '../../actors/turn-features/help.ts';
 import { TurnFeatureService } from '../../actors/turn-features/run-features.ts';
-import { HELP_ROUTES } from '../../contracts/routes-help.ts';
-import type { HelpRequest } from '../../contracts/turn-features.ts';
+import { HELP_ROUTE, HELP_ROUTES } from '../../contracts/routes-help.ts';
+import { on } from '../handler.ts';
 import { sessionHandlers } from '../handlers/sessions.ts';
 import type { ModuleContext, ModuleUnit } from '../module-unit.ts';
 
@@ -16,14 +16,12 @@ export function turnFeaturesModule(ctx: ModuleContext): ModuleUnit {
   return {
     name: 'turn_features',
     routes: HELP_ROUTES,
-    handlers: {
-      'help.ask': async (hctx) => {
-        const body = hctx.body as HelpRequest;
-        const reply = await create({ ...hctx, body: helpSessionRequest(body, ctx.routes()) });
-        if (!('body' in reply)) return reply;
-        return { ...reply, body: { ...(reply.body as object), execution_mode: body.execution_mode ?? 'explain_only' } };
-      },
-    },
+    handlers: on(HELP_ROUTE.ask, async (hctx) => {
+      const body = hctx.body;
+      const reply = await create({ ...hctx, body: helpSessionRequest(body, ctx.routes()) });
+      if (!('body' in reply)) return reply;
+      return { ...reply, body: { ...(reply.body as object), execution_mode: body.execution_mode ?? 'explain_only' } };
+    }),
     configKeys: ['budget', 'hooks'],
     capabilities: [{ id: 'structured_output', gate: null }, { id: 'hooks', gate: null }, { id: 'help', gate: null }],
     close: () => service.slots.drained(),

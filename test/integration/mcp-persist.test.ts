@@ -111,6 +111,36 @@ describe('live MCP persistence and config', () => {
     await expect(post(id, 'add', { session_id: id, server_config: { name: 'ok', command: 'x' } }), 404, 'SESSION_NOT_FOUND');
   });
 
+  it('accepts the same session locator in the body as in the path (realm-qualified, any case); refuses another id', async (t) => {
+    const app = await startApp(t, [{ text: 'created' }, { text: 'applied' }]);
+    const id = await createSession(app.url);
+    const ref = `test-realm:${id}`;
+    const upper = id.toUpperCase();
+    const post = (sid: string, op: string, body: unknown) => call(app.url, 'POST', `/sessions/${sid}/mcp/${op}`, body);
+    // session_ref (what create answered) as the locator in path and body.
+    const add = await post(ref, 'add', { session_id: ref, server_config: stdioServer('local') });
+    assert.equal(add.status, 200, JSON.stringify(add.body));
+    assert.deepEqual(add.body, { session_id: id, operation: 'add', server_name: 'local', status: 'staged', persisted: false });
+    assert.equal((await call(app.url, 'POST', `/sessions/${id}/messages`, { session_id: id, prompt: 'apply' })).status, 200);
+    assert.deepEqual(await settledServers(app.url, id), [{ name: 'local', state: 'ready', source: 'session' }]);
+    // An upper-case uuid in both places, then the bare id in the path and the realm-qualified one in the body.
+    const reload = await post(upper, 'reload', { session_id: upper, server_name: 'local' });
+    assert.equal(reload.status, 200, JSON.stringify(reload.body));
+    assert.equal(reload.body.session_id, id);
+    const remove = await post(id, 'remove', { session_id: ref, server_name: 'local' });
+    assert.equal(remove.status, 200, JSON.stringify(remove.body));
+    assert.equal(remove.body.session_id, id);
+    // Another realm's locator of the same uuid, another uuid or an empty id is still a mismatch.
+    for (const other of [`other-realm:${id}`, '00000000-0000-4000-8000-000000000000', '']) {
+      for (const [op, rest] of [['add', { server_config: stdioServer('x') }], ['remove', { server_name: 'local' }], ['reload', {}]] as const) {
+        const r = await post(ref, op, { session_id: other, ...rest });
+        assert.equal(r.status, 400, `${op} ${other}: ${JSON.stringify(r.body)}`);
+        assert.equal(r.body.code, 'BAD_REQUEST');
+        assert.match(r.body.error, /Session ID mismatch/);
+      }
+    }
+  });
+
   it('reports mcp_live as available', async (t) => {
     const app = await startApp(t);
     const caps = await call(app.url, 'GET', '/capabilities');
