@@ -30,6 +30,24 @@ export async function startApp(t: TestContext, script: Script = [], opts: AppOpt
   return { ...app, provider, stateRoot: dir.path };
 }
 
+export interface ClusterNodeOptions extends AppOptions {
+  script?: Script;
+  /** `[cluster]` settings over the test default (lease_ms 1500). */
+  cluster?: Record<string, unknown>;
+  /** Other realm config sections. */
+  config?: Record<string, unknown>;
+}
+
+/** One node of a cluster: an app on the postgres realm at `url` (several nodes share one database). */
+export function startClusterNode(t: TestContext, url: string, o: ClusterNodeOptions = {}): Promise<TestApp> {
+  const { script = [], cluster, config, ...opts } = o;
+  return startApp(t, script, {
+    ...opts,
+    realmBackend: 'postgres', env: { ...process.env, WARREN_DATABASE_URL: url },
+    config: { ...config, cluster: { lease_ms: 1500, ...cluster } },
+  });
+}
+
 export interface JsonReply {
   status: number;
   headers: Headers;

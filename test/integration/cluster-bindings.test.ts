@@ -8,7 +8,7 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import type { TestContext } from 'node:test';
-import { call, startApp, type TestApp } from '../helpers/app.ts';
+import { call, startClusterNode, type TestApp } from '../helpers/app.ts';
 import { bindingScript, createItem, createMob, mcpClient } from '../helpers/binding-driver.ts';
 import { deferred } from '../helpers/gates.ts';
 import { agentOk } from '../helpers/workgraph-driver.ts';
@@ -19,7 +19,7 @@ const pgServer = await testPostgres();
 const ITEMS = 4;
 
 async function node(t: TestContext, url: string, script = bindingScript()): Promise<TestApp> {
-  return startApp(t, script, { realmBackend: 'postgres', env: { ...process.env, WARREN_DATABASE_URL: url }, config: { cluster: { lease_ms: 1500 } } });
+  return startClusterNode(t, url, { script });
 }
 
 if (!pgServer.ok) {

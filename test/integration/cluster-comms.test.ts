@@ -11,7 +11,7 @@ import { createHash } from 'node:crypto';
 import type { TestContext } from 'node:test';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import { call, createSession, startApp, type TestApp } from '../helpers/app.ts';
+import { call, createSession, startClusterNode, type TestApp } from '../helpers/app.ts';
 import { createAgent, send, userTexts, waitRuns } from '../helpers/comms.ts';
 import { testPostgres } from '../helpers/postgres.ts';
 import { echoReply } from '../../providers/scripted.ts';
@@ -22,10 +22,7 @@ const DURABLE = { durably_resolved: { outcome: 'accepted' } };
 type TextResult = { content: Array<{ type: string; text?: string }>; structuredContent?: Record<string, unknown>; isError?: boolean };
 
 async function node(t: TestContext, url: string): Promise<TestApp> {
-  return startApp(t, echoReply, {
-    realmBackend: 'postgres', env: { ...process.env, WARREN_DATABASE_URL: url },
-    config: { cluster: { lease_ms: 3000, tail_poll_ms: 50 } },
-  });
+  return startClusterNode(t, url, { script: echoReply, cluster: { lease_ms: 3000, tail_poll_ms: 50 } });
 }
 
 /** Prompts the node's provider was asked to answer (the last user text of each request). */

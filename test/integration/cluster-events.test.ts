@@ -10,7 +10,7 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import type { TestContext } from 'node:test';
-import { call, createSession, startApp, type TestApp } from '../helpers/app.ts';
+import { call, createSession, startApp, startClusterNode, type TestApp } from '../helpers/app.ts';
 import { deferred } from '../helpers/gates.ts';
 import { request } from '../helpers/durability-tools.ts';
 import { startServerProcess, writeRealmConfig, type ServerProcess } from '../helpers/server-process.ts';
@@ -25,10 +25,7 @@ const pgServer = await testPostgres();
 const LEASE_MS = 1500;
 
 async function node(t: TestContext, url: string, script: Script = []): Promise<TestApp> {
-  return startApp(t, script, {
-    realmBackend: 'postgres', env: { ...process.env, WARREN_DATABASE_URL: url },
-    config: { cluster: { lease_ms: LEASE_MS, tail_poll_ms: 50 } },
-  });
+  return startClusterNode(t, url, { script, cluster: { lease_ms: LEASE_MS, tail_poll_ms: 50 } });
 }
 
 /** Strictly increasing, hence no duplicate. */

@@ -7,7 +7,7 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import type { TestContext } from 'node:test';
-import { call, startApp, type TestApp } from '../helpers/app.ts';
+import { call, startClusterNode, type TestApp } from '../helpers/app.ts';
 import { bindingScript, createItem, createMob, mcpClient } from '../helpers/binding-driver.ts';
 import { deferred } from '../helpers/gates.ts';
 import { testPostgres } from '../helpers/postgres.ts';
@@ -16,7 +16,7 @@ import { connectRpcSocket } from '../helpers/rpc-socket.ts';
 const pgServer = await testPostgres();
 
 async function node(t: TestContext, url: string, script = bindingScript()): Promise<TestApp> {
-  return startApp(t, script, { realmBackend: 'postgres', env: { ...process.env, WARREN_DATABASE_URL: url }, config: { cluster: { lease_ms: 1500 } } });
+  return startClusterNode(t, url, { script });
 }
 
 /** A WebSocket JSON-RPC client on /rpc (closed when the test ends). */

@@ -7,7 +7,7 @@
 // any request (the orphan sweep) and completes once; so does one parked by a node that shut down cleanly. Skips, saying why, where PostgreSQL cannot start.
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { call, startApp, type TestApp } from '../helpers/app.ts';
+import { call, startApp, startClusterNode, type TestApp } from '../helpers/app.ts';
 import { rpc, rpcOk, TEAM } from '../helpers/mob-driver.ts';
 import { bindingScript } from '../helpers/binding-driver.ts';
 import { deferred } from '../helpers/gates.ts';
@@ -23,7 +23,7 @@ const LEASE_MS = 1500;
 const GUARD_MS = 90_000;
 
 async function node(t: TestContext, url: string, script: Parameters<typeof startApp>[1] = []): Promise<TestApp> {
-  return startApp(t, script, { realmBackend: 'postgres', env: { ...process.env, WARREN_DATABASE_URL: url }, config: { cluster: { lease_ms: LEASE_MS } } });
+  return startClusterNode(t, url, { script, cluster: { lease_ms: LEASE_MS } });
 }
 
 if (!pgServer.ok) {

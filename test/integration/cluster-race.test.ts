@@ -8,7 +8,7 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import type { TestContext } from 'node:test';
-import { call, createSession, startApp, type TestApp } from '../helpers/app.ts';
+import { call, createSession, startClusterNode, type TestApp } from '../helpers/app.ts';
 import { rpcOk } from '../helpers/mob-driver.ts';
 import { testPostgres } from '../helpers/postgres.ts';
 
@@ -18,10 +18,7 @@ const READS_PER_NODE = 3;
 const ROUNDS = 2;
 
 async function node(t: TestContext, url: string): Promise<TestApp> {
-  return startApp(t, [], {
-    realmBackend: 'postgres', env: { ...process.env, WARREN_DATABASE_URL: url },
-    config: { cluster: { lease_ms: 3000 } },
-  });
+  return startClusterNode(t, url, { cluster: { lease_ms: 3000 } });
 }
 
 if (!pgServer.ok) {

@@ -8,7 +8,7 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { ManualClock } from '../../actors/clock.ts';
-import { call, startApp } from '../helpers/app.ts';
+import { call, startClusterNode } from '../helpers/app.ts';
 import { driveClock } from '../helpers/schedule-clock.ts';
 import { testPostgres } from '../helpers/postgres.ts';
 
@@ -27,8 +27,8 @@ if (!pgServer.ok) {
     it('fire each occurrence once across the nodes', async (t) => {
       const url = await server.createDatabase();
       const clock = new ManualClock(T0);
-      const opts = { realmBackend: 'postgres' as const, env: { ...process.env, WARREN_DATABASE_URL: url }, clock, config: { cluster: { lease_ms: 2000 } } };
-      const a = await startApp(t, [], opts);
+      const opts = { clock, cluster: { lease_ms: 2000 } };
+      const a = await startClusterNode(t, url, opts);
       const due = T0 + 60_000;
       const ids: string[] = [];
       for (let i = 0; i < SCHEDULES; i++) {
@@ -40,7 +40,7 @@ if (!pgServer.ok) {
         ids.push(res.body.schedule_id);
       }
       // B starts after the schedules exist: it arms all of them too.
-      const b = await startApp(t, [], opts);
+      const b = await startClusterNode(t, url, opts);
       await driveClock(clock, async () => {
         await Promise.all([a.schedulesSettled(), b.schedulesSettled()]);
       }, due + 1_000);
@@ -63,8 +63,8 @@ if (!pgServer.ok) {
     it('leave an occurrence whose session another node hosts to that node', async (t) => {
       const url = await server.createDatabase();
       const clock = new ManualClock(T0);
-      const opts = { realmBackend: 'postgres' as const, env: { ...process.env, WARREN_DATABASE_URL: url }, clock, config: { cluster: { lease_ms: 60_000 } } };
-      const a = await startApp(t, [], opts);
+      const opts = { clock, cluster: { lease_ms: 60_000 } };
+      const a = await startClusterNode(t, url, opts);
       const due = T0 + 60_000;
       const created = await call(a.url, 'POST', '/sessions', { prompt: 'hello', provider: 'scripted' });
       assert.equal(created.status, 200, JSON.stringify(created.body));
@@ -78,7 +78,7 @@ if (!pgServer.ok) {
         assert.equal(res.status, 200, JSON.stringify(res.body));
         ids.push(res.body.schedule_id);
       }
-      const b = await startApp(t, [], opts);
+      const b = await startClusterNode(t, url, opts);
       await driveClock(clock, async () => {
         await Promise.all([a.schedulesSettled(), b.schedulesSettled()]);
       }, due + 10_000);
@@ -95,9 +95,9 @@ if (!pgServer.ok) {
     it('read a schedule as last written by any node, and refuse an update made on an older revision', async (t) => {
       const url = await server.createDatabase();
       const clock = new ManualClock(T0);
-      const opts = { realmBackend: 'postgres' as const, env: { ...process.env, WARREN_DATABASE_URL: url }, clock, config: { cluster: { lease_ms: 2000 } } };
-      const a = await startApp(t, [], opts);
-      const b = await startApp(t, [], opts);
+      const opts = { clock, cluster: { lease_ms: 2000 } };
+      const a = await startClusterNode(t, url, opts);
+      const b = await startClusterNode(t, url, opts);
       const created = await call(a.url, 'POST', '/schedules', {
         name: 'shared', trigger: { type: 'once', due_at_utc: new Date(T0 + 3_600_000).toISOString() },
         target: { target_kind: 'session', type: 'materialize_on_demand_session', create: { provider: 'scripted' }, action: { type: 'prompt', prompt: 'later' } },

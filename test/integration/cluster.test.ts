@@ -7,7 +7,7 @@ import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { call, createSession, startApp, type TestApp } from '../helpers/app.ts';
+import { call, createSession, startClusterNode, type TestApp } from '../helpers/app.ts';
 import { deferred } from '../helpers/gates.ts';
 import type { ProviderRequest } from '../../providers/provider.ts';
 import { echoReply, type Script, type ScriptedReply } from '../../providers/scripted.ts';
@@ -30,11 +30,8 @@ function stuckAt(...at: number[]) {
   return { entered, script };
 }
 
-async function node(t: TestContext, url: string, extra: Record<string, unknown> = {}, script: Script = []): Promise<TestApp> {
-  return startApp(t, script, {
-    realmBackend: 'postgres', env: { ...process.env, WARREN_DATABASE_URL: url },
-    config: { cluster: { lease_ms: 1500 }, ...extra },
-  });
+async function node(t: TestContext, url: string, config: Record<string, unknown> = {}, script: Script = []): Promise<TestApp> {
+  return startClusterNode(t, url, { script, config });
 }
 
 if (!pgServer.ok) {

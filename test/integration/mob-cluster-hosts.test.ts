@@ -8,17 +8,14 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import type { TestContext } from 'node:test';
-import { call, startApp, type TestApp } from '../helpers/app.ts';
+import { call, startClusterNode, type TestApp } from '../helpers/app.ts';
 import { rpcOk } from '../helpers/mob-driver.ts';
 import { testPostgres } from '../helpers/postgres.ts';
 
 const pgServer = await testPostgres();
 
 async function node(t: TestContext, url: string, idleEvictMs?: number): Promise<TestApp> {
-  return startApp(t, [], {
-    realmBackend: 'postgres', env: { ...process.env, WARREN_DATABASE_URL: url }, config: { cluster: { lease_ms: 1500 } },
-    ...(idleEvictMs ? { idleEvictMs } : {}),
-  });
+  return startClusterNode(t, url, idleEvictMs ? { idleEvictMs } : {});
 }
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
