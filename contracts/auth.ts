@@ -7,6 +7,12 @@ import { Type, type Static } from 'typebox';
 export const ID_MAX_LENGTH = 128;
 const ID_PATTERN = '^[^\\u0000-\\u001f]+$';
 const Id = Type.String({ minLength: 1, maxLength: ID_MAX_LENGTH, pattern: ID_PATTERN });
+const ID_RE = new RegExp(ID_PATTERN);
+
+/** The `Id` schema's rule, for ids that arrive outside a validated body (paths, session selectors). */
+export function isWellFormedId(id: string): boolean {
+  return id.length <= ID_MAX_LENGTH && ID_RE.test(id);
+}
 const OptionalId = Type.Optional(Type.Union([Id, Type.Null()]));
 
 /** Methods a caller can store directly; `oauth` profiles are written only by the login routes. */

@@ -2,7 +2,7 @@
 // Store's generic records (namespaces below), secrets sealed with the realm key; config-declared
 // `[realm.<id>]` backends, auth profiles and bindings are merged in. auth-service.ts and auth-login.ts
 // are the callers; nothing here returns or logs secret material except readSecret.
-import { ID_MAX_LENGTH, type AuthBinding, type AuthProfileRecord, type BackendProfileView, type BindingRecord, type PendingLoginRecord, type SealedSecret, type SecretMaterial } from '../../contracts/auth.ts';
+import { ID_MAX_LENGTH, isWellFormedId, type AuthBinding, type AuthProfileRecord, type BackendProfileView, type BindingRecord, type PendingLoginRecord, type SealedSecret, type SecretMaterial } from '../../contracts/auth.ts';
 import type { Config } from '../../contracts/config.ts';
 import { ServiceError } from '../../contracts/errors.ts';
 import { PROVIDER_NAMES } from '../../providers/registry.ts';
@@ -37,10 +37,10 @@ export function isProviderName(p: string): boolean {
 
 /**
  * A binding or profile id from a path, query or selector: 1-128 characters without control characters
- * (the body schemas check the same), else 400 (wire-notes §2.9: bad ids are 400, unknown ones 404).
+ * (the body schemas' rule, contracts/auth.ts), else 400 (wire-notes §2.9: bad ids are 400, unknown ones 404).
  */
 export function checkId(what: 'binding_id' | 'profile_id', id: string): void {
-  if (id.length === 0 || id.length > ID_MAX_LENGTH || /[\u0000-\u001f]/.test(id)) {
+  if (!isWellFormedId(id)) {
     throw new ServiceError('BAD_REQUEST', `${what} must be 1-${ID_MAX_LENGTH} characters without control characters`);
   }
 }

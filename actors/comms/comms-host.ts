@@ -18,14 +18,13 @@ import type { KindTable } from '../actor-registry.ts';
 import type { SessionHost } from '../session-host.ts';
 import type { SessionExtension, SessionSettings, TurnInputClaim } from '../session-types.ts';
 import { checksumToken, CommsSendError, type CommsFailure } from './comms-errors.ts';
-import { AGENTS_NS, inboundNs, PEER_KINDS } from './comms-ids.ts';
+import { AGENTS_NS, inboundNs, PEER_KINDS, peerIdParts } from './comms-ids.ts';
 import { sendComms } from './comms-send.ts';
 import { Inboxes, InboxFullError } from './inbox.ts';
 import { CommsAgent, registerAgents } from './keep-alive.ts';
 import { renderEnvelope, renderExternalEvent, renderPeerResponseTerminal } from './render.ts';
 import { CommsListener, PeerClient, type ReplyBody } from './tcp-transport.ts';
 
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 const checkAgent = Compile(CommsAgentRecord);
 
 /** Where a peer id points: a session here, or a session in the Warren process at `address`. */
@@ -167,11 +166,10 @@ export class CommsHost implements SessionExtension {
 
   /** Resolves a canonical peer id; display names are not accepted. */
   resolvePeer(peerId: string): PeerTarget {
-    const at = peerId.indexOf('@');
-    const sessionId = (at < 0 ? peerId : peerId.slice(0, at)).toLowerCase();
-    if (!UUID.test(sessionId)) throw new CommsSendError('peer_not_found_or_not_trusted', `unknown peer: ${peerId}`);
-    if (at < 0) return { local: true, sessionId };
-    const address = peerId.slice(at + 1);
+    const parts = peerIdParts(peerId);
+    if (!parts) throw new CommsSendError('peer_not_found_or_not_trusted', `unknown peer: ${peerId}`);
+    const { sessionId, address } = parts;
+    if (address === undefined) return { local: true, sessionId };
     if (address === this.advertise) return { local: true, sessionId };
     if (!this.isTrusted(address)) throw new CommsSendError('peer_not_found_or_not_trusted', `peer ${peerId} is not at a trusted address`);
     return { local: false, sessionId, address };
