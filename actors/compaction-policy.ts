@@ -170,12 +170,6 @@ export function estimateHistoryTokens(history: readonly Message[]): number {
   return Math.ceil((2 + Math.max(0, s.length - 1) + s.rowChars) / 4);
 }
 
-/** Turns committed since the last compaction summary (all turns when there was none), and in total. */
-export function turnsSinceCompaction(history: readonly Message[]): { since: number; total: number; compactedBefore: boolean } {
-  const { since, total, compactedBefore } = historyStats(history);
-  return { since, total, compactedBefore };
-}
-
 /**
  * SPEC.md "Limits": never on the first turn; at least `minTurnsBetween` turns between ordinary
  * compactions; a live history-token or provider-byte crossing bypasses that guard, a last-input-token
