@@ -96,25 +96,44 @@ export async function createApp(opts: AppOptions = {}): Promise<App> {
   const log = opts.logger ?? createLogger({ level: opts.logLevel ?? 'info' });
   const env = opts.env ?? process.env;
   const realm = await openRealm({
-    realm: opts.realm, stateRoot: opts.stateRoot, backendHint: opts.realmBackend,
-    isolated: opts.isolated ?? !opts.realm, instance: opts.instance, logger: log,
+    realm: opts.realm,
+    stateRoot: opts.stateRoot,
+    backendHint: opts.realmBackend,
+    isolated: opts.isolated ?? !opts.realm,
+    instance: opts.instance,
+    logger: log,
   });
   const realmConfig = await RealmConfig.open(realm, { instanceId: opts.instance, exposePaths: opts.exposePaths ?? false, logger: log });
   // Observation wraps the store (timed commits) and hooks the runtime, so it exists before both.
-  const observe = new Observability({ backend: realm.backend, log: log.child({ component: 'observe' }), config: () => realmConfig.current() });
+  const observe = new Observability({
+    backend: realm.backend,
+    log: log.child({ component: 'observe' }),
+    config: () => realmConfig.current(),
+  });
   const storage = realmConfig.current().storage;
   const postgresUrl = env.WARREN_DATABASE_URL || storage?.postgres_url;
-  const rawStore = await openStore(realm.backend, realm.storeDir, { postgres: postgresUrl ? { url: postgresUrl, poolMax: storage?.pool_max } : undefined });
+  const rawStore = await openStore(realm.backend, realm.storeDir, {
+    postgres: postgresUrl ? { url: postgresUrl, poolMax: storage?.pool_max } : undefined,
+  });
   // On a postgres realm this process is one node of a cluster: session writes are fenced by its leases.
   const cluster = startCluster(rawStore, realmConfig.current(), log);
   const store = withStoreHealth(observe.wrapStore(cluster ? cluster.fence(rawStore) : rawStore));
   const contextRoot = opts.contextRoot ?? process.cwd();
   await mkdir(contextRoot, { recursive: true });
 
-  const makeProviders = (cfg: Config): ProviderRegistry => createProviderRegistry({
-    env, config: cfg, logger: log.child({ component: 'providers' }), overrides: opts.providerOverrides,
-    retry: { maxRetries: cfg.retry.max_retries, initialDelayMs: cfg.retry.initial_delay_ms, maxDelayMs: cfg.retry.max_delay_ms, multiplier: cfg.retry.multiplier },
-  });
+  const makeProviders = (cfg: Config): ProviderRegistry =>
+    createProviderRegistry({
+      env,
+      config: cfg,
+      logger: log.child({ component: 'providers' }),
+      overrides: opts.providerOverrides,
+      retry: {
+        maxRetries: cfg.retry.max_retries,
+        initialDelayMs: cfg.retry.initial_delay_ms,
+        maxDelayMs: cfg.retry.max_delay_ms,
+        multiplier: cfg.retry.multiplier,
+      },
+    });
   let providers = makeProviders(realmConfig.current());
   const retired: ProviderRegistry[] = [];
   realmConfig.onChange((cfg) => {
@@ -134,15 +153,17 @@ export async function createApp(opts: AppOptions = {}): Promise<App> {
     observer: observe.runtimeObserver(),
     cluster,
     // Event streams of sessions hosted by another node (or by none) follow the shared ledger.
-    ledgerTails: cluster ? new LedgerTails({
-      store,
-      log: log.child({ component: 'ledger-tail' }),
-      pollMs: () => realmConfig.current().cluster?.tail_poll_ms ?? 200,
-      hostsHere: (id) => cluster.leases.holds('session', id),
-      now: Date.now,
-      // One query per poll period for every session this node tails.
-      heads: headsSql ? (ids) => headsSql.ledgerHeads(ids) : undefined,
-    }) : undefined,
+    ledgerTails: cluster
+      ? new LedgerTails({
+          store,
+          log: log.child({ component: 'ledger-tail' }),
+          pollMs: () => realmConfig.current().cluster?.tail_poll_ms ?? 200,
+          hostsHere: (id) => cluster.leases.holds('session', id),
+          now: Date.now,
+          // One query per poll period for every session this node tails.
+          heads: headsSql ? (ids) => headsSql.ledgerHeads(ids) : undefined,
+        })
+      : undefined,
     // Comms deliveries and MCP tool calls reach the node serving their session through it.
     ownerCalls: cluster ? new OwnerCalls() : undefined,
   });
@@ -152,7 +173,12 @@ export async function createApp(opts: AppOptions = {}): Promise<App> {
     const tails = supervisor.deps.ledgerTails;
     supervisor.onClose(async () => tails?.close());
     cluster.onOrphan((kind, id) => supervisor.registry.wake(kind, id));
-    cluster.onTakeover((kind, id) => void supervisor.registry.takenOver(kind, id).catch((err: unknown) => log.error({ err, kind, id }, 'resuming a taken-over actor failed')));
+    cluster.onTakeover(
+      (kind, id) =>
+        void supervisor.registry
+          .takenOver(kind, id)
+          .catch((err: unknown) => log.error({ err, kind, id }, 'resuming a taken-over actor failed')),
+    );
   }
   let baseUrl = '';
   const schedules = schedulesModule({ clock: opts.clock, turnLeaseMs: opts.scheduleTurnLeaseMs });
@@ -164,7 +190,15 @@ export async function createApp(opts: AppOptions = {}): Promise<App> {
       maxResident: opts.maxResidentSessions ?? 200_000,
       overdueRunMs: 30 * 60_000,
     },
-    realm: { realmId: realm.realmId, instanceId: opts.instance, backend: realm.backend, stateRoot: opts.stateRoot, contextRoot, userConfigRoot: opts.userConfigRoot, dir: realm.dir },
+    realm: {
+      realmId: realm.realmId,
+      instanceId: opts.instance,
+      backend: realm.backend,
+      stateRoot: opts.stateRoot,
+      contextRoot,
+      userConfigRoot: opts.userConfigRoot,
+      dir: realm.dir,
+    },
     env,
     clock: (name) => opts.clocks?.[name] ?? Date.now,
     config: realmConfig,
@@ -176,7 +210,13 @@ export async function createApp(opts: AppOptions = {}): Promise<App> {
   for (const unit of units) await unit.start?.();
   const maxBodyBytes = realmConfig.current().limits.max_body_bytes;
   const httpLog = log.child({ component: 'http' });
-  const router = createRouter({ routes, handlers, logger: httpLog, maxBodyBytes, maxJsonDepth: realmConfig.current().limits.max_json_depth });
+  const router = createRouter({
+    routes,
+    handlers,
+    logger: httpLog,
+    maxBodyBytes,
+    maxJsonDepth: realmConfig.current().limits.max_json_depth,
+  });
   const server = await createHttpServer(opts.httpTransport ?? 'auto', {
     handler: cluster ? clusterForwarding(router, clusterForwardOptions(cluster, supervisor, observe, httpLog)) : router,
     maxBodyBytes,

@@ -96,7 +96,11 @@ export class KindTable<A extends HostedActor> {
   private lastEvictSweep = 0;
   closed = false;
 
-  constructor(readonly def: ActorKind<A>, private readonly log: Logger, private readonly owner: () => ActorOwnership | null = () => null) {}
+  constructor(
+    readonly def: ActorKind<A>,
+    private readonly log: Logger,
+    private readonly owner: () => ActorOwnership | null = () => null,
+  ) {}
 
   get kind(): string {
     return this.def.kind;
@@ -154,7 +158,10 @@ export class KindTable<A extends HostedActor> {
     if (!this.def.serialized) return command(await this.get(id));
     const previous = this.mailboxes.get(id) ?? Promise.resolve();
     const run = previous.then(async () => command(await this.get(id)));
-    const tail = run.then(() => undefined, () => undefined);
+    const tail = run.then(
+      () => undefined,
+      () => undefined,
+    );
     this.mailboxes.set(id, tail);
     void tail.then(() => {
       if (this.mailboxes.get(id) === tail) this.mailboxes.delete(id);
@@ -214,7 +221,8 @@ export class KindTable<A extends HostedActor> {
     const id = actor.id;
     this.actors.delete(id);
     this.recent.delete(actor);
-    const done: Promise<void> = this.def.stop(actor)
+    const done: Promise<void> = this.def
+      .stop(actor)
       .catch((err) => this.log.error({ err, kind: this.def.kind, id }, 'evict flush failed'))
       .then(() => this.owner()?.release(this.def.kind, id))
       .finally(() => {
@@ -251,11 +259,13 @@ export class KindTable<A extends HostedActor> {
   async close(): Promise<void> {
     this.closed = true;
     const all = [...this.actors.values()];
-    await Promise.all(all.map(async (a) => {
-      await this.def.quiesce?.(a);
-      await this.def.stop(a);
-      if (!this.def.keepLease?.(a)) await this.owner()?.release(this.def.kind, a.id);
-    }));
+    await Promise.all(
+      all.map(async (a) => {
+        await this.def.quiesce?.(a);
+        await this.def.stop(a);
+        if (!this.def.keepLease?.(a)) await this.owner()?.release(this.def.kind, a.id);
+      }),
+    );
     await Promise.all([...this.stopping.values()]);
     this.actors.clear();
     this.recent.clear();

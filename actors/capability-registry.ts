@@ -98,7 +98,11 @@ export class CapabilityRegistry {
   declare(decl: CapabilityDecl, owner: string): void {
     const prior = this.built.get(decl.id);
     if (prior) throw new Error(`capability ${decl.id} declared by both ${prior.owner} and ${owner}`);
-    this.built.set(decl.id, { owner, gate: decl.gate === undefined ? (DEFAULT_GATES[decl.id] ?? null) : decl.gate, ...(decl.description ? { description: decl.description } : {}) });
+    this.built.set(decl.id, {
+      owner,
+      gate: decl.gate === undefined ? (DEFAULT_GATES[decl.id] ?? null) : decl.gate,
+      ...(decl.description ? { description: decl.description } : {}),
+    });
   }
 
   isBuilt(id: string): boolean {
@@ -115,7 +119,8 @@ export class CapabilityRegistry {
    * whose capability is not built, so that it is refused rather than silently ignored.
    */
   require(id: string, what: string): void {
-    if (!this.built.has(id)) throw new ServiceError('CAPABILITY_UNAVAILABLE', `${what} is not built in this version of Warren`, { capability: id });
+    if (!this.built.has(id))
+      throw new ServiceError('CAPABILITY_UNAVAILABLE', `${what} is not built in this version of Warren`, { capability: id });
   }
 
   /** Available, DisabledByPolicy or NotCompiled. */
@@ -128,7 +133,11 @@ export class CapabilityRegistry {
 
   /** GET /capabilities: every capability id in the fixed order. */
   report(): CapabilitiesResponse {
-    const capabilities = CAPABILITY_IDS.map((id) => ({ id, description: this.built.get(id)?.description?.() ?? DESCRIPTIONS[id], status: this.status(id) }));
+    const capabilities = CAPABILITY_IDS.map((id) => ({
+      id,
+      description: this.built.get(id)?.description?.() ?? DESCRIPTIONS[id],
+      status: this.status(id),
+    }));
     return { contract_version: { ...CONTRACT_VERSION }, capabilities };
   }
 

@@ -24,9 +24,17 @@ export async function compactAtBoundary(core: SessionCore, history: Message[], c
   // Never on a session's first turn (SPEC.md "Limits"): a history without a committed turn is left alone.
   if (!history.some(isTurnStart)) return undefined;
   const result = await compactor.atBoundary(history, {
-    sessionId: core.id, settings: core.state.settings as unknown as Record<string, unknown>, provider: call.provider,
-    providerName: call.providerName, model: call.model, maxTokens: core.state.settings.max_tokens, tools: call.specs,
-    newRows: call.newRows, signal: call.signal, config: core.deps.config(), now: core.deps.now,
+    sessionId: core.id,
+    settings: core.state.settings as unknown as Record<string, unknown>,
+    provider: call.provider,
+    providerName: call.providerName,
+    model: call.model,
+    maxTokens: core.state.settings.max_tokens,
+    tools: call.specs,
+    newRows: call.newRows,
+    signal: call.signal,
+    config: core.deps.config(),
+    now: core.deps.now,
     emit: (kind, payload) => core.hub.publish(kind, payload),
     rewrite: (rows, ops, tokens) => rewriteTranscript(core, rows, ops, tokens),
   });
@@ -49,11 +57,10 @@ async function rewriteTranscript(core: SessionCore, rows: Message[], ops: StoreO
   core.record = { ...core.record, message_count: rows.length, total_tokens: core.record.total_tokens + tokens };
   try {
     // The snapshot at rest is kept (as for the pending-input write): the turn is still in flight.
-    await core.persist([
-      { op: 'putRows', sessionId: core.id, fromIndex: 0, rows },
-      { op: 'truncateRows', sessionId: core.id, length: rows.length },
-      ...ops,
-    ], core.state.machine ?? null);
+    await core.persist(
+      [{ op: 'putRows', sessionId: core.id, fromIndex: 0, rows }, { op: 'truncateRows', sessionId: core.id, length: rows.length }, ...ops],
+      core.state.machine ?? null,
+    );
   } catch (err) {
     core.record = { ...before.record, updated_at_ms: core.record.updated_at_ms };
     core.state.revision = before.revision;

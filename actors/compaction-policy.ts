@@ -185,8 +185,10 @@ export function shouldCompact(i: TriggerInputs): TriggerDecision {
   }
   const guarded = turns.compactedBefore && turns.since < i.minTurnsBetween;
   if (guarded) return { compact: false, estimatedHistoryTokens };
-  if (i.lastInputTokens !== undefined && i.lastInputTokens >= i.threshold) return { compact: true, reason: 'last_input_tokens', estimatedHistoryTokens };
-  if (estimatedHistoryTokens + i.toolTokens + i.outputReserve >= i.threshold) return { compact: true, reason: 'request_budget', estimatedHistoryTokens };
+  if (i.lastInputTokens !== undefined && i.lastInputTokens >= i.threshold)
+    return { compact: true, reason: 'last_input_tokens', estimatedHistoryTokens };
+  if (estimatedHistoryTokens + i.toolTokens + i.outputReserve >= i.threshold)
+    return { compact: true, reason: 'request_budget', estimatedHistoryTokens };
   return { compact: false, estimatedHistoryTokens };
 }
 
@@ -206,7 +208,12 @@ export function splitForCompaction(history: Message[], recentTurns: number): Spl
     if (isTurnStart(row)) {
       // A turn's injected-context rows sit right before its user row and belong to it.
       let s = i;
-      while (s > 0 && history[s - 1].role === 'user' && (history[s - 1] as { transcript_role?: string }).transcript_role === 'injected_context') s--;
+      while (
+        s > 0 &&
+        history[s - 1].role === 'user' &&
+        (history[s - 1] as { transcript_role?: string }).transcript_role === 'injected_context'
+      )
+        s--;
       starts.push(s);
     }
   });

@@ -59,7 +59,8 @@ export interface CompactionResult {
   usage: ProviderUsage;
 }
 
-export const SUMMARY_PREFIX = '[Context compacted] A previous context produced the following summary of work so far. Continue from it; the most recent turns follow verbatim.';
+export const SUMMARY_PREFIX =
+  '[Context compacted] A previous context produced the following summary of work so far. Continue from it; the most recent turns follow verbatim.';
 
 const INSTRUCTION = [
   'CONTEXT COMPACTION: write a handoff summary of the conversation above so that the work can continue without it.',
@@ -131,35 +132,65 @@ export class Compactor {
     // The request's byte size matters only under a provider byte limit.
     const requestBytes = cfg.max_request_bytes === undefined ? 0 : requestJsonBytes(host.system, history.concat(host.newRows), host.tools);
     const decision = shouldCompact({
-      history, threshold, requestBytes, maxRequestBytes: cfg.max_request_bytes,
+      history,
+      threshold,
+      requestBytes,
+      maxRequestBytes: cfg.max_request_bytes,
       lastInputTokens: host.lastInputTokens ?? this.lastInput.get(host.sessionId),
-      toolTokens: estimateTokens(host.tools), outputReserve: host.maxTokens, minTurnsBetween: cfg.min_turns_between_compactions,
+      toolTokens: estimateTokens(host.tools),
+      outputReserve: host.maxTokens,
+      minTurnsBetween: cfg.min_turns_between_compactions,
     });
     if (!decision.compact) return undefined;
     const split = splitForCompaction(history, cfg.recent_turn_budget);
     if (!split) return undefined;
     host.emit('compaction_started', {
-      input_tokens: this.lastInput.get(host.sessionId) ?? 0, estimated_history_tokens: decision.estimatedHistoryTokens,
-      message_count: history.length, trigger: decision.reason ?? 'history_tokens',
+      input_tokens: this.lastInput.get(host.sessionId) ?? 0,
+      estimated_history_tokens: decision.estimatedHistoryTokens,
+      message_count: history.length,
+      trigger: decision.reason ?? 'history_tokens',
     });
     let summary: string;
     let usage: ProviderUsage;
     try {
-      const reply = await host.provider.call({
-        model: host.model,
-        messages: [{ role: 'user', content: `${summarySource(history, threshold)}\n\n${INSTRUCTION}`, created_at: new Date(host.now()).toISOString() }],
-        tools: [], max_tokens: cfg.max_summary_tokens, signal: host.signal,
-      }, () => {}, (notice) => host.emit('retrying', { retry: notice }));
+      const reply = await host.provider.call(
+        {
+          model: host.model,
+          messages: [
+            {
+              role: 'user',
+              content: `${summarySource(history, threshold)}\n\n${INSTRUCTION}`,
+              created_at: new Date(host.now()).toISOString(),
+            },
+          ],
+          tools: [],
+          max_tokens: cfg.max_summary_tokens,
+          signal: host.signal,
+        },
+        () => {},
+        (notice) => host.emit('retrying', { retry: notice }),
+      );
       usage = reply.usage;
       if (reply.stop_reason === 'content_filter') {
         // SPEC.md "Limits": a provider policy stop ends the run.
-        host.emit('compaction_failed', { reason: { kind: 'llm_failed', error_class: 'policy_stop', message: 'the provider stopped the summary for policy reasons' } });
-        throw new ServiceError('AGENT_ERROR', 'compaction summary refused by provider policy', { session_id: host.sessionId, error: { kind: 'llm_failure', terminal: true } });
+        host.emit('compaction_failed', {
+          reason: { kind: 'llm_failed', error_class: 'policy_stop', message: 'the provider stopped the summary for policy reasons' },
+        });
+        throw new ServiceError('AGENT_ERROR', 'compaction summary refused by provider policy', {
+          session_id: host.sessionId,
+          error: { kind: 'llm_failure', terminal: true },
+        });
       }
       summary = textOf(reply.blocks);
     } catch (err) {
       if (host.signal.aborted || (err instanceof ServiceError && err.code === 'AGENT_ERROR')) throw err;
-      host.emit('compaction_failed', { reason: { kind: 'llm_failed', error_class: err instanceof ServiceError ? err.code : 'error', message: err instanceof Error ? err.message : String(err) } });
+      host.emit('compaction_failed', {
+        reason: {
+          kind: 'llm_failed',
+          error_class: err instanceof ServiceError ? err.code : 'error',
+          message: err instanceof Error ? err.message : String(err),
+        },
+      });
       return undefined;
     }
     if (!summary) {
@@ -167,7 +198,12 @@ export class Compactor {
       return undefined;
     }
     const at = host.now();
-    const summaryRow: Message = { role: 'user', content: `${SUMMARY_PREFIX}\n\n${summary}`, created_at: new Date(at).toISOString(), transcript_role: 'compaction_summary' };
+    const summaryRow: Message = {
+      role: 'user',
+      content: `${SUMMARY_PREFIX}\n\n${summary}`,
+      created_at: new Date(at).toISOString(),
+      transcript_role: 'compaction_summary',
+    };
     const rows = [...split.systemRows, summaryRow, ...split.recent];
     const tokensBefore = decision.estimatedHistoryTokens;
     const tokensAfter = estimateTokens(rows);
@@ -175,16 +211,28 @@ export class Compactor {
     try {
       for (const sink of this.sinks) sinkOps.push(await sink.ops(host.sessionId, host.settings, split.discarded, at));
     } catch (err) {
-      host.emit('compaction_failed', { reason: { kind: 'memory_indexing_failed', message: err instanceof Error ? err.message : String(err) } });
+      host.emit('compaction_failed', {
+        reason: { kind: 'memory_indexing_failed', message: err instanceof Error ? err.message : String(err) },
+      });
       return undefined;
     }
     const prior = await this.store.getRecord<CompactionRecord>('compaction', host.sessionId);
-    const record: CompactionRecord = { v: 1, count: (prior?.count ?? 0) + 1, last_at_ms: at, messages_before: history.length, messages_after: rows.length, tokens_before: tokensBefore, tokens_after: tokensAfter };
+    const record: CompactionRecord = {
+      v: 1,
+      count: (prior?.count ?? 0) + 1,
+      last_at_ms: at,
+      messages_before: history.length,
+      messages_after: rows.length,
+      tokens_before: tokensBefore,
+      tokens_after: tokensAfter,
+    };
     const ops: StoreOp[] = [{ op: 'putRecord', ns: 'compaction', key: host.sessionId, value: record }, ...sinkOps.flat()];
     try {
       await host.rewrite(rows, ops, usage.input_tokens + usage.output_tokens);
     } catch (err) {
-      host.emit('compaction_failed', { reason: { kind: 'transcript_rewrite_failed', message: err instanceof Error ? err.message : String(err) } });
+      host.emit('compaction_failed', {
+        reason: { kind: 'transcript_rewrite_failed', message: err instanceof Error ? err.message : String(err) },
+      });
       return undefined;
     }
     const indexed = this.sinks.reduce((n, sink, i) => n + sink.committed(host.sessionId, sinkOps[i]), 0);
@@ -192,8 +240,11 @@ export class Compactor {
     if (indexed > 0) host.emit('memory_indexed', { module: 'memory', documents: indexed });
     this.lastInput.delete(host.sessionId);
     host.emit('compaction_completed', {
-      summary_tokens: usage.output_tokens, messages_before: history.length, messages_after: rows.length,
-      tokens_before: tokensBefore, tokens_after: tokensAfter,
+      summary_tokens: usage.output_tokens,
+      messages_before: history.length,
+      messages_after: rows.length,
+      tokens_before: tokensBefore,
+      tokens_after: tokensAfter,
     });
     return { rows, usage };
   }

@@ -12,12 +12,22 @@ export function isReservedLabelKey(key: string): boolean {
 }
 
 /** Throws 400 BAD_REQUEST naming the first reserved key in `labels` or `peer_meta.labels`. */
-export function refuseReservedLabels(body: { labels?: Record<string, string> | null; peer_meta?: { labels?: Record<string, string> } | null }): void {
-  const sources: Array<[string, Record<string, string> | null | undefined]> = [['labels', body.labels], ['peer_meta.labels', body.peer_meta?.labels]];
+export function refuseReservedLabels(body: {
+  labels?: Record<string, string> | null;
+  peer_meta?: { labels?: Record<string, string> } | null;
+}): void {
+  const sources: Array<[string, Record<string, string> | null | undefined]> = [
+    ['labels', body.labels],
+    ['peer_meta.labels', body.peer_meta?.labels],
+  ];
   for (const [field, labels] of sources) {
     for (const key of Object.keys(labels ?? {})) {
       if (isReservedLabelKey(key)) {
-        throw new ServiceError('BAD_REQUEST', `label key '${key}' in ${field} is reserved (mob_id, role, agent_identity, warren, warren.*)`, { field, key });
+        throw new ServiceError(
+          'BAD_REQUEST',
+          `label key '${key}' in ${field} is reserved (mob_id, role, agent_identity, warren, warren.*)`,
+          { field, key },
+        );
       }
     }
   }

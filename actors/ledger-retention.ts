@@ -36,7 +36,14 @@ export function seqRanges(seqs: readonly number[]): Array<[number, number]> {
  * The prune range for a session whose newest seq will be `lastSeq` after this commit, or undefined.
  * Never reaches `lastSeq` itself (the next seq is derived from the last entry).
  */
-export async function retentionCut(store: Store, sessionId: string, lastSeq: number, cfg: Config['ledger'], now: number, age: AgeCheck = { oldestMs: -Infinity }): Promise<number | undefined> {
+export async function retentionCut(
+  store: Store,
+  sessionId: string,
+  lastSeq: number,
+  cfg: Config['ledger'],
+  now: number,
+  age: AgeCheck = { oldestMs: -Infinity },
+): Promise<number | undefined> {
   let cut = 0;
   if (cfg.max_entries_per_session > 0) cut = lastSeq - cfg.max_entries_per_session;
   const limit = now - cfg.max_age_days * DAY_MS;
@@ -58,7 +65,15 @@ export async function retentionCut(store: Store, sessionId: string, lastSeq: num
 }
 
 /** The dropLedger op of a commit: the turn's delta seqs plus the retention cut (none when nothing goes). */
-export async function ledgerTrimOps(store: Store, sessionId: string, deltaSeqs: readonly number[], lastSeq: number, cfg: Config['ledger'], now: number, age?: AgeCheck): Promise<StoreOp[]> {
+export async function ledgerTrimOps(
+  store: Store,
+  sessionId: string,
+  deltaSeqs: readonly number[],
+  lastSeq: number,
+  cfg: Config['ledger'],
+  now: number,
+  age?: AgeCheck,
+): Promise<StoreOp[]> {
   if (!store.persistent) return [];
   const ranges = cfg.keep_text_deltas ? [] : seqRanges(deltaSeqs.filter((s) => s < lastSeq));
   const cut = await retentionCut(store, sessionId, lastSeq, cfg, now, age);

@@ -57,7 +57,11 @@ export class ExposedTools {
   }
 
   list(): Array<{ name: string; description: string; inputSchema: Record<string, unknown> }> {
-    return [...this.tools.values()].map(({ tool }) => ({ name: tool.name, description: tool.description, inputSchema: plainSchema(tool.input_schema) }));
+    return [...this.tools.values()].map(({ tool }) => ({
+      name: tool.name,
+      description: tool.description,
+      inputSchema: plainSchema(tool.input_schema),
+    }));
   }
 
   /** Runs a tool (on the node holding what it acts on). Never rejects: unknown names, bad arguments and failures are error results. */
@@ -71,14 +75,19 @@ export class ExposedTools {
     const input = args ?? {};
     if (!entry.check.Check(input)) {
       const [first] = entry.check.Errors(input);
-      return { text: `invalid arguments for ${name}: ${first ? `${first.instancePath || '/'} ${first.message}` : 'schema mismatch'}`, is_error: true };
+      return {
+        text: `invalid arguments for ${name}: ${first ? `${first.instancePath || '/'} ${first.message}` : 'schema mismatch'}`,
+        is_error: true,
+      };
     }
     try {
       const owner = route && this.calls ? entry.tool.owner?.(input) : undefined;
       if (owner) return await this.calls!.callOn<ExposedResult>(owner, MCP_TOOL_CALL, { name, args: input }, ctx.signal);
       return await entry.tool.call(input, ctx);
     } catch (err) {
-      const body = isServiceError(err) ? { error: err.message, code: err.code, ...(err.details !== undefined ? { details: err.details } : {}) } : { error: err instanceof Error ? err.message : String(err), code: 'INTERNAL_ERROR' };
+      const body = isServiceError(err)
+        ? { error: err.message, code: err.code, ...(err.details !== undefined ? { details: err.details } : {}) }
+        : { error: err instanceof Error ? err.message : String(err), code: 'INTERNAL_ERROR' };
       return { text: JSON.stringify(body), structured: body, is_error: true };
     }
   }

@@ -8,7 +8,14 @@ import type { SessionEventPayload } from '../contracts/session-events.ts';
 import { isServiceError, ServiceError } from '../contracts/errors.ts';
 import type { Config } from '../contracts/config.ts';
 import type {
-  McpAddRequest, McpLiveResponse, McpOperation, McpPersistedRecord, McpReloadRequest, McpRemoveRequest, McpServerConfig, McpSessionStatus,
+  McpAddRequest,
+  McpLiveResponse,
+  McpOperation,
+  McpPersistedRecord,
+  McpReloadRequest,
+  McpRemoveRequest,
+  McpServerConfig,
+  McpSessionStatus,
 } from '../contracts/mcp.ts';
 import type { Store } from '../storage/store.ts';
 import { McpClientSet, type McpSource } from '../tools/mcp/mcp-client-set.ts';
@@ -139,7 +146,8 @@ export class McpLive {
   toolsAtBoundary(sessionId: string): Tool[] {
     const set = this.sets.get(sessionId);
     if (set === undefined) {
-      if (!this.closed) this.load(sessionId, false).catch((err) => this.deps.log.error({ err, sessionId }, 'MCP servers of a session could not be loaded'));
+      if (!this.closed)
+        this.load(sessionId, false).catch((err) => this.deps.log.error({ err, sessionId }, 'MCP servers of a session could not be loaded'));
       return [];
     }
     if (set === null) return [];
@@ -178,22 +186,32 @@ export class McpLive {
   /** Read-modify-write of the persisted record, chained per session. A failure is 500 SESSION_STORE_ERROR. */
   private persist(sessionId: string, change: (r: McpPersistedRecord) => void): Promise<void> {
     const prev = this.writes.get(sessionId) ?? Promise.resolve();
-    const next = prev.catch(() => {}).then(async () => {
-      const record = (await this.deps.store.getRecord<McpPersistedRecord>(MCP_RECORD_NS, sessionId)) ?? emptyRecord();
-      change(record);
-      await this.deps.store.commit([{ op: 'putRecord', ns: MCP_RECORD_NS, key: sessionId, value: record }]);
-    });
+    const next = prev
+      .catch(() => {})
+      .then(async () => {
+        const record = (await this.deps.store.getRecord<McpPersistedRecord>(MCP_RECORD_NS, sessionId)) ?? emptyRecord();
+        change(record);
+        await this.deps.store.commit([{ op: 'putRecord', ns: MCP_RECORD_NS, key: sessionId, value: record }]);
+      });
     this.writes.set(sessionId, next);
-    void next.finally(() => {
-      if (this.writes.get(sessionId) === next) this.writes.delete(sessionId);
-    }).catch(() => {});
+    void next
+      .finally(() => {
+        if (this.writes.get(sessionId) === next) this.writes.delete(sessionId);
+      })
+      .catch(() => {});
     return next.catch((err: unknown) => {
       throw new ServiceError('SESSION_STORE_ERROR', 'the MCP change could not be persisted', { session_id: sessionId }, { cause: err });
     });
   }
 
   private reply(sessionId: string, operation: McpOperation, serverName: string | undefined, persisted: boolean): McpLiveResponse {
-    return { session_id: sessionId, operation, ...(serverName !== undefined ? { server_name: serverName } : {}), status: 'staged', persisted };
+    return {
+      session_id: sessionId,
+      operation,
+      ...(serverName !== undefined ? { server_name: serverName } : {}),
+      status: 'staged',
+      persisted,
+    };
   }
 
   /** POST /sessions/{id}/mcp/add. */
@@ -218,7 +236,11 @@ export class McpLive {
   async remove(sessionId: string, body: McpRemoveRequest): Promise<McpLiveResponse> {
     await this.admit(sessionId, body.session_id, body.server_name);
     const set = await this.load(sessionId, false);
-    if (!set?.knows(body.server_name)) throw new ServiceError('NOT_FOUND', `MCP server not found: ${body.server_name}`, { session_id: sessionId, server_name: body.server_name });
+    if (!set?.knows(body.server_name))
+      throw new ServiceError('NOT_FOUND', `MCP server not found: ${body.server_name}`, {
+        session_id: sessionId,
+        server_name: body.server_name,
+      });
     const persisted = body.persisted === true;
     if (persisted) {
       const fromConfig = this.configServers().some((c) => c.name === body.server_name);
@@ -236,7 +258,8 @@ export class McpLive {
     const name = body.server_name ?? undefined;
     await this.admit(sessionId, body.session_id, name);
     const set = await this.load(sessionId, name === undefined);
-    if (name !== undefined && !set?.knows(name)) throw new ServiceError('NOT_FOUND', `MCP server not found: ${name}`, { session_id: sessionId, server_name: name });
+    if (name !== undefined && !set?.knows(name))
+      throw new ServiceError('NOT_FOUND', `MCP server not found: ${name}`, { session_id: sessionId, server_name: name });
     // A reload changes no configuration, so there is nothing more to persist; `persisted` is echoed.
     set!.stageReload(name, body.persisted === true);
     return this.reply(sessionId, 'reload', name, body.persisted === true);

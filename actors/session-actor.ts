@@ -109,7 +109,13 @@ export class SessionActor {
       const work: TurnWork = { run: (generation, signal) => this.executeTurn(cmd, waiter, generation, signal) };
       this.admitting = waiter;
       try {
-        core.machine.send({ type: 'turn.requested', requestId: cmd.requestId, ticket: waiter.ticket, work, ...(cmd.followUp ? { queued: true } : {}) });
+        core.machine.send({
+          type: 'turn.requested',
+          requestId: cmd.requestId,
+          ticket: waiter.ticket,
+          work,
+          ...(cmd.followUp ? { queued: true } : {}),
+        });
       } finally {
         this.admitting = null;
       }
@@ -149,10 +155,19 @@ export class SessionActor {
     else cmd.signal.addEventListener('abort', onExternalAbort, { once: true });
     machineSignal.addEventListener('abort', onMachineAbort, { once: true });
     const hub = core.hub;
-    if (cmd.verbose) hub.verboseLog = (e) => core.log.info({ sessionId: core.id, requestId: cmd.requestId, seq: e.seq, event: e.kind, payload: e.payload }, 'session event (verbose)');
+    if (cmd.verbose)
+      hub.verboseLog = (e) =>
+        core.log.info(
+          { sessionId: core.id, requestId: cmd.requestId, seq: e.seq, event: e.kind, payload: e.payload },
+          'session event (verbose)',
+        );
     const run = core.deps.turnFeatures?.begin({
-      sessionId: core.id, requestId: cmd.requestId, plan: cmd.plan,
-      emit: (kind, payload) => core.hub.publish(kind, payload), abort: (reason) => abort.abort(reason), signal: abort.signal,
+      sessionId: core.id,
+      requestId: cmd.requestId,
+      plan: cmd.plan,
+      emit: (kind, payload) => core.hub.publish(kind, payload),
+      abort: (reason) => abort.abort(reason),
+      signal: abort.signal,
     });
     try {
       return await this.turn(cmd, generation, abort.signal, core.deps.now(), run);
@@ -176,8 +191,15 @@ export class SessionActor {
     // SPEC: injected-context rows sit, in order, right before the user row, so a continue's System row
     // (appended at the turn boundary) comes first.
     if (cmd.systemAppend) newRows.push({ role: 'system', content: cmd.systemAppend, created_at: nowIso() });
-    for (const ctx of cmd.injectedContext ?? []) newRows.push({ role: 'user', content: ctx, created_at: nowIso(), transcript_role: 'injected_context' });
-    newRows.push({ role: 'user', content: cmd.prompt, created_at: nowIso(), transcript_role: 'conversational', ...(cmd.identity ? { identity: cmd.identity } : {}) });
+    for (const ctx of cmd.injectedContext ?? [])
+      newRows.push({ role: 'user', content: ctx, created_at: nowIso(), transcript_role: 'injected_context' });
+    newRows.push({
+      role: 'user',
+      content: cmd.prompt,
+      created_at: nowIso(),
+      transcript_role: 'conversational',
+      ...(cmd.identity ? { identity: cmd.identity } : {}),
+    });
     let { rows: history, total } = cmd.knownHistory
       ? { rows: cmd.knownHistory, total: cmd.knownHistory.length }
       : await core.readCommitted();
@@ -216,7 +238,14 @@ export class SessionActor {
       const cfg = deps.config();
       const toolset = deps.buildToolset(id, settings);
       // Context compaction at the turn boundary (actors/compaction-boundary.ts) may rewrite the history.
-      const compacted = await compactAtBoundary(core, history, { provider, providerName: name, model, specs: toolset?.specs ?? [], newRows, signal });
+      const compacted = await compactAtBoundary(core, history, {
+        provider,
+        providerName: name,
+        model,
+        specs: toolset?.specs ?? [],
+        newRows,
+        signal,
+      });
       if (compacted) ({ rows: history, total } = { rows: compacted, total: compacted.length });
       const result = await runTurn({
         sessionId: id,
@@ -272,7 +301,16 @@ export class SessionActor {
       // The commit is queued first and run_completed published in the same synchronous block, so the
       // writer's next drain takes both: the event's ledger entry rides in the turn's transaction and is
       // handed to live subscribers as soon as it is durable. The writer orders it after the pending-input write.
-      const committed = core.persist([{ op: 'putRows', sessionId: id, fromIndex: total, rows }, ...(cmd.commitOps?.() ?? []), ...(deps.followUps?.commitOps(id, outcome) ?? []), ...(cmd.hooks?.commitOps?.(outcome) ?? []), ...trim], core.restingSnapshot());
+      const committed = core.persist(
+        [
+          { op: 'putRows', sessionId: id, fromIndex: total, rows },
+          ...(cmd.commitOps?.() ?? []),
+          ...(deps.followUps?.commitOps(id, outcome) ?? []),
+          ...(cmd.hooks?.commitOps?.(outcome) ?? []),
+          ...trim,
+        ],
+        core.restingSnapshot(),
+      );
       hub.publish('run_completed', { session_id: id, result: result.text, extraction_required: run?.extractionRequired ?? false, usage });
       try {
         await committed;
@@ -284,13 +322,19 @@ export class SessionActor {
       core.cacheRows(extendHistory(history, rows));
       // Structured output is extracted from the committed turn, then committed after it.
       const extra = await run?.extract({
-        provider, model, maxTokens: settings.max_tokens, committedText: result.text, signal, now: nowIso,
+        provider,
+        model,
+        maxTokens: settings.max_tokens,
+        committedText: result.text,
+        signal,
+        now: nowIso,
         ...projectForProvider({ history, newRows, now: nowIso }, result.producedRows),
       });
       if (extra) await this.commitExtra(extra, history.concat(rows));
       const final = withExtra(outcome, extra);
       // The extension hooks' record follows the extraction result (the turn's commit carried the plain one).
-      if (extra && cmd.hooks?.commitOps) await core.persist(cmd.hooks.commitOps(final)).catch((e) => core.log.error({ err: e, sessionId: id }, 'turn hook write failed'));
+      if (extra && cmd.hooks?.commitOps)
+        await core.persist(cmd.hooks.commitOps(final)).catch((e) => core.log.error({ err: e, sessionId: id }, 'turn hook write failed'));
       return final;
     } catch (err) {
       // Once committing, an interrupt no longer cancels: a failure there is the commit's own. A run
@@ -307,7 +351,9 @@ export class SessionActor {
       });
       await run?.failed(error);
       await pendingWrite;
-      await core.persist(cmd.hooks?.failOps?.(error, cancelled) ?? [], core.restingSnapshot()).catch((e) => core.log.error({ err: e, sessionId: id }, 'failed-turn state write failed'));
+      await core
+        .persist(cmd.hooks?.failOps?.(error, cancelled) ?? [], core.restingSnapshot())
+        .catch((e) => core.log.error({ err: e, sessionId: id }, 'failed-turn state write failed'));
       throw error;
     }
   }
@@ -382,28 +428,72 @@ export class SessionActor {
   }
 
   // Reads and lifecycle, answered by the composed core.
-  get id(): string { return this.core.id; }
-  get lastUsedMs(): number { return this.core.lastUsedMs; }
-  get snapshotRecord(): SessionRecord { return this.core.snapshotRecord; }
-  get settings(): SessionSettings { return this.core.settings; }
-  get revision(): number { return this.core.revision; }
-  get machine() { return this.core.machine; }
-  get hub() { return this.core.hub; }
-  get writer() { return this.core.writer; }
-  get dormant(): boolean { return this.core.dormant; }
-  get liveMachine() { return this.core.liveMachine; }
-  get mailboxDepth(): number { return this.core.mailboxDepth; }
-  get subscriberCount(): number { return this.core.subscriberCount; }
-  get ledgerHalted(): boolean { return this.core.ledgerHalted; }
-  status() { return this.core.status(); }
-  stateValue(): unknown { return this.core.stateValue(); }
-  isRunning(): boolean { return this.core.isRunning(); }
-  machineFailed(): boolean { return this.core.machineFailed(); }
-  recover(hold: HoldClass | null): void { this.core.recover(hold); }
-  persist(extra: StoreOp[] = [], deferMs = 0): Promise<void> { return this.core.persist(extra, undefined, deferMs); }
-  shed(): boolean { return this.core.shed(); }
-  closeStreams(reason: 'archived' | 'shutdown'): void { this.core.closeStreams(reason); }
-  stop(): Promise<void> { return this.core.stop(); }
+  get id(): string {
+    return this.core.id;
+  }
+  get lastUsedMs(): number {
+    return this.core.lastUsedMs;
+  }
+  get snapshotRecord(): SessionRecord {
+    return this.core.snapshotRecord;
+  }
+  get settings(): SessionSettings {
+    return this.core.settings;
+  }
+  get revision(): number {
+    return this.core.revision;
+  }
+  get machine() {
+    return this.core.machine;
+  }
+  get hub() {
+    return this.core.hub;
+  }
+  get writer() {
+    return this.core.writer;
+  }
+  get dormant(): boolean {
+    return this.core.dormant;
+  }
+  get liveMachine() {
+    return this.core.liveMachine;
+  }
+  get mailboxDepth(): number {
+    return this.core.mailboxDepth;
+  }
+  get subscriberCount(): number {
+    return this.core.subscriberCount;
+  }
+  get ledgerHalted(): boolean {
+    return this.core.ledgerHalted;
+  }
+  status() {
+    return this.core.status();
+  }
+  stateValue(): unknown {
+    return this.core.stateValue();
+  }
+  isRunning(): boolean {
+    return this.core.isRunning();
+  }
+  machineFailed(): boolean {
+    return this.core.machineFailed();
+  }
+  recover(hold: HoldClass | null): void {
+    this.core.recover(hold);
+  }
+  persist(extra: StoreOp[] = [], deferMs = 0): Promise<void> {
+    return this.core.persist(extra, undefined, deferMs);
+  }
+  shed(): boolean {
+    return this.core.shed();
+  }
+  closeStreams(reason: 'archived' | 'shutdown'): void {
+    this.core.closeStreams(reason);
+  }
+  stop(): Promise<void> {
+    return this.core.stop();
+  }
 }
 
 /** Adds a run's extraction turns, usage and result to its outcome (optional members omitted). */

@@ -4,7 +4,14 @@
 import { createHash, randomUUID } from 'node:crypto';
 import { ServiceError } from '../contracts/errors.ts';
 import type { AuthBinding } from '../contracts/auth.ts';
-import type { ContinueSessionRequest, CreateSessionRequest, SystemContextRequest, SystemPromptRequest, SystemPromptResult, ProviderName } from '../contracts/session.ts';
+import type {
+  ContinueSessionRequest,
+  CreateSessionRequest,
+  SystemContextRequest,
+  SystemPromptRequest,
+  SystemPromptResult,
+  ProviderName,
+} from '../contracts/session.ts';
 import { refuseReservedLabels } from './label-rules.ts';
 import type { Message } from '../contracts/transcript.ts';
 import { defaultModel } from '../providers/catalog.ts';
@@ -23,7 +30,9 @@ export interface TurnReply extends TurnOutcome {
 }
 
 function turnSkills(sup: SessionHost, body: Pick<CreateSessionRequest, 'skill_refs' | 'preload_skills'>): Promise<TurnSkills | undefined> {
-  return resolveTurnSkills(sup.deps.skills, [...(body.preload_skills ?? []), ...(body.skill_refs ?? [])], () => sup.capabilities.unavailable('skills'));
+  return resolveTurnSkills(sup.deps.skills, [...(body.preload_skills ?? []), ...(body.skill_refs ?? [])], () =>
+    sup.capabilities.unavailable('skills'),
+  );
 }
 
 function withSkills(skills: TurnSkills | undefined, injected: CreateSessionRequest['injected_context']) {
@@ -46,7 +55,10 @@ export interface TurnExtras {
 
 /** Thrown when a session was durably created but its first turn failed (SPEC "States and transitions"). */
 export class CreatedWithTurnFailure extends Error {
-  constructor(readonly sessionId: string, readonly cause: unknown) {
+  constructor(
+    readonly sessionId: string,
+    readonly cause: unknown,
+  ) {
     super('session created but its first turn failed');
   }
 }
@@ -65,7 +77,10 @@ function resolveFlags(body: CreateSessionRequest, defaults: { builtins_enabled: 
  * registry decides) rather than being silently ignored: a caller asking for hooks must not get a run
  * without them. keep_alive needs comms and answers 400 without it (SPEC "Errors").
  */
-function requireCapabilities(host: SessionHost, body: Partial<CreateSessionRequest> & Pick<ContinueSessionRequest, 'output_schema' | 'hooks_override' | 'keep_alive'>): void {
+function requireCapabilities(
+  host: SessionHost,
+  body: Partial<CreateSessionRequest> & Pick<ContinueSessionRequest, 'output_schema' | 'hooks_override' | 'keep_alive'>,
+): void {
   const caps = host.capabilities;
   if (body.keep_alive === true && !caps.isBuilt('comms')) {
     throw new ServiceError('BAD_REQUEST', 'keep_alive requires the comms capability, which this build does not include');
@@ -93,12 +108,24 @@ async function checkSelector(sup: SessionHost, ref: AuthBinding): Promise<{ prov
 
 function sameProvider(bindingProvider: string, sessionProvider: string, binding: string): void {
   if (bindingProvider !== sessionProvider) {
-    throw new ServiceError('BAD_REQUEST', `auth binding '${binding}' is for provider '${bindingProvider}', but the session uses '${sessionProvider}'`);
+    throw new ServiceError(
+      'BAD_REQUEST',
+      `auth binding '${binding}' is for provider '${bindingProvider}', but the session uses '${sessionProvider}'`,
+    );
   }
 }
 
 /** POST /sessions: creates the session durably, then runs its first turn. */
-export async function createSession(sup: SessionHost, body: CreateSessionRequest, requestId: string, signal: AbortSignal, onCommitting: () => void, extras?: Partial<SessionSettings>, hooks?: TurnHooks, turnExtras: TurnExtras = {}): Promise<TurnReply> {
+export async function createSession(
+  sup: SessionHost,
+  body: CreateSessionRequest,
+  requestId: string,
+  signal: AbortSignal,
+  onCommitting: () => void,
+  extras?: Partial<SessionSettings>,
+  hooks?: TurnHooks,
+  turnExtras: TurnExtras = {},
+): Promise<TurnReply> {
   const { deps } = sup;
   const cfg = deps.config();
   if (body.keep_alive === true && !body.comms_name) throw new ServiceError('BAD_REQUEST', 'keep_alive requires comms_name');
@@ -107,13 +134,16 @@ export async function createSession(sup: SessionHost, body: CreateSessionRequest
   const selector = body.auth_binding ? selectorOf(body.auth_binding) : undefined;
   const bound = selector ? await checkSelector(sup, selector) : undefined;
   // A selector without model or provider picks the binding's provider (and its default model, if any).
-  const resolved = bound && body.model == null && body.provider == null
-    ? deps.providers.resolve(bound.defaultModel ?? null, bound.provider)
-    : deps.providers.resolve(body.model ?? (cfg.agent.model || defaultModel()), body.provider ?? null);
+  const resolved =
+    bound && body.model == null && body.provider == null
+      ? deps.providers.resolve(bound.defaultModel ?? null, bound.provider)
+      : deps.providers.resolve(body.model ?? (cfg.agent.model || defaultModel()), body.provider ?? null);
   if (bound) sameProvider(bound.provider, resolved.name, selector!.binding);
   // A missing key or base URL is known without a call: answer 502 PROVIDER_ERROR before creating anything.
   const credential = await deps.credentials?.credentialFor(selector, resolved.name, resolved.model);
-  const problem = (credential ? deps.providers.resolve(resolved.model, resolved.name, credential) : resolved).provider.preflight?.(resolved.model);
+  const problem = (credential ? deps.providers.resolve(resolved.model, resolved.name, credential) : resolved).provider.preflight?.(
+    resolved.model,
+  );
   if (problem) throw problem;
   const flags = resolveFlags(body, cfg.tools);
   const plan = planRun(sup, body, resolved.name);
@@ -127,7 +157,7 @@ export async function createSession(sup: SessionHost, body: CreateSessionRequest
     builtins: flags.builtins,
     shell: flags.shell,
     ...(sup.capabilities.isBuilt('work_graph') && (body.enable_workgraph ?? cfg.tools.workgraph_enabled) ? { workgraph: true } : {}),
-    ...(body.enable_schedule ?? cfg.tools.schedule_enabled ? { schedule: true } : {}),
+    ...((body.enable_schedule ?? cfg.tools.schedule_enabled) ? { schedule: true } : {}),
     keep_alive: body.keep_alive === true,
     ...(body.comms_name ? { comms_name: body.comms_name } : {}),
     ...((body.enable_memory ?? cfg.memory.enabled_by_default) && sup.capabilities.isBuilt('memory_store') ? { memory: true } : {}),
@@ -138,33 +168,51 @@ export async function createSession(sup: SessionHost, body: CreateSessionRequest
     ...extras,
   };
   const now = deps.now();
-  const systemText = typeof body.system_prompt === 'string' ? body.system_prompt : body.system_prompt == null ? cfg.agent.system_prompt : undefined;
+  const systemText =
+    typeof body.system_prompt === 'string' ? body.system_prompt : body.system_prompt == null ? cfg.agent.system_prompt : undefined;
   const rows: Message[] = systemText ? [{ role: 'system', content: systemText, created_at: new Date(now).toISOString() }] : [];
   const sessionId = turnExtras.sessionId ?? randomUUID();
   const state: PersistedState = { v: 1, machine: null, settings, sysctx: {}, prompts: {}, revision: rows.length ? 1 : 0 };
   const record: SessionRecord = {
-    v: 2, session_id: sessionId, created_at_ms: now, updated_at_ms: now, archived: false,
-    labels: body.labels ?? {}, message_count: rows.length, total_tokens: 0, state,
+    v: 2,
+    session_id: sessionId,
+    created_at_ms: now,
+    updated_at_ms: now,
+    archived: false,
+    labels: body.labels ?? {},
+    message_count: rows.length,
+    total_tokens: 0,
+    state,
   };
   const actor = sup.adopt(record);
   // Not awaited: the turn's first write is chained after it. Observed at once so that a failure is
   // never an unhandled rejection; a session whose creation never became durable is not "created".
   // The comms directory entry commits with the session, so a comms name is addressable once created.
-  const directory = settings.comms_name ? sup.extension?.settingsOps(sessionId, settings) ?? [] : [];
+  const directory = settings.comms_name ? (sup.extension?.settingsOps(sessionId, settings) ?? []) : [];
   // Without a directory entry, the creation may share the first turn's commit (PENDING_DEFER_MS).
-  const created = actor.persist([
-    ...(rows.length ? [{ op: 'putRows', sessionId, fromIndex: 0, rows } as const] : []),
-    ...directory,
-  ], directory.length || hooks ? 0 : PENDING_DEFER_MS);
+  const created = actor.persist(
+    [...(rows.length ? [{ op: 'putRows', sessionId, fromIndex: 0, rows } as const] : []), ...directory],
+    directory.length || hooks ? 0 : PENDING_DEFER_MS,
+  );
   created.catch((err: unknown) => actor.core.abandon(err));
   sup.noteCreation(created);
   if (skills) actor.hub.publish('skills_resolved', skills.event);
   let outcome: TurnOutcome;
   try {
     outcome = await actor.runTurn({
-      requestId, kind: 'create', prompt: body.prompt, injectedContext: withSkills(skills, body.injected_context),
-      transientContext: body.transient_turn_context, signal, onCommitting, knownHistory: rows, plan, hooks,
-      identity: turnExtras.identity, onAdmitted: turnExtras.onAdmitted, verbose: body.verbose === true,
+      requestId,
+      kind: 'create',
+      prompt: body.prompt,
+      injectedContext: withSkills(skills, body.injected_context),
+      transientContext: body.transient_turn_context,
+      signal,
+      onCommitting,
+      knownHistory: rows,
+      plan,
+      hooks,
+      identity: turnExtras.identity,
+      onAdmitted: turnExtras.onAdmitted,
+      verbose: body.verbose === true,
     });
   } catch (err) {
     try {
@@ -184,14 +232,24 @@ export async function createSession(sup: SessionHost, body: CreateSessionRequest
  * Inputs waiting in the session's inbox ride the turn as injected context (comms, ingress); `wakeKey`
  * (turnExtras) names the inbox input a keep-alive session was woken for (its text is the prompt).
  */
-export async function continueSession(sup: SessionHost, sessionId: string, body: ContinueSessionRequest, requestId: string, signal: AbortSignal, onCommitting: () => void, hooks?: TurnHooks, turnExtras: TurnExtras = {}): Promise<TurnReply> {
+export async function continueSession(
+  sup: SessionHost,
+  sessionId: string,
+  body: ContinueSessionRequest,
+  requestId: string,
+  signal: AbortSignal,
+  onCommitting: () => void,
+  hooks?: TurnHooks,
+  turnExtras: TurnExtras = {},
+): Promise<TurnReply> {
   if (body.session_id !== sessionId) {
     throw new ServiceError('BAD_REQUEST', `Session ID mismatch: path=${sessionId} body=${body.session_id}`);
   }
   refuseReservedLabels(body);
   const actor = await sup.getActive(sessionId);
   const s = actor.settings;
-  if (body.keep_alive === true && !(body.comms_name ?? s.comms_name)) throw new ServiceError('BAD_REQUEST', 'keep_alive requires comms_name');
+  if (body.keep_alive === true && !(body.comms_name ?? s.comms_name))
+    throw new ServiceError('BAD_REQUEST', 'keep_alive requires comms_name');
   requireCapabilities(sup, body);
   // Resolved (and validated) now, applied by the actor only once the machine accepts the turn.
   const patch: Partial<SessionSettings> = {};
@@ -228,16 +286,32 @@ export async function continueSession(sup: SessionHost, sessionId: string, body:
   if (skills) actor.hub.publish('skills_resolved', skills.event);
   const plan = planRun(sup, body, patch.provider ?? s.provider, s.structured_output_retries);
   const ext = sup.extension;
-  const commsChanged = (patch.comms_name !== undefined && patch.comms_name !== s.comms_name) || (patch.keep_alive !== undefined && patch.keep_alive !== s.keep_alive);
+  const commsChanged =
+    (patch.comms_name !== undefined && patch.comms_name !== s.comms_name) ||
+    (patch.keep_alive !== undefined && patch.keep_alive !== s.keep_alive);
   const settingsOps = ext && commsChanged ? ext.settingsOps(sessionId, { ...s, ...patch }) : [];
   const claim = ext ? await ext.claim(sessionId, { wakeKey: turnExtras.wakeKey }) : null;
   let outcome: TurnOutcome;
   try {
     outcome = await actor.runTurn({
-      requestId, kind: 'continue', prompt: body.prompt,
-      injectedContext: withSkills(skills, claim?.context.length ? [...claim.context, ...(body.injected_context ?? [])] : body.injected_context),
-      transientContext: body.transient_turn_context, systemAppend: body.system_prompt, settingsPatch: patch, plan, signal, onCommitting, hooks,
-      identity: turnExtras.identity, onAdmitted: turnExtras.onAdmitted, followUp: turnExtras.followUp, verbose: body.verbose === true,
+      requestId,
+      kind: 'continue',
+      prompt: body.prompt,
+      injectedContext: withSkills(
+        skills,
+        claim?.context.length ? [...claim.context, ...(body.injected_context ?? [])] : body.injected_context,
+      ),
+      transientContext: body.transient_turn_context,
+      systemAppend: body.system_prompt,
+      settingsPatch: patch,
+      plan,
+      signal,
+      onCommitting,
+      hooks,
+      identity: turnExtras.identity,
+      onAdmitted: turnExtras.onAdmitted,
+      followUp: turnExtras.followUp,
+      verbose: body.verbose === true,
       ...(claim ? { pullSteer: () => claim.pullSteer() } : {}),
       ...(claim || settingsOps.length ? { commitOps: () => [...settingsOps, ...(claim?.commitOps() ?? [])] } : {}),
     });
@@ -270,11 +344,16 @@ function renderContext(content: SystemContextRequest['content']): string {
 }
 
 /** POST /sessions/{id}/system_context: one durable System row at the admitted boundary (after a running turn). */
-export async function appendSystemContext(sup: SessionHost, sessionId: string, body: SystemContextRequest): Promise<'applied' | 'duplicate'> {
+export async function appendSystemContext(
+  sup: SessionHost,
+  sessionId: string,
+  body: SystemContextRequest,
+): Promise<'applied' | 'duplicate'> {
   const actor = await sup.getActive(sessionId);
   // Re-checked after each wait: a turn admitted meanwhile reads the transcript before this row is
   // written, so its commit would land on the same index. mutate() runs synchronously after the check.
-  do await actor.whenSettled(); while (actor.isRunning());
+  do await actor.whenSettled();
+  while (actor.isRunning());
   const text = renderContext(body.content);
   const fp = fingerprint(text + '\u0000' + (body.source ?? ''));
   let status: 'applied' | 'duplicate' = 'applied';
@@ -285,12 +364,16 @@ export async function appendSystemContext(sup: SessionHost, sessionId: string, b
         status = 'duplicate';
         return {};
       }
-      if (seen) throw new ServiceError('CONFLICT', 'idempotency_key reused with different content', { idempotency_key: body.idempotency_key });
+      if (seen)
+        throw new ServiceError('CONFLICT', 'idempotency_key reused with different content', { idempotency_key: body.idempotency_key });
       setEntry(state.sysctx, body.idempotency_key, fp);
     }
     const row: Message = { role: 'system', content: text, created_at: new Date(sup.deps.now()).toISOString() };
     if (body.source || body.idempotency_key) {
-      row.identity = { ...(body.idempotency_key ? { idempotency_key: body.idempotency_key } : {}), ...(body.source ? { source: body.source } : {}) };
+      row.identity = {
+        ...(body.idempotency_key ? { idempotency_key: body.idempotency_key } : {}),
+        ...(body.source ? { source: body.source } : {}),
+      };
     }
     state.revision++;
     return {
@@ -305,10 +388,17 @@ export async function appendSystemContext(sup: SessionHost, sessionId: string, b
 export async function replaceSystemPrompt(sup: SessionHost, sessionId: string, body: SystemPromptRequest): Promise<SystemPromptResult> {
   const actor = await sup.getActive(sessionId);
   // SPEC: mob-owned system prompts are rejected on this route (a member's prompt belongs to its mob).
-  if (actor.settings.mob_member) throw new ServiceError('BAD_REQUEST', `the system prompt of session ${sessionId} is owned by mob ${actor.settings.mob_member.mob_id}`, { session_id: sessionId, mob_id: actor.settings.mob_member.mob_id });
+  if (actor.settings.mob_member)
+    throw new ServiceError('BAD_REQUEST', `the system prompt of session ${sessionId} is owned by mob ${actor.settings.mob_member.mob_id}`, {
+      session_id: sessionId,
+      mob_id: actor.settings.mob_member.mob_id,
+    });
   if (actor.isRunning()) throw new ServiceError('SESSION_BUSY', 'Session has active work', { session_id: sessionId });
   if (body.expected_parent_revision != null && body.expected_parent_revision !== String(actor.revision)) {
-    throw new ServiceError('BAD_REQUEST', `transcript revision conflict: expected ${body.expected_parent_revision}, current ${actor.revision}`);
+    throw new ServiceError(
+      'BAD_REQUEST',
+      `transcript revision conflict: expected ${body.expected_parent_revision}, current ${actor.revision}`,
+    );
   }
   const { rows } = await sup.deps.store.readRows(sessionId);
   let result!: SystemPromptResult;
@@ -318,12 +408,21 @@ export async function replaceSystemPrompt(sup: SessionHost, sessionId: string, b
     const existing = ownEntry(state.prompts, body.key);
     const now = new Date(sup.deps.now()).toISOString();
     if (existing) {
-      if (body.target_message_index != null) throw new ServiceError('BAD_REQUEST', `key '${body.key}' is already adopted; omit target_message_index`);
+      if (body.target_message_index != null)
+        throw new ServiceError('BAD_REQUEST', `key '${body.key}' is already adopted; omit target_message_index`);
       if (body.expected_version == null || body.expected_version !== existing.version) {
-        throw new ServiceError('BAD_REQUEST', `system prompt version conflict: expected ${body.expected_version ?? 'none'}, current ${existing.version}`);
+        throw new ServiceError(
+          'BAD_REQUEST',
+          `system prompt version conflict: expected ${body.expected_version ?? 'none'}, current ${existing.version}`,
+        );
       }
       if (existing.content === body.content) {
-        result = { version: existing.version, message_index: existing.message_index, status: 'duplicate', transcript_revision: String(state.revision) };
+        result = {
+          version: existing.version,
+          message_index: existing.message_index,
+          status: 'duplicate',
+          transcript_revision: String(state.revision),
+        };
         return {};
       }
       const version = existing.version + 1;
@@ -339,8 +438,13 @@ export async function replaceSystemPrompt(sup: SessionHost, sessionId: string, b
     let kind: 'in_place' | 'appended' = 'appended';
     if (body.target_message_index != null) {
       const target = rows[body.target_message_index];
-      if (!target || target.role !== 'system') throw new ServiceError('BAD_REQUEST', `message ${body.target_message_index} is not a System row`);
-      if (target.prompt_version) throw new ServiceError('BAD_REQUEST', `message ${body.target_message_index} is already versioned under '${target.prompt_version.key}'`);
+      if (!target || target.role !== 'system')
+        throw new ServiceError('BAD_REQUEST', `message ${body.target_message_index} is not a System row`);
+      if (target.prompt_version)
+        throw new ServiceError(
+          'BAD_REQUEST',
+          `message ${body.target_message_index} is already versioned under '${target.prompt_version.key}'`,
+        );
       index = body.target_message_index;
       kind = 'in_place';
     }

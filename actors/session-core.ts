@@ -6,9 +6,7 @@
 import { createActor, type ActorRefFrom } from 'xstate';
 import type { Logger } from 'pino';
 import type { Message } from '../contracts/transcript.ts';
-import {
-  restingSnapshot, sessionMachine, type HoldClass, type SessionContext, type SessionEmitted,
-} from '../machines/session-machine.ts';
+import { restingSnapshot, sessionMachine, type HoldClass, type SessionContext, type SessionEmitted } from '../machines/session-machine.ts';
 import type { SessionRecord, StoreOp } from '../storage/store.ts';
 import { EventHub, type HubEntry } from './event-hub.ts';
 import { SessionWriter } from './session-writer.ts';
@@ -35,16 +33,18 @@ const liveSessionMachine = sessionMachine.provide({
       // Started once this transition is applied (XState runs custom actions while it computes the next
       // snapshot): the work sees the machine already in `running`, as an invoked actor would.
       // A work that throws at once fails the turn like one that rejects.
-      Promise.resolve(generation).then((g) => event.work.run(g, controller.signal)).then(
-        (output) => {
-          ended();
-          self.send({ type: 'turn.done', generation, output });
-        },
-        (error: unknown) => {
-          ended();
-          self.send({ type: 'turn.failed', generation, error });
-        },
-      );
+      Promise.resolve(generation)
+        .then((g) => event.work.run(g, controller.signal))
+        .then(
+          (output) => {
+            ended();
+            self.send({ type: 'turn.done', generation, output });
+          },
+          (error: unknown) => {
+            ended();
+            self.send({ type: 'turn.failed', generation, error });
+          },
+        );
     },
     stopTurn: ({ self }) => {
       const controller = inFlight.get(self);
@@ -112,7 +112,12 @@ export class SessionCore {
       const observe = observer?.sessionEvent ? (e: HubEntry) => observer.sessionEvent!(this, e) : null;
       // Memory realms have no writer: their outbox entries are committed on their own as events happen.
       const outbox = writer ? undefined : this.deps.ledgerOutbox;
-      const tap = outbox ? (e: HubEntry) => { observe?.(e); this.volatileOutbox(e); } : observe;
+      const tap = outbox
+        ? (e: HubEntry) => {
+            observe?.(e);
+            this.volatileOutbox(e);
+          }
+        : observe;
       this.liveHub = new EventHub(this.id, this.lastSeq, writer ? (e) => writer.appendEvent(e) : null, this.deps.now, tap);
     }
     return this.liveHub;
@@ -137,7 +142,10 @@ export class SessionCore {
     const outbox = this.deps.ledgerOutbox;
     const ops = outbox?.opsFor({ id: this.id, labels: this.record.labels }, [e]) ?? [];
     if (!outbox || ops.length === 0) return;
-    this.deps.store.commit(ops).then(() => outbox.committed(ops), (err: unknown) => this.log.error({ err, sessionId: this.id }, 'outbox write failed'));
+    this.deps.store.commit(ops).then(
+      () => outbox.committed(ops),
+      (err: unknown) => this.log.error({ err, sessionId: this.id }, 'outbox write failed'),
+    );
   }
 
   get snapshotRecord(): SessionRecord {

@@ -21,7 +21,6 @@ import type { TurnToolset } from './turn-runner.ts';
 
 const checkState = Compile(PersistedState);
 
-
 export interface SessionPolicy extends ActorPolicy {
   /** A turn running longer than this counts against session_run_start health (ms). */
   overdueRunMs: number;
@@ -29,7 +28,6 @@ export interface SessionPolicy extends ActorPolicy {
 
 /** The four session health dimensions (wire-notes §2.8), each the number of bad resident sessions. */
 export type SessionHealth = Record<'session_liveness' | 'session_durability' | 'session_run_start' | 'session_runtime_loop', number>;
-
 
 function recordsFor(store: Store, ns: string): RecordStore {
   return {
@@ -65,7 +63,9 @@ function sessionToolset(sup: Supervisor, cfg: Config, sessionId: string, setting
     return toolset;
   }
   return buildToolset({
-    builtins: settings.builtins, shell: settings.shell, records: recordsFor(sup.deps.store, `tasks:${sessionId}`),
+    builtins: settings.builtins,
+    shell: settings.shell,
+    records: recordsFor(sup.deps.store, `tasks:${sessionId}`),
     shellOptions: { program: cfg.shell.program, timeoutSecs: cfg.shell.timeout_secs, maxOutputChars: cfg.shell.max_output_chars },
     extra,
   });
@@ -82,7 +82,10 @@ export class SessionHost {
   /** The module feeding turns from session inboxes (comms), once registered. */
   extension: SessionExtension | null = null;
 
-  constructor(readonly sup: Supervisor, private readonly policy: SessionPolicy) {
+  constructor(
+    readonly sup: Supervisor,
+    private readonly policy: SessionPolicy,
+  ) {
     const deps: SessionDeps = {
       ...sup.deps,
       buildToolset: (id, settings) => sessionToolset(sup, deps.config(), id, settings),
@@ -139,7 +142,10 @@ export class SessionHost {
   }
 
   noteCreation(write: Promise<void>): void {
-    const tracked = write.then(() => undefined, () => undefined);
+    const tracked = write.then(
+      () => undefined,
+      () => undefined,
+    );
     this.creations.add(tracked);
     void tracked.then(() => this.creations.delete(tracked));
   }
@@ -197,7 +203,8 @@ export class SessionHost {
     const actor = new SessionActor(record, lastSeq, this.deps);
     // A transcript that disagrees with its committed record is quarantined, not served as if intact.
     const hold = total !== record.message_count ? 'evidence_quarantined' : null;
-    if (hold) this.deps.log.error({ sessionId, rows: total, expected: record.message_count }, 'session transcript disagrees with its record');
+    if (hold)
+      this.deps.log.error({ sessionId, rows: total, expected: record.message_count }, 'session transcript disagrees with its record');
     actor.recover(hold);
     return actor;
   }

@@ -58,7 +58,8 @@ export async function historyPage(
   const record = actor ? actor.snapshotRecord : await host.deps.store.getSession(sessionId);
   if (!record) throw sessionNotFound(sessionId);
   // SPEC "Errors": archived or unavailable history returns 400.
-  if (record.archived && !opts.includeArchived) throw new ServiceError('BAD_REQUEST', `history of archived session ${sessionId} is not available`, { session_id: sessionId });
+  if (record.archived && !opts.includeArchived)
+    throw new ServiceError('BAD_REQUEST', `history of archived session ${sessionId} is not available`, { session_id: sessionId });
   // Only the committed snapshot: rows beyond the record's message_count belong to no commit yet.
   const total = record.message_count;
   const { offset, limit } = page;
@@ -100,13 +101,19 @@ export async function replayEvents(host: SessionHost, hub: EventHub, afterSeq: n
   const { store } = host.deps;
   if (afterSeq > upTo) {
     // An id this session never delivered (another server's, or a ledger that lost its tail).
-    await sink.control('stream_truncated', { type: 'stream_truncated', reason: { kind: 'replay_unavailable', requested_after_seq: afterSeq, last_seq: upTo } });
+    await sink.control('stream_truncated', {
+      type: 'stream_truncated',
+      reason: { kind: 'replay_unavailable', requested_after_seq: afterSeq, last_seq: upTo },
+    });
     return;
   }
   if (!store.persistent) {
     const tail = hub.ringAfter(afterSeq);
     if (tail === null) {
-      await sink.control('stream_truncated', { type: 'stream_truncated', reason: { kind: 'replay_unavailable', requested_after_seq: afterSeq, last_seq: upTo } });
+      await sink.control('stream_truncated', {
+        type: 'stream_truncated',
+        reason: { kind: 'replay_unavailable', requested_after_seq: afterSeq, last_seq: upTo },
+      });
       sink.skipTo(upTo);
       return;
     }
@@ -138,7 +145,10 @@ async function replayRange(host: SessionHost, sessionId: string, sink: ReplaySin
   }
   if (cursor < upTo) {
     // The audit ledger halted (append fault): say so rather than pretend the stream is complete.
-    await sink.control('stream_truncated', { type: 'stream_truncated', reason: { kind: 'replay_gap', from_seq: cursor + 1, to_seq: upTo } });
+    await sink.control('stream_truncated', {
+      type: 'stream_truncated',
+      reason: { kind: 'replay_gap', from_seq: cursor + 1, to_seq: upTo },
+    });
     sink.skipTo(upTo);
   }
 }

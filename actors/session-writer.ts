@@ -192,7 +192,10 @@ export class SessionWriter {
     this.waiters = [];
     const batch = ops.length ? ++this.stateBatches : 0;
     this.inFlight++;
-    const attempt = this.write(ops, events, batch).then(() => undefined, (err: unknown) => err ?? new Error('store commit failed'));
+    const attempt = this.write(ops, events, batch).then(
+      () => undefined,
+      (err: unknown) => err ?? new Error('store commit failed'),
+    );
     const prev = this.tail;
     this.tail = (async () => {
       const failure = await attempt;
@@ -226,7 +229,11 @@ export class SessionWriter {
     const kept = droppedHere(ops, this.sessionId, events);
     if (kept !== events) ops = clipDrops(ops, this.sessionId, events[0].seq);
     try {
-      await this.store.commit(kept.length ? [...ops, ...extra, { op: 'appendLedger', sessionId: this.sessionId, entries: kept.map(plainEntry) }] : [...ops, ...extra]);
+      await this.store.commit(
+        kept.length
+          ? [...ops, ...extra, { op: 'appendLedger', sessionId: this.sessionId, entries: kept.map(plainEntry) }]
+          : [...ops, ...extra],
+      );
     } catch (err) {
       // Retry the state ops alone: only if that succeeds was the ledger part at fault. A later state
       // batch already issued supersedes these ops, so replaying them after it would write stale state.

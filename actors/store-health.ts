@@ -30,7 +30,11 @@ export function withStoreHealth(store: Store, now: () => number = Date.now): Sto
       const cause = isServiceError(err) ? (err.details as { cause_code?: unknown } | undefined)?.cause_code : undefined;
       if (typeof cause === 'string') {
         landed = 0;
-        health = { degraded: true, reason: `store writes failing: ${err instanceof Error ? err.message : String(err)}`, since_ms: health.degraded ? health.since_ms : now() };
+        health = {
+          degraded: true,
+          reason: `store writes failing: ${err instanceof Error ? err.message : String(err)}`,
+          since_ms: health.degraded ? health.since_ms : now(),
+        };
       }
       throw err;
     }

@@ -25,7 +25,11 @@ import type { OwnerCalls } from './cluster/owner-calls.ts';
 
 /** Picks the provider adapter for a model (and optional provider name, and binding credential). */
 export interface ProviderResolver {
-  resolve(model?: string | null, provider?: string | null, credential?: ProviderCredential): { provider: Provider; name: ProviderName; model: string };
+  resolve(
+    model?: string | null,
+    provider?: string | null,
+    credential?: ProviderCredential,
+  ): { provider: Provider; name: ProviderName; model: string };
 }
 
 /** Turn-time credentials from realm auth bindings (actors/auth/auth-service.ts). */

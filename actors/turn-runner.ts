@@ -170,10 +170,7 @@ export async function runTurn(input: TurnRunInput): Promise<TurnRunResult> {
   return { producedRows: produced, text, turns, toolCalls, usage, stopReason, lastInputTokens };
 }
 
-async function dispatchAll(
-  input: TurnRunInput,
-  calls: Array<Extract<AssistantBlock, { block_type: 'tool_use' }>>,
-): Promise<ToolResult[]> {
+async function dispatchAll(input: TurnRunInput, calls: Array<Extract<AssistantBlock, { block_type: 'tool_use' }>>): Promise<ToolResult[]> {
   const results: ToolResult[] = new Array(calls.length);
   let next = 0;
   const worker = async () => {
@@ -196,7 +193,11 @@ async function dispatchOne(input: TurnRunInput, id: string, name: string, args: 
   if (!input.toolset) outcome = { content: `unknown tool: ${name}`, is_error: true };
   else {
     try {
-      outcome = await input.toolset.dispatch(name, args, { sessionId: input.sessionId, contextRoot: input.contextRoot, signal: input.signal });
+      outcome = await input.toolset.dispatch(name, args, {
+        sessionId: input.sessionId,
+        contextRoot: input.contextRoot,
+        signal: input.signal,
+      });
     } catch (err) {
       outcome = { content: err instanceof Error ? err.message : String(err), is_error: true };
     }

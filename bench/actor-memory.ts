@@ -24,7 +24,10 @@ function perItem<T>(n: number, make: (i: number) => T): { bytes: number; keep: T
 const n = Number(process.argv[2] ?? 10_000);
 const record = JSON.parse(process.argv[3] ?? '{}') as { state?: { machine?: unknown } };
 const snapshot = record.state?.machine as Parameters<typeof createActor<typeof sessionMachine>>[1] extends infer O
-  ? O extends { snapshot?: infer S } ? S : never : never;
+  ? O extends { snapshot?: infer S }
+    ? S
+    : never
+  : never;
 
 const ids = Array.from({ length: n }, () => randomUUID());
 const actors = perItem(n, (i) => {

@@ -70,8 +70,22 @@ class Usage extends Error {}
 
 function parse(argv: string[]): Opts | 'help' {
   const o: Opts = {
-    url: '', scenarios: ['create', 'continue'], concurrency: [1, 10], durationMs: 5000, warmupMs: 1000, history: 10,
-    wire: 'anthropic', model: 'bench-model', tokens: 20, fakeHost: '127.0.0.1', fakePort: 0, fakeAdvertise: null, configure: false, providerUrl: null, json: false, out: null,
+    url: '',
+    scenarios: ['create', 'continue'],
+    concurrency: [1, 10],
+    durationMs: 5000,
+    warmupMs: 1000,
+    history: 10,
+    wire: 'anthropic',
+    model: 'bench-model',
+    tokens: 20,
+    fakeHost: '127.0.0.1',
+    fakePort: 0,
+    fakeAdvertise: null,
+    configure: false,
+    providerUrl: null,
+    json: false,
+    out: null,
   };
   const num = (flag: string, v: string | undefined, min = 0): number => {
     const n = Number(v);
@@ -87,34 +101,68 @@ function parse(argv: string[]): Opts | 'help' {
       return v;
     };
     switch (a) {
-      case '-h': case '--help': return 'help';
-      case '--url': o.url = take().replace(/\/+$/, ''); break;
+      case '-h':
+      case '--help':
+        return 'help';
+      case '--url':
+        o.url = take().replace(/\/+$/, '');
+        break;
       case '--scenarios': {
         const xs = take().split(',').filter(Boolean);
-        if (xs.length === 0 || xs.some((x) => x !== 'create' && x !== 'continue')) throw new Usage('--scenarios takes create and/or continue');
+        if (xs.length === 0 || xs.some((x) => x !== 'create' && x !== 'continue'))
+          throw new Usage('--scenarios takes create and/or continue');
         o.scenarios = xs as Opts['scenarios'];
         break;
       }
-      case '--concurrency': o.concurrency = take().split(',').map((x) => num(a, x, 1)); break;
-      case '--duration': o.durationMs = num(a, take(), 1); break;
-      case '--warmup': o.warmupMs = num(a, take()); break;
-      case '--history': o.history = num(a, take(), 1); break;
+      case '--concurrency':
+        o.concurrency = take()
+          .split(',')
+          .map((x) => num(a, x, 1));
+        break;
+      case '--duration':
+        o.durationMs = num(a, take(), 1);
+        break;
+      case '--warmup':
+        o.warmupMs = num(a, take());
+        break;
+      case '--history':
+        o.history = num(a, take(), 1);
+        break;
       case '--wire': {
         const w = take();
         if (w !== 'anthropic' && w !== 'self_hosted') throw new Usage('--wire must be anthropic or self_hosted');
         o.wire = w;
         break;
       }
-      case '--model': o.model = take(); break;
-      case '--tokens': o.tokens = num(a, take(), 1); break;
-      case '--fake-host': o.fakeHost = take(); break;
-      case '--fake-port': o.fakePort = num(a, take()); break;
-      case '--fake-advertise': o.fakeAdvertise = take().replace(/\/+$/, ''); break;
-      case '--configure': o.configure = true; break;
-      case '--provider-url': o.providerUrl = take(); break;
-      case '--json': o.json = true; break;
-      case '--out': o.out = take(); break;
-      default: throw new Usage(`unknown option '${a}'`);
+      case '--model':
+        o.model = take();
+        break;
+      case '--tokens':
+        o.tokens = num(a, take(), 1);
+        break;
+      case '--fake-host':
+        o.fakeHost = take();
+        break;
+      case '--fake-port':
+        o.fakePort = num(a, take());
+        break;
+      case '--fake-advertise':
+        o.fakeAdvertise = take().replace(/\/+$/, '');
+        break;
+      case '--configure':
+        o.configure = true;
+        break;
+      case '--provider-url':
+        o.providerUrl = take();
+        break;
+      case '--json':
+        o.json = true;
+        break;
+      case '--out':
+        o.out = take();
+        break;
+      default:
+        throw new Usage(`unknown option '${a}'`);
     }
   }
   if (!o.url) throw new Usage('--url is required');
@@ -143,7 +191,11 @@ async function serverStats(url: string): Promise<{ cpuS: number; rss: number } |
 }
 
 async function json(url: string, method: string, path: string, body?: unknown): Promise<{ status: number; body: Record<string, unknown> }> {
-  const res = await fetch(url + path, { method, headers: body === undefined ? {} : { 'content-type': 'application/json' }, body: body === undefined ? undefined : JSON.stringify(body) });
+  const res = await fetch(url + path, {
+    method,
+    headers: body === undefined ? {} : { 'content-type': 'application/json' },
+    body: body === undefined ? undefined : JSON.stringify(body),
+  });
   const text = await res.text();
   return { status: res.status, body: (text ? JSON.parse(text) : {}) as Record<string, unknown> };
 }
@@ -165,7 +217,13 @@ export interface BenchRow {
 }
 
 /** Runs one closed loop with a progress line on stderr. */
-async function window(o: Opts, label: string, c: number, op: (w: number) => Promise<unknown>, progress: (line: string) => void): Promise<{ r: LoopResult; cpuMs: number | null; rssMB: number | null }> {
+async function window(
+  o: Opts,
+  label: string,
+  c: number,
+  op: (w: number) => Promise<unknown>,
+  progress: (line: string) => void,
+): Promise<{ r: LoopResult; cpuMs: number | null; rssMB: number | null }> {
   const s0 = await serverStats(o.url);
   let done = 0;
   const t0 = performance.now();
@@ -179,7 +237,11 @@ async function window(o: Opts, label: string, c: number, op: (w: number) => Prom
       done++;
     });
     const s1 = await serverStats(o.url);
-    return { r, cpuMs: s0 && s1 && r.ops ? ((s1.cpuS - s0.cpuS) * 1000) / r.ops : null, rssMB: s1 && Number.isFinite(s1.rss) ? s1.rss / 2 ** 20 : null };
+    return {
+      r,
+      cpuMs: s0 && s1 && r.ops ? ((s1.cpuS - s0.cpuS) * 1000) / r.ops : null,
+      rssMB: s1 && Number.isFinite(s1.rss) ? s1.rss / 2 ** 20 : null,
+    };
   } finally {
     clearInterval(tick);
   }
@@ -187,9 +249,15 @@ async function window(o: Opts, label: string, c: number, op: (w: number) => Prom
 
 function row(scenario: BenchRow['scenario'], c: number, m: Awaited<ReturnType<typeof window>>): BenchRow {
   return {
-    scenario, concurrency: c, turns: m.r.ops, errors: m.r.errors, turns_per_s: round(m.r.opsPerSec),
-    p50_ms: round(m.r.latency.p50), p99_ms: round(m.r.latency.p99),
-    server_cpu_ms_per_turn: m.cpuMs === null ? null : round(m.cpuMs), server_rss_mb: m.rssMB === null ? null : round(m.rssMB),
+    scenario,
+    concurrency: c,
+    turns: m.r.ops,
+    errors: m.r.errors,
+    turns_per_s: round(m.r.opsPerSec),
+    p50_ms: round(m.r.latency.p50),
+    p99_ms: round(m.r.latency.p99),
+    server_cpu_ms_per_turn: m.cpuMs === null ? null : round(m.cpuMs),
+    server_rss_mb: m.rssMB === null ? null : round(m.rssMB),
     ...(m.r.firstError ? { first_error: m.r.firstError } : {}),
   };
 }
@@ -197,7 +265,10 @@ function row(scenario: BenchRow['scenario'], c: number, m: Awaited<ReturnType<ty
 export function renderTable(rows: BenchRow[]): string {
   const cols = ['scenario', 'c', 'turns/s', 'p50 ms', 'p99 ms', 'server CPU ms/turn', 'RSS MB', 'turns', 'errors'];
   const cell = (v: unknown) => (v === null || v === undefined ? '—' : String(v));
-  const lines = rows.map((r) => `| ${[r.scenario + (r.history_turns ? ` (history ${r.history_turns})` : ''), r.concurrency, r.turns_per_s, r.p50_ms, r.p99_ms, r.server_cpu_ms_per_turn, r.server_rss_mb, r.turns, r.errors].map(cell).join(' | ')} |`);
+  const lines = rows.map(
+    (r) =>
+      `| ${[r.scenario + (r.history_turns ? ` (history ${r.history_turns})` : ''), r.concurrency, r.turns_per_s, r.p50_ms, r.p99_ms, r.server_cpu_ms_per_turn, r.server_rss_mb, r.turns, r.errors].map(cell).join(' | ')} |`,
+  );
   return `| ${cols.join(' | ')} |\n|${cols.map(() => '---').join('|')}|\n${lines.join('\n')}\n`;
 }
 
@@ -235,14 +306,17 @@ export async function runBenchCli(argv: string[], err: (text: string) => void = 
       const prev = (before.body.config as Record<string, Record<string, Record<string, unknown>>> | undefined)?.providers?.[o.wire];
       const section = { base_url: providerUrl, ...(o.wire === 'self_hosted' ? { default_model: o.model } : {}) };
       const patched = await json(o.url, 'PATCH', '/config', { providers: { [o.wire]: section } });
-      if (patched.status !== 200) return { code: 1, stdout: '', stderr: `warren bench: PATCH /config → ${patched.status}: ${JSON.stringify(patched.body)}\n` };
+      if (patched.status !== 200)
+        return { code: 1, stdout: '', stderr: `warren bench: PATCH /config → ${patched.status}: ${JSON.stringify(patched.body)}\n` };
       restore = async () => {
         const back = prev ? { base_url: prev.base_url ?? null, default_model: prev.default_model ?? null } : null;
         await json(o.url, 'PATCH', '/config', { providers: { [o.wire]: back } });
       };
       err(`warren bench: pointed ${o.url} [providers.${o.wire}] base_url at ${providerUrl} (restored at the end)\n`);
     } else if (fake) {
-      err(`warren bench: bundled fake LLM at ${fake.url}; the server must point [providers.${o.wire}] base_url at it (or pass --configure)\n`);
+      err(
+        `warren bench: bundled fake LLM at ${fake.url}; the server must point [providers.${o.wire}] base_url at it (or pass --configure)\n`,
+      );
     }
     const turn = { provider: o.wire, model: o.model };
     // One probe turn: a misconfigured server fails here with its own error, not 1000 times in the loop.
@@ -250,7 +324,11 @@ export async function runBenchCli(argv: string[], err: (text: string) => void = 
     try {
       probe = await client.create('probe', turn);
     } catch (e) {
-      return { code: 1, stdout: '', stderr: `warren bench: the probe turn failed: ${e instanceof Error ? e.message : String(e)}\n(is [providers.${o.wire}] base_url of the server pointing at ${providerUrl}? see 'warren bench --help')\n` };
+      return {
+        code: 1,
+        stdout: '',
+        stderr: `warren bench: the probe turn failed: ${e instanceof Error ? e.message : String(e)}\n(is [providers.${o.wire}] base_url of the server pointing at ${providerUrl}? see 'warren bench --help')\n`,
+      };
     }
     void probe;
     const rows: BenchRow[] = [];
@@ -263,11 +341,16 @@ export async function runBenchCli(argv: string[], err: (text: string) => void = 
       if (o.scenarios.includes('continue')) {
         // Two sessions per worker, each grown to --history turns before the window.
         const slices: string[][] = Array.from({ length: c }, () => []);
-        await closedLoop(c, 3_600_000, async (w) => {
-          const id = await client.create('seed', turn);
-          for (let t = 1; t < o.history; t++) await client.continue(id, 'and then?');
-          slices[w].push(id);
-        }, c * 2);
+        await closedLoop(
+          c,
+          3_600_000,
+          async (w) => {
+            const id = await client.create('seed', turn);
+            for (let t = 1; t < o.history; t++) await client.continue(id, 'and then?');
+            slices[w].push(id);
+          },
+          c * 2,
+        );
         const pool = slices.flat();
         const even = Array.from({ length: c }, (_, w) => pool.filter((_, i) => i % c === w));
         const cursor = new Array<number>(c).fill(0);
@@ -275,14 +358,23 @@ export async function runBenchCli(argv: string[], err: (text: string) => void = 
         if (o.warmupMs) await closedLoop(c, o.warmupMs, (w) => client.continue(next(w), 'and then?').then(() => undefined));
         const m = await window(o, 'continue', c, (w) => client.continue(next(w), 'and then?'), progress);
         const r = row('continue', c, m);
-        r.history_turns = round(o.history + (cursor.reduce((a, b) => a + b, 0) / pool.length));
+        r.history_turns = round(o.history + cursor.reduce((a, b) => a + b, 0) / pool.length);
         rows.push(r);
       }
     }
     endProgress();
     const doc = {
-      url: o.url, started_by: 'warren bench', provider: { wire: o.wire, url: providerUrl, bundled_fake: fake !== null, ...(fake ? { tokens_per_reply: o.tokens } : {}) },
-      options: { scenarios: o.scenarios, concurrency: o.concurrency, duration_ms: o.durationMs, warmup_ms: o.warmupMs, history: o.history, model: o.model },
+      url: o.url,
+      started_by: 'warren bench',
+      provider: { wire: o.wire, url: providerUrl, bundled_fake: fake !== null, ...(fake ? { tokens_per_reply: o.tokens } : {}) },
+      options: {
+        scenarios: o.scenarios,
+        concurrency: o.concurrency,
+        duration_ms: o.durationMs,
+        warmup_ms: o.warmupMs,
+        history: o.history,
+        model: o.model,
+      },
       rows,
       totals: { turns: rows.reduce((a, r) => a + r.turns, 0), errors: rows.reduce((a, r) => a + r.errors, 0) },
     };

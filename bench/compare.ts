@@ -27,7 +27,9 @@ const arg = (name: string, fallback: string): string => {
   return i >= 0 && argv[i + 1] !== undefined ? argv[i + 1] : fallback;
 };
 if (argv.includes('-h') || argv.includes('--help') || !argv.includes('--base')) {
-  process.stderr.write('usage: npx tsx bench/compare.ts --base <checkout dir> [--rounds 5] [--c 10] [--op create|continue] [--duration 4000] [--warmup 2000] [--provider self_hosted|anthropic] [--tokens 8] [--patch-current <json>] [--together] [--out <dir>]\n');
+  process.stderr.write(
+    'usage: npx tsx bench/compare.ts --base <checkout dir> [--rounds 5] [--c 10] [--op create|continue] [--duration 4000] [--warmup 2000] [--provider self_hosted|anthropic] [--tokens 8] [--patch-current <json>] [--together] [--out <dir>]\n',
+  );
   process.exit(argv.includes('--base') ? 0 : 1);
 }
 const here = fileURLToPath(new URL('..', import.meta.url));
@@ -42,13 +44,24 @@ const tokens = Number(arg('tokens', '8'));
 const patchCurrent = arg('patch-current', '');
 const together = argv.includes('--together');
 const outDir = resolve(arg('out', join(here, 'bench/results')));
-for (const [k, v] of [['rounds', rounds], ['c', c], ['duration', durationMs], ['warmup', warmupMs], ['tokens', tokens]] as const) {
-  if (!Number.isInteger(v) || v < 1) { process.stderr.write(`--${k} must be a positive integer\n`); process.exit(1); }
+for (const [k, v] of [
+  ['rounds', rounds],
+  ['c', c],
+  ['duration', durationMs],
+  ['warmup', warmupMs],
+  ['tokens', tokens],
+] as const) {
+  if (!Number.isInteger(v) || v < 1) {
+    process.stderr.write(`--${k} must be a positive integer\n`);
+    process.exit(1);
+  }
 }
 const log = (s: string): void => void process.stderr.write(`${s}\n`);
 const commitOf = (dir: string): string => {
   try {
-    const dirty = execFileSync('git', ['-C', dir, 'status', '--porcelain', '--untracked-files=no'], { encoding: 'utf8' }).trim() ? '+dirty' : '';
+    const dirty = execFileSync('git', ['-C', dir, 'status', '--porcelain', '--untracked-files=no'], { encoding: 'utf8' }).trim()
+      ? '+dirty'
+      : '';
     return execFileSync('git', ['-C', dir, 'rev-parse', '--short', 'HEAD'], { encoding: 'utf8' }).trim() + dirty;
   } catch {
     return 'unknown';
@@ -56,7 +69,12 @@ const commitOf = (dir: string): string => {
 };
 
 type Tree = keyof typeof trees;
-interface Sample { cpuMsPerTurn: number; turnsPerSec: number; p50: number; turns: number }
+interface Sample {
+  cpuMsPerTurn: number;
+  turnsPerSec: number;
+  p50: number;
+  turns: number;
+}
 
 const pin = canPin() && pinSelf(1);
 const fake = await startFakeLlm({ tokens });
@@ -83,7 +101,11 @@ async function prepare(tree: Tree): Promise<Prepared> {
   };
   try {
     if (tree === 'current' && patchCurrent) {
-      const res = await fetch(`${server.url}/config`, { method: 'PATCH', headers: { 'content-type': 'application/json' }, body: patchCurrent });
+      const res = await fetch(`${server.url}/config`, {
+        method: 'PATCH',
+        headers: { 'content-type': 'application/json' },
+        body: patchCurrent,
+      });
       if (!res.ok) throw new Error(`PATCH /config → ${res.status}: ${await res.text()}`);
     }
     const ids: string[] = [];
@@ -95,9 +117,11 @@ async function prepare(tree: Tree): Promise<Prepared> {
     return {
       close,
       async measure() {
-        const m = await measured(server, () => closedLoop(c, durationMs, async () => {
-          await turn();
-        }));
+        const m = await measured(server, () =>
+          closedLoop(c, durationMs, async () => {
+            await turn();
+          }),
+        );
         return { cpuMsPerTurn: m.cpuMsPerOp, turnsPerSec: m.opsPerSec, p50: m.latency.p50, turns: m.ops };
       },
     };
@@ -131,13 +155,15 @@ const median = (xs: number[]): number => {
   const s = [...xs].sort((a, b) => a - b);
   return s.length % 2 ? s[(s.length - 1) / 2] : (s[s.length / 2 - 1] + s[s.length / 2]) / 2;
 };
-const load = (): number => Number((execFileSync('cat', ['/proc/loadavg'], { encoding: 'utf8' }).split(' ')[0]));
+const load = (): number => Number(execFileSync('cat', ['/proc/loadavg'], { encoding: 'utf8' }).split(' ')[0]);
 
 const startedAt = new Date();
 const loads: number[] = [load()];
 try {
   const report1 = (r: number, tree: Tree, s: Sample) =>
-    log(`round ${r + 1}/${rounds} ${tree.padEnd(7)} ${op} c=${c}: ${round(s.cpuMsPerTurn)} ms CPU/turn, ${round(s.turnsPerSec)} turns/s, p50 ${round(s.p50)} ms (load ${load()})`);
+    log(
+      `round ${r + 1}/${rounds} ${tree.padEnd(7)} ${op} c=${c}: ${round(s.cpuMsPerTurn)} ms CPU/turn, ${round(s.turnsPerSec)} turns/s, p50 ${round(s.p50)} ms (load ${load()})`,
+    );
   for (let r = 0; r < rounds; r++) {
     if (together) {
       const both = await measureTogether();
@@ -171,9 +197,25 @@ const current = summary('current');
 /** Median over rounds of current ÷ base within the round (each round's pair ran back to back, or at once). */
 const pairedRatio = (f: (s: Sample) => number): number => round(median(samples.current.map((s, r) => f(s) / f(samples.base[r]))));
 const report = {
-  date: startedAt.toISOString(), op, c, rounds, durationMs, warmupMs, provider, tokens, patchCurrent: patchCurrent || null, together,
-  pinned: pin, loadAverages: loads, base, current,
-  ratios: { cpu: round(current.cpuMsPerTurn / base.cpuMsPerTurn), throughput: round(current.turnsPerSec / base.turnsPerSec), p50: round(current.p50 / base.p50) },
+  date: startedAt.toISOString(),
+  op,
+  c,
+  rounds,
+  durationMs,
+  warmupMs,
+  provider,
+  tokens,
+  patchCurrent: patchCurrent || null,
+  together,
+  pinned: pin,
+  loadAverages: loads,
+  base,
+  current,
+  ratios: {
+    cpu: round(current.cpuMsPerTurn / base.cpuMsPerTurn),
+    throughput: round(current.turnsPerSec / base.turnsPerSec),
+    p50: round(current.p50 / base.p50),
+  },
   pairedRatios: { cpu: pairedRatio((s) => s.cpuMsPerTurn), throughput: pairedRatio((s) => s.turnsPerSec), p50: pairedRatio((s) => s.p50) },
 };
 const md = [

@@ -33,7 +33,13 @@ export interface FakeLlmKnobs {
 }
 
 export const DEFAULT_KNOBS: FakeLlmKnobs = {
-  ttftMs: 0, tokens: 8, tokenDelayMs: 0, tokenText: ' tok', toolCall: null, stampTokens: false, jsonText: '{"ok":true}',
+  ttftMs: 0,
+  tokens: 8,
+  tokenDelayMs: 0,
+  tokenText: ' tok',
+  toolCall: null,
+  stampTokens: false,
+  jsonText: '{"ok":true}',
 };
 
 export interface FakeLlmStats {
@@ -124,10 +130,11 @@ export async function startFakeLlm(knobs: Partial<FakeLlmKnobs> = {}, port = 0, 
       k = { ...k, ...next };
       cache = new Map();
     },
-    close: () => new Promise<void>((resolve) => {
-      server.close(() => resolve());
-      server.closeAllConnections();
-    }),
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.close(() => resolve());
+        server.closeAllConnections();
+      }),
   };
 }
 
@@ -150,7 +157,14 @@ function parseAsk(wire: Wire, raw: string): Ask {
     else afterTool = last.role === 'user' && Array.isArray(last.content) && (last.content as Json[]).some((b) => b.type === 'tool_result');
   }
   const json = body.response_format !== undefined || body.output_config !== undefined;
-  return { wire, stream: body.stream === true, model: String(body.model ?? 'fake'), afterTool, promptTokens: Math.ceil(raw.length / 4), json };
+  return {
+    wire,
+    stream: body.stream === true,
+    model: String(body.model ?? 'fake'),
+    afterTool,
+    promptTokens: Math.ceil(raw.length / 4),
+    json,
+  };
 }
 
 function tokenTexts(k: FakeLlmKnobs): string[] {
@@ -162,7 +176,14 @@ function stamp(): string {
 }
 
 /** Writes the reply: one buffer when nothing is paced, else headers now and tokens on a schedule. */
-function reply(res: ServerResponse, ask: Ask, tool: FakeLlmKnobs['toolCall'], k: FakeLlmKnobs, seq: number, cache: Map<string, Buffer>): void {
+function reply(
+  res: ServerResponse,
+  ask: Ask,
+  tool: FakeLlmKnobs['toolCall'],
+  k: FakeLlmKnobs,
+  seq: number,
+  cache: Map<string, Buffer>,
+): void {
   const paced = k.ttftMs > 0 || k.tokenDelayMs > 0;
   const id = `${ask.wire === 'chat' ? 'chatcmpl' : 'msg'}_bench${seq}`;
   const callId = `call_bench${seq}`;
@@ -189,7 +210,13 @@ function reply(res: ServerResponse, ask: Ask, tool: FakeLlmKnobs['toolCall'], k:
     const key = `${ask.wire}|${ask.model}|${tool ? 'tool' : ask.json ? 'json' : 'text'}`;
     let buf = cache.get(key);
     if (!buf) {
-      buf = Buffer.from(frames.head + tokenTexts(tool ? { ...k, tokens: 0 } : k).map(frames.token).join('') + frames.tail);
+      buf = Buffer.from(
+        frames.head +
+          tokenTexts(tool ? { ...k, tokens: 0 } : k)
+            .map(frames.token)
+            .join('') +
+          frames.tail,
+      );
       cache.set(key, buf);
     }
     res.writeHead(200, headers).end(buf);
@@ -248,7 +275,8 @@ function chatFrames(id: string, ask: Ask, tool: FakeLlmKnobs['toolCall'], callId
     head += chunk({ tool_calls: [{ index: 0, function: { arguments: JSON.stringify(tool.args) } }] }, null);
     completion = 8;
   }
-  const usage = (n: number) => sse({ ...base, choices: [], usage: { prompt_tokens: ask.promptTokens, completion_tokens: n, total_tokens: ask.promptTokens + n } });
+  const usage = (n: number) =>
+    sse({ ...base, choices: [], usage: { prompt_tokens: ask.promptTokens, completion_tokens: n, total_tokens: ask.promptTokens + n } });
   return {
     head,
     token: (text) => {
@@ -262,14 +290,32 @@ function chatFrames(id: string, ask: Ask, tool: FakeLlmKnobs['toolCall'], callId
 }
 
 function anthropicFrames(id: string, ask: Ask, tool: FakeLlmKnobs['toolCall'], callId: string): Frames {
-  let head = sse({
-    type: 'message_start',
-    message: { id, type: 'message', role: 'assistant', content: [], model: ask.model, stop_reason: null, stop_sequence: null, usage: { input_tokens: ask.promptTokens, output_tokens: 1 } },
-  }, 'message_start');
+  let head = sse(
+    {
+      type: 'message_start',
+      message: {
+        id,
+        type: 'message',
+        role: 'assistant',
+        content: [],
+        model: ask.model,
+        stop_reason: null,
+        stop_sequence: null,
+        usage: { input_tokens: ask.promptTokens, output_tokens: 1 },
+      },
+    },
+    'message_start',
+  );
   let completion = 0;
   if (tool) {
-    head += sse({ type: 'content_block_start', index: 0, content_block: { type: 'tool_use', id: callId, name: tool.name, input: {} } }, 'content_block_start');
-    head += sse({ type: 'content_block_delta', index: 0, delta: { type: 'input_json_delta', partial_json: JSON.stringify(tool.args) } }, 'content_block_delta');
+    head += sse(
+      { type: 'content_block_start', index: 0, content_block: { type: 'tool_use', id: callId, name: tool.name, input: {} } },
+      'content_block_start',
+    );
+    head += sse(
+      { type: 'content_block_delta', index: 0, delta: { type: 'input_json_delta', partial_json: JSON.stringify(tool.args) } },
+      'content_block_delta',
+    );
     completion = 8;
   } else {
     head += sse({ type: 'content_block_start', index: 0, content_block: { type: 'text', text: '' } }, 'content_block_start');
@@ -281,20 +327,36 @@ function anthropicFrames(id: string, ask: Ask, tool: FakeLlmKnobs['toolCall'], c
       return sse({ type: 'content_block_delta', index: 0, delta: { type: 'text_delta', text } }, 'content_block_delta');
     },
     get tail() {
-      return sse({ type: 'content_block_stop', index: 0 }, 'content_block_stop')
-        + sse({ type: 'message_delta', delta: { stop_reason: tool ? 'tool_use' : 'end_turn', stop_sequence: null }, usage: { output_tokens: completion } }, 'message_delta')
-        + sse({ type: 'message_stop' }, 'message_stop');
+      return (
+        sse({ type: 'content_block_stop', index: 0 }, 'content_block_stop') +
+        sse(
+          {
+            type: 'message_delta',
+            delta: { stop_reason: tool ? 'tool_use' : 'end_turn', stop_sequence: null },
+            usage: { output_tokens: completion },
+          },
+          'message_delta',
+        ) +
+        sse({ type: 'message_stop' }, 'message_stop')
+      );
     },
   };
 }
 
 function chatJson(id: string, ask: Ask, texts: string[], tool: FakeLlmKnobs['toolCall'], callId: string): string {
   const message: Json = tool
-    ? { role: 'assistant', content: null, tool_calls: [{ id: callId, type: 'function', function: { name: tool.name, arguments: JSON.stringify(tool.args) } }] }
+    ? {
+        role: 'assistant',
+        content: null,
+        tool_calls: [{ id: callId, type: 'function', function: { name: tool.name, arguments: JSON.stringify(tool.args) } }],
+      }
     : { role: 'assistant', content: texts.join('') };
   const n = tool ? 8 : texts.length;
   return JSON.stringify({
-    id, object: 'chat.completion', created: 1700000000, model: ask.model,
+    id,
+    object: 'chat.completion',
+    created: 1700000000,
+    model: ask.model,
     choices: [{ index: 0, message, finish_reason: tool ? 'tool_calls' : 'stop' }],
     usage: { prompt_tokens: ask.promptTokens, completion_tokens: n, total_tokens: ask.promptTokens + n },
   });
@@ -303,8 +365,13 @@ function chatJson(id: string, ask: Ask, texts: string[], tool: FakeLlmKnobs['too
 function anthropicJson(id: string, ask: Ask, texts: string[], tool: FakeLlmKnobs['toolCall'], callId: string): string {
   const content = tool ? [{ type: 'tool_use', id: callId, name: tool.name, input: tool.args }] : [{ type: 'text', text: texts.join('') }];
   return JSON.stringify({
-    id, type: 'message', role: 'assistant', model: ask.model, content,
-    stop_reason: tool ? 'tool_use' : 'end_turn', stop_sequence: null,
+    id,
+    type: 'message',
+    role: 'assistant',
+    model: ask.model,
+    content,
+    stop_reason: tool ? 'tool_use' : 'end_turn',
+    stop_sequence: null,
     usage: { input_tokens: ask.promptTokens, output_tokens: tool ? 8 : texts.length },
   });
 }

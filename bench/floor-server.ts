@@ -34,14 +34,24 @@ function flush(): void {
     flush();
   });
 }
-const commit = (line: string) => new Promise<void>((done) => { queue.push({ line, done }); flush(); });
+const commit = (line: string) =>
+  new Promise<void>((done) => {
+    queue.push({ line, done });
+    flush();
+  });
 
 async function turn(id: string, prompt: string): Promise<string> {
   const history = sessions.get(id)!;
   history.push({ role: 'user', content: [{ type: 'text', text: prompt }] });
   const res = await request(llm, {
-    dispatcher: agent, method: 'POST',
-    headers: { 'content-type': 'application/json', accept: 'text/event-stream', 'x-api-key': 'bench-key', 'anthropic-version': '2023-06-01' },
+    dispatcher: agent,
+    method: 'POST',
+    headers: {
+      'content-type': 'application/json',
+      accept: 'text/event-stream',
+      'x-api-key': 'bench-key',
+      'anthropic-version': '2023-06-01',
+    },
     body: JSON.stringify({ ...shape, messages: history }),
   });
   let text = '';
@@ -70,9 +80,13 @@ const server = createServer((req, res) => {
     const id = m[1] ?? `s${++seq}`;
     if (!m[1]) {
       // history_turns: a session that starts with that many prior turns (continue at a given history).
-      sessions.set(id, Array.from({ length: 2 * (input.history_turns ?? 0) }, (_, i) => ({
-        role: i % 2 ? 'assistant' : 'user', content: [{ type: 'text', text: i % 2 ? ' tok'.repeat(20) : 'and then?' }],
-      })));
+      sessions.set(
+        id,
+        Array.from({ length: 2 * (input.history_turns ?? 0) }, (_, i) => ({
+          role: i % 2 ? 'assistant' : 'user',
+          content: [{ type: 'text', text: i % 2 ? ' tok'.repeat(20) : 'and then?' }],
+        })),
+      );
     } else if (!sessions.has(id)) return void res.writeHead(404).end();
     turn(id, input.prompt).then(
       (text) => res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ session_id: id, text })),

@@ -41,7 +41,12 @@ async function tally(path: string): Promise<Map<string, { count: number; size: n
 }
 
 /** Per-session growth between two snapshots, largest first (kinds that grew by >= 0.5 object/session or 16 B/session). */
-export async function heapGrowth(before: string, after: string, sessions: number, top = 25): Promise<{ total: number; kinds: HeapGrowth[] }> {
+export async function heapGrowth(
+  before: string,
+  after: string,
+  sessions: number,
+  top = 25,
+): Promise<{ total: number; kinds: HeapGrowth[] }> {
   const a = await tally(before);
   const b = await tally(after);
   const kinds: HeapGrowth[] = [];
@@ -65,5 +70,6 @@ if (process.argv[1] && fileURLToPath(import.meta.url) === process.argv[1]) {
   }
   const g = await heapGrowth(before, after, Number(n), 40);
   process.stdout.write(`total ${g.total.toFixed(0)} B/session\n`);
-  for (const k of g.kinds) process.stdout.write(`${k.bytesPerSession.toFixed(0).padStart(7)} B ${k.countPerSession.toFixed(2).padStart(7)} ×  ${k.kind}\n`);
+  for (const k of g.kinds)
+    process.stdout.write(`${k.bytesPerSession.toFixed(0).padStart(7)} B ${k.countPerSession.toFixed(2).padStart(7)} ×  ${k.kind}\n`);
 }

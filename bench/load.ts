@@ -45,7 +45,14 @@ export async function closedLoop(
   await Promise.all(Array.from({ length: concurrency }, (_, w) => worker(w)));
   const elapsedMs = performance.now() - t0;
   const ops = lat.length;
-  return { ops, errors, elapsedMs, opsPerSec: (ops * 1000) / elapsedMs, latency: summarize(lat.values()), ...(firstError ? { firstError } : {}) };
+  return {
+    ops,
+    errors,
+    elapsedMs,
+    opsPerSec: (ops * 1000) / elapsedMs,
+    latency: summarize(lat.values()),
+    ...(firstError ? { firstError } : {}),
+  };
 }
 
 /** A loop result plus the server's CPU time and memory over the same window. */
@@ -95,12 +102,20 @@ export interface TurnOptions {
 export class WarrenClient {
   readonly pool: Pool;
 
-  constructor(readonly url: string, connections: number) {
+  constructor(
+    readonly url: string,
+    connections: number,
+  ) {
     this.pool = new Pool(url, { connections, pipelining: 1, keepAliveTimeout: 60_000, headersTimeout: 120_000, bodyTimeout: 120_000 });
   }
 
   private async post(path: string, body: unknown): Promise<Record<string, unknown>> {
-    const res = await this.pool.request({ method: 'POST', path, headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
+    const res = await this.pool.request({
+      method: 'POST',
+      path,
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify(body),
+    });
     const text = await res.body.text();
     if (res.statusCode !== 200) throw new Error(`POST ${path} → ${res.statusCode}: ${text.slice(0, 300)}`);
     return JSON.parse(text) as Record<string, unknown>;
@@ -109,7 +124,9 @@ export class WarrenClient {
   /** POST /sessions: creates a session and runs its first turn; returns the session id. */
   async create(prompt: string, o: TurnOptions = {}): Promise<string> {
     const r = await this.post('/sessions', {
-      prompt, provider: o.provider ?? 'self_hosted', model: o.model ?? 'bench-model',
+      prompt,
+      provider: o.provider ?? 'self_hosted',
+      model: o.model ?? 'bench-model',
       ...(o.enableBuiltins ? { enable_builtins: true } : {}),
       ...(o.outputSchema !== undefined ? { output_schema: o.outputSchema } : {}),
       ...o.extra,
@@ -142,14 +159,32 @@ export class FloorClient {
 
   constructor(llmUrl: string, connections: number, wire: 'chat' | 'anthropic' = 'chat') {
     this.pool = new Pool(llmUrl, { connections, pipelining: 1, keepAliveTimeout: 60_000 });
-    this.body = JSON.stringify(wire === 'chat'
-      ? { model: 'bench-model', messages: [{ role: 'user', content: 'hello' }], stream: true, stream_options: { include_usage: true }, max_tokens: 16384 }
-      : { model: 'bench-model', max_tokens: 16384, stream: true, messages: [{ role: 'user', content: [{ type: 'text', text: 'hello' }] }] });
+    this.body = JSON.stringify(
+      wire === 'chat'
+        ? {
+            model: 'bench-model',
+            messages: [{ role: 'user', content: 'hello' }],
+            stream: true,
+            stream_options: { include_usage: true },
+            max_tokens: 16384,
+          }
+        : {
+            model: 'bench-model',
+            max_tokens: 16384,
+            stream: true,
+            messages: [{ role: 'user', content: [{ type: 'text', text: 'hello' }] }],
+          },
+    );
     this.path = wire === 'chat' ? '/v1/chat/completions' : '/v1/messages';
   }
 
   async call(): Promise<void> {
-    const res = await this.pool.request({ method: 'POST', path: this.path, headers: { 'content-type': 'application/json', accept: 'text/event-stream' }, body: this.body });
+    const res = await this.pool.request({
+      method: 'POST',
+      path: this.path,
+      headers: { 'content-type': 'application/json', accept: 'text/event-stream' },
+      body: this.body,
+    });
     await res.body.text();
     if (res.statusCode !== 200) throw new Error(`fake LLM → ${res.statusCode}`);
   }

@@ -50,7 +50,12 @@ const REPO_URL = new URL('..', import.meta.url).href;
 /** Where a frame lives: a repo-relative file, a node_modules package, node internals, or a V8 pseudo-frame. */
 function locate(cf: CallFrame): { where: string; module: string; warren: boolean } {
   const url = cf.url;
-  if (!url) return { where: cf.functionName.startsWith('(') ? '' : '(native)', module: cf.functionName.startsWith('(') ? cf.functionName : '(native)', warren: false };
+  if (!url)
+    return {
+      where: cf.functionName.startsWith('(') ? '' : '(native)',
+      module: cf.functionName.startsWith('(') ? cf.functionName : '(native)',
+      warren: false,
+    };
   if (url.startsWith('node:')) return { where: url, module: 'node internals', warren: false };
   const nm = url.lastIndexOf('/node_modules/');
   if (nm >= 0) {
@@ -130,7 +135,10 @@ export function summarizeProfile(p: CpuProfile, top = 25): ProfileSummary {
     }
   }
   const rank = (entries: Iterable<{ fn: string; where: string; us: number }>): HotSpot[] =>
-    [...entries].sort((a, b) => b.us - a.us).slice(0, top).map((e) => ({ fn: e.fn, where: e.where, ms: e.us / 1000, pct: busyUs ? (100 * e.us) / busyUs : 0 }));
+    [...entries]
+      .sort((a, b) => b.us - a.us)
+      .slice(0, top)
+      .map((e) => ({ fn: e.fn, where: e.where, ms: e.us / 1000, pct: busyUs ? (100 * e.us) / busyUs : 0 }));
   return {
     busyMs: busyUs / 1000,
     idleMs: idleUs / 1000,

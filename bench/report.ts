@@ -46,29 +46,63 @@ function table(columns: string[], rows: Array<Record<string, Cell>>): string {
 
 function hot(spots: HotSpot[], withWhere = true): string {
   const cols = withWhere ? ['#', 'function', 'where', 'ms', '%'] : ['#', 'module', 'ms', '%'];
-  return table(cols, spots.map((h, i) => ({
-    '#': i + 1, function: `\`${h.fn}\``, module: `\`${h.fn}\``, where: h.where ? `\`${h.where}\`` : '', ms: Math.round(h.ms * 10) / 10, '%': Math.round(h.pct * 10) / 10,
-  })));
+  return table(
+    cols,
+    spots.map((h, i) => ({
+      '#': i + 1,
+      function: `\`${h.fn}\``,
+      module: `\`${h.fn}\``,
+      where: h.where ? `\`${h.where}\`` : '',
+      ms: Math.round(h.ms * 10) / 10,
+      '%': Math.round(h.pct * 10) / 10,
+    })),
+  );
 }
 
 export function renderMarkdown(r: RunReport): string {
   const out: string[] = [];
   out.push(`# Warren bench ${r.date}${r.quick ? ' (quick)' : ''}\n`);
-  out.push(`- Commit \`${r.git.rev}\`${r.git.dirty ? ' (working tree has uncommitted changes)' : ''}; started ${r.startedAt}, took ${Math.round(r.elapsedS)} s.`);
-  out.push(`- Machine: ${r.machine.cpus} × ${r.machine.model}, ${r.machine.memGiB} GiB RAM, Node ${r.machine.node} (${r.machine.platform}).`);
-  out.push(`- Pinning: ${r.pinning.taskset ? `server ${r.pinning.server}; load generator + fake LLM ${r.pinning.loadGenerator}` : `not pinned (${r.pinning.requested ? 'taskset unavailable' : '--no-pin'})`}.`);
-  out.push(`- 1-minute load average (other processes compete for the same 2 cores when it exceeds ~2): ${Object.entries(r.loadavg1).map(([k, v]) => `${k} ${v}`).join(', ')}.`);
-  out.push(`- Fake LLM: ${Object.entries(r.fakeLlm).map(([k, v]) => `${k}=${JSON.stringify(v)}`).join(', ')}.`);
-  out.push(`- Options: ${Object.entries(r.options).map(([k, v]) => `${k}=${JSON.stringify(v)}`).join(', ')}.\n`);
+  out.push(
+    `- Commit \`${r.git.rev}\`${r.git.dirty ? ' (working tree has uncommitted changes)' : ''}; started ${r.startedAt}, took ${Math.round(r.elapsedS)} s.`,
+  );
+  out.push(
+    `- Machine: ${r.machine.cpus} × ${r.machine.model}, ${r.machine.memGiB} GiB RAM, Node ${r.machine.node} (${r.machine.platform}).`,
+  );
+  out.push(
+    `- Pinning: ${r.pinning.taskset ? `server ${r.pinning.server}; load generator + fake LLM ${r.pinning.loadGenerator}` : `not pinned (${r.pinning.requested ? 'taskset unavailable' : '--no-pin'})`}.`,
+  );
+  out.push(
+    `- 1-minute load average (other processes compete for the same 2 cores when it exceeds ~2): ${Object.entries(r.loadavg1)
+      .map(([k, v]) => `${k} ${v}`)
+      .join(', ')}.`,
+  );
+  out.push(
+    `- Fake LLM: ${Object.entries(r.fakeLlm)
+      .map(([k, v]) => `${k}=${JSON.stringify(v)}`)
+      .join(', ')}.`,
+  );
+  out.push(
+    `- Options: ${Object.entries(r.options)
+      .map(([k, v]) => `${k}=${JSON.stringify(v)}`)
+      .join(', ')}.\n`,
+  );
   if (r.failures.length) {
     out.push('## Failed scenarios\n');
     for (const f of r.failures) out.push(`- **${f.scenario}**: ${f.error}`);
     out.push('');
   }
   out.push('## Targets (measured, not asserted)\n');
-  out.push(table(['target', 'bound', 'measured', 'met'], r.targets.map((t) => ({
-    target: t.target, bound: t.bound, measured: t.measured === null ? null : `${cell(t.measured)} ${t.unit}`, met: t.met === null ? '—' : t.met ? 'yes' : '**no**',
-  }))));
+  out.push(
+    table(
+      ['target', 'bound', 'measured', 'met'],
+      r.targets.map((t) => ({
+        target: t.target,
+        bound: t.bound,
+        measured: t.measured === null ? null : `${cell(t.measured)} ${t.unit}`,
+        met: t.met === null ? '—' : t.met ? 'yes' : '**no**',
+      })),
+    ),
+  );
   for (const s of r.scenarios) {
     out.push(`## ${s.title} (\`${s.id}\`)\n`);
     out.push(table(s.columns, s.rows));
@@ -81,7 +115,9 @@ export function renderMarkdown(r: RunReport): string {
   }
   for (const p of r.profiles) {
     out.push(`## Server CPU profile: ${p.label}\n`);
-    out.push(`${p.turns} turns, ${Math.round(p.summary.busyMs)} ms busy (idle ${Math.round(p.summary.idleMs)} ms; ${Math.round(p.summary.excludedMs)} ms of profiler start/stop left out) sampled; ${Math.round(p.cpuMsPerTurn * 1000) / 1000} ms server CPU per turn while profiling. Profile: \`${p.file}\`.\n`);
+    out.push(
+      `${p.turns} turns, ${Math.round(p.summary.busyMs)} ms busy (idle ${Math.round(p.summary.idleMs)} ms; ${Math.round(p.summary.excludedMs)} ms of profiler start/stop left out) sampled; ${Math.round(p.cpuMsPerTurn * 1000) / 1000} ms server CPU per turn while profiling. Profile: \`${p.file}\`.\n`,
+    );
     out.push('### Top self time\n');
     out.push(hot(p.summary.topSelf));
     out.push('### Self time by module\n');

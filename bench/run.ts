@@ -31,7 +31,24 @@ import { webhooksScenario } from './scenarios/webhooks.ts';
 import { workgraphScenario } from './scenarios/workgraph.ts';
 import { round } from './stats.ts';
 
-const SCENARIOS: Scenario[] = [turnsScenario, turnCostScenario, toolsScenario, structuredScenario, sseScenario, memoryScenario, durabilityScenario, transportsScenario, viewerScenario, workgraphScenario, webhooksScenario, ledgerScenario, schedulesScenario, compactionScenario, commsScenario, clusterScenario];
+const SCENARIOS: Scenario[] = [
+  turnsScenario,
+  turnCostScenario,
+  toolsScenario,
+  structuredScenario,
+  sseScenario,
+  memoryScenario,
+  durabilityScenario,
+  transportsScenario,
+  viewerScenario,
+  workgraphScenario,
+  webhooksScenario,
+  ledgerScenario,
+  schedulesScenario,
+  compactionScenario,
+  commsScenario,
+  clusterScenario,
+];
 
 const HELP = `Usage: npm run bench -- [options]
 
@@ -105,7 +122,10 @@ function parseArgs(argv: string[]): Options {
     return n;
   };
   const list = (flag: string, v: string | undefined): number[] => {
-    const xs = (v ?? '').split(',').filter(Boolean).map((x) => num(flag, x));
+    const xs = (v ?? '')
+      .split(',')
+      .filter(Boolean)
+      .map((x) => num(flag, x));
     if (xs.length === 0 || xs.some((x) => x < 1)) fail(`${flag} needs a comma-separated list of positive numbers`);
     return xs;
   };
@@ -113,33 +133,85 @@ function parseArgs(argv: string[]): Options {
     const a = argv[i];
     const v = argv[i + 1];
     switch (a) {
-      case '--quick': break;
-      case '-h': case '--help': process.stdout.write(HELP); process.exit(0); break;
+      case '--quick':
+        break;
+      case '-h':
+      case '--help':
+        process.stdout.write(HELP);
+        process.exit(0);
+        break;
       case '--only': {
         const ids = (v ?? '').split(',').filter(Boolean);
         const unknown = ids.filter((id) => !SCENARIOS.some((s) => s.id === id));
         if (ids.length === 0 || unknown.length) fail(`--only: unknown scenario ${unknown.join(', ') || '(none)'}`);
-        o.only = ids; i++; break;
+        o.only = ids;
+        i++;
+        break;
       }
-      case '--duration': o.durationMs = num(a, v); i++; break;
-      case '--warmup': o.warmupMs = num(a, v); i++; break;
-      case '--concurrency': o.concurrencies = list(a, v); i++; break;
+      case '--duration':
+        o.durationMs = num(a, v);
+        i++;
+        break;
+      case '--warmup':
+        o.warmupMs = num(a, v);
+        i++;
+        break;
+      case '--concurrency':
+        o.concurrencies = list(a, v);
+        i++;
+        break;
       case '--provider':
         if (v !== 'self_hosted' && v !== 'anthropic') fail('--provider must be self_hosted or anthropic');
-        o.provider = v; i++; break;
-      case '--tokens': o.knobs.tokens = num(a, v); i++; break;
-      case '--ttft': o.knobs.ttftMs = num(a, v); i++; break;
-      case '--token-delay': o.knobs.tokenDelayMs = num(a, v); i++; break;
-      case '--sse-subscribers': o.sseSubscribers = num(a, v); i++; break;
-      case '--resident': o.resident = list(a, v); i++; break;
-      case '--stored': o.stored = list(a, v); i++; break;
-      case '--profile': o.profile = 'always'; break;
-      case '--no-profile': o.profile = 'never'; break;
-      case '--no-pin': o.pin = false; break;
-      case '--keep': o.keep = true; break;
-      case '--out': if (!v) fail('--out needs a directory'); o.out = v; i++; break;
-      case '--node-flags': o.nodeFlags = (v ?? '').split(/\s+/).filter(Boolean); i++; break;
-      default: fail(`unknown option '${a}'`);
+        o.provider = v;
+        i++;
+        break;
+      case '--tokens':
+        o.knobs.tokens = num(a, v);
+        i++;
+        break;
+      case '--ttft':
+        o.knobs.ttftMs = num(a, v);
+        i++;
+        break;
+      case '--token-delay':
+        o.knobs.tokenDelayMs = num(a, v);
+        i++;
+        break;
+      case '--sse-subscribers':
+        o.sseSubscribers = num(a, v);
+        i++;
+        break;
+      case '--resident':
+        o.resident = list(a, v);
+        i++;
+        break;
+      case '--stored':
+        o.stored = list(a, v);
+        i++;
+        break;
+      case '--profile':
+        o.profile = 'always';
+        break;
+      case '--no-profile':
+        o.profile = 'never';
+        break;
+      case '--no-pin':
+        o.pin = false;
+        break;
+      case '--keep':
+        o.keep = true;
+        break;
+      case '--out':
+        if (!v) fail('--out needs a directory');
+        o.out = v;
+        i++;
+        break;
+      case '--node-flags':
+        o.nodeFlags = (v ?? '').split(/\s+/).filter(Boolean);
+        i++;
+        break;
+      default:
+        fail(`unknown option '${a}'`);
     }
   }
   return o;
@@ -164,9 +236,11 @@ async function profileRun(ctx: BenchContext, c: number, dir: string): Promise<Pr
       });
       const file = join(dir, `server-create-c${c}-${Date.now()}.cpuprofile`);
       await server.profileStart(100);
-      const m = await measured(server, () => closedLoop(c, ctx.durationMs, async () => {
-        await client.create('hello', { provider: ctx.provider });
-      }));
+      const m = await measured(server, () =>
+        closedLoop(c, ctx.durationMs, async () => {
+          await client.create('hello', { provider: ctx.provider });
+        }),
+      );
       await server.profileStop(file);
       const summary = summarizeProfile(await readProfile(file), 25);
       ctx.log(`  profiled create+turn c=${c}: ${m.ops} turns, ${round(m.cpuMsPerOp)} ms CPU/turn → ${file}`);
@@ -182,7 +256,9 @@ async function main(): Promise<void> {
   const started = new Date();
   const taskset = opts.pin && canPin();
   const selfPinned = taskset && pinSelf(1);
-  log(`bench: ${opts.quick ? 'quick run' : 'full run'}; pinning: ${taskset ? `server → core 0, load generator → ${selfPinned ? 'core 1' : 'NOT pinned (taskset -p failed)'}` : opts.pin ? 'unavailable (no taskset or < 2 CPUs)' : 'off (--no-pin)'}`);
+  log(
+    `bench: ${opts.quick ? 'quick run' : 'full run'}; pinning: ${taskset ? `server → core 0, load generator → ${selfPinned ? 'core 1' : 'NOT pinned (taskset -p failed)'}` : opts.pin ? 'unavailable (no taskset or < 2 CPUs)' : 'off (--no-pin)'}`,
+  );
   const fake = await startFakeLlm(opts.knobs);
   const ctx: BenchContext = {
     quick: opts.quick,
@@ -237,19 +313,30 @@ async function main(): Promise<void> {
       quick: opts.quick,
       git: { rev: git(['rev-parse', '--short', 'HEAD']) || 'unknown', dirty: git(['status', '--porcelain']) !== '' },
       machine: {
-        cpus: cpu.length, model: cpu[0]?.model ?? 'unknown', memGiB: Math.round(totalmem() / 2 ** 30),
-        node: process.versions.node, platform: `${process.platform}-${process.arch}`,
+        cpus: cpu.length,
+        model: cpu[0]?.model ?? 'unknown',
+        memGiB: Math.round(totalmem() / 2 ** 30),
+        node: process.versions.node,
+        platform: `${process.platform}-${process.arch}`,
         clkTck: Number(spawnSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }).stdout.trim()) || 100,
       },
       loadavg1: load,
       pinning: {
-        requested: opts.pin, taskset,
+        requested: opts.pin,
+        taskset,
         server: taskset ? 'core 0 (taskset -c 0)' : 'not pinned',
         loadGenerator: selfPinned ? 'core 1 (taskset -a -p -c 1)' : 'not pinned',
       },
       options: {
-        only: opts.only ?? 'all', durationMs: opts.durationMs, warmupMs: opts.warmupMs, concurrencies: opts.concurrencies,
-        provider: opts.provider, sseSubscribers: opts.sseSubscribers, resident: opts.resident, stored: opts.stored, nodeFlags: opts.nodeFlags,
+        only: opts.only ?? 'all',
+        durationMs: opts.durationMs,
+        warmupMs: opts.warmupMs,
+        concurrencies: opts.concurrencies,
+        provider: opts.provider,
+        sseSubscribers: opts.sseSubscribers,
+        resident: opts.resident,
+        stored: opts.stored,
+        nodeFlags: opts.nodeFlags,
       },
       fakeLlm: { ...fake.knobs },
       scenarios: results,

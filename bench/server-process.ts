@@ -156,11 +156,29 @@ export async function prepareRealm(stateRoot: string, realm: string, llmUrl: str
 export async function startServer(opts: ServerOptions): Promise<ServerHandle> {
   const realm = opts.realm ?? 'bench';
   const realmDir = await prepareRealm(opts.stateRoot, realm, opts.llmUrl);
-  const nodeArgs = ['--expose-gc', ...(opts.nodeFlags ?? []), '--import', 'tsx', join(REPO, 'bench', 'server.ts'),
-    '--port', '0', '--state-root', opts.stateRoot, '--realm', realm,
-    '--http-transport', opts.transport ?? 'uws', '--realm-backend', opts.backend ?? 'lmdb',
-    '--log-level', opts.logLevel ?? 'warn',
-    '--idle-evict-ms', String(opts.idleEvictMs ?? 3_600_000), '--max-resident', String(opts.maxResident ?? 2_000_000)];
+  const nodeArgs = [
+    '--expose-gc',
+    ...(opts.nodeFlags ?? []),
+    '--import',
+    'tsx',
+    join(REPO, 'bench', 'server.ts'),
+    '--port',
+    '0',
+    '--state-root',
+    opts.stateRoot,
+    '--realm',
+    realm,
+    '--http-transport',
+    opts.transport ?? 'uws',
+    '--realm-backend',
+    opts.backend ?? 'lmdb',
+    '--log-level',
+    opts.logLevel ?? 'warn',
+    '--idle-evict-ms',
+    String(opts.idleEvictMs ?? 3_600_000),
+    '--max-resident',
+    String(opts.maxResident ?? 2_000_000),
+  ];
   const [cmd, args] = opts.pin ? ['taskset', ['-c', '0', process.execPath, ...nodeArgs]] : [process.execPath, nodeArgs];
   const child: ChildProcess = spawn(cmd, args as string[], {
     cwd: REPO,
@@ -194,10 +212,17 @@ export async function startServer(opts: ServerOptions): Promise<ServerHandle> {
     const i = waiters.findIndex((w) => w.type === m.type);
     if (i >= 0) waiters.splice(i, 1)[0].resolve(m);
   });
-  const ask = (type: string, timeoutMs = 60_000): Promise<Record<string, unknown>> => new Promise((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`bench server did not answer '${type}' in ${timeoutMs} ms`)), timeoutMs);
-    waiters.push({ type, resolve: (m) => { clearTimeout(timer); resolve(m); } });
-  });
+  const ask = (type: string, timeoutMs = 60_000): Promise<Record<string, unknown>> =>
+    new Promise((resolve, reject) => {
+      const timer = setTimeout(() => reject(new Error(`bench server did not answer '${type}' in ${timeoutMs} ms`)), timeoutMs);
+      waiters.push({
+        type,
+        resolve: (m) => {
+          clearTimeout(timer);
+          resolve(m);
+        },
+      });
+    });
 
   const listening = ask('listening');
   const started = await Promise.race([
@@ -263,17 +288,34 @@ export async function startServer(opts: ServerOptions): Promise<ServerHandle> {
 }
 
 /** Starts bench/floor-server.ts (the bare node:http floor) pinned like a Warren server; `dir` holds its log. */
-export async function startFloor(opts: { dir: string; llmUrl: string; pin: boolean; shape: Record<string, unknown> }): Promise<ServerHandle> {
+export async function startFloor(opts: {
+  dir: string;
+  llmUrl: string;
+  pin: boolean;
+  shape: Record<string, unknown>;
+}): Promise<ServerHandle> {
   const shapeFile = join(opts.dir, 'request-shape.json');
   await writeFile(shapeFile, JSON.stringify(opts.shape));
-  const nodeArgs = ['--import', 'tsx', join(REPO, 'bench', 'floor-server.ts'), '--llm', opts.llmUrl, '--dir', opts.dir, '--shape', shapeFile];
+  const nodeArgs = [
+    '--import',
+    'tsx',
+    join(REPO, 'bench', 'floor-server.ts'),
+    '--llm',
+    opts.llmUrl,
+    '--dir',
+    opts.dir,
+    '--shape',
+    shapeFile,
+  ];
   const [cmd, args] = opts.pin ? ['taskset', ['-c', '0', process.execPath, ...nodeArgs]] : [process.execPath, nodeArgs];
   const child: ChildProcess = spawn(cmd, args as string[], { cwd: REPO, stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
   const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
   const url = await Promise.race([
-    new Promise<string>((resolve) => child.on('message', (m: { type: string; url: string }) => {
-      if (m.type === 'listening') resolve(m.url);
-    })),
+    new Promise<string>((resolve) =>
+      child.on('message', (m: { type: string; url: string }) => {
+        if (m.type === 'listening') resolve(m.url);
+      }),
+    ),
     exited.then((code): never => {
       throw new Error(`floor server exited with ${code} before listening`);
     }),
@@ -281,7 +323,11 @@ export async function startFloor(opts: { dir: string; llmUrl: string; pin: boole
   const pid = child.pid!;
   const unsupported = (what: string) => () => Promise.reject(new Error(`the floor server has no ${what}`));
   return {
-    url, pid, transport: 'node:http', realm: 'floor', realmDir: opts.dir,
+    url,
+    pid,
+    transport: 'node:http',
+    realm: 'floor',
+    realmDir: opts.dir,
     cpuMs: () => cpuMs(pid),
     memory: () => procMemory(pid),
     gc: unsupported('gc'),

@@ -38,7 +38,13 @@ function parse(argv: string[]): Args {
   };
 }
 
-type Msg = { type: 'gc' } | { type: 'memory' } | { type: 'stop' } | { type: 'profile-start'; intervalUs?: number } | { type: 'profile-stop'; path: string } | { type: 'heap-snapshot'; path: string };
+type Msg =
+  | { type: 'gc' }
+  | { type: 'memory' }
+  | { type: 'stop' }
+  | { type: 'profile-start'; intervalUs?: number }
+  | { type: 'profile-stop'; path: string }
+  | { type: 'heap-snapshot'; path: string };
 
 /** The V8 sampling profiler of this process, started and stopped over IPC (only the measured window). */
 class Profiler {
@@ -65,9 +71,16 @@ async function main(): Promise<void> {
   const a = parse(process.argv.slice(2));
   const logger = createLogger({ level: a.logLevel });
   const app = await createApp({
-    host: '127.0.0.1', port: a.port, stateRoot: a.stateRoot, contextRoot: a.stateRoot, realm: a.realm,
-    httpTransport: a.httpTransport, realmBackend: a.realmBackend, logger,
-    idleEvictMs: a.idleEvictMs, maxResidentSessions: a.maxResident,
+    host: '127.0.0.1',
+    port: a.port,
+    stateRoot: a.stateRoot,
+    contextRoot: a.stateRoot,
+    realm: a.realm,
+    httpTransport: a.httpTransport,
+    realmBackend: a.realmBackend,
+    logger,
+    idleEvictMs: a.idleEvictMs,
+    maxResidentSessions: a.maxResident,
   });
   const send = (m: unknown): void => {
     process.send?.(m);
@@ -78,7 +91,10 @@ async function main(): Promise<void> {
     if (stopping) return;
     stopping = true;
     // A clean exit, so that --cpu-prof writes its profile.
-    app.close().then(() => process.exit(0), () => process.exit(1));
+    app.close().then(
+      () => process.exit(0),
+      () => process.exit(1),
+    );
   };
   process.on('SIGTERM', stop);
   // The bench process is gone (killed, or its output pipe closed): do not outlive it.
@@ -90,9 +106,15 @@ async function main(): Promise<void> {
       if (m.type === 'gc' && g) for (let i = 0; i < 4; i++) g();
       send({ type: m.type, memory: process.memoryUsage(), gc: Boolean(g) });
     } else if (m.type === 'profile-start') {
-      profiler.start(m.intervalUs ?? 100).then(() => send({ type: m.type }), (err: unknown) => send({ type: m.type, error: String(err) }));
+      profiler.start(m.intervalUs ?? 100).then(
+        () => send({ type: m.type }),
+        (err: unknown) => send({ type: m.type, error: String(err) }),
+      );
     } else if (m.type === 'profile-stop') {
-      profiler.stop(m.path).then(() => send({ type: m.type }), (err: unknown) => send({ type: m.type, error: String(err) }));
+      profiler.stop(m.path).then(
+        () => send({ type: m.type }),
+        (err: unknown) => send({ type: m.type, error: String(err) }),
+      );
     } else if (m.type === 'heap-snapshot') {
       writeHeapSnapshot(m.path);
       send({ type: m.type });

@@ -45,14 +45,29 @@ function count(buf: Buffer, pattern: Buffer): number {
  * Opens `n` subscribers to `GET {path}` on host:port and resolves once every one has received its first
  * frame (session_loaded). `sampleEvery`: every k-th client parses stamps for latency.
  */
-export async function openFanout(host: string, port: number, path: string, n: number, sampleEvery: number, timeoutMs = 60_000): Promise<SseFanout> {
+export async function openFanout(
+  host: string,
+  port: number,
+  path: string,
+  n: number,
+  sampleEvery: number,
+  timeoutMs = 60_000,
+): Promise<SseFanout> {
   const clients: Client[] = [];
   let lat = new Samples();
   let ready = 0;
   let failed: Error | undefined;
   const request = `GET ${path} HTTP/1.1\r\nHost: ${host}:${port}\r\nAccept: text/event-stream\r\n\r\n`;
   for (let i = 0; i < n; i++) {
-    const c: Client = { socket: connect(port, host), events: 0, truncated: 0, tail: Buffer.alloc(0), sampled: i % sampleEvery === 0, text: '', ready: false };
+    const c: Client = {
+      socket: connect(port, host),
+      events: 0,
+      truncated: 0,
+      tail: Buffer.alloc(0),
+      sampled: i % sampleEvery === 0,
+      text: '',
+      ready: false,
+    };
     c.socket.setNoDelay(true);
     c.socket.on('connect', () => c.socket.write(request));
     c.socket.on('error', (err) => {

@@ -27,13 +27,15 @@ const WIRE = { provider: 'anthropic', model: 'claude-bench' } as const;
 /** Self time grouped into the areas the turn path is discussed in. */
 function byArea(modules: Array<{ fn: string; pct: number }>): Array<[string, number]> {
   const area = (m: string): string => {
-    if (/^(lmdb|msgpackr|ordered-binary)|^storage\/|session-writer|store-health|instrumented-store/.test(m)) return 'storage (lmdb, msgpack, store, writer)';
+    if (/^(lmdb|msgpackr|ordered-binary)|^storage\/|session-writer|store-health|instrumented-store/.test(m))
+      return 'storage (lmdb, msgpack, store, writer)';
     if (m.startsWith('xstate') || m.startsWith('machines/')) return 'xstate + machines';
     if (/^(undici|eventsource-parser)|^providers\//.test(m)) return 'provider (undici, SSE parse, wire mapping)';
     if (m.startsWith('http/') || m.startsWith('wasm://')) return 'http (uWS, router, handlers)';
     if (m.startsWith('node internals')) return 'node internals';
     if (m === '(garbage collector)' || m === '(program)') return 'GC + (program)';
-    if (m.startsWith('actors/observe') || m.startsWith('prom-client') || m.startsWith('pino') || m.startsWith('@pinojs')) return 'observability (metrics, logs)';
+    if (m.startsWith('actors/observe') || m.startsWith('prom-client') || m.startsWith('pino') || m.startsWith('@pinojs'))
+      return 'observability (metrics, logs)';
     if (m.startsWith('actors/')) return 'actors (session, turn, compaction, ...)';
     return 'other';
   };
@@ -51,12 +53,21 @@ try {
   const ids: string[] = [];
   if (history > 0) {
     // continue at a given history: c sessions grown to `history` turns, compaction off.
-    await fetch(`${server.url}/config`, { method: 'PATCH', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ compaction: { enabled: false } }) });
-    await closedLoop(c, 3_600_000, async () => {
-      const id = await client.create('seed', WIRE);
-      for (let t = 1; t < history; t++) await client.continue(id, 'and then?');
-      ids.push(id);
-    }, c);
+    await fetch(`${server.url}/config`, {
+      method: 'PATCH',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ compaction: { enabled: false } }),
+    });
+    await closedLoop(
+      c,
+      3_600_000,
+      async () => {
+        const id = await client.create('seed', WIRE);
+        for (let t = 1; t < history; t++) await client.continue(id, 'and then?');
+        ids.push(id);
+      },
+      c,
+    );
   } else {
     await closedLoop(c, warmupMs, async () => {
       ids.push(await client.create('warm-up', WIRE));
@@ -67,14 +78,18 @@ try {
   // continue: c workers over distinct sessions (cycling; never two on one session at once when ids ≥ c).
   const file = join(tmpdir(), `warren-turn-${op}-c${c}-${Date.now()}.cpuprofile`);
   await server.profileStart(100);
-  const m = await measured(server, () => closedLoop(c, durationMs, async () => {
-    await turn();
-  }));
+  const m = await measured(server, () =>
+    closedLoop(c, durationMs, async () => {
+      await turn();
+    }),
+  );
   await server.profileStop(file);
   const profile = await readProfile(file);
   const s = summarizeProfile(profile, top);
   const all = summarizeProfile(profile, 10_000);
-  process.stdout.write(`${op} c=${c}: ${m.ops} turns, ${round(m.opsPerSec)} turns/s, p50 ${round(m.latency.p50)} ms, ${round(m.cpuMsPerOp)} ms CPU/turn, ${round(m.commitsPerOp ?? Number.NaN)} commits/turn, busy ${round(s.busyMs)} ms → ${file}\n`);
+  process.stdout.write(
+    `${op} c=${c}: ${m.ops} turns, ${round(m.opsPerSec)} turns/s, p50 ${round(m.latency.p50)} ms, ${round(m.cpuMsPerOp)} ms CPU/turn, ${round(m.commitsPerOp ?? Number.NaN)} commits/turn, busy ${round(s.busyMs)} ms → ${file}\n`,
+  );
   process.stdout.write('\nby area (self time):\n');
   for (const [area, pct] of byArea(all.byModule)) process.stdout.write(`  ${round(pct)}%  ${area}\n`);
   process.stdout.write('\nby module:\n');

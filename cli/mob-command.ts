@@ -28,10 +28,15 @@ export const EXIT = { ok: 0, error: 1, scopeDenied: 45, hostUnavailable: 46, sta
 
 /** JSON-RPC error code → exit code (contracts/errors.ts: ScopeDenied, STALE_CURSOR, STALE_FENCE). */
 const RPC_EXIT: Record<number, number> = {
-  [ERROR_TABLE.ScopeDenied.rpc]: EXIT.scopeDenied, [ERROR_TABLE.STALE_CURSOR.rpc]: EXIT.staleCursor, [ERROR_TABLE.STALE_FENCE.rpc]: EXIT.staleFence,
+  [ERROR_TABLE.ScopeDenied.rpc]: EXIT.scopeDenied,
+  [ERROR_TABLE.STALE_CURSOR.rpc]: EXIT.staleCursor,
+  [ERROR_TABLE.STALE_FENCE.rpc]: EXIT.staleFence,
 };
 
-function parse(argv: readonly string[], env: NodeJS.ProcessEnv): { method: string; params: unknown; url: string; principal?: string } | string {
+function parse(
+  argv: readonly string[],
+  env: NodeJS.ProcessEnv,
+): { method: string; params: unknown; url: string; principal?: string } | string {
   const rest: string[] = [];
   let url = env.WARREN_URL || 'http://127.0.0.1:8080';
   let principal: string | undefined;
@@ -57,7 +62,8 @@ function parse(argv: readonly string[], env: NodeJS.ProcessEnv): { method: strin
 }
 
 export async function runMobCli(argv: readonly string[], env: NodeJS.ProcessEnv = process.env): Promise<CliResult> {
-  if (argv[0] === '--help' || argv[0] === '-h' || argv.length === 0) return { code: argv.length === 0 ? EXIT.error : EXIT.ok, stdout: argv.length ? MOB_HELP : '', stderr: argv.length ? '' : MOB_HELP };
+  if (argv[0] === '--help' || argv[0] === '-h' || argv.length === 0)
+    return { code: argv.length === 0 ? EXIT.error : EXIT.ok, stdout: argv.length ? MOB_HELP : '', stderr: argv.length ? '' : MOB_HELP };
   const args = parse(argv, env);
   if (typeof args === 'string') return { code: EXIT.error, stdout: '', stderr: `warren mob: ${args}\n` };
   let res: Response;
@@ -68,14 +74,25 @@ export async function runMobCli(argv: readonly string[], env: NodeJS.ProcessEnv 
       body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: args.method, params: args.params }),
     });
   } catch (err) {
-    return { code: EXIT.hostUnavailable, stdout: '', stderr: `warren mob: host unavailable at ${args.url}: ${err instanceof Error ? err.message : String(err)}\n` };
+    return {
+      code: EXIT.hostUnavailable,
+      stdout: '',
+      stderr: `warren mob: host unavailable at ${args.url}: ${err instanceof Error ? err.message : String(err)}\n`,
+    };
   }
   if (res.status === 503) return { code: EXIT.hostUnavailable, stdout: '', stderr: `warren mob: host unavailable (503)\n` };
-  const body = (await res.json().catch(() => null)) as { result?: unknown; error?: { code: number; message: string; data?: unknown } } | null;
+  const body = (await res.json().catch(() => null)) as {
+    result?: unknown;
+    error?: { code: number; message: string; data?: unknown };
+  } | null;
   if (!body) return { code: EXIT.error, stdout: '', stderr: `warren mob: unexpected reply (HTTP ${res.status})\n` };
   if (body.error) {
     const code = RPC_EXIT[body.error.code] ?? EXIT.error;
-    return { code, stdout: '', stderr: `warren mob: ${body.error.message} (${body.error.code})${body.error.data ? ` ${JSON.stringify(body.error.data)}` : ''}\n` };
+    return {
+      code,
+      stdout: '',
+      stderr: `warren mob: ${body.error.message} (${body.error.code})${body.error.data ? ` ${JSON.stringify(body.error.data)}` : ''}\n`,
+    };
   }
   return { code: EXIT.ok, stdout: `${JSON.stringify(body.result, null, 2)}\n`, stderr: '' };
 }

@@ -2,13 +2,29 @@
 // cli/workgraph-command.ts runs what this parses.
 
 export const WORKGRAPH_COMMANDS = [
-  'list', 'show', 'ready', 'snapshot', 'events', 'goal-create', 'goal-status', 'goal-confirm', 'goal-close',
-  'attention-list', 'attention-pause', 'attention-resume',
+  'list',
+  'show',
+  'ready',
+  'snapshot',
+  'events',
+  'goal-create',
+  'goal-status',
+  'goal-confirm',
+  'goal-close',
+  'attention-list',
+  'attention-pause',
+  'attention-resume',
 ] as const;
 export type WorkGraphCommand = (typeof WORKGRAPH_COMMANDS)[number];
 
 /** Commands that mutate: they need trusted in-process authority, i.e. the realm opened directly. */
-export const MUTATING: ReadonlySet<WorkGraphCommand> = new Set(['goal-create', 'goal-confirm', 'goal-close', 'attention-pause', 'attention-resume']);
+export const MUTATING: ReadonlySet<WorkGraphCommand> = new Set([
+  'goal-create',
+  'goal-confirm',
+  'goal-close',
+  'attention-pause',
+  'attention-resume',
+]);
 
 export const WORKGRAPH_HELP = `Usage: warren workgraph <command> [arguments] [options]
 
@@ -63,8 +79,25 @@ export interface ParsedWorkGraph {
 }
 
 const VALUE = new Set([
-  'realm', 'state-root', 'url', 'namespace', 'limit', 'after-seq', 'title', 'description', 'priority', 'policy', 'principal',
-  'supervisor', 'threshold', 'target-session', 'target-owner', 'mode', 'authority', 'summary', 'until',
+  'realm',
+  'state-root',
+  'url',
+  'namespace',
+  'limit',
+  'after-seq',
+  'title',
+  'description',
+  'priority',
+  'policy',
+  'principal',
+  'supervisor',
+  'threshold',
+  'target-session',
+  'target-owner',
+  'mode',
+  'authority',
+  'summary',
+  'until',
 ]);
 const REPEAT = new Set(['status', 'label']);
 const FLAGS = new Set(['all-namespaces', 'include-terminal']);
@@ -74,7 +107,8 @@ export function parseWorkGraphArgs(argv: string[]): ParsedWorkGraph {
   const out: ParsedWorkGraph = { command: 'help', positional: [], opts: {}, multi: {}, flags: new Set() };
   if (argv.length === 0 || argv.includes('--help') || argv.includes('-h') || argv[0] === 'help') return out;
   const [cmd, ...rest] = argv;
-  if (!(WORKGRAPH_COMMANDS as readonly string[]).includes(cmd!)) throw new UsageError(`unknown workgraph command '${cmd}' (see 'warren workgraph --help')`);
+  if (!(WORKGRAPH_COMMANDS as readonly string[]).includes(cmd!))
+    throw new UsageError(`unknown workgraph command '${cmd}' (see 'warren workgraph --help')`);
   out.command = cmd as WorkGraphCommand;
   for (let i = 0; i < rest.length; i++) {
     const arg = rest[i]!;

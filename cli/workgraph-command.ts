@@ -8,7 +8,15 @@ import pino from 'pino';
 import { Compile } from 'typebox/compile';
 import { ActorRegistry } from '../actors/actor-registry.ts';
 import { WorkGraphHost } from '../actors/workgraph/wg-host.ts';
-import { closeGoal, confirmGoal, createGoal, goalStatus, listAttention, pauseAttention, resumeAttention } from '../actors/workgraph/wg-goals.ts';
+import {
+  closeGoal,
+  confirmGoal,
+  createGoal,
+  goalStatus,
+  listAttention,
+  pauseAttention,
+  resumeAttention,
+} from '../actors/workgraph/wg-goals.ts';
 import { realmsRoot, openRealm, MANIFEST_FILE } from '../config/realm.ts';
 import { GoalCreateInput, type WorkListInput } from '../contracts/workgraph-inputs.ts';
 import type { AttentionListRequest, WorkStatus } from '../contracts/workgraph.ts';
@@ -24,7 +32,11 @@ export interface CliResult {
 
 const checkGoal = Compile(GoalCreateInput);
 const json = (v: unknown): CliResult => ({ code: 0, stdout: `${JSON.stringify(v, null, 2)}\n`, stderr: '' });
-const fail = (message: string, code?: string): CliResult => ({ code: 1, stdout: '', stderr: `warren: ${message}\n${code ? `${JSON.stringify({ error: message, code })}\n` : ''}` });
+const fail = (message: string, code?: string): CliResult => ({
+  code: 1,
+  stdout: '',
+  stderr: `warren: ${message}\n${code ? `${JSON.stringify({ error: message, code })}\n` : ''}`,
+});
 
 function int(p: ParsedWorkGraph, name: string): number | undefined {
   const v = p.opts[name];
@@ -54,14 +66,28 @@ function goalInput(p: ParsedWorkGraph): GoalCreateInput {
   const o = p.opts;
   if (!o.title) throw new UsageError('goal-create needs --title');
   const policyKind = o.policy ?? 'self_attest';
-  const policy = policyKind === 'principal_confirmed' ? { kind: policyKind, ...(o.principal ? { principal: { kind: 'principal', id: o.principal } } : {}) }
-    : policyKind === 'supervisor' ? { kind: policyKind, owner_key: o.supervisor ? parseOwnerKey(o.supervisor) : undefined }
-      : policyKind === 'reviewer_quorum' ? { kind: policyKind, threshold: int(p, 'threshold') ?? 1 } : { kind: policyKind };
-  const target = o['target-owner'] ? { kind: 'lowered_owner', owner_key: parseOwnerKey(o['target-owner']) }
-    : o['target-session'] ? { kind: 'session', session_id: o['target-session'] } : undefined;
+  const policy =
+    policyKind === 'principal_confirmed'
+      ? { kind: policyKind, ...(o.principal ? { principal: { kind: 'principal', id: o.principal } } : {}) }
+      : policyKind === 'supervisor'
+        ? { kind: policyKind, owner_key: o.supervisor ? parseOwnerKey(o.supervisor) : undefined }
+        : policyKind === 'reviewer_quorum'
+          ? { kind: policyKind, threshold: int(p, 'threshold') ?? 1 }
+          : { kind: policyKind };
+  const target = o['target-owner']
+    ? { kind: 'lowered_owner', owner_key: parseOwnerKey(o['target-owner']) }
+    : o['target-session']
+      ? { kind: 'session', session_id: o['target-session'] }
+      : undefined;
   if (!target) throw new UsageError('goal-create needs --target-session <id> or --target-owner <kind:id>');
   const input: Record<string, unknown> = { title: o.title, completion_policy: policy, target };
-  for (const [k, v] of [['namespace', o.namespace], ['description', o.description], ['priority', o.priority], ['mode', o.mode], ['delegated_authority', o.authority]] as const) {
+  for (const [k, v] of [
+    ['namespace', o.namespace],
+    ['description', o.description],
+    ['priority', o.priority],
+    ['mode', o.mode],
+    ['delegated_authority', o.authority],
+  ] as const) {
     if (v !== undefined) input[k] = v;
   }
   if (p.multi.label) input.labels = p.multi.label;
@@ -77,26 +103,54 @@ async function direct(host: WorkGraphHost, p: ParsedWorkGraph): Promise<unknown>
   const ns = p.opts.namespace;
   const nsPart = ns ? { namespace: ns } : {};
   switch (p.command) {
-    case 'list': return { items: await host.list(listInput(p)) };
-    case 'show': return host.get({ item_id: one(p, 'item_id'), ...nsPart });
-    case 'ready': return { items: await host.ready({ ...nsPart, ...(p.multi.label ? { labels: p.multi.label } : {}), ...(int(p, 'limit') !== undefined ? { limit: int(p, 'limit') } : {}) }) };
-    case 'snapshot': return host.snapshot(listInput(p));
-    case 'events': return host.events({ ...nsPart, after_seq: Math.max(0, int(p, 'after-seq') ?? 0), ...(int(p, 'limit') !== undefined ? { limit: int(p, 'limit') } : {}) });
-    case 'goal-create': return createGoal(host, goalInput(p));
-    case 'goal-status': return goalStatus(host, one(p, 'binding_id'), ns);
+    case 'list':
+      return { items: await host.list(listInput(p)) };
+    case 'show':
+      return host.get({ item_id: one(p, 'item_id'), ...nsPart });
+    case 'ready':
+      return {
+        items: await host.ready({
+          ...nsPart,
+          ...(p.multi.label ? { labels: p.multi.label } : {}),
+          ...(int(p, 'limit') !== undefined ? { limit: int(p, 'limit') } : {}),
+        }),
+      };
+    case 'snapshot':
+      return host.snapshot(listInput(p));
+    case 'events':
+      return host.events({
+        ...nsPart,
+        after_seq: Math.max(0, int(p, 'after-seq') ?? 0),
+        ...(int(p, 'limit') !== undefined ? { limit: int(p, 'limit') } : {}),
+      });
+    case 'goal-create':
+      return createGoal(host, goalInput(p));
+    case 'goal-status':
+      return goalStatus(host, one(p, 'binding_id'), ns);
     case 'goal-confirm': {
       const principal = p.opts.principal;
-      return confirmGoal(host, { binding_id: one(p, 'binding_id'), ...nsPart, kind: principal ? 'principal' : 'host', ...(principal ? { principal_id: principal } : {}), ...(p.opts.summary ? { summary: p.opts.summary } : {}) });
+      return confirmGoal(host, {
+        binding_id: one(p, 'binding_id'),
+        ...nsPart,
+        kind: principal ? 'principal' : 'host',
+        ...(principal ? { principal_id: principal } : {}),
+        ...(p.opts.summary ? { summary: p.opts.summary } : {}),
+      });
     }
     case 'goal-close': {
       const status = (p.opts.status ?? p.multi.status?.[0] ?? 'completed') as 'completed';
-      if (!['completed', 'cancelled', 'failed'].includes(status)) throw new UsageError(`--status must be completed, cancelled or failed (got '${status}')`);
+      if (!['completed', 'cancelled', 'failed'].includes(status))
+        throw new UsageError(`--status must be completed, cancelled or failed (got '${status}')`);
       return closeGoal(host, { binding_id: one(p, 'binding_id'), ...nsPart, status });
     }
-    case 'attention-list': return { attention: await listAttention(host, attentionQuery(p)) };
-    case 'attention-pause': return pauseAttention(host, one(p, 'binding_id'), p.opts.until, ns);
-    case 'attention-resume': return resumeAttention(host, one(p, 'binding_id'), ns);
-    default: throw new UsageError(`unknown command ${p.command}`);
+    case 'attention-list':
+      return { attention: await listAttention(host, attentionQuery(p)) };
+    case 'attention-pause':
+      return pauseAttention(host, one(p, 'binding_id'), p.opts.until, ns);
+    case 'attention-resume':
+      return resumeAttention(host, one(p, 'binding_id'), ns);
+    default:
+      throw new UsageError(`unknown command ${p.command}`);
   }
 }
 
@@ -123,25 +177,42 @@ async function remote(base: string, p: ParsedWorkGraph): Promise<unknown> {
   add('after_seq', p.opts['after-seq']);
   const get = (path: string) => request(`${base}${path}?${qs}`, 'GET');
   switch (p.command) {
-    case 'list': return get('/workgraph/items');
-    case 'show': return get(`/workgraph/items/${encodeURIComponent(one(p, 'item_id'))}`);
-    case 'ready': return get('/workgraph/ready');
-    case 'snapshot': return get('/workgraph/snapshot');
-    case 'events': return get('/workgraph/events');
-    case 'goal-status': return request(`${base}/workgraph/goal/status`, 'POST', { binding_id: one(p, 'binding_id'), ...(p.opts.namespace ? { namespace: p.opts.namespace } : {}) });
-    case 'attention-list': return request(`${base}/workgraph/attention/list`, 'POST', attentionQuery(p));
-    default: throw new UsageError(`${p.command} needs host authority: open the realm directly with --realm (not --url)`);
+    case 'list':
+      return get('/workgraph/items');
+    case 'show':
+      return get(`/workgraph/items/${encodeURIComponent(one(p, 'item_id'))}`);
+    case 'ready':
+      return get('/workgraph/ready');
+    case 'snapshot':
+      return get('/workgraph/snapshot');
+    case 'events':
+      return get('/workgraph/events');
+    case 'goal-status':
+      return request(`${base}/workgraph/goal/status`, 'POST', {
+        binding_id: one(p, 'binding_id'),
+        ...(p.opts.namespace ? { namespace: p.opts.namespace } : {}),
+      });
+    case 'attention-list':
+      return request(`${base}/workgraph/attention/list`, 'POST', attentionQuery(p));
+    default:
+      throw new UsageError(`${p.command} needs host authority: open the realm directly with --realm (not --url)`);
   }
 }
 
 class RemoteError extends Error {
-  constructor(message: string, readonly code: string) {
+  constructor(
+    message: string,
+    readonly code: string,
+  ) {
     super(message);
   }
 }
 
 async function request(url: string, method: string, body?: unknown): Promise<unknown> {
-  const res = await fetch(url, { method, ...(body === undefined ? {} : { headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) }) });
+  const res = await fetch(url, {
+    method,
+    ...(body === undefined ? {} : { headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) }),
+  });
   const parsed = (await res.json().catch(() => ({}))) as { error?: string; code?: string };
   if (!res.ok) throw new RemoteError(parsed.error ?? `HTTP ${res.status}`, parsed.code ?? 'INTERNAL_ERROR');
   return parsed;
@@ -153,7 +224,8 @@ export async function runWorkGraphCli(argv: string[]): Promise<CliResult> {
     const p = parseWorkGraphArgs(argv);
     if (p.command === 'help') return { code: 0, stdout: WORKGRAPH_HELP, stderr: '' };
     if (p.opts.url) {
-      if (MUTATING.has(p.command)) throw new UsageError(`${p.command} needs host authority: open the realm directly with --realm (not --url)`);
+      if (MUTATING.has(p.command))
+        throw new UsageError(`${p.command} needs host authority: open the realm directly with --realm (not --url)`);
       return json(await remote(p.opts.url.replace(/\/+$/, ''), p));
     }
     const realm = p.opts.realm;

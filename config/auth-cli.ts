@@ -30,7 +30,12 @@ The secret is read from standard input (one trailing newline is dropped); it is 
 `;
 
 const OPTIONS: Record<string, 'url' | 'realm' | 'binding' | 'profile' | 'provider' | 'method'> = {
-  '--url': 'url', '--realm': 'realm', '--binding': 'binding', '--profile': 'profile', '--provider': 'provider', '--method': 'method',
+  '--url': 'url',
+  '--realm': 'realm',
+  '--binding': 'binding',
+  '--profile': 'profile',
+  '--provider': 'provider',
+  '--method': 'method',
 };
 
 /** Parses the words after `warren auth`. */
@@ -57,14 +62,23 @@ export function parseAuthArgs(argv: string[], env: NodeJS.ProcessEnv = {}): Auth
   if (sub === 'store' && !values.provider) throw new FlagError('warren auth store needs --provider');
   const method = values.method ?? 'api_key';
   if (!(METHODS as readonly string[]).includes(method)) throw new FlagError(`--method must be one of ${METHODS.join(', ')}`);
-  const cmd: AuthCommand = { sub: sub as AuthSubcommand, url: (values.url ?? env.WARREN_URL ?? 'http://127.0.0.1:8080').replace(/\/+$/, ''), realm: values.realm, method: method as AuthCommand['method'] };
+  const cmd: AuthCommand = {
+    sub: sub as AuthSubcommand,
+    url: (values.url ?? env.WARREN_URL ?? 'http://127.0.0.1:8080').replace(/\/+$/, ''),
+    realm: values.realm,
+    method: method as AuthCommand['method'],
+  };
   if (values.binding) cmd.binding = values.binding;
   if (values.profile) cmd.profile = values.profile;
   if (values.provider) cmd.provider = values.provider;
   return cmd;
 }
 
-export interface AuthCliResult { code: number; stdout: string; stderr: string }
+export interface AuthCliResult {
+  code: number;
+  stdout: string;
+  stderr: string;
+}
 
 /** Runs one command against the server. Exit code 0 on a 2xx answer, 1 otherwise. */
 export async function runAuthCommand(cmd: AuthCommand, readStdin: () => Promise<string>): Promise<AuthCliResult> {
@@ -74,9 +88,16 @@ export async function runAuthCommand(cmd: AuthCommand, readStdin: () => Promise<
   let path: string;
   let body: unknown;
   switch (cmd.sub) {
-    case 'list': path = `/auth/profiles?${query}`; break;
-    case 'status': path = `/auth/bindings/${b}/status?${query}`; break;
-    case 'logout': method = 'POST'; path = `/auth/bindings/${b}/logout?${query}`; break;
+    case 'list':
+      path = `/auth/profiles?${query}`;
+      break;
+    case 'status':
+      path = `/auth/bindings/${b}/status?${query}`;
+      break;
+    case 'logout':
+      method = 'POST';
+      path = `/auth/bindings/${b}/logout?${query}`;
+      break;
     case 'test':
       method = 'POST';
       path = `/auth/bindings/${b}/test`;
@@ -87,7 +108,14 @@ export async function runAuthCommand(cmd: AuthCommand, readStdin: () => Promise<
       if (secret === '') return { code: 1, stdout: '', stderr: 'warren: no secret on standard input\n' };
       method = 'POST';
       path = '/auth/profiles';
-      body = { realm_id: cmd.realm, binding_id: cmd.binding, profile_id: cmd.profile ?? null, provider: cmd.provider, auth_method: cmd.method, secret };
+      body = {
+        realm_id: cmd.realm,
+        binding_id: cmd.binding,
+        profile_id: cmd.profile ?? null,
+        provider: cmd.provider,
+        auth_method: cmd.method,
+        secret,
+      };
       break;
     }
   }

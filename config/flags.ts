@@ -92,8 +92,7 @@ export function realmIdProblem(id: string): string | undefined {
 }
 
 type ValueOption =
-  | 'realm' | 'instance' | 'realmBackend' | 'stateRoot' | 'contextRoot' | 'userConfigRoot'
-  | 'host' | 'port' | 'httpTransport' | 'logLevel';
+  'realm' | 'instance' | 'realmBackend' | 'stateRoot' | 'contextRoot' | 'userConfigRoot' | 'host' | 'port' | 'httpTransport' | 'logLevel';
 type FlagOption = 'isolated' | 'exposePaths';
 
 const VALUE_OPTIONS: Record<string, ValueOption> = {
@@ -132,16 +131,36 @@ function checkedId(name: string, value: string): string {
 /** Stores one option's value into `out`, validating it. */
 function applyValue(out: StartOptions, name: string, key: ValueOption, value: string): void {
   switch (key) {
-    case 'realm': out.realm = checkedId(name, value); break;
-    case 'instance': out.instance = checkedId(name, value); break;
-    case 'realmBackend': out.realmBackend = oneOf(name, value, REALM_BACKEND_CHOICES); break;
-    case 'stateRoot': out.stateRoot = resolve(value); break;
-    case 'contextRoot': out.contextRoot = resolve(value); break;
-    case 'userConfigRoot': out.userConfigRoot = resolve(value); break;
-    case 'host': out.host = value; break;
-    case 'port': out.port = parsePort(value); break;
-    case 'httpTransport': out.httpTransport = oneOf(name, value, HTTP_TRANSPORT_CHOICES); break;
-    case 'logLevel': out.logLevel = oneOf(name, value, LOG_LEVELS); break;
+    case 'realm':
+      out.realm = checkedId(name, value);
+      break;
+    case 'instance':
+      out.instance = checkedId(name, value);
+      break;
+    case 'realmBackend':
+      out.realmBackend = oneOf(name, value, REALM_BACKEND_CHOICES);
+      break;
+    case 'stateRoot':
+      out.stateRoot = resolve(value);
+      break;
+    case 'contextRoot':
+      out.contextRoot = resolve(value);
+      break;
+    case 'userConfigRoot':
+      out.userConfigRoot = resolve(value);
+      break;
+    case 'host':
+      out.host = value;
+      break;
+    case 'port':
+      out.port = parsePort(value);
+      break;
+    case 'httpTransport':
+      out.httpTransport = oneOf(name, value, HTTP_TRANSPORT_CHOICES);
+      break;
+    case 'logLevel':
+      out.logLevel = oneOf(name, value, LOG_LEVELS);
+      break;
   }
 }
 

@@ -50,9 +50,12 @@ export async function explainFsFailure(err: unknown, what: string, target: strin
     if (!info.isDirectory()) code = 'ENOTDIR';
     else if (child) {
       // Reproduce the first step directly: its error is the real one (a recursive mkdir hides it).
-      await mkdir(child).then(() => rmdir(child), (e: unknown) => {
-        code = codeOf(e) ?? code;
-      });
+      await mkdir(child).then(
+        () => rmdir(child),
+        (e: unknown) => {
+          code = codeOf(e) ?? code;
+        },
+      );
     } else {
       await access(existing, constants.W_OK).catch((e: unknown) => {
         code = codeOf(e) ?? code;
@@ -62,5 +65,10 @@ export async function explainFsFailure(err: unknown, what: string, target: strin
     where = target;
   }
   const why = code && WHY[code] ? WHY[code](where) : `${code ?? 'error'}: ${err instanceof Error ? err.message : String(err)}`;
-  return new ServiceError('INTERNAL_ERROR', `cannot ${what} ${target}: ${why}`, { path: target, at: where, code: code ?? null }, { cause: err });
+  return new ServiceError(
+    'INTERNAL_ERROR',
+    `cannot ${what} ${target}: ${why}`,
+    { path: target, at: where, code: code ?? null },
+    { cause: err },
+  );
 }

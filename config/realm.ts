@@ -25,7 +25,13 @@ export const DEFAULT_BACKEND: RealmBackendChoice = 'lmdb';
 export const RealmManifest = Type.Object(
   {
     realm_id: Type.String(),
-    backend: Type.Union([Type.Literal('lmdb'), Type.Literal('jsonl'), Type.Literal('memory'), Type.Literal('sqlite'), Type.Literal('postgres')]),
+    backend: Type.Union([
+      Type.Literal('lmdb'),
+      Type.Literal('jsonl'),
+      Type.Literal('memory'),
+      Type.Literal('sqlite'),
+      Type.Literal('postgres'),
+    ]),
     origin: Type.String(),
     created_at: Type.String(),
   },
@@ -153,7 +159,8 @@ export async function openRealm(opts: OpenRealmOptions): Promise<RealmInfo> {
     existing = await readManifest(manifestPath);
   } catch (err) {
     if (err instanceof ServiceError) throw err;
-    if (!(typeof err === 'object' && err !== null && 'code' in err && err.code === 'ENOENT')) throw await explainFsFailure(err, 'open the realm directory', dir);
+    if (!(typeof err === 'object' && err !== null && 'code' in err && err.code === 'ENOENT'))
+      throw await explainFsFailure(err, 'open the realm directory', dir);
   }
   if (!existing) assertBuiltBackend(opts.backendHint ?? DEFAULT_BACKEND);
 
@@ -179,7 +186,10 @@ export async function openRealm(opts: OpenRealmOptions): Promise<RealmInfo> {
     throw await explainFsFailure(err, 'open the realm directory', dir);
   }
   if (opts.backendHint !== undefined && opts.backendHint !== existing.backend) {
-    logger.warn({ realmId, requested: opts.backendHint, pinned: existing.backend }, 'realm backend pinned by manifest; ignoring requested backend');
+    logger.warn(
+      { realmId, requested: opts.backendHint, pinned: existing.backend },
+      'realm backend pinned by manifest; ignoring requested backend',
+    );
   }
   if (existing.realm_id !== realmId) {
     logger.warn({ realmId, manifestRealmId: existing.realm_id }, 'realm manifest names a different realm id');

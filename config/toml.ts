@@ -20,8 +20,7 @@ const FORBIDDEN_KEYS = new Set(['__proto__', 'constructor', 'prototype']);
  */
 const MAX_CONFIG_DEPTH = 64;
 
-const FILE_HEADER =
-  '# Warren realm config. PUT/PATCH /config rewrite this file (comments are not kept).\n\n';
+const FILE_HEADER = '# Warren realm config. PUT/PATCH /config rewrite this file (comments are not kept).\n\n';
 
 /** A config.toml that cannot be parsed or does not validate. */
 export class ConfigFileError extends Error {

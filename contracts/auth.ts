@@ -16,7 +16,9 @@ export function isWellFormedId(id: string): boolean {
 const OptionalId = Type.Optional(Type.Union([Id, Type.Null()]));
 
 /** Methods a caller can store directly; `oauth` profiles are written only by the login routes. */
-export const StoredAuthMethod = Type.Union([Type.Literal('api_key'), Type.Literal('azure_api_key'), Type.Literal('static_bearer')], { $id: 'StoredAuthMethod' });
+export const StoredAuthMethod = Type.Union([Type.Literal('api_key'), Type.Literal('azure_api_key'), Type.Literal('static_bearer')], {
+  $id: 'StoredAuthMethod',
+});
 export type StoredAuthMethod = Static<typeof StoredAuthMethod>;
 export const AuthMethod = Type.Union([StoredAuthMethod, Type.Literal('oauth')], { $id: 'AuthMethod' });
 export type AuthMethod = Static<typeof AuthMethod>;
@@ -24,8 +26,14 @@ export type AuthMethod = Static<typeof AuthMethod>;
 /** Public binding states (wire-notes §2.9). */
 export const BindingState = Type.Union(
   [
-    Type.Literal('valid'), Type.Literal('expiring'), Type.Literal('expired'), Type.Literal('reauth_required'),
-    Type.Literal('refresh_failed'), Type.Literal('released'), Type.Literal('absent'), Type.Literal('missing_credential'),
+    Type.Literal('valid'),
+    Type.Literal('expiring'),
+    Type.Literal('expired'),
+    Type.Literal('reauth_required'),
+    Type.Literal('refresh_failed'),
+    Type.Literal('released'),
+    Type.Literal('absent'),
+    Type.Literal('missing_credential'),
   ],
   { $id: 'BindingState' },
 );
@@ -46,8 +54,11 @@ export type AuthProfileView = Static<typeof AuthProfileView>;
 
 export const BackendProfileView = Type.Object(
   {
-    id: Type.String(), provider: Type.String(), backend_kind: Type.String(),
-    base_url: Type.Optional(Type.String()), options: Type.Optional(Type.Record(Type.String(), Type.Unknown())),
+    id: Type.String(),
+    provider: Type.String(),
+    backend_kind: Type.String(),
+    base_url: Type.Optional(Type.String()),
+    options: Type.Optional(Type.Record(Type.String(), Type.Unknown())),
   },
   { $id: 'BackendProfileView' },
 );
@@ -61,11 +72,21 @@ export type BindingView = Static<typeof BindingView>;
 
 // ---- requests ----
 
-export const RealmQuery = Type.Object({ realm_id: Type.String({ minLength: 1 }), profile_id: Type.Optional(Id) }, { $id: 'AuthRealmQuery' });
+export const RealmQuery = Type.Object(
+  { realm_id: Type.String({ minLength: 1 }), profile_id: Type.Optional(Id) },
+  { $id: 'AuthRealmQuery' },
+);
 export type RealmQuery = Static<typeof RealmQuery>;
 
 export const StoreCredentialsRequest = Type.Object(
-  { realm_id: Id, binding_id: Id, profile_id: OptionalId, provider: Type.String({ minLength: 1 }), auth_method: StoredAuthMethod, secret: Type.String({ minLength: 1 }) },
+  {
+    realm_id: Id,
+    binding_id: Id,
+    profile_id: OptionalId,
+    provider: Type.String({ minLength: 1 }),
+    auth_method: StoredAuthMethod,
+    secret: Type.String({ minLength: 1 }),
+  },
   { $id: 'StoreCredentialsRequest' },
 );
 export type StoreCredentialsRequest = Static<typeof StoreCredentialsRequest>;
@@ -80,7 +101,12 @@ export type LoginStartRequest = Static<typeof LoginStartRequest>;
 
 export const LoginCompleteRequest = Type.Object(
   // The state is the one login/start issued (43 characters); anything longer names no login.
-  { ...LoginTarget, code: Type.String({ minLength: 1 }), state: Type.String({ minLength: 1, maxLength: 256 }), redirect_uri: Type.String({ minLength: 1 }) },
+  {
+    ...LoginTarget,
+    code: Type.String({ minLength: 1 }),
+    state: Type.String({ minLength: 1, maxLength: 256 }),
+    redirect_uri: Type.String({ minLength: 1 }),
+  },
   { $id: 'LoginCompleteRequest' },
 );
 export type LoginCompleteRequest = Static<typeof LoginCompleteRequest>;
@@ -88,21 +114,34 @@ export type LoginCompleteRequest = Static<typeof LoginCompleteRequest>;
 export const DeviceStartRequest = Type.Object(LoginTarget, { $id: 'DeviceStartRequest' });
 export type DeviceStartRequest = Static<typeof DeviceStartRequest>;
 
-export const DeviceCompleteRequest = Type.Object({ ...LoginTarget, device_code: Type.String({ minLength: 1 }) }, { $id: 'DeviceCompleteRequest' });
+export const DeviceCompleteRequest = Type.Object(
+  { ...LoginTarget, device_code: Type.String({ minLength: 1 }) },
+  { $id: 'DeviceCompleteRequest' },
+);
 export type DeviceCompleteRequest = Static<typeof DeviceCompleteRequest>;
 
 // ---- responses ----
 
 export const ProfileList = Type.Object(
-  { realm_id: Type.String(), auth_profiles: Type.Array(AuthProfileView), backend_profiles: Type.Array(BackendProfileView), bindings: Type.Array(BindingView) },
+  {
+    realm_id: Type.String(),
+    auth_profiles: Type.Array(AuthProfileView),
+    backend_profiles: Type.Array(BackendProfileView),
+    bindings: Type.Array(BindingView),
+  },
   { $id: 'AuthProfileList' },
 );
 export type ProfileList = Static<typeof ProfileList>;
 
 export const StoreCredentialsResponse = Type.Object(
   {
-    realm_id: Type.String(), binding_id: Type.String(), auth_binding: AuthBinding, profile_id: Type.String(),
-    provider: Type.String(), auth_method: AuthMethod, stored: Type.Boolean(),
+    realm_id: Type.String(),
+    binding_id: Type.String(),
+    auth_binding: AuthBinding,
+    profile_id: Type.String(),
+    provider: Type.String(),
+    auth_method: AuthMethod,
+    stored: Type.Boolean(),
   },
   { $id: 'StoreCredentialsResponse' },
 );
@@ -122,8 +161,13 @@ export type BindingCleared = Static<typeof BindingCleared>;
 
 export const BindingTestReport = Type.Object(
   {
-    state: Type.Literal('valid'), auth_binding: AuthBinding, binding_id: Type.String(), profile_id: Type.String(),
-    provider: Type.String(), backend_profile_id: Type.String(), has_credential: Type.Boolean(),
+    state: Type.Literal('valid'),
+    auth_binding: AuthBinding,
+    binding_id: Type.String(),
+    profile_id: Type.String(),
+    provider: Type.String(),
+    backend_profile_id: Type.String(),
+    has_credential: Type.Boolean(),
   },
   { $id: 'BindingTestReport' },
 );
@@ -132,10 +176,17 @@ export type BindingTestReport = Static<typeof BindingTestReport>;
 /** Status timestamps are RFC 3339 strings; optional members are omitted, never null. */
 export const BindingStatus = Type.Object(
   {
-    realm_id: Type.String(), binding_id: Type.String(), auth_binding: AuthBinding, profile_id: Type.String(),
-    provider: Type.String(), auth_method: Type.Optional(AuthMethod), state: BindingState,
-    expires_at: Type.Optional(Type.String()), last_refresh_at: Type.Optional(Type.String()),
-    account_id: Type.Optional(Type.String()), has_refresh_token: Type.Boolean(),
+    realm_id: Type.String(),
+    binding_id: Type.String(),
+    auth_binding: AuthBinding,
+    profile_id: Type.String(),
+    provider: Type.String(),
+    auth_method: Type.Optional(AuthMethod),
+    state: BindingState,
+    expires_at: Type.Optional(Type.String()),
+    last_refresh_at: Type.Optional(Type.String()),
+    account_id: Type.Optional(Type.String()),
+    has_refresh_token: Type.Boolean(),
   },
   { $id: 'BindingStatus' },
 );
@@ -149,8 +200,14 @@ export type LoginStartResponse = Static<typeof LoginStartResponse>;
 
 export const LoginReady = Type.Object(
   {
-    realm_id: Type.String(), binding_id: Type.String(), auth_binding: AuthBinding, profile_id: Type.String(), provider: Type.String(),
-    scopes: Type.Array(Type.String()), has_refresh_token: Type.Boolean(), expires_at: Type.Optional(Type.String()),
+    realm_id: Type.String(),
+    binding_id: Type.String(),
+    auth_binding: AuthBinding,
+    profile_id: Type.String(),
+    provider: Type.String(),
+    scopes: Type.Array(Type.String()),
+    has_refresh_token: Type.Boolean(),
+    expires_at: Type.Optional(Type.String()),
     state: Type.Optional(Type.String()),
   },
   { $id: 'LoginReady' },
@@ -159,8 +216,13 @@ export type LoginReady = Static<typeof LoginReady>;
 
 export const DeviceStartResponse = Type.Object(
   {
-    provider: Type.String(), device_code: Type.String(), user_code: Type.String(), verification_uri: Type.String(),
-    verification_uri_complete: Type.Optional(Type.String()), expires_in: Type.Integer(), interval: Type.Integer(),
+    provider: Type.String(),
+    device_code: Type.String(),
+    user_code: Type.String(),
+    verification_uri: Type.String(),
+    verification_uri_complete: Type.Optional(Type.String()),
+    expires_in: Type.Integer(),
+    interval: Type.Integer(),
   },
   { $id: 'DeviceStartResponse' },
 );

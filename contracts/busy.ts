@@ -7,7 +7,8 @@ import type { ContinueSessionRequest } from './session.ts';
 
 export const BusyPolicy = Type.Union([Type.Literal('reject'), Type.Literal('enqueue'), Type.Literal('steer')], {
   $id: 'BusyPolicy',
-  description: 'Warren extension (GET /warren/extensions): what a continue does when the session is busy. reject (default): 409 SESSION_BUSY; enqueue: a durable follow-up turn run in order after the current one (503 when the queue is full); steer: injected into the running turn at its next model call. Create accepts and ignores it.',
+  description:
+    'Warren extension (GET /warren/extensions): what a continue does when the session is busy. reject (default): 409 SESSION_BUSY; enqueue: a durable follow-up turn run in order after the current one (503 when the queue is full); steer: injected into the running turn at its next model call. Create accepts and ignores it.',
 });
 export type BusyPolicy = Static<typeof BusyPolicy>;
 

@@ -49,7 +49,9 @@ export type HandlingMode = Static<typeof HandlingMode>;
 const OptHandling = Type.Optional(Nullable(HandlingMode));
 export const StreamMode = Type.Union([Type.Literal('none'), Type.Literal('reserve_interaction')]);
 export const InputSource = Type.Union(['tcp', 'uds', 'stdin', 'webhook', 'rpc'].map((s) => Type.Literal(s)));
-export const LifecycleKind = Type.Union(['mob.peer_added', 'mob.peer_retired', 'mob.peer_unwired', 'mob.dismiss'].map((s) => Type.Literal(s)));
+export const LifecycleKind = Type.Union(
+  ['mob.peer_added', 'mob.peer_retired', 'mob.peer_unwired', 'mob.dismiss'].map((s) => Type.Literal(s)),
+);
 export const RequestIntent = Type.Union([Type.Literal('supervisor.bridge'), Type.Literal('checksum_token')]);
 export type RequestIntent = Static<typeof RequestIntent>;
 export const ResponseStatus = Type.Union([Type.Literal('accepted'), Type.Literal('completed'), Type.Literal('failed')]);
@@ -82,7 +84,12 @@ export const BridgeReply = Type.Object(
 );
 
 export const LifecycleParams = Type.Object(
-  { peer: Type.String({ minLength: 1 }), role: Type.Optional(Type.String()), description: Type.Optional(Type.String()), peer_spec: Type.Optional(Type.Unknown()) },
+  {
+    peer: Type.String({ minLength: 1 }),
+    role: Type.Optional(Type.String()),
+    description: Type.Optional(Type.String()),
+    peer_spec: Type.Optional(Type.Unknown()),
+  },
   closed,
 );
 
@@ -90,16 +97,26 @@ const Base = { session_id: Type.String() };
 
 export const SendInput = Type.Object(
   {
-    kind: Type.Literal('input'), ...Base, body: Type.String(), blocks: Type.Optional(Type.Array(ContentBlock)),
-    handling_mode: OptHandling, source: Type.Optional(InputSource), stream: Type.Optional(StreamMode),
+    kind: Type.Literal('input'),
+    ...Base,
+    body: Type.String(),
+    blocks: Type.Optional(Type.Array(ContentBlock)),
+    handling_mode: OptHandling,
+    source: Type.Optional(InputSource),
+    stream: Type.Optional(StreamMode),
     allow_self_session: Type.Optional(Type.Boolean()),
   },
   { $id: 'SendInput', ...closed },
 );
 export const SendPeerMessage = Type.Object(
   {
-    kind: Type.Literal('peer_message'), ...Base, to: Type.String(), body: Type.String(), blocks: Type.Optional(Type.Array(ContentBlock)),
-    handling_mode: OptHandling, content_taint: Type.Optional(ContentTaint),
+    kind: Type.Literal('peer_message'),
+    ...Base,
+    to: Type.String(),
+    body: Type.String(),
+    blocks: Type.Optional(Type.Array(ContentBlock)),
+    handling_mode: OptHandling,
+    content_taint: Type.Optional(ContentTaint),
   },
   { $id: 'SendPeerMessage', ...closed },
 );
@@ -109,23 +126,37 @@ export const SendPeerLifecycle = Type.Object(
 );
 export const SendPeerRequest = Type.Object(
   {
-    kind: Type.Literal('peer_request'), ...Base, to: Type.String(), intent: RequestIntent,
-    params: Type.Record(Type.String(), Type.Unknown()), blocks: Type.Optional(Type.Array(ContentBlock)),
-    handling_mode: OptHandling, stream: Type.Optional(StreamMode), content_taint: Type.Optional(ContentTaint),
+    kind: Type.Literal('peer_request'),
+    ...Base,
+    to: Type.String(),
+    intent: RequestIntent,
+    params: Type.Record(Type.String(), Type.Unknown()),
+    blocks: Type.Optional(Type.Array(ContentBlock)),
+    handling_mode: OptHandling,
+    stream: Type.Optional(StreamMode),
+    content_taint: Type.Optional(ContentTaint),
   },
   { $id: 'SendPeerRequest', ...closed },
 );
 export const SendPeerResponse = Type.Object(
   {
-    kind: Type.Literal('peer_response'), ...Base, to: Type.String(), in_reply_to: Type.String({ minLength: 1 }), status: ResponseStatus,
-    result: Type.Optional(Type.Record(Type.String(), Type.Unknown())), blocks: Type.Optional(Type.Array(ContentBlock)),
-    handling_mode: OptHandling, content_taint: Type.Optional(ContentTaint),
+    kind: Type.Literal('peer_response'),
+    ...Base,
+    to: Type.String(),
+    in_reply_to: Type.String({ minLength: 1 }),
+    status: ResponseStatus,
+    result: Type.Optional(Type.Record(Type.String(), Type.Unknown())),
+    blocks: Type.Optional(Type.Array(ContentBlock)),
+    handling_mode: OptHandling,
+    content_taint: Type.Optional(ContentTaint),
   },
   { $id: 'SendPeerResponse', ...closed },
 );
 
 /** POST /comms/send: a flat union tagged by `kind`; every variant rejects unknown fields. */
-export const CommsSendRequest = Type.Union([SendInput, SendPeerMessage, SendPeerLifecycle, SendPeerRequest, SendPeerResponse], { $id: 'CommsSendRequest' });
+export const CommsSendRequest = Type.Union([SendInput, SendPeerMessage, SendPeerLifecycle, SendPeerRequest, SendPeerResponse], {
+  $id: 'CommsSendRequest',
+});
 export type CommsSendRequest = Static<typeof CommsSendRequest>;
 export type SendInput = Static<typeof SendInput>;
 export type SendPeerMessage = Static<typeof SendPeerMessage>;
@@ -140,7 +171,9 @@ export type IngressOutcome = Static<typeof IngressOutcome>;
 /** The strongest proven delivery fact of a send. */
 export const Delivery = Type.Union(
   [
-    Type.Literal('acked'), Type.Literal('volatile_handed_off'), Type.Literal('queued'),
+    Type.Literal('acked'),
+    Type.Literal('volatile_handed_off'),
+    Type.Literal('queued'),
     Type.Object({ durably_resolved: Type.Object({ outcome: IngressOutcome }) }),
   ],
   { $id: 'Delivery' },
@@ -154,8 +187,12 @@ export const CommsSendResult = Type.Union(
     Type.Object({ kind: Type.Literal('peer_message_sent'), envelope_id: Type.String(), delivery: Delivery }),
     Type.Object({ kind: Type.Literal('peer_lifecycle_sent'), envelope_id: Type.String(), delivery: Delivery }),
     Type.Object({
-      kind: Type.Literal('peer_request_sent'), envelope_id: Type.String(), interaction_id: Type.String(), request_id: Type.String(),
-      delivery: Delivery, stream_reserved: Type.Boolean(),
+      kind: Type.Literal('peer_request_sent'),
+      envelope_id: Type.String(),
+      interaction_id: Type.String(),
+      request_id: Type.String(),
+      delivery: Delivery,
+      stream_reserved: Type.Boolean(),
     }),
     Type.Object({ kind: Type.Literal('peer_response_sent'), envelope_id: Type.String(), in_reply_to: Type.String(), delivery: Delivery }),
   ],
@@ -190,10 +227,16 @@ export const PeerList = Type.Object({ peers: Type.Array(Peer) }, { $id: 'PeerLis
 // ---- stored records --------------------------------------------------------------------------------
 
 export const InboxKind = Type.Union([
-  Type.Literal('external_event'), Type.Literal('peer_response_terminal'), Type.Literal('input'), Type.Literal('peer_message'),
-  Type.Literal('peer_lifecycle'), Type.Literal('peer_request'), Type.Literal('peer_response'),
+  Type.Literal('external_event'),
+  Type.Literal('peer_response_terminal'),
+  Type.Literal('input'),
+  Type.Literal('peer_message'),
+  Type.Literal('peer_lifecycle'),
+  Type.Literal('peer_request'),
+  Type.Literal('peer_response'),
 ]);
-export type InboxKind = 'external_event' | 'peer_response_terminal' | 'input' | 'peer_message' | 'peer_lifecycle' | 'peer_request' | 'peer_response';
+export type InboxKind =
+  'external_event' | 'peer_response_terminal' | 'input' | 'peer_message' | 'peer_lifecycle' | 'peer_request' | 'peer_response';
 
 /**
  * One admitted input waiting in a session's inbox (record namespace `inbox:<session_id>`, key = the
@@ -240,7 +283,11 @@ export const CommsAgent = Type.Object(
     session_id: Type.String(),
     name: Type.String(),
     keep_alive: Type.Boolean(),
-    meta: Type.Object({ name: Type.Optional(Type.String()), description: Type.Optional(Type.String()), labels: Type.Optional(Type.Record(Type.String(), Type.String())) }),
+    meta: Type.Object({
+      name: Type.Optional(Type.String()),
+      description: Type.Optional(Type.String()),
+      labels: Type.Optional(Type.Record(Type.String(), Type.String())),
+    }),
   },
   { $id: 'CommsAgent' },
 );
@@ -251,7 +298,12 @@ export type CommsAgent = Static<typeof CommsAgent>;
 /** What travels to the recipient: everything it needs to admit the input. */
 export const PeerEnvelope = Type.Object({
   envelope_id: Type.String(),
-  kind: Type.Union([Type.Literal('peer_message'), Type.Literal('peer_lifecycle'), Type.Literal('peer_request'), Type.Literal('peer_response')]),
+  kind: Type.Union([
+    Type.Literal('peer_message'),
+    Type.Literal('peer_lifecycle'),
+    Type.Literal('peer_request'),
+    Type.Literal('peer_response'),
+  ]),
   /** The recipient session id (the part of the peer id before '@'). */
   to_session: Type.String(),
   /** The sender: its session id and the advertise address of its process. */
@@ -285,7 +337,13 @@ export const RemoteAgent = Type.Object({
 export type RemoteAgent = Static<typeof RemoteAgent>;
 
 export const TcpReplyFrame = Type.Union([
-  Type.Object({ id: Type.Integer(), ok: Type.Literal(true), outcome: Type.Optional(IngressOutcome), durable: Type.Optional(Type.Boolean()), agents: Type.Optional(Type.Array(RemoteAgent)) }),
+  Type.Object({
+    id: Type.Integer(),
+    ok: Type.Literal(true),
+    outcome: Type.Optional(IngressOutcome),
+    durable: Type.Optional(Type.Boolean()),
+    agents: Type.Optional(Type.Array(RemoteAgent)),
+  }),
   Type.Object({ id: Type.Integer(), ok: Type.Literal(false), code: Type.String(), message: Type.String() }),
 ]);
 export type TcpReplyFrame = Static<typeof TcpReplyFrame>;

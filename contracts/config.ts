@@ -168,7 +168,9 @@ export const CommsSection = Type.Object(
     /** `host:port` other processes reach this one at (default: the listener's bound address). */
     advertise_address: Type.Optional(Type.String({ minLength: 1 })),
     /** Other Warren processes this one exchanges comms with (both directions), by listener address. */
-    trusted_peers: Type.Array(Type.Object({ name: Type.String({ minLength: 1 }), address: Type.String({ minLength: 1 }) }), { default: [] }),
+    trusted_peers: Type.Array(Type.Object({ name: Type.String({ minLength: 1 }), address: Type.String({ minLength: 1 }) }), {
+      default: [],
+    }),
     /** Taint declared on outbound content when a send does not override it. */
     outbound_taint: Type.Union([Type.Literal('undeclared'), Type.Literal('clean'), Type.Literal('tainted')], { default: 'undeclared' }),
     /** Connect and reply timeout of a TCP peer call (ms). */
@@ -265,20 +267,14 @@ const AnyObject = Type.Object({}, { additionalProperties: true });
  * member is the wrapped form (wire-notes §11 item 18); other members of it are ignored (SPEC.md "Versioning").
  */
 export const ConfigPutBody = Type.Union(
-  [
-    Type.Object({ config: AnyObject, expected_generation: ExpectedGeneration }, { additionalProperties: false }),
-    AnyObject,
-  ],
+  [Type.Object({ config: AnyObject, expected_generation: ExpectedGeneration }, { additionalProperties: false }), AnyObject],
   { $id: 'ConfigPutBody' },
 );
 export type ConfigPutBody = Static<typeof ConfigPutBody>;
 
 /** PATCH /config body: a direct RFC 7396 merge patch, or `{patch, expected_generation?}` (same rule). */
 export const ConfigPatchBody = Type.Union(
-  [
-    Type.Object({ patch: AnyObject, expected_generation: ExpectedGeneration }, { additionalProperties: false }),
-    AnyObject,
-  ],
+  [Type.Object({ patch: AnyObject, expected_generation: ExpectedGeneration }, { additionalProperties: false }), AnyObject],
   { $id: 'ConfigPatchBody' },
 );
 export type ConfigPatchBody = Static<typeof ConfigPatchBody>;

@@ -48,8 +48,12 @@ export interface DetachedRecord {
 
 export const DETACHED_ROUTES: RouteDef[] = [
   {
-    id: 'requests.get', method: 'GET', path: '/requests/{request_id}', summary: 'State of a detached turn (create or continue sent with Prefer: respond-async)',
-    response: { status: 200, schema: RequestStatus }, errors: ['NOT_FOUND'],
+    id: 'requests.get',
+    method: 'GET',
+    path: '/requests/{request_id}',
+    summary: 'State of a detached turn (create or continue sent with Prefer: respond-async)',
+    response: { status: 200, schema: RequestStatus },
+    errors: ['NOT_FOUND'],
   },
 ];
 

@@ -15,7 +15,10 @@ export const EventEnvelope = Type.Object(
 
 const Seq = Type.String({ pattern: '^[0-9]{1,15}$' });
 
-export const EventsQuery = Type.Object({ after_seq: Type.Optional(Seq), request_id: Type.Optional(Type.String({ minLength: 1, maxLength: 256 })) });
+export const EventsQuery = Type.Object({
+  after_seq: Type.Optional(Seq),
+  request_id: Type.Optional(Type.String({ minLength: 1, maxLength: 256 })),
+});
 
 export const LedgerQuery = Type.Object({
   after_seq: Type.Optional(Seq),

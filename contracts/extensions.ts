@@ -18,7 +18,11 @@ export const ExtensionList = Type.Object({ extensions: Type.Array(ExtensionInfo)
 
 export const EXTENSION_ROUTES: RouteDef[] = [
   {
-    id: 'warren.extensions', method: 'GET', path: '/warren/extensions', summary: 'Warren extensions beyond the interface specification, and how to use them',
-    response: { status: 200, schema: ExtensionList }, errors: [],
+    id: 'warren.extensions',
+    method: 'GET',
+    path: '/warren/extensions',
+    summary: 'Warren extensions beyond the interface specification, and how to use them',
+    response: { status: 200, schema: ExtensionList },
+    errors: [],
   },
 ];

@@ -70,7 +70,12 @@ export const McpLiveResponse = Type.Object(
 );
 export type McpLiveResponse = Static<typeof McpLiveResponse>;
 
-export const McpServerState = Type.Union([Type.Literal('connecting'), Type.Literal('ready'), Type.Literal('failed'), Type.Literal('closed')]);
+export const McpServerState = Type.Union([
+  Type.Literal('connecting'),
+  Type.Literal('ready'),
+  Type.Literal('failed'),
+  Type.Literal('closed'),
+]);
 export type McpServerState = Static<typeof McpServerState>;
 
 /** One server as GET /sessions/{id}/mcp reports it (Warren extension). */
@@ -115,20 +120,44 @@ export const McpStatusQuery = Type.Object({ wait: Type.Optional(Type.Literal('se
 /** POST /sessions/{id}/mcp/add|remove|reload (feature mcp_live) and the Warren extension read. */
 export const MCP_ROUTE = {
   add: {
-    id: 'sessions.mcpAdd', method: 'POST', path: '/sessions/{id}/mcp/add', summary: 'Stage adding an MCP server (applied at the next turn boundary)',
-    body: McpAddRequest, response: { status: 200, schema: McpLiveResponse }, errors: LIVE_ERRORS, capability: 'mcp_live',
+    id: 'sessions.mcpAdd',
+    method: 'POST',
+    path: '/sessions/{id}/mcp/add',
+    summary: 'Stage adding an MCP server (applied at the next turn boundary)',
+    body: McpAddRequest,
+    response: { status: 200, schema: McpLiveResponse },
+    errors: LIVE_ERRORS,
+    capability: 'mcp_live',
   },
   remove: {
-    id: 'sessions.mcpRemove', method: 'POST', path: '/sessions/{id}/mcp/remove', summary: 'Stage removing an MCP server (applied at the next turn boundary)',
-    body: McpRemoveRequest, response: { status: 200, schema: McpLiveResponse }, errors: LIVE_ERRORS, capability: 'mcp_live',
+    id: 'sessions.mcpRemove',
+    method: 'POST',
+    path: '/sessions/{id}/mcp/remove',
+    summary: 'Stage removing an MCP server (applied at the next turn boundary)',
+    body: McpRemoveRequest,
+    response: { status: 200, schema: McpLiveResponse },
+    errors: LIVE_ERRORS,
+    capability: 'mcp_live',
   },
   reload: {
-    id: 'sessions.mcpReload', method: 'POST', path: '/sessions/{id}/mcp/reload', summary: 'Stage reconnecting one or every MCP server (applied at the next turn boundary)',
-    body: McpReloadRequest, response: { status: 200, schema: McpLiveResponse }, errors: LIVE_ERRORS, capability: 'mcp_live',
+    id: 'sessions.mcpReload',
+    method: 'POST',
+    path: '/sessions/{id}/mcp/reload',
+    summary: 'Stage reconnecting one or every MCP server (applied at the next turn boundary)',
+    body: McpReloadRequest,
+    response: { status: 200, schema: McpLiveResponse },
+    errors: LIVE_ERRORS,
+    capability: 'mcp_live',
   },
   status: {
-    id: 'sessions.mcpStatus', method: 'GET', path: '/sessions/{id}/mcp', summary: 'MCP servers of a session, their state and tools (Warren extension)',
-    query: McpStatusQuery, response: { status: 200, schema: McpSessionStatus }, errors: ['BAD_REQUEST', 'SESSION_NOT_FOUND'], capability: 'mcp_live',
+    id: 'sessions.mcpStatus',
+    method: 'GET',
+    path: '/sessions/{id}/mcp',
+    summary: 'MCP servers of a session, their state and tools (Warren extension)',
+    query: McpStatusQuery,
+    response: { status: 200, schema: McpSessionStatus },
+    errors: ['BAD_REQUEST', 'SESSION_NOT_FOUND'],
+    capability: 'mcp_live',
   },
 } satisfies Record<string, RouteDef>;
 

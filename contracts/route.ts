@@ -20,7 +20,11 @@ export interface RouteDef {
   /** True: an empty body is accepted (the handler sees `body` undefined); a present body is validated. */
   bodyOptional?: boolean;
   /** Success response. `contentType` defaults to application/json. */
-  response: { status: number; schema?: TSchema; contentType?: 'application/json' | 'text/plain' | 'text/event-stream' | 'text/html' | 'text/css' | 'text/javascript' };
+  response: {
+    status: number;
+    schema?: TSchema;
+    contentType?: 'application/json' | 'text/plain' | 'text/event-stream' | 'text/html' | 'text/css' | 'text/javascript';
+  };
   /** Error codes this route can answer with (documented in OpenAPI). */
   errors: ErrorCode[];
   /** Request headers the route reads (documented in OpenAPI). */

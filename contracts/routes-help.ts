@@ -17,8 +17,12 @@ export type HelpResponse = Static<typeof HelpResponse>;
 
 export const HELP_ROUTE = {
   ask: {
-    id: 'help.ask', method: 'POST', path: '/help', summary: 'Answer a question about Warren with a help session',
-    body: HelpRequest, response: { status: 200, schema: HelpResponse },
+    id: 'help.ask',
+    method: 'POST',
+    path: '/help',
+    summary: 'Answer a question about Warren with a help session',
+    body: HelpRequest,
+    response: { status: 200, schema: HelpResponse },
     errors: ['BAD_REQUEST', 'SESSION_CREATED_WITH_TURN_FAILURE', 'PROVIDER_ERROR', 'AGENT_ERROR', 'BUDGET_EXHAUSTED', 'HOOK_DENIED'],
   },
 } satisfies Record<string, RouteDef>;

@@ -27,6 +27,5 @@ export function later(
   return route;
 }
 
-
 /** Every not-yet-built SPEC.md route, each gated by its capability id. */
 export const LATER_ROUTES: RouteDef[] = [];

@@ -9,80 +9,105 @@ import type { RouteDef } from './route.ts';
 
 const Num = Type.String({ pattern: '^[0-9]{1,15}$' });
 
-export const SpawnHelperBody = Type.Object({
-  prompt: Type.String({ minLength: 1 }),
-  result_label: Type.String({ minLength: 1, maxLength: 256 }),
-  max_text_bytes: Type.Integer({ minimum: 1, maximum: 1_048_576 }),
-  agent_identity: MobName,
-  role_name: Type.Optional(Type.String({ minLength: 1 })),
-  model_override: Type.Optional(Type.String({ minLength: 1 })),
-  runtime_mode: Type.Optional(Type.Enum(['autonomous_host', 'turn_driven'])),
-  backend: Type.Optional(Type.Enum(['session', 'external'])),
-}, { $id: 'MobSpawnHelperRequest' });
+export const SpawnHelperBody = Type.Object(
+  {
+    prompt: Type.String({ minLength: 1 }),
+    result_label: Type.String({ minLength: 1, maxLength: 256 }),
+    max_text_bytes: Type.Integer({ minimum: 1, maximum: 1_048_576 }),
+    agent_identity: MobName,
+    role_name: Type.Optional(Type.String({ minLength: 1 })),
+    model_override: Type.Optional(Type.String({ minLength: 1 })),
+    runtime_mode: Type.Optional(Type.Enum(['autonomous_host', 'turn_driven'])),
+    backend: Type.Optional(Type.Enum(['session', 'external'])),
+  },
+  { $id: 'MobSpawnHelperRequest' },
+);
 
 export const ForkContext = Type.Union([
   Type.Object({ type: Type.Literal('full_history') }),
   Type.Object({ type: Type.Literal('last_messages'), count: Type.Integer({ minimum: 1, maximum: 10_000 }) }),
 ]);
 
-export const ForkHelperBody = Type.Object({
-  ...SpawnHelperBody.properties,
-  source_member_id: MobName,
-  fork_context: Type.Optional(ForkContext),
-}, { $id: 'MobForkHelperRequest' });
+export const ForkHelperBody = Type.Object(
+  {
+    ...SpawnHelperBody.properties,
+    source_member_id: MobName,
+    fork_context: Type.Optional(ForkContext),
+  },
+  { $id: 'MobForkHelperRequest' },
+);
 
 export const Usage = Type.Object({ input_tokens: Type.Integer(), output_tokens: Type.Integer(), total_tokens: Type.Integer() });
 
-export const HelperResponse = Type.Object({
-  output: Type.String(),
-  tokens_used: Type.Integer(),
-  agent_identity: Type.String(),
-  member_ref: Type.String(),
-  bounded_result: Type.Object({
-    label: Type.String(), text: Type.String(), truncated: Type.Boolean(), original_bytes: Type.Integer(), max_text_bytes: Type.Integer(),
-  }),
-  session_id: Type.String(),
-  usage: Usage,
-  turns: Type.Integer(),
-  tool_calls: Type.Integer(),
-  retirement_error: Type.Optional(Type.String()),
-}, { $id: 'MobHelperResult' });
+export const HelperResponse = Type.Object(
+  {
+    output: Type.String(),
+    tokens_used: Type.Integer(),
+    agent_identity: Type.String(),
+    member_ref: Type.String(),
+    bounded_result: Type.Object({
+      label: Type.String(),
+      text: Type.String(),
+      truncated: Type.Boolean(),
+      original_bytes: Type.Integer(),
+      max_text_bytes: Type.Integer(),
+    }),
+    session_id: Type.String(),
+    usage: Usage,
+    turns: Type.Integer(),
+    tool_calls: Type.Integer(),
+    retirement_error: Type.Optional(Type.String()),
+  },
+  { $id: 'MobHelperResult' },
+);
 
-export const WaitKickoffBody = Type.Object({
-  member_ids: Type.Optional(Type.Array(MobName, { maxItems: 256 })),
-  timeout_ms: Type.Optional(Type.Integer({ minimum: 0, maximum: 3_600_000 })),
-}, { $id: 'MobWaitKickoffRequest' });
+export const WaitKickoffBody = Type.Object(
+  {
+    member_ids: Type.Optional(Type.Array(MobName, { maxItems: 256 })),
+    timeout_ms: Type.Optional(Type.Integer({ minimum: 0, maximum: 3_600_000 })),
+  },
+  { $id: 'MobWaitKickoffRequest' },
+);
 
-export const MemberSnapshot = Type.Object({
-  mob_id: Type.String(),
-  agent_identity: Type.String(),
-  role: Type.String(),
-  state: Type.String(),
-  kickoff: Type.String(),
-  session_id: Type.Union([Type.String(), Type.Null()]),
-  generation: Type.Integer(),
-  helper: Type.Boolean(),
-  wired_to: Type.Array(Type.String()),
-  last_error: Type.Optional(Type.String()),
-  /** A retired helper whose session is not archived yet: why. */
-  cleanup_debt: Type.Optional(Type.String()),
-}, { $id: 'MobMemberSnapshot' });
+export const MemberSnapshot = Type.Object(
+  {
+    mob_id: Type.String(),
+    agent_identity: Type.String(),
+    role: Type.String(),
+    state: Type.String(),
+    kickoff: Type.String(),
+    session_id: Type.Union([Type.String(), Type.Null()]),
+    generation: Type.Integer(),
+    helper: Type.Boolean(),
+    wired_to: Type.Array(Type.String()),
+    last_error: Type.Optional(Type.String()),
+    /** A retired helper whose session is not archived yet: why. */
+    cleanup_debt: Type.Optional(Type.String()),
+  },
+  { $id: 'MobMemberSnapshot' },
+);
 
 export const WaitKickoffResponse = Type.Object({ members: Type.Array(MemberSnapshot) });
 
-export const WireBatchBody = Type.Object({
-  edges: Type.Array(Type.Object({ a: MobName, b: MobName }), { minItems: 1, maxItems: 512 }),
-  /** Fence: the mob revision the caller last saw (409 STALE_FENCE when it moved on). */
-  expected_revision: Type.Optional(ExpectedRevision),
-}, { $id: 'MobWireMembersBatchRequest' });
+export const WireBatchBody = Type.Object(
+  {
+    edges: Type.Array(Type.Object({ a: MobName, b: MobName }), { minItems: 1, maxItems: 512 }),
+    /** Fence: the mob revision the caller last saw (409 STALE_FENCE when it moved on). */
+    expected_revision: Type.Optional(ExpectedRevision),
+  },
+  { $id: 'MobWireMembersBatchRequest' },
+);
 export const WireBatchResponse = Type.Object({ requested: Type.Integer(), wired: Type.Integer(), already_wired: Type.Integer() });
 
-export const RespawnBody = Type.Object({
-  initial_message: Type.Optional(Type.String({ minLength: 1 })),
-  /** Fences: the mob revision and the member generation the caller last saw (409 STALE_FENCE). */
-  expected_revision: Type.Optional(ExpectedRevision),
-  expected_generation: Type.Optional(ExpectedGeneration),
-}, { $id: 'MobRespawnRequest' });
+export const RespawnBody = Type.Object(
+  {
+    initial_message: Type.Optional(Type.String({ minLength: 1 })),
+    /** Fences: the mob revision and the member generation the caller last saw (409 STALE_FENCE). */
+    expected_revision: Type.Optional(ExpectedRevision),
+    expected_generation: Type.Optional(ExpectedGeneration),
+  },
+  { $id: 'MobRespawnRequest' },
+);
 export const RespawnResponse = Type.Object({
   status: Type.Enum(['completed', 'topology_restore_failed']),
   receipt: Type.Record(Type.String(), Type.Unknown()),
@@ -90,14 +115,20 @@ export const RespawnResponse = Type.Object({
 });
 
 export const HistoryQuery = Type.Object({ from_index: Type.Optional(Num), limit: Type.Optional(Type.String({ pattern: '^[0-9]{1,4}$' })) });
-export const MemberHistory = Type.Object({
-  generation: Type.Integer(),
-  page: Type.Object({
-    from_index: Type.Integer(), message_count: Type.Integer(), messages: Type.Array(Type.Unknown()),
-    next_index: Type.Optional(Type.Integer()), complete: Type.Boolean(),
-  }),
-  provenance: Type.Enum(['host_claimed', 'controlling_host_verified']),
-}, { $id: 'MobMemberHistory' });
+export const MemberHistory = Type.Object(
+  {
+    generation: Type.Integer(),
+    page: Type.Object({
+      from_index: Type.Integer(),
+      message_count: Type.Integer(),
+      messages: Type.Array(Type.Unknown()),
+      next_index: Type.Optional(Type.Integer()),
+      complete: Type.Boolean(),
+    }),
+    provenance: Type.Enum(['host_claimed', 'controlling_host_verified']),
+  },
+  { $id: 'MobMemberHistory' },
+);
 
 export const MobEventsQuery = Type.Object({ member: Type.Optional(MobName), after_cursor: Type.Optional(Num) });
 export const ToolkitStreamQuery = Type.Object({
@@ -123,19 +154,146 @@ const MEMBER = '/mob/{id}/members/{agent_identity}';
 const PRINCIPAL = ['x-warren-principal'];
 
 export const MOB_ROUTE = {
-  rpc: { id: 'mob.rpc', method: 'POST', path: '/rpc', summary: 'JSON-RPC 2.0: typed mob lifecycle control and toolkit event queries', response: { status: 200 }, errors: [], headers: PRINCIPAL, capability: 'mob' },
-  toolkitStream: { id: 'toolkit.mobEventsStream', method: 'GET', path: '/toolkit/mob_events/stream', summary: 'Structural mob events: live tail with cursor and filter resume (SSE)', query: ToolkitStreamQuery, response: sse, errors: [...ERRS, 'STALE_CURSOR'], headers: [...PRINCIPAL, 'last-event-id'], capability: 'mob' },
-  events: { id: 'mob.events', method: 'GET', path: '/mob/{id}/events', summary: 'Mob event stream (SSE): stream_opened, envelopes, done', query: MobEventsQuery, response: sse, errors: ['NOT_FOUND', 'ScopeDenied', 'STALE_CURSOR'], headers: [...PRINCIPAL, 'last-event-id'], capability: 'mob' },
-  spawnHelper: { id: 'mob.spawnHelper', method: 'POST', path: '/mob/{id}/spawn-helper', summary: 'Spawn a helper and wait for its bounded result', body: SpawnHelperBody, response: json(HelperResponse), errors: ERRS, headers: PRINCIPAL, capability: 'mob' },
-  forkHelper: { id: 'mob.forkHelper', method: 'POST', path: '/mob/{id}/fork-helper', summary: 'Fork a helper from a member and wait for its bounded result', body: ForkHelperBody, response: json(HelperResponse), errors: ERRS, headers: PRINCIPAL, capability: 'mob' },
-  waitKickoff: { id: 'mob.waitKickoff', method: 'POST', path: '/mob/{id}/wait-kickoff', summary: 'Wait for member kickoff', body: WaitKickoffBody, bodyOptional: true, response: json(WaitKickoffResponse), errors: ERRS, headers: PRINCIPAL, capability: 'mob' },
-  wireBatch: { id: 'mob.wireMembersBatch', method: 'POST', path: '/mob/{id}/wire-members-batch', summary: 'Wire member pairs', body: WireBatchBody, response: json(WireBatchResponse), errors: FENCED, headers: PRINCIPAL, capability: 'mob' },
-  memberStatus: { id: 'mob.memberStatus', method: 'GET', path: `${MEMBER}/status`, summary: 'Member status snapshot', response: json(MemberSnapshot), errors: ERRS, headers: PRINCIPAL, capability: 'mob' },
-  memberHistory: { id: 'mob.memberHistory', method: 'GET', path: `${MEMBER}/history`, summary: 'Member history page', query: HistoryQuery, response: json(MemberHistory), errors: ERRS, headers: PRINCIPAL, capability: 'mob' },
-  memberCancel: { id: 'mob.memberCancel', method: 'POST', path: `${MEMBER}/cancel`, summary: 'Cancel a member', response: json(Type.Object({ cancelled: Type.Boolean() })), errors: ERRS, headers: PRINCIPAL, capability: 'mob' },
-  memberRespawn: { id: 'mob.memberRespawn', method: 'POST', path: `${MEMBER}/respawn`, summary: 'Respawn a member', body: RespawnBody, bodyOptional: true, response: json(RespawnResponse), errors: FENCED, headers: PRINCIPAL, capability: 'mob' },
-  hosts: { id: 'mob.hosts', method: 'GET', path: '/mob/{id}/hosts', summary: 'Mob hosts', response: json(HostsResponse), errors: ERRS, headers: PRINCIPAL, capability: 'mob' },
-  routeInstalls: { id: 'mob.routeInstalls', method: 'GET', path: '/mob/{id}/route-installs', summary: 'Outstanding route installs', response: json(RouteInstallsResponse), errors: ERRS, headers: PRINCIPAL, capability: 'mob' },
+  rpc: {
+    id: 'mob.rpc',
+    method: 'POST',
+    path: '/rpc',
+    summary: 'JSON-RPC 2.0: typed mob lifecycle control and toolkit event queries',
+    response: { status: 200 },
+    errors: [],
+    headers: PRINCIPAL,
+    capability: 'mob',
+  },
+  toolkitStream: {
+    id: 'toolkit.mobEventsStream',
+    method: 'GET',
+    path: '/toolkit/mob_events/stream',
+    summary: 'Structural mob events: live tail with cursor and filter resume (SSE)',
+    query: ToolkitStreamQuery,
+    response: sse,
+    errors: [...ERRS, 'STALE_CURSOR'],
+    headers: [...PRINCIPAL, 'last-event-id'],
+    capability: 'mob',
+  },
+  events: {
+    id: 'mob.events',
+    method: 'GET',
+    path: '/mob/{id}/events',
+    summary: 'Mob event stream (SSE): stream_opened, envelopes, done',
+    query: MobEventsQuery,
+    response: sse,
+    errors: ['NOT_FOUND', 'ScopeDenied', 'STALE_CURSOR'],
+    headers: [...PRINCIPAL, 'last-event-id'],
+    capability: 'mob',
+  },
+  spawnHelper: {
+    id: 'mob.spawnHelper',
+    method: 'POST',
+    path: '/mob/{id}/spawn-helper',
+    summary: 'Spawn a helper and wait for its bounded result',
+    body: SpawnHelperBody,
+    response: json(HelperResponse),
+    errors: ERRS,
+    headers: PRINCIPAL,
+    capability: 'mob',
+  },
+  forkHelper: {
+    id: 'mob.forkHelper',
+    method: 'POST',
+    path: '/mob/{id}/fork-helper',
+    summary: 'Fork a helper from a member and wait for its bounded result',
+    body: ForkHelperBody,
+    response: json(HelperResponse),
+    errors: ERRS,
+    headers: PRINCIPAL,
+    capability: 'mob',
+  },
+  waitKickoff: {
+    id: 'mob.waitKickoff',
+    method: 'POST',
+    path: '/mob/{id}/wait-kickoff',
+    summary: 'Wait for member kickoff',
+    body: WaitKickoffBody,
+    bodyOptional: true,
+    response: json(WaitKickoffResponse),
+    errors: ERRS,
+    headers: PRINCIPAL,
+    capability: 'mob',
+  },
+  wireBatch: {
+    id: 'mob.wireMembersBatch',
+    method: 'POST',
+    path: '/mob/{id}/wire-members-batch',
+    summary: 'Wire member pairs',
+    body: WireBatchBody,
+    response: json(WireBatchResponse),
+    errors: FENCED,
+    headers: PRINCIPAL,
+    capability: 'mob',
+  },
+  memberStatus: {
+    id: 'mob.memberStatus',
+    method: 'GET',
+    path: `${MEMBER}/status`,
+    summary: 'Member status snapshot',
+    response: json(MemberSnapshot),
+    errors: ERRS,
+    headers: PRINCIPAL,
+    capability: 'mob',
+  },
+  memberHistory: {
+    id: 'mob.memberHistory',
+    method: 'GET',
+    path: `${MEMBER}/history`,
+    summary: 'Member history page',
+    query: HistoryQuery,
+    response: json(MemberHistory),
+    errors: ERRS,
+    headers: PRINCIPAL,
+    capability: 'mob',
+  },
+  memberCancel: {
+    id: 'mob.memberCancel',
+    method: 'POST',
+    path: `${MEMBER}/cancel`,
+    summary: 'Cancel a member',
+    response: json(Type.Object({ cancelled: Type.Boolean() })),
+    errors: ERRS,
+    headers: PRINCIPAL,
+    capability: 'mob',
+  },
+  memberRespawn: {
+    id: 'mob.memberRespawn',
+    method: 'POST',
+    path: `${MEMBER}/respawn`,
+    summary: 'Respawn a member',
+    body: RespawnBody,
+    bodyOptional: true,
+    response: json(RespawnResponse),
+    errors: FENCED,
+    headers: PRINCIPAL,
+    capability: 'mob',
+  },
+  hosts: {
+    id: 'mob.hosts',
+    method: 'GET',
+    path: '/mob/{id}/hosts',
+    summary: 'Mob hosts',
+    response: json(HostsResponse),
+    errors: ERRS,
+    headers: PRINCIPAL,
+    capability: 'mob',
+  },
+  routeInstalls: {
+    id: 'mob.routeInstalls',
+    method: 'GET',
+    path: '/mob/{id}/route-installs',
+    summary: 'Outstanding route installs',
+    response: json(RouteInstallsResponse),
+    errors: ERRS,
+    headers: PRINCIPAL,
+    capability: 'mob',
+  },
 } as const satisfies Record<string, RouteDef>;
 
 export const MOB_ROUTES: RouteDef[] = Object.values(MOB_ROUTE);

@@ -50,10 +50,7 @@ export const CapabilityStatus = Type.Union(
 );
 export type CapabilityStatus = Static<typeof CapabilityStatus>;
 
-export const Capability = Type.Object(
-  { id: Type.String(), description: Type.String(), status: CapabilityStatus },
-  { $id: 'Capability' },
-);
+export const Capability = Type.Object({ id: Type.String(), description: Type.String(), status: CapabilityStatus }, { $id: 'Capability' });
 export type Capability = Static<typeof Capability>;
 
 export const CapabilitiesResponse = Type.Object(
@@ -84,10 +81,7 @@ export const RUNTIME_FEATURE_FLAGS = [
 export type RuntimeFeatureFlag = (typeof RUNTIME_FEATURE_FLAGS)[number];
 
 export const RuntimeFeatures = Type.Object(
-  Object.fromEntries(RUNTIME_FEATURE_FLAGS.map((f) => [f, Type.Boolean()])) as Record<
-    RuntimeFeatureFlag,
-    ReturnType<typeof Type.Boolean>
-  >,
+  Object.fromEntries(RUNTIME_FEATURE_FLAGS.map((f) => [f, Type.Boolean()])) as Record<RuntimeFeatureFlag, ReturnType<typeof Type.Boolean>>,
   { $id: 'RuntimeFeatures' },
 );
 export type RuntimeFeatures = Record<RuntimeFeatureFlag, boolean>;
@@ -147,7 +141,10 @@ export const HostInfo = Type.Object(
 export type HostInfo = Static<typeof HostInfo>;
 
 /** The host id of /runtime/host_info (also what the mob hosts route reports for this process). */
-export function hostIdentity(realm: { realmId: string; instanceId?: string }, pid: number = process.pid): { host_id: string; host_id_scope: 'realm_instance' | 'process' } {
+export function hostIdentity(
+  realm: { realmId: string; instanceId?: string },
+  pid: number = process.pid,
+): { host_id: string; host_id_scope: 'realm_instance' | 'process' } {
   return realm.instanceId !== undefined
     ? { host_id: `realm-instance:${realm.realmId}:${realm.instanceId}`, host_id_scope: 'realm_instance' }
     : { host_id: `process:${pid}`, host_id_scope: 'process' };

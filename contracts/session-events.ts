@@ -14,7 +14,12 @@ export const RetryNotice = Type.Object(
   {
     failure: Type.Object(
       {
-        kind: Type.Union([Type.Literal('rate_limited'), Type.Literal('network_timeout'), Type.Literal('call_timeout'), Type.Literal('retryable_provider_error')]),
+        kind: Type.Union([
+          Type.Literal('rate_limited'),
+          Type.Literal('network_timeout'),
+          Type.Literal('call_timeout'),
+          Type.Literal('retryable_provider_error'),
+        ]),
         message: Type.String(),
         provider: Type.String(),
         retry_after_ms: Type.Optional(Type.Number()),
@@ -42,7 +47,10 @@ const ToolRef = { id: Type.String(), name: Type.String() };
 
 /** Payload schema of every session event kind, by kind. */
 export const SESSION_EVENTS = {
-  run_started: Type.Object({ session_id: Type.String(), input: Type.Object({ kind: Type.Literal('content'), content: ContentInput }, Strict) }, Strict),
+  run_started: Type.Object(
+    { session_id: Type.String(), input: Type.Object({ kind: Type.Literal('content'), content: ContentInput }, Strict) },
+    Strict,
+  ),
   run_completed: Type.Object(
     {
       session_id: Type.String(),
@@ -80,7 +88,10 @@ export const SESSION_EVENTS = {
   tool_call_requested: Type.Object({ ...ToolRef, args: Type.Unknown() }, Strict),
   tool_execution_started: Type.Object(ToolRef, Strict),
   tool_execution_timed_out: Type.Object({ ...ToolRef, timeout_ms: Type.Number() }, Strict),
-  tool_execution_completed: Type.Object({ ...ToolRef, content: Type.String(), is_error: Type.Boolean(), duration_ms: Type.Number() }, Strict),
+  tool_execution_completed: Type.Object(
+    { ...ToolRef, content: Type.String(), is_error: Type.Boolean(), duration_ms: Type.Number() },
+    Strict,
+  ),
   tool_result_received: Type.Object({ ...ToolRef, content: Type.Array(ContentBlock), is_error: Type.Boolean() }, Strict),
   // Live MCP (actors/mcp-live.ts): a server's connection state changed; staged changes applied at a turn boundary.
   mcp_server_status: Type.Object(
@@ -118,7 +129,10 @@ export const SESSION_EVENTS = {
   ),
   // Skills (actors/skills): the skills a turn injected, or why a skill ref could not be resolved.
   skills_resolved: Type.Object(
-    { skills: Type.Array(Type.Object({ source_uuid: Type.String(), skill_name: Type.String() }, Strict)), injection_bytes: Type.Integer({ minimum: 0 }) },
+    {
+      skills: Type.Array(Type.Object({ source_uuid: Type.String(), skill_name: Type.String() }, Strict)),
+      injection_bytes: Type.Integer({ minimum: 0 }),
+    },
     Strict,
   ),
   skill_resolution_failed: Type.Object(
@@ -134,7 +148,12 @@ export const SESSION_EVENTS = {
       input_tokens: Type.Integer({ minimum: 0 }),
       estimated_history_tokens: Type.Integer({ minimum: 0 }),
       message_count: Type.Integer({ minimum: 0 }),
-      trigger: Type.Union([Type.Literal('history_tokens'), Type.Literal('provider_bytes'), Type.Literal('last_input_tokens'), Type.Literal('request_budget')]),
+      trigger: Type.Union([
+        Type.Literal('history_tokens'),
+        Type.Literal('provider_bytes'),
+        Type.Literal('last_input_tokens'),
+        Type.Literal('request_budget'),
+      ]),
     },
     Strict,
   ),
@@ -152,7 +171,12 @@ export const SESSION_EVENTS = {
     {
       reason: Type.Object(
         {
-          kind: Type.Union([Type.Literal('llm_failed'), Type.Literal('empty_summary'), Type.Literal('memory_indexing_failed'), Type.Literal('transcript_rewrite_failed')]),
+          kind: Type.Union([
+            Type.Literal('llm_failed'),
+            Type.Literal('empty_summary'),
+            Type.Literal('memory_indexing_failed'),
+            Type.Literal('transcript_rewrite_failed'),
+          ]),
           error_class: Type.Optional(Type.String()),
           message: Type.Optional(Type.String()),
         },

@@ -9,15 +9,21 @@ import { BusyPolicy } from './busy.ts';
 const Nullable = <T extends Parameters<typeof Type.Union>[0][number]>(t: T) => Type.Union([t, Type.Null()]);
 const U32 = Type.Integer({ minimum: 0, maximum: 4294967295 });
 
-export const SystemPromptOverride = Type.Union(
-  [Type.Null(), Type.String(), Type.Object({ action: Type.Literal('disable') })],
-  { $id: 'SystemPromptOverride' },
-);
+export const SystemPromptOverride = Type.Union([Type.Null(), Type.String(), Type.Object({ action: Type.Literal('disable') })], {
+  $id: 'SystemPromptOverride',
+});
 export type SystemPromptOverride = Static<typeof SystemPromptOverride>;
 
 export const ProviderId = Type.Union(
   // Spelled out (not .map) so the static type is the literal union, not never.
-  [Type.Literal('anthropic'), Type.Literal('openai'), Type.Literal('gemini'), Type.Literal('self_hosted'), Type.Literal('other'), Type.Literal('scripted')],
+  [
+    Type.Literal('anthropic'),
+    Type.Literal('openai'),
+    Type.Literal('gemini'),
+    Type.Literal('self_hosted'),
+    Type.Literal('other'),
+    Type.Literal('scripted'),
+  ],
   { $id: 'ProviderId' },
 );
 /** A provider adapter's name (the `provider` request field). */
@@ -142,7 +148,10 @@ export const ListSessionsQuery = Type.Object({
 
 export const SessionStatus = Type.Object(
   {
-    session_id: Type.String(), state: Type.String(), phase: Type.Optional(Type.String()), durable_resume_hold: Type.Optional(Type.Unknown()),
+    session_id: Type.String(),
+    state: Type.String(),
+    phase: Type.Optional(Type.String()),
+    durable_resume_hold: Type.Optional(Type.Unknown()),
     /** Warren extension (busy policies): follow-up turns queued and steering inputs waiting; omitted when none. */
     follow_ups: Type.Optional(Type.Object({ queued: Type.Integer({ minimum: 0 }), steering: Type.Integer({ minimum: 0 }) })),
   },

@@ -15,10 +15,9 @@ export type SkillKey = Static<typeof SkillKey>;
  * A skill reference on a turn request: a bare skill name (the active skill of that name), a full key,
  * or `{skill_name}` alone.
  */
-export const SkillRef = Type.Union(
-  [Type.String({ minLength: 1 }), SkillKey, Type.Object({ skill_name: Type.String({ minLength: 1 }) })],
-  { $id: 'SkillRef' },
-);
+export const SkillRef = Type.Union([Type.String({ minLength: 1 }), SkillKey, Type.Object({ skill_name: Type.String({ minLength: 1 }) })], {
+  $id: 'SkillRef',
+});
 export type SkillRef = Static<typeof SkillRef>;
 
 export const SkillScope = Type.Union([Type.Literal('builtin'), Type.Literal('project'), Type.Literal('user')]);

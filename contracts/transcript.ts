@@ -38,8 +38,12 @@ export type ContentInput = Static<typeof ContentInput>;
 
 export const StopReason = Type.Union(
   [
-    Type.Literal('end_turn'), Type.Literal('tool_use'), Type.Literal('max_tokens'),
-    Type.Literal('stop_sequence'), Type.Literal('content_filter'), Type.Literal('cancelled'),
+    Type.Literal('end_turn'),
+    Type.Literal('tool_use'),
+    Type.Literal('max_tokens'),
+    Type.Literal('stop_sequence'),
+    Type.Literal('content_filter'),
+    Type.Literal('cancelled'),
   ],
   { $id: 'StopReason' },
 );

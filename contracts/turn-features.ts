@@ -22,25 +22,44 @@ export const OutputSchemaWrapper = Type.Object(
 export type OutputSchemaWrapper = Static<typeof OutputSchemaWrapper>;
 
 /** `output_schema`: the wrapper or a raw JSON Schema whose root is an object schema. */
-export const OutputSchema = Type.Object({}, {
-  $id: 'OutputSchema',
-  additionalProperties: true,
-  description: 'Either {schema, name?, strict?, compat?: "lossy"|"strict", format?: "warren_v1"} or a raw JSON Schema with an object root',
-});
+export const OutputSchema = Type.Object(
+  {},
+  {
+    $id: 'OutputSchema',
+    additionalProperties: true,
+    description:
+      'Either {schema, name?, strict?, compat?: "lossy"|"strict", format?: "warren_v1"} or a raw JSON Schema with an object root',
+  },
+);
 
 /** One element of a turn response's `schema_warnings`. */
-export const SchemaWarning = Type.Object({ provider: Type.String(), path: Type.String(), message: Type.String() }, { $id: 'SchemaWarning' });
+export const SchemaWarning = Type.Object(
+  { provider: Type.String(), path: Type.String(), message: Type.String() },
+  { $id: 'SchemaWarning' },
+);
 export type SchemaWarning = Static<typeof SchemaWarning>;
 
 export const HOOK_POINTS = [
-  'run_started', 'run_completed', 'run_failed', 'pre_llm_request', 'post_llm_response',
-  'pre_tool_execution', 'post_tool_execution', 'turn_boundary',
+  'run_started',
+  'run_completed',
+  'run_failed',
+  'pre_llm_request',
+  'post_llm_response',
+  'pre_tool_execution',
+  'post_tool_execution',
+  'turn_boundary',
 ] as const;
 export type HookPoint = (typeof HOOK_POINTS)[number];
 export const HookPointSchema = Type.Union(
   [
-    Type.Literal('run_started'), Type.Literal('run_completed'), Type.Literal('run_failed'), Type.Literal('pre_llm_request'),
-    Type.Literal('post_llm_response'), Type.Literal('pre_tool_execution'), Type.Literal('post_tool_execution'), Type.Literal('turn_boundary'),
+    Type.Literal('run_started'),
+    Type.Literal('run_completed'),
+    Type.Literal('run_failed'),
+    Type.Literal('pre_llm_request'),
+    Type.Literal('post_llm_response'),
+    Type.Literal('pre_tool_execution'),
+    Type.Literal('post_tool_execution'),
+    Type.Literal('turn_boundary'),
   ],
   { $id: 'HookPoint' },
 );
@@ -50,7 +69,12 @@ const StringMap = Type.Record(Type.String(), Type.String());
 /** Where a hook runs, tagged on `type` with its fields beside the tag. */
 export const HookRuntime = Type.Union(
   [
-    Type.Object({ type: Type.Literal('command'), command: Type.String({ minLength: 1 }), args: Type.Optional(Type.Array(Type.String())), env: Type.Optional(StringMap) }),
+    Type.Object({
+      type: Type.Literal('command'),
+      command: Type.String({ minLength: 1 }),
+      args: Type.Optional(Type.Array(Type.String())),
+      env: Type.Optional(StringMap),
+    }),
     Type.Object({ type: Type.Literal('http'), url: Type.String({ minLength: 1 }), headers: Type.Optional(StringMap) }),
     Type.Object({ type: Type.Literal('in_process'), name: Type.String({ minLength: 1 }), config: Type.Optional(Type.Unknown()) }),
   ],
@@ -88,10 +112,7 @@ export type HookDenyReason = (typeof HOOK_DENY_REASONS)[number];
 const sectionOptions = { default: {}, additionalProperties: true } as const;
 
 /** A duration: seconds as a number, or a string such as "500ms", "90s", "5m", "1h". */
-export const DurationValue = Type.Union([
-  Type.Number({ exclusiveMinimum: 0 }),
-  Type.String({ pattern: '^[0-9]+(\\.[0-9]+)?(ms|s|m|h)$' }),
-]);
+export const DurationValue = Type.Union([Type.Number({ exclusiveMinimum: 0 }), Type.String({ pattern: '^[0-9]+(\\.[0-9]+)?(ms|s|m|h)$' })]);
 export type DurationValue = Static<typeof DurationValue>;
 
 /** `[budget]`: per-run limits; unset means unlimited. */
@@ -122,9 +143,18 @@ export const HelpRequest = Type.Object(
     execution_mode: Type.Optional(Nullable(Type.Union([Type.Literal('explain_only'), Type.Literal('plan_execution')]))),
     prompt: Type.Optional(Nullable(Type.String())),
     model: Type.Optional(Nullable(Type.String({ minLength: 1 }))),
-    provider: Type.Optional(Nullable(Type.Union([
-      Type.Literal('anthropic'), Type.Literal('openai'), Type.Literal('gemini'), Type.Literal('self_hosted'), Type.Literal('other'), Type.Literal('scripted'),
-    ]))),
+    provider: Type.Optional(
+      Nullable(
+        Type.Union([
+          Type.Literal('anthropic'),
+          Type.Literal('openai'),
+          Type.Literal('gemini'),
+          Type.Literal('self_hosted'),
+          Type.Literal('other'),
+          Type.Literal('scripted'),
+        ]),
+      ),
+    ),
     max_tokens: Type.Optional(Nullable(Type.Integer({ minimum: 1, maximum: 4294967295 }))),
   },
   { $id: 'HelpRequest' },
@@ -135,7 +165,10 @@ const Strict = { additionalProperties: false } as const;
 const HookRef = { hook_id: Type.String(), point: HookPointSchema };
 const HookFailureReason = Type.Union([
   Type.Object({ reason_code: Type.Literal('timeout'), timeout_ms: Type.Integer() }, Strict),
-  Type.Object({ reason_code: Type.Union([Type.Literal('execution_failed'), Type.Literal('config_invalid')]), message: Type.String() }, Strict),
+  Type.Object(
+    { reason_code: Type.Union([Type.Literal('execution_failed'), Type.Literal('config_invalid')]), message: Type.String() },
+    Strict,
+  ),
   Type.Object({ reason_code: Type.Literal('observe_only_violation') }, Strict),
 ]);
 
@@ -148,8 +181,11 @@ export const TURN_FEATURE_EVENTS = {
     {
       ...HookRef,
       reason_code: Type.Union([
-        Type.Literal('policy_violation'), Type.Literal('safety_violation'), Type.Literal('schema_violation'),
-        Type.Literal('timeout'), Type.Literal('runtime_error'),
+        Type.Literal('policy_violation'),
+        Type.Literal('safety_violation'),
+        Type.Literal('schema_violation'),
+        Type.Literal('timeout'),
+        Type.Literal('runtime_error'),
       ]),
       message: Type.String(),
       payload: Type.Optional(Type.Unknown()),

@@ -126,20 +126,38 @@ export const DeliveryQuery = Type.Object({
 
 export const WEBHOOK_ROUTE = {
   create: {
-    id: 'webhooks.create', method: 'POST', path: '/webhooks', summary: 'Subscribe a URL to session events (Warren extension)',
-    body: WebhookCreateRequest, response: { status: 201, schema: WebhookView }, errors: ['BAD_REQUEST'],
+    id: 'webhooks.create',
+    method: 'POST',
+    path: '/webhooks',
+    summary: 'Subscribe a URL to session events (Warren extension)',
+    body: WebhookCreateRequest,
+    response: { status: 201, schema: WebhookView },
+    errors: ['BAD_REQUEST'],
   },
   list: {
-    id: 'webhooks.list', method: 'GET', path: '/webhooks', summary: 'Webhook subscriptions from config and the API (secrets never shown)',
-    response: { status: 200, schema: WebhookList }, errors: [],
+    id: 'webhooks.list',
+    method: 'GET',
+    path: '/webhooks',
+    summary: 'Webhook subscriptions from config and the API (secrets never shown)',
+    response: { status: 200, schema: WebhookList },
+    errors: [],
   },
-  'delete': {
-    id: 'webhooks.delete', method: 'DELETE', path: '/webhooks/{id}', summary: 'Remove an API-created webhook subscription',
-    response: { status: 200, schema: WebhookDeleted }, errors: ['NOT_FOUND', 'CONFLICT'],
+  delete: {
+    id: 'webhooks.delete',
+    method: 'DELETE',
+    path: '/webhooks/{id}',
+    summary: 'Remove an API-created webhook subscription',
+    response: { status: 200, schema: WebhookDeleted },
+    errors: ['NOT_FOUND', 'CONFLICT'],
   },
   deliveries: {
-    id: 'webhooks.deliveries', method: 'GET', path: '/webhooks/{id}/deliveries', summary: 'Outbox entries of one subscription: pending, delivered, dead-lettered',
-    query: DeliveryQuery, response: { status: 200, schema: DeliveryList }, errors: ['BAD_REQUEST', 'NOT_FOUND'],
+    id: 'webhooks.deliveries',
+    method: 'GET',
+    path: '/webhooks/{id}/deliveries',
+    summary: 'Outbox entries of one subscription: pending, delivered, dead-lettered',
+    query: DeliveryQuery,
+    response: { status: 200, schema: DeliveryList },
+    errors: ['BAD_REQUEST', 'NOT_FOUND'],
   },
 } satisfies Record<string, RouteDef>;
 

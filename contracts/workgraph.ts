@@ -16,10 +16,16 @@ export const WorkPriority = lit(['low', 'medium', 'high'] as const);
 export type WorkPriority = Static<typeof WorkPriority>;
 
 export const OWNER_KINDS = ['principal', 'agent', 'session', 'mob', 'label'] as const;
-export const WorkOwnerKey = Type.Object({ kind: lit(OWNER_KINDS), id: Type.String({ minLength: 1, maxLength: 256 }) }, { additionalProperties: false });
+export const WorkOwnerKey = Type.Object(
+  { kind: lit(OWNER_KINDS), id: Type.String({ minLength: 1, maxLength: 256 }) },
+  { additionalProperties: false },
+);
 export type WorkOwnerKey = Static<typeof WorkOwnerKey>;
 
-export const WorkOwner = Type.Object({ key: WorkOwnerKey, display_name: opt(Type.String({ maxLength: 256 })) }, { additionalProperties: false });
+export const WorkOwner = Type.Object(
+  { key: WorkOwnerKey, display_name: opt(Type.String({ maxLength: 256 })) },
+  { additionalProperties: false },
+);
 export type WorkOwner = Static<typeof WorkOwner>;
 
 /** A claim: the owner plus an optional lease (RFC 3339). `expiry_observed_at` is set when a lease expiry was observed. */
@@ -36,11 +42,17 @@ export const WorkCompletionPolicy = Type.Union([
   Type.Object({ kind: lit(['self_attest', 'host_confirmed'] as const) }, { additionalProperties: false }),
   Type.Object({ kind: Type.Literal('principal_confirmed'), principal: opt(WorkOwnerKey) }, { additionalProperties: false }),
   Type.Object({ kind: Type.Literal('supervisor'), owner_key: WorkOwnerKey }, { additionalProperties: false }),
-  Type.Object({ kind: Type.Literal('reviewer_quorum'), threshold: Type.Integer({ minimum: 1, maximum: 100 }) }, { additionalProperties: false }),
+  Type.Object(
+    { kind: Type.Literal('reviewer_quorum'), threshold: Type.Integer({ minimum: 1, maximum: 100 }) },
+    { additionalProperties: false },
+  ),
 ]);
 export type WorkCompletionPolicy = Static<typeof WorkCompletionPolicy>;
 
-export const ExternalWorkRef = Type.Object({ kind: Type.String({ minLength: 1 }), id: Type.String({ minLength: 1 }), url: opt(Type.String()) }, { additionalProperties: false });
+export const ExternalWorkRef = Type.Object(
+  { kind: Type.String({ minLength: 1 }), id: Type.String({ minLength: 1 }), url: opt(Type.String()) },
+  { additionalProperties: false },
+);
 export type ExternalWorkRef = Static<typeof ExternalWorkRef>;
 
 /** Confirmation kinds an evidence ref may carry; they feed the completion policies. */
@@ -96,20 +108,42 @@ export const WorkEdgeKind = lit(EDGE_KINDS);
 export type WorkEdgeKind = Static<typeof WorkEdgeKind>;
 
 export const WorkEdge = Type.Object({
-  realm_id: Type.String(), namespace: Type.String(), from_id: Type.String(), to_id: Type.String(), kind: WorkEdgeKind, created_at: Iso,
+  realm_id: Type.String(),
+  namespace: Type.String(),
+  from_id: Type.String(),
+  to_id: Type.String(),
+  kind: WorkEdgeKind,
+  created_at: Iso,
 });
 export type WorkEdge = Static<typeof WorkEdge>;
 
 export const WorkFact = Type.Union([
   Type.Object({ kind: Type.Literal('item_ready'), item_id: Type.String(), item_revision: Type.Integer() }),
-  Type.Object({ kind: Type.Literal('lease_expired'), item_id: Type.String(), owner_key: WorkOwnerKey, lease_expires_at: Iso, observed_at: Iso }),
+  Type.Object({
+    kind: Type.Literal('lease_expired'),
+    item_id: Type.String(),
+    owner_key: WorkOwnerKey,
+    lease_expires_at: Iso,
+    observed_at: Iso,
+  }),
   Type.Object({ kind: Type.Literal('namespace_terminal'), namespace: Type.String() }),
 ]);
 export type WorkFact = Static<typeof WorkFact>;
 
 export const EVENT_KINDS = [
-  'created', 'updated', 'readiness_observed', 'claimed', 'released', 'blocked', 'closed', 'linked',
-  'evidence_added', 'attention_created', 'attention_updated', 'execution_bound', 'execution_transitioned',
+  'created',
+  'updated',
+  'readiness_observed',
+  'claimed',
+  'released',
+  'blocked',
+  'closed',
+  'linked',
+  'evidence_added',
+  'attention_created',
+  'attention_updated',
+  'execution_bound',
+  'execution_transitioned',
 ] as const;
 export const WorkEventKind = lit(EVENT_KINDS);
 export type WorkEventKind = Static<typeof WorkEventKind>;
@@ -183,26 +217,46 @@ const Ns = Type.String({ pattern: NAMESPACE_PATTERN });
 
 /** items/snapshot query; `statuses` and `labels` may repeat or be comma-separated. */
 export const WorkItemsQuery = Type.Object({
-  realm_id: opt(Type.String()), namespace: opt(Ns), all_namespaces: opt(Bool), statuses: opt(Type.String()),
-  labels: opt(Type.String()), include_terminal: opt(Bool), limit: opt(Count),
+  realm_id: opt(Type.String()),
+  namespace: opt(Ns),
+  all_namespaces: opt(Bool),
+  statuses: opt(Type.String()),
+  labels: opt(Type.String()),
+  include_terminal: opt(Bool),
+  limit: opt(Count),
 });
-export const WorkReadyQuery = Type.Object({ realm_id: opt(Type.String()), namespace: opt(Ns), labels: opt(Type.String()), limit: opt(Count) });
+export const WorkReadyQuery = Type.Object({
+  realm_id: opt(Type.String()),
+  namespace: opt(Ns),
+  labels: opt(Type.String()),
+  limit: opt(Count),
+});
 export const WorkItemQuery = Type.Object({ realm_id: opt(Type.String()), namespace: opt(Ns) });
 export const WorkEventsQuery = Type.Object({
-  realm_id: opt(Type.String()), namespace: opt(Ns), all_namespaces: opt(Bool),
-  after_seq: opt(Type.String({ pattern: '^-?[0-9]{1,15}$' })), limit: opt(Count),
+  realm_id: opt(Type.String()),
+  namespace: opt(Ns),
+  all_namespaces: opt(Bool),
+  after_seq: opt(Type.String({ pattern: '^-?[0-9]{1,15}$' })),
+  limit: opt(Count),
 });
 
 export const WorkItemList = Type.Object({ items: Type.Array(WorkItem) }, { $id: 'WorkItemList' });
 export const WorkEventList = Type.Object({ events: Type.Array(WorkEvent), has_more: opt(Type.Boolean()) }, { $id: 'WorkEventList' });
 
-export const GoalStatusRequest = Type.Object({ binding_id: Type.String({ minLength: 1 }), realm_id: opt(Type.String()), namespace: opt(Ns) });
+export const GoalStatusRequest = Type.Object({
+  binding_id: Type.String({ minLength: 1 }),
+  realm_id: opt(Type.String()),
+  namespace: opt(Ns),
+});
 export type GoalStatusRequest = Static<typeof GoalStatusRequest>;
 export const GoalStatus = Type.Object({ item: WorkItem, attention: WorkAttentionBinding }, { $id: 'GoalStatus' });
 export type GoalStatus = Static<typeof GoalStatus>;
 
 export const AttentionListRequest = Type.Object({
-  realm_id: opt(Type.String()), namespace: opt(Ns), status: opt(lit(ATTENTION_STATES)), target: opt(AttentionTarget),
+  realm_id: opt(Type.String()),
+  namespace: opt(Ns),
+  status: opt(lit(ATTENTION_STATES)),
+  target: opt(AttentionTarget),
 });
 export type AttentionListRequest = Static<typeof AttentionListRequest>;
 export const AttentionList = Type.Object({ attention: Type.Array(WorkAttentionBinding) }, { $id: 'AttentionList' });
@@ -212,13 +266,76 @@ const READ_ERRORS = ['BAD_REQUEST', 'NOT_FOUND'] as const;
 
 /** The WorkGraph routes: reads only (SPEC.md: goal and attention mutation stays off REST). */
 export const WORKGRAPH_ROUTE = {
-  items: { id: 'workgraph.items', method: 'GET', path: '/workgraph/items', summary: 'List work items', capability: CAP, query: WorkItemsQuery, response: { status: 200, schema: WorkItemList }, errors: [...READ_ERRORS] },
-  item: { id: 'workgraph.item', method: 'GET', path: '/workgraph/items/{id}', summary: 'Read a work item', capability: CAP, query: WorkItemQuery, response: { status: 200, schema: WorkItem }, errors: [...READ_ERRORS] },
-  ready: { id: 'workgraph.ready', method: 'GET', path: '/workgraph/ready', summary: 'List ready work items', capability: CAP, query: WorkReadyQuery, response: { status: 200, schema: WorkItemList }, errors: [...READ_ERRORS] },
-  snapshot: { id: 'workgraph.snapshot', method: 'GET', path: '/workgraph/snapshot', summary: 'WorkGraph snapshot', capability: CAP, query: WorkItemsQuery, response: { status: 200, schema: WorkSnapshot }, errors: [...READ_ERRORS] },
-  events: { id: 'workgraph.events', method: 'GET', path: '/workgraph/events', summary: 'WorkGraph events after a sequence number', capability: CAP, query: WorkEventsQuery, response: { status: 200, schema: WorkEventList }, errors: [...READ_ERRORS] },
-  goalStatus: { id: 'workgraph.goalStatus', method: 'POST', path: '/workgraph/goal/status', summary: 'Read a goal: its item and attention binding', capability: CAP, body: GoalStatusRequest, response: { status: 200, schema: GoalStatus }, errors: [...READ_ERRORS] },
-  attentionList: { id: 'workgraph.attentionList', method: 'POST', path: '/workgraph/attention/list', summary: 'List attention bindings', capability: CAP, body: AttentionListRequest, response: { status: 200, schema: AttentionList }, errors: [...READ_ERRORS] },
+  items: {
+    id: 'workgraph.items',
+    method: 'GET',
+    path: '/workgraph/items',
+    summary: 'List work items',
+    capability: CAP,
+    query: WorkItemsQuery,
+    response: { status: 200, schema: WorkItemList },
+    errors: [...READ_ERRORS],
+  },
+  item: {
+    id: 'workgraph.item',
+    method: 'GET',
+    path: '/workgraph/items/{id}',
+    summary: 'Read a work item',
+    capability: CAP,
+    query: WorkItemQuery,
+    response: { status: 200, schema: WorkItem },
+    errors: [...READ_ERRORS],
+  },
+  ready: {
+    id: 'workgraph.ready',
+    method: 'GET',
+    path: '/workgraph/ready',
+    summary: 'List ready work items',
+    capability: CAP,
+    query: WorkReadyQuery,
+    response: { status: 200, schema: WorkItemList },
+    errors: [...READ_ERRORS],
+  },
+  snapshot: {
+    id: 'workgraph.snapshot',
+    method: 'GET',
+    path: '/workgraph/snapshot',
+    summary: 'WorkGraph snapshot',
+    capability: CAP,
+    query: WorkItemsQuery,
+    response: { status: 200, schema: WorkSnapshot },
+    errors: [...READ_ERRORS],
+  },
+  events: {
+    id: 'workgraph.events',
+    method: 'GET',
+    path: '/workgraph/events',
+    summary: 'WorkGraph events after a sequence number',
+    capability: CAP,
+    query: WorkEventsQuery,
+    response: { status: 200, schema: WorkEventList },
+    errors: [...READ_ERRORS],
+  },
+  goalStatus: {
+    id: 'workgraph.goalStatus',
+    method: 'POST',
+    path: '/workgraph/goal/status',
+    summary: 'Read a goal: its item and attention binding',
+    capability: CAP,
+    body: GoalStatusRequest,
+    response: { status: 200, schema: GoalStatus },
+    errors: [...READ_ERRORS],
+  },
+  attentionList: {
+    id: 'workgraph.attentionList',
+    method: 'POST',
+    path: '/workgraph/attention/list',
+    summary: 'List attention bindings',
+    capability: CAP,
+    body: AttentionListRequest,
+    response: { status: 200, schema: AttentionList },
+    errors: [...READ_ERRORS],
+  },
 } satisfies Record<string, RouteDef>;
 
 /** In catalog order (route registration and OpenAPI follow it). */

@@ -24,7 +24,17 @@ export const FORWARDED_HEADER = 'x-warren-forwarded-by';
 const SESSION_PATH = /^\/sessions\/([^/]+)(?:\/|$)/;
 const EVENTS_PATH = /^\/sessions\/[^/]+\/events$/;
 const CANCEL_PATH = /^\/requests\/([^/]+)\/cancel$/;
-const HOP_BY_HOP = new Set(['host', 'connection', 'content-length', 'transfer-encoding', 'keep-alive', 'upgrade', 'proxy-connection', 'te', 'trailer']);
+const HOP_BY_HOP = new Set([
+  'host',
+  'connection',
+  'content-length',
+  'transfer-encoding',
+  'keep-alive',
+  'upgrade',
+  'proxy-connection',
+  'te',
+  'trailer',
+]);
 
 export interface ForwardOptions {
   node: ClusterNode;
@@ -99,7 +109,11 @@ export function clusterForwarding(inner: RequestHandler, opts: ForwardOptions): 
     let reply: Awaited<ReturnType<typeof request>>;
     try {
       reply = await request(`${base}${req.path}${req.query ? `?${req.query}` : ''}`, {
-        method: req.method as 'GET', headers, body: req.body.length ? req.body : undefined, dispatcher: agent, signal: abort.signal,
+        method: req.method as 'GET',
+        headers,
+        body: req.body.length ? req.body : undefined,
+        dispatcher: agent,
+        signal: abort.signal,
       });
     } catch (err) {
       if (res.aborted) return 'done';
@@ -108,7 +122,13 @@ export function clusterForwarding(inner: RequestHandler, opts: ForwardOptions): 
       // A request the owner may have received (a turn it may have committed before dying) is never run a
       // second time here: its outcome is unknown, as for a client of a single node killed mid-request.
       if (SAFE_METHODS.has(req.method) || (code !== undefined && NOT_DELIVERED.has(code))) return 'unreachable';
-      sendError(res, new ServiceError('SERVICE_UNAVAILABLE', 'the node hosting this session went away mid-request; the outcome is unknown', { owner_url: base }), log);
+      sendError(
+        res,
+        new ServiceError('SERVICE_UNAVAILABLE', 'the node hosting this session went away mid-request; the outcome is unknown', {
+          owner_url: base,
+        }),
+        log,
+      );
       return 'done';
     }
     opts.onForward?.();
@@ -135,7 +155,12 @@ export function clusterForwarding(inner: RequestHandler, opts: ForwardOptions): 
       }
     } catch (err) {
       // The owner went away mid-answer: the client sees the stream end (it reconnects with Last-Event-ID).
-      if (!res.aborted && !streaming) sendError(res, new ServiceError('SERVICE_UNAVAILABLE', 'the node hosting this session went away mid-request', { owner_url: base }), log);
+      if (!res.aborted && !streaming)
+        sendError(
+          res,
+          new ServiceError('SERVICE_UNAVAILABLE', 'the node hosting this session went away mid-request', { owner_url: base }),
+          log,
+        );
       log.warn({ err: (err as Error).message, owner: base }, 'cluster forward ended early');
     }
     if (streaming && !res.aborted) res.end();
@@ -155,7 +180,11 @@ export function clusterForwarding(inner: RequestHandler, opts: ForwardOptions): 
       // Unreachable owner: its lease runs out within one term unless it comes back and renews.
       await new Promise((resolve) => setTimeout(resolve, node.remainingMs(route.lease) + 25));
     }
-    throw new ServiceError('SERVICE_UNAVAILABLE', `${kind} ${sessionId} is hosted by a node that cannot be reached`, kind === 'session' ? { session_id: sessionId } : { kind, id: sessionId });
+    throw new ServiceError(
+      'SERVICE_UNAVAILABLE',
+      `${kind} ${sessionId} is hosted by a node that cannot be reached`,
+      kind === 'session' ? { session_id: sessionId } : { kind, id: sessionId },
+    );
   }
 
   async function forwardCancel(req: HttpRequest, res: HttpResponder): Promise<boolean> {
@@ -163,8 +192,10 @@ export function clusterForwarding(inner: RequestHandler, opts: ForwardOptions): 
       if (!peer.alive || !peer.url) continue;
       try {
         const reply = await request(`${peer.url}${req.path}`, {
-          method: 'POST', headers: forwardHeaders(req, node.nodeId),
-          body: req.body.length ? req.body : undefined, dispatcher: agent,
+          method: 'POST',
+          headers: forwardHeaders(req, node.nodeId),
+          body: req.body.length ? req.body : undefined,
+          dispatcher: agent,
         });
         const body = Buffer.from(await reply.body.arrayBuffer());
         if (reply.statusCode === 404) continue;
@@ -323,10 +354,14 @@ function capture(signal: AbortSignal | undefined): { res: HttpResponder; result(
   const chunks: Buffer[] = [];
   const aborts: Array<() => void> = [];
   let aborted = signal?.aborted ?? false;
-  signal?.addEventListener('abort', () => {
-    aborted = true;
-    for (const cb of aborts.splice(0)) cb();
-  }, { once: true });
+  signal?.addEventListener(
+    'abort',
+    () => {
+      aborted = true;
+      for (const cb of aborts.splice(0)) cb();
+    },
+    { once: true },
+  );
   const res: HttpResponder = {
     get aborted() {
       return aborted;
@@ -351,7 +386,11 @@ function capture(signal: AbortSignal | undefined): { res: HttpResponder; result(
   return {
     res,
     result() {
-      if (status === 0) throw new ServiceError(aborted ? 'REQUEST_CANCELLED' : 'SERVICE_UNAVAILABLE', aborted ? 'request cancelled' : 'the node serving the session gave no answer');
+      if (status === 0)
+        throw new ServiceError(
+          aborted ? 'REQUEST_CANCELLED' : 'SERVICE_UNAVAILABLE',
+          aborted ? 'request cancelled' : 'the node serving the session gave no answer',
+        );
       return { status, body: Buffer.concat(chunks) };
     },
   };
@@ -373,7 +412,10 @@ interface LostClaim {
 export function isLostClaim(status: number, body: string | Buffer): boolean {
   if (status !== 503) return false;
   try {
-    const parsed = JSON.parse(typeof body === 'string' ? body : body.toString('utf8')) as { code?: unknown; details?: Record<string, unknown> };
+    const parsed = JSON.parse(typeof body === 'string' ? body : body.toString('utf8')) as {
+      code?: unknown;
+      details?: Record<string, unknown>;
+    };
     const d = parsed.details;
     return parsed.code === 'SERVICE_UNAVAILABLE' && d !== undefined && (typeof d.owner_node === 'string' || typeof d.lease === 'string');
   } catch {

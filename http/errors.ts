@@ -75,12 +75,7 @@ export function sessionCreatedWithTurnFailure(sessionId: string, sessionRef: str
   // Clients branch on details.error.kind, so a cause without one (e.g. a store fault) still gets a kind.
   details.error = causeDetailsError(cause) ?? { kind: 'fatal_failure', terminal: true };
   const reason = cause instanceof Error ? `: ${cause.message}` : '';
-  return new ServiceError(
-    'SESSION_CREATED_WITH_TURN_FAILURE',
-    `session created but its first turn failed${reason}`,
-    details,
-    { cause },
-  );
+  return new ServiceError('SESSION_CREATED_WITH_TURN_FAILURE', `session created but its first turn failed${reason}`, details, { cause });
 }
 
 function causeDetailsError(cause: unknown): unknown {

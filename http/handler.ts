@@ -36,10 +36,14 @@ export type HandlerTable = Record<string, Handler>;
 
 /** The validated body type of a route (undefined when it takes none; possibly undefined when `bodyOptional`). */
 export type BodyOf<R extends RouteDef> = R extends { body: infer S extends TSchema }
-  ? (R extends { bodyOptional: true } ? Static<S> | undefined : Static<S>)
+  ? R extends { bodyOptional: true }
+    ? Static<S> | undefined
+    : Static<S>
   : undefined;
 /** The validated query type of a route (plain strings when it declares none). */
-export type QueryOf<R extends RouteDef> = R extends { query: infer S extends TSchema } ? Static<S> & Record<string, string> : Record<string, string>;
+export type QueryOf<R extends RouteDef> = R extends { query: infer S extends TSchema }
+  ? Static<S> & Record<string, string>
+  : Record<string, string>;
 
 /** A handler's context with the body and query its route's schemas validated. */
 export interface RouteContext<R extends RouteDef> extends Omit<HandlerContext, 'body' | 'query'> {

@@ -146,7 +146,8 @@ export function composeModules(factories: readonly ModuleFactory[], opts: Compos
       configOwners.set(key, unit.name);
     }
     for (const kind of unit.actorKinds ?? []) {
-      if (!supervisor.registry.kinds().includes(kind)) throw new Error(`module ${unit.name} names actor kind ${kind}, which it did not register`);
+      if (!supervisor.registry.kinds().includes(kind))
+        throw new Error(`module ${unit.name} names actor kind ${kind}, which it did not register`);
     }
     if (unit.close) supervisor.onClose(unit.close);
   }

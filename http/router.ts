@@ -76,7 +76,8 @@ export function createRouter(opts: RouterOptions): RequestHandler {
     const line = { method: req.method, path: req.path, status, durationMs };
     // 501 is the expected answer of a route this build does not include, not a server fault.
     if (typeof status === 'number' && status >= 500 && status !== 501) {
-      const code = 'body' in result && result.body && typeof result.body === 'object' ? (result.body as { code?: unknown }).code : undefined;
+      const code =
+        'body' in result && result.body && typeof result.body === 'object' ? (result.body as { code?: unknown }).code : undefined;
       log.error({ ...line, code }, 'request');
     } else if (logger.isLevelEnabled('debug')) log.debug(line, 'request');
   };
@@ -157,7 +158,9 @@ function parseJsonBody(req: HttpRequest, maxDepth: number): unknown {
   const text = req.body.toString('utf8');
   if (text.trim() === '') throw new ServiceError('BAD_REQUEST', 'request body required');
   if (jsonDeeperThan(text, maxDepth)) {
-    throw new ServiceError('BAD_REQUEST', `request body is nested deeper than ${maxDepth} levels (limits.max_json_depth)`, { max_json_depth: maxDepth });
+    throw new ServiceError('BAD_REQUEST', `request body is nested deeper than ${maxDepth} levels (limits.max_json_depth)`, {
+      max_json_depth: maxDepth,
+    });
   }
   try {
     return JSON.parse(text) as unknown;

@@ -6,14 +6,7 @@ import type { Socket } from 'node:net';
 import type { Logger } from 'pino';
 import { lingerClose } from './linger-close.ts';
 import { closeAfterTooLarge, declaredBodyLength, dispatch, newRequest } from './transport-request.ts';
-import type {
-  HttpRequest,
-  HttpResponder,
-  HttpServer,
-  HttpServerOptions,
-  RequestHandler,
-  WebSocketRoute,
-} from './transport.ts';
+import type { HttpRequest, HttpResponder, HttpServer, HttpServerOptions, RequestHandler, WebSocketRoute } from './transport.ts';
 
 const INTERNAL_BODY = '{"error":"internal error","code":"INTERNAL_ERROR"}';
 const JSON_HEADERS: Record<string, string> = { 'content-type': 'application/json' };
@@ -138,9 +131,11 @@ function originForm(target: string): string {
 /** A request node:http could not parse: the error envelope, then the connection ends. */
 function clientErrorResponse(err: NodeJS.ErrnoException): string {
   const tooLarge = err.code === 'HPE_HEADER_OVERFLOW';
-  const body = JSON.stringify(tooLarge
-    ? { error: 'request header fields too large', code: 'BAD_REQUEST' }
-    : { error: `malformed HTTP request${err.code ? ` (${err.code})` : ''}`, code: 'BAD_REQUEST' });
+  const body = JSON.stringify(
+    tooLarge
+      ? { error: 'request header fields too large', code: 'BAD_REQUEST' }
+      : { error: `malformed HTTP request${err.code ? ` (${err.code})` : ''}`, code: 'BAD_REQUEST' },
+  );
   const status = tooLarge ? '431 Request Header Fields Too Large' : '400 Bad Request';
   return `HTTP/1.1 ${status}\r\ncontent-type: application/json\r\ncontent-length: ${Buffer.byteLength(body)}\r\nconnection: close\r\n\r\n${body}`;
 }

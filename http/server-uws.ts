@@ -7,25 +7,45 @@ import uWS from 'uWebSockets.js';
 import type { HttpResponse as UwsResponse, HttpRequest as UwsRequest, us_listen_socket } from 'uWebSockets.js';
 import type { Logger } from 'pino';
 import { closeAfterTooLarge, declaredBodyLength, dispatch, newRequest } from './transport-request.ts';
-import type {
-  HttpRequest,
-  HttpResponder,
-  HttpServer,
-  HttpServerOptions,
-  RequestHandler,
-} from './transport.ts';
+import type { HttpRequest, HttpResponder, HttpServer, HttpServerOptions, RequestHandler } from './transport.ts';
 
 const STATUS_TEXT: Record<number, string> = {
-  100: 'Continue', 101: 'Switching Protocols', 200: 'OK', 201: 'Created', 202: 'Accepted',
-  204: 'No Content', 206: 'Partial Content', 301: 'Moved Permanently', 302: 'Found',
-  303: 'See Other', 304: 'Not Modified', 307: 'Temporary Redirect', 308: 'Permanent Redirect',
-  400: 'Bad Request', 401: 'Unauthorized', 403: 'Forbidden', 404: 'Not Found',
-  405: 'Method Not Allowed', 406: 'Not Acceptable', 408: 'Request Timeout', 409: 'Conflict',
-  410: 'Gone', 411: 'Length Required', 412: 'Precondition Failed', 413: 'Payload Too Large',
-  415: 'Unsupported Media Type', 422: 'Unprocessable Entity', 425: 'Too Early',
-  428: 'Precondition Required', 429: 'Too Many Requests', 431: 'Request Header Fields Too Large',
-  500: 'Internal Server Error', 501: 'Not Implemented', 502: 'Bad Gateway',
-  503: 'Service Unavailable', 504: 'Gateway Timeout',
+  100: 'Continue',
+  101: 'Switching Protocols',
+  200: 'OK',
+  201: 'Created',
+  202: 'Accepted',
+  204: 'No Content',
+  206: 'Partial Content',
+  301: 'Moved Permanently',
+  302: 'Found',
+  303: 'See Other',
+  304: 'Not Modified',
+  307: 'Temporary Redirect',
+  308: 'Permanent Redirect',
+  400: 'Bad Request',
+  401: 'Unauthorized',
+  403: 'Forbidden',
+  404: 'Not Found',
+  405: 'Method Not Allowed',
+  406: 'Not Acceptable',
+  408: 'Request Timeout',
+  409: 'Conflict',
+  410: 'Gone',
+  411: 'Length Required',
+  412: 'Precondition Failed',
+  413: 'Payload Too Large',
+  415: 'Unsupported Media Type',
+  422: 'Unprocessable Entity',
+  425: 'Too Early',
+  428: 'Precondition Required',
+  429: 'Too Many Requests',
+  431: 'Request Header Fields Too Large',
+  500: 'Internal Server Error',
+  501: 'Not Implemented',
+  502: 'Bad Gateway',
+  503: 'Service Unavailable',
+  504: 'Gateway Timeout',
 };
 const statusLines = new Map<number, string>();
 
@@ -254,14 +274,23 @@ export function createUwsServer(opts: HttpServerOptions): HttpServer {
       upgrade: (res, ureq, context) => {
         const headers: Record<string, string> = {};
         ureq.forEach((name, value) => (headers[name] = value));
-        res.upgrade({ headers, closed: false }, ureq.getHeader('sec-websocket-key'), ureq.getHeader('sec-websocket-protocol'), ureq.getHeader('sec-websocket-extensions'), context);
+        res.upgrade(
+          { headers, closed: false },
+          ureq.getHeader('sec-websocket-key'),
+          ureq.getHeader('sec-websocket-protocol'),
+          ureq.getHeader('sec-websocket-extensions'),
+          context,
+        );
       },
       open: (ws) => void sockets.add(ws),
       message: (ws, message) => {
         const data = ws.getUserData();
-        void route.onMessage(Buffer.from(message).toString('utf8'), data.headers).then((reply) => {
-          if (reply !== null && !data.closed) ws.send(reply, false);
-        }, (err: unknown) => state.log.error({ err }, 'websocket message failed'));
+        void route.onMessage(Buffer.from(message).toString('utf8'), data.headers).then(
+          (reply) => {
+            if (reply !== null && !data.closed) ws.send(reply, false);
+          },
+          (err: unknown) => state.log.error({ err }, 'websocket message failed'),
+        );
       },
       close: (ws) => {
         ws.getUserData().closed = true;

@@ -48,7 +48,13 @@ export function eventIdOf(sessionId: string, e: HubEntry): string {
 /** The envelope of wire-notes §2.2 (`data:` of a frame, and a row of the ledger route). */
 export function envelopeOf(sessionId: string, e: HubEntry): Record<string, unknown> {
   const payload = { type: e.kind, ...(e.payload as Record<string, unknown>) };
-  return { event_id: eventIdOf(sessionId, e), source: { type: 'session', session_id: sessionId }, seq: e.seq, timestamp_ms: e.timestamp_ms, payload };
+  return {
+    event_id: eventIdOf(sessionId, e),
+    source: { type: 'session', session_id: sessionId },
+    seq: e.seq,
+    timestamp_ms: e.timestamp_ms,
+    payload,
+  };
 }
 
 /** The SSE frame of an entry, serialized once and shared by every subscriber. */
@@ -216,7 +222,10 @@ export class SseSubscriber implements EventSubscriber {
     let chunk = '';
     if (this.dropped > 0) {
       chunk += truncatedFrame({ kind: 'stream_lagged', dropped: this.dropped });
-      this.log?.warn({ sessionId: this.sessionId, dropped: this.dropped, droppedTotal: this.droppedTotal }, 'sse subscriber lagged; events dropped');
+      this.log?.warn(
+        { sessionId: this.sessionId, dropped: this.dropped, droppedTotal: this.droppedTotal },
+        'sse subscriber lagged; events dropped',
+      );
       this.onTruncated?.(this.dropped);
       this.dropped = 0;
     }

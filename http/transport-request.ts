@@ -34,7 +34,11 @@ export interface FailingResponder {
 }
 
 /** Runs the handler; a synchronous throw or a rejected promise goes to `responder.fail`. */
-export function dispatch<R extends FailingResponder>(handler: RequestHandler, req: HttpRequest, responder: R & Parameters<RequestHandler>[1]): void {
+export function dispatch<R extends FailingResponder>(
+  handler: RequestHandler,
+  req: HttpRequest,
+  responder: R & Parameters<RequestHandler>[1],
+): void {
   let result: void | Promise<void>;
   try {
     result = handler(req, responder);

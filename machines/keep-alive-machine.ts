@@ -73,11 +73,7 @@ export const keepAliveMachine = setup({
         'keepalive.disabled': { target: 'passive', actions: 'disable' },
         'inbox.woken': { actions: 'ignore' },
         'turn.started': { target: 'running', actions: 'countTurn' },
-        'turn.settled': [
-          { guard: 'wasEmpty', target: 'waiting' },
-          { guard: 'wasBusy', target: 'blocked' },
-          { actions: 'ignore' },
-        ],
+        'turn.settled': [{ guard: 'wasEmpty', target: 'waiting' }, { guard: 'wasBusy', target: 'blocked' }, { actions: 'ignore' }],
         'session.idle': { actions: 'ignore' },
       },
     },
@@ -123,5 +119,10 @@ export const keepAliveMachine = setup({
 
 /** Every event type, for the state × event table test. */
 export const KEEP_ALIVE_EVENT_TYPES: KeepAliveEvent['type'][] = [
-  'keepalive.enabled', 'keepalive.disabled', 'inbox.woken', 'turn.started', 'turn.settled', 'session.idle',
+  'keepalive.enabled',
+  'keepalive.disabled',
+  'inbox.woken',
+  'turn.started',
+  'turn.settled',
+  'session.idle',
 ];

@@ -25,7 +25,13 @@ export type MobEvent =
   | { type: 'destroy.done' };
 
 export const MOB_EVENT_TYPES: ReadonlyArray<MobEvent['type']> = [
-  'mob.started', 'member.joined', 'member.left', 'flow.started', 'flow.ended', 'destroy.requested', 'destroy.done',
+  'mob.started',
+  'member.joined',
+  'member.left',
+  'flow.started',
+  'flow.ended',
+  'destroy.requested',
+  'destroy.done',
 ];
 
 export interface MobInput {
@@ -42,7 +48,8 @@ export const mobMachine = setup({
     accepted: assign(({ event }: Args) => ({ lastDecision: { event: event.type, verdict: 'accepted' as const } })),
     ignored: assign(({ event }: Args) => ({ lastDecision: { event: event.type, verdict: 'ignored' as const } })),
     count: assign(({ context, event }: Args, p: { field: 'members' | 'activeRuns'; by: number }) => ({
-      [p.field]: Math.max(0, context[p.field] + p.by), lastDecision: { event: event.type, verdict: 'accepted' as const },
+      [p.field]: Math.max(0, context[p.field] + p.by),
+      lastDecision: { event: event.type, verdict: 'accepted' as const },
     })),
   },
 }).createMachine({
@@ -50,8 +57,13 @@ export const mobMachine = setup({
   initial: 'starting',
   context: ({ input }) => ({ mobId: input.mobId, members: input.members ?? 0, activeRuns: 0, lastDecision: null }),
   on: {
-    'mob.started': ignore, 'member.joined': ignore, 'member.left': ignore, 'flow.started': ignore, 'flow.ended': ignore,
-    'destroy.requested': ignore, 'destroy.done': ignore,
+    'mob.started': ignore,
+    'member.joined': ignore,
+    'member.left': ignore,
+    'flow.started': ignore,
+    'flow.ended': ignore,
+    'destroy.requested': ignore,
+    'destroy.done': ignore,
   },
   states: {
     starting: {

@@ -34,7 +34,14 @@ export type MemberEvent =
   | { type: 'member.retire' };
 
 export const MEMBER_EVENT_TYPES: ReadonlyArray<MemberEvent['type']> = [
-  'kickoff.done', 'kickoff.failed', 'turn.start', 'turn.done', 'turn.failed', 'member.cancel', 'member.respawn', 'member.retire',
+  'kickoff.done',
+  'kickoff.failed',
+  'turn.start',
+  'turn.done',
+  'turn.failed',
+  'member.cancel',
+  'member.respawn',
+  'member.retire',
 ];
 
 export interface MemberInput {
@@ -58,10 +65,22 @@ export const memberMachine = setup({
 }).createMachine({
   id: 'mob-member',
   initial: 'spawning',
-  context: ({ input }) => ({ agentIdentity: input.agentIdentity, generation: input.generation ?? 1, turns: 0, failures: 0, lastDecision: null }),
+  context: ({ input }) => ({
+    agentIdentity: input.agentIdentity,
+    generation: input.generation ?? 1,
+    turns: 0,
+    failures: 0,
+    lastDecision: null,
+  }),
   on: {
-    'kickoff.done': ignore, 'kickoff.failed': ignore, 'turn.start': ignore, 'turn.done': ignore, 'turn.failed': ignore,
-    'member.cancel': ignore, 'member.respawn': ignore, 'member.retire': ignore,
+    'kickoff.done': ignore,
+    'kickoff.failed': ignore,
+    'turn.start': ignore,
+    'turn.done': ignore,
+    'turn.failed': ignore,
+    'member.cancel': ignore,
+    'member.respawn': ignore,
+    'member.retire': ignore,
   },
   states: {
     spawning: {

@@ -34,7 +34,13 @@ export type ScheduleEvent =
   | { type: 'schedule.delete'; revision: number };
 
 export const SCHEDULE_EVENT_TYPES: ReadonlyArray<ScheduleEvent['type']> = [
-  'timer.due', 'fire.settled', 'schedule.pause', 'schedule.resume', 'schedule.update', 'schedule.replanned', 'schedule.delete',
+  'timer.due',
+  'fire.settled',
+  'schedule.pause',
+  'schedule.resume',
+  'schedule.update',
+  'schedule.replanned',
+  'schedule.delete',
 ];
 
 export interface ScheduleMachineInput {
@@ -46,7 +52,9 @@ export interface ScheduleMachineInput {
 
 type Args = { context: ScheduleMachineContext; event: ScheduleEvent };
 
-const decided = (verdict: ScheduleVerdict) => ({ event }: Args) => ({ lastDecision: { event: event.type, verdict } });
+const decided =
+  (verdict: ScheduleVerdict) =>
+  ({ event }: Args) => ({ lastDecision: { event: event.type, verdict } });
 const nextDueOf = (event: ScheduleEvent, fallback: number | null): number | null => ('nextDueMs' in event ? event.nextDueMs : fallback);
 const revisionOf = (event: ScheduleEvent, fallback: number): number => ('revision' in event ? event.revision : fallback);
 
@@ -64,16 +72,24 @@ export const scheduleMachine = setup({
       lastDecision: { event: event.type, verdict: 'accepted' as const },
     })),
     settleFiring: assign(({ context, event }: Args) => ({
-      nextDueMs: nextDueOf(event, context.nextDueMs), firingSinceMs: null, lastDecision: { event: event.type, verdict: 'accepted' as const },
+      nextDueMs: nextDueOf(event, context.nextDueMs),
+      firingSinceMs: null,
+      lastDecision: { event: event.type, verdict: 'accepted' as const },
     })),
     recordRevision: assign(({ context, event }: Args) => ({
-      revision: revisionOf(event, context.revision), lastDecision: { event: event.type, verdict: 'accepted' as const },
+      revision: revisionOf(event, context.revision),
+      lastDecision: { event: event.type, verdict: 'accepted' as const },
     })),
     recordPlan: assign(({ context, event }: Args) => ({
-      revision: revisionOf(event, context.revision), nextDueMs: nextDueOf(event, context.nextDueMs), lastDecision: { event: event.type, verdict: 'accepted' as const },
+      revision: revisionOf(event, context.revision),
+      nextDueMs: nextDueOf(event, context.nextDueMs),
+      lastDecision: { event: event.type, verdict: 'accepted' as const },
     })),
     recordDeletion: assign(({ context, event }: Args) => ({
-      revision: revisionOf(event, context.revision), nextDueMs: null, firingSinceMs: null, lastDecision: { event: event.type, verdict: 'accepted' as const },
+      revision: revisionOf(event, context.revision),
+      nextDueMs: null,
+      firingSinceMs: null,
+      lastDecision: { event: event.type, verdict: 'accepted' as const },
     })),
     /** A timer that ran early (or a stale wheel entry): nothing is due yet, the actor re-arms. */
     ignoreEarlyTimer: assign(decided('rejected')),
@@ -87,18 +103,19 @@ export const scheduleMachine = setup({
   id: 'schedule',
   version: '1',
   context: ({ input }) => ({
-    scheduleId: input.scheduleId, revision: input.revision, nextDueMs: input.nextDueMs,
-    firingSinceMs: null, fireCount: 0, bootPhase: input.phase ?? 'active', lastDecision: null,
+    scheduleId: input.scheduleId,
+    revision: input.revision,
+    nextDueMs: input.nextDueMs,
+    firingSinceMs: null,
+    fireCount: 0,
+    bootPhase: input.phase ?? 'active',
+    lastDecision: null,
   }),
   initial: 'boot',
   states: {
     // Transient: places a schedule read from storage in its stored phase.
     boot: {
-      always: [
-        { guard: 'startsDeleted', target: 'deleted' },
-        { guard: 'startsPaused', target: 'paused' },
-        { target: 'active' },
-      ],
+      always: [{ guard: 'startsDeleted', target: 'deleted' }, { guard: 'startsPaused', target: 'paused' }, { target: 'active' }],
     },
     active: {
       on: {

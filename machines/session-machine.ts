@@ -109,8 +109,10 @@ function rejected(event: SessionEvent, verdict: Verdict): SessionEmitted {
 export const sessionMachine = setup({
   types: { context: {} as SessionContext, events: {} as SessionEvent, input: {} as SessionInput, emitted: {} as SessionEmitted },
   guards: {
-    isPhaseCallingModel: ({ context, event }) => isCurrent({ context, event }) && event.type === 'turn.phase' && event.phase === 'calling_model',
-    isPhaseExecutingTools: ({ context, event }) => isCurrent({ context, event }) && event.type === 'turn.phase' && event.phase === 'executing_tools',
+    isPhaseCallingModel: ({ context, event }) =>
+      isCurrent({ context, event }) && event.type === 'turn.phase' && event.phase === 'calling_model',
+    isPhaseExecutingTools: ({ context, event }) =>
+      isCurrent({ context, event }) && event.type === 'turn.phase' && event.phase === 'executing_tools',
     isPhaseCommitting: ({ context, event }) => isCurrent({ context, event }) && event.type === 'turn.phase' && event.phase === 'committing',
     hasHold: ({ event }) => event.type === 'recovery.detected' && event.hold !== null,
     /** The ending turn leaves follow-ups (queued, or steering it never reached). */
@@ -119,7 +121,8 @@ export const sessionMachine = setup({
     isLastFollowUp: ({ context }) => queuedOf(context) <= 1,
     syncedSome: ({ event }) => event.type === 'queue.synced' && event.count > 0,
     /** A turn end of an older generation (the turn was stopped and another started since). */
-    isStaleEnd: ({ context, event }) => (event.type === 'turn.done' || event.type === 'turn.failed') && event.generation !== context.generation,
+    isStaleEnd: ({ context, event }) =>
+      (event.type === 'turn.done' || event.type === 'turn.failed') && event.generation !== context.generation,
   },
   actions: {
     acceptTurn: assign(({ context, event }) => ({
@@ -140,10 +143,16 @@ export const sessionMachine = setup({
     rejectArchived: emit(({ event }) => rejected(event, 'archived')),
     rejectHeld: emit(({ event }) => rejected(event, 'held')),
     reportFinished: emit(({ context, event }): SessionEmitted => ({
-      type: 'turn.finished', requestId: context.currentRequestId ?? '', generation: context.generation, output: (event as Extract<SessionEvent, { type: 'turn.done' }>).output,
+      type: 'turn.finished',
+      requestId: context.currentRequestId ?? '',
+      generation: context.generation,
+      output: (event as Extract<SessionEvent, { type: 'turn.done' }>).output,
     })),
     reportFailed: emit(({ context, event }): SessionEmitted => ({
-      type: 'turn.failed', requestId: context.currentRequestId ?? '', generation: context.generation, error: (event as Extract<SessionEvent, { type: 'turn.failed' }>).error,
+      type: 'turn.failed',
+      requestId: context.currentRequestId ?? '',
+      generation: context.generation,
+      error: (event as Extract<SessionEvent, { type: 'turn.failed' }>).error,
     })),
     clearTurn: assign({ currentRequestId: null }),
     recordHold: assign(({ context, event }) => ({
@@ -202,21 +211,24 @@ export const sessionMachine = setup({
     // Between two queued turns: only the next follow-up is admitted; a fresh request is busy.
     draining: {
       on: {
-        'turn.requested': [
-          { guard: 'isFollowUp', target: 'running', actions: 'acceptTurn' },
-          { actions: 'rejectBusy' },
-        ],
+        'turn.requested': [{ guard: 'isFollowUp', target: 'running', actions: 'acceptTurn' }, { actions: 'rejectBusy' }],
         'turn.phase': { actions: 'ignoreStale' },
         'interrupt.requested': { actions: 'ignoreStale' },
         'archive.requested': { target: 'archived', actions: 'dropQueue' },
         // A restored snapshot's queue count is not trusted: the durable queue is synced after recovery.
-        'recovery.detected': [{ guard: 'hasHold', target: 'held', actions: ['recordHold', 'dropQueue'] }, { target: 'idle', actions: ['recordRecovery', 'dropQueue'] }],
+        'recovery.detected': [
+          { guard: 'hasHold', target: 'held', actions: ['recordHold', 'dropQueue'] },
+          { target: 'idle', actions: ['recordRecovery', 'dropQueue'] },
+        ],
         'hold.cleared': { actions: 'ignoreStale' },
         'followup.enqueued': { actions: 'addFollowUp' },
         // No turn runs: steering becomes a follow-up at the end of the queue.
         'steer.requested': { actions: 'addFollowUp' },
         'followup.discarded': [{ guard: 'isLastFollowUp', target: 'idle', actions: 'dropFollowUp' }, { actions: 'dropFollowUp' }],
-        'queue.synced': [{ guard: 'syncedSome', actions: 'syncQueue' }, { target: 'idle', actions: 'syncQueue' }],
+        'queue.synced': [
+          { guard: 'syncedSome', actions: 'syncQueue' },
+          { target: 'idle', actions: 'syncQueue' },
+        ],
         'queue.dropped': { target: 'idle', actions: 'dropQueue' },
       },
     },
@@ -235,7 +247,10 @@ export const sessionMachine = setup({
         'interrupt.requested': { target: '.cancelling' },
         // Archive waits for the turn to settle: a running turn is interrupted first by the actor.
         'archive.requested': { target: '.cancelling', actions: 'dropQueue' },
-        'recovery.detected': [{ guard: 'hasHold', target: 'held', actions: ['recordHold', 'dropQueue'] }, { target: 'idle', actions: ['recordRecovery', 'dropQueue'] }],
+        'recovery.detected': [
+          { guard: 'hasHold', target: 'held', actions: ['recordHold', 'dropQueue'] },
+          { target: 'idle', actions: ['recordRecovery', 'dropQueue'] },
+        ],
         'hold.cleared': { actions: 'ignoreStale' },
         'turn.done': [
           { guard: 'isStaleEnd', actions: 'ignoreStale' },
@@ -286,7 +301,10 @@ export const sessionMachine = setup({
         'turn.phase': { actions: 'ignoreStale' },
         'interrupt.requested': { actions: 'ignoreStale' },
         'archive.requested': { target: 'archived' },
-        'recovery.detected': [{ guard: 'hasHold', actions: 'recordHold' }, { target: 'idle', actions: 'clearHold' }],
+        'recovery.detected': [
+          { guard: 'hasHold', actions: 'recordHold' },
+          { target: 'idle', actions: 'clearHold' },
+        ],
         'hold.cleared': { target: 'idle', actions: 'clearHold' },
       },
     },
@@ -332,7 +350,18 @@ export const REPLAYED_TURN: TurnWork = { run: () => Promise.reject(new Error('a 
 
 /** Every event type, for the state × event table test. */
 export const SESSION_EVENT_TYPES: SessionEvent['type'][] = [
-  'turn.requested', 'turn.phase', 'interrupt.requested', 'archive.requested', 'recovery.detected', 'hold.cleared',
-  'followup.enqueued', 'followup.discarded', 'steer.requested', 'steer.injected', 'queue.synced', 'queue.dropped',
-  'turn.done', 'turn.failed',
+  'turn.requested',
+  'turn.phase',
+  'interrupt.requested',
+  'archive.requested',
+  'recovery.detected',
+  'hold.cleared',
+  'followup.enqueued',
+  'followup.discarded',
+  'steer.requested',
+  'steer.injected',
+  'queue.synced',
+  'queue.dropped',
+  'turn.done',
+  'turn.failed',
 ];

@@ -45,8 +45,20 @@ export type BindingEvent =
   | { type: 'closure.refused'; reason: string };
 
 export const BINDING_EVENT_TYPES: ReadonlyArray<BindingEvent['type']> = [
-  'delivery.begin', 'run.pending', 'realize.claim', 'run.started', 'run.start_failed', 'recover', 'abandon', 'run.ended',
-  'run.missing', 'evidence.committed', 'evidence.refused', 'evidence.missing', 'closure.done', 'closure.refused',
+  'delivery.begin',
+  'run.pending',
+  'realize.claim',
+  'run.started',
+  'run.start_failed',
+  'recover',
+  'abandon',
+  'run.ended',
+  'run.missing',
+  'evidence.committed',
+  'evidence.refused',
+  'evidence.missing',
+  'closure.done',
+  'closure.refused',
 ];
 
 type Args = { context: BindingContext; event: BindingEvent };
@@ -59,8 +71,13 @@ const rejectAll = (reason: string) => Object.fromEntries(BINDING_EVENT_TYPES.map
 export const workBindingMachine = setup({
   types: { context: {} as BindingContext, events: {} as BindingEvent },
   actions: {
-    accept: assign(({ context, event }: Args) => ({ revision: context.revision + 1, lastDecision: { event: event.type, verdict: 'accepted' as const } })),
-    reject: assign(({ event }: Args, params: { reason: string }) => ({ lastDecision: { event: event.type, verdict: 'rejected' as const, reason: params.reason } })),
+    accept: assign(({ context, event }: Args) => ({
+      revision: context.revision + 1,
+      lastDecision: { event: event.type, verdict: 'accepted' as const },
+    })),
+    reject: assign(({ event }: Args, params: { reason: string }) => ({
+      lastDecision: { event: event.type, verdict: 'rejected' as const, reason: params.reason },
+    })),
     markPending: assign({ pendingRun: true }),
     markUncertain: assign({ uncertain: true }),
     clearUncertain: assign({ uncertain: false }),
@@ -96,7 +113,10 @@ export const workBindingMachine = setup({
     },
     begun: {
       on: {
-        'run.pending': [{ guard: 'noPendingRun', actions: ['accept', 'markPending'] }, { actions: reject('pending run already persisted') }],
+        'run.pending': [
+          { guard: 'noPendingRun', actions: ['accept', 'markPending'] },
+          { actions: reject('pending run already persisted') },
+        ],
         'realize.claim': [
           { guard: 'isUncertain', actions: reject('uncertain launch: abandon it and retry') },
           { guard: 'noPendingRun', actions: reject('the pending run is not persisted yet') },

@@ -6,7 +6,15 @@
 // reads `context.outcome` after each event. Every state is safe to restore (no invoked services, no
 // `after` timers: lease deadlines live in context and the actor re-arms them).
 import { assign, not, setup } from 'xstate';
-import type { ConfirmationKind, WorkCompletionPolicy, WorkEvidenceRef, WorkFact, WorkOwner, WorkOwnerKey, WorkStatus } from '../contracts/workgraph.ts';
+import type {
+  ConfirmationKind,
+  WorkCompletionPolicy,
+  WorkEvidenceRef,
+  WorkFact,
+  WorkOwner,
+  WorkOwnerKey,
+  WorkStatus,
+} from '../contracts/workgraph.ts';
 
 /** Who sends a mutation: an owner key, and whether it holds trusted in-process host authority. */
 export interface WorkCaller {
@@ -21,11 +29,34 @@ export interface ClaimState {
 }
 
 export type RejectReason =
-  | 'stale_revision' | 'terminal' | 'not_ready' | 'already_claimed' | 'not_claimed' | 'not_claimant'
-  | 'not_blocked' | 'lease_not_expired' | 'policy_unsatisfied' | 'evidence_conflict' | 'forbidden_confirmation';
+  | 'stale_revision'
+  | 'terminal'
+  | 'not_ready'
+  | 'already_claimed'
+  | 'not_claimed'
+  | 'not_claimant'
+  | 'not_blocked'
+  | 'lease_not_expired'
+  | 'policy_unsatisfied'
+  | 'evidence_conflict'
+  | 'forbidden_confirmation';
 
 export type WorkOutcome =
-  | { ok: true; kind: 'claimed' | 'renewed' | 'released' | 'lease_expired' | 'blocked' | 'unblocked' | 'updated' | 'closed' | 'evidence_added' | 'evidence_replayed'; facts: WorkFact[] }
+  | {
+      ok: true;
+      kind:
+        | 'claimed'
+        | 'renewed'
+        | 'released'
+        | 'lease_expired'
+        | 'blocked'
+        | 'unblocked'
+        | 'updated'
+        | 'closed'
+        | 'evidence_added'
+        | 'evidence_replayed';
+      facts: WorkFact[];
+    }
   | { ok: false; reason: RejectReason; message: string };
 
 export interface WorkItemContext {
@@ -62,7 +93,14 @@ export type WorkItemEvent =
   | ({ type: 'evidence.add'; evidence: WorkEvidenceRef } & Mutation);
 
 export const WORK_ITEM_EVENT_TYPES: readonly WorkItemEvent['type'][] = [
-  'item.claim', 'item.release', 'lease.check', 'item.block', 'item.unblock', 'item.update', 'item.close', 'evidence.add',
+  'item.claim',
+  'item.release',
+  'lease.check',
+  'item.block',
+  'item.unblock',
+  'item.update',
+  'item.close',
+  'evidence.add',
 ];
 
 type Args = { context: WorkItemContext; event: WorkItemEvent };
@@ -86,7 +124,8 @@ const leaseDue = ({ context, event }: Args): boolean =>
 function normalizedEvidence(event: WorkItemEvent): WorkEvidenceRef | undefined {
   if (event.type !== 'evidence.add') return undefined;
   const ev = { ...event.evidence };
-  if (ev.confirmation_kind !== undefined && (!event.by.host || ev.confirming_owner_key === undefined)) ev.confirming_owner_key = event.by.owner.key;
+  if (ev.confirmation_kind !== undefined && (!event.by.host || ev.confirming_owner_key === undefined))
+    ev.confirming_owner_key = event.by.owner.key;
   return ev;
 }
 
@@ -117,11 +156,15 @@ export function policyProblem(ctx: Pick<WorkItemContext, 'policy' | 'evidence' |
     case 'host_confirmed':
       return by.host || confirmations('host').length > 0 ? null : 'completion policy host_confirmed needs host confirmation evidence';
     case 'principal_confirmed': {
-      const ok = confirmations('principal').some((e) => policy.principal === undefined || sameKey(e.confirming_owner_key, policy.principal));
+      const ok = confirmations('principal').some(
+        (e) => policy.principal === undefined || sameKey(e.confirming_owner_key, policy.principal),
+      );
       return ok ? null : 'completion policy principal_confirmed needs a confirmation from the named principal';
     }
     case 'supervisor': {
-      const ok = sameKey(by.owner.key, policy.owner_key) || confirmations('supervisor').some((e) => sameKey(e.confirming_owner_key, policy.owner_key));
+      const ok =
+        sameKey(by.owner.key, policy.owner_key) ||
+        confirmations('supervisor').some((e) => sameKey(e.confirming_owner_key, policy.owner_key));
       return ok ? null : `completion policy supervisor needs authorization by ${policy.owner_key.kind}:${policy.owner_key.id}`;
     }
     case 'reviewer_quorum': {
@@ -130,7 +173,9 @@ export function policyProblem(ctx: Pick<WorkItemContext, 'policy' | 'evidence' |
           .filter((e) => e.confirming_owner_key !== undefined && !sameKey(e.confirming_owner_key, ctx.claim?.owner.key))
           .map((e) => `${e.confirming_owner_key!.kind}:${e.confirming_owner_key!.id}`),
       );
-      return reviewers.size >= policy.threshold ? null : `completion policy reviewer_quorum needs ${policy.threshold} distinct reviewer confirmations (has ${reviewers.size})`;
+      return reviewers.size >= policy.threshold
+        ? null
+        : `completion policy reviewer_quorum needs ${policy.threshold} distinct reviewer confirmations (has ${reviewers.size})`;
     }
   }
 }
@@ -139,17 +184,21 @@ const isPolicyUnsatisfied = ({ context, event }: Args): boolean =>
   event.type === 'item.close' && event.outcome === 'completed' && policyProblem(context, event.by) !== null;
 
 const MESSAGES: Record<RejectReason, (a: Args) => string> = {
-  stale_revision: ({ context, event }) => `stale revision: expected ${'expectedRevision' in event ? event.expectedRevision : '?'}, current ${context.revision}`,
+  stale_revision: ({ context, event }) =>
+    `stale revision: expected ${'expectedRevision' in event ? event.expectedRevision : '?'}, current ${context.revision}`,
   terminal: ({ context }) => `item ${context.itemId} is terminal`,
   not_ready: ({ context }) => `item ${context.itemId} is not ready (blocked, gated or unresolved blockers)`,
-  already_claimed: ({ context }) => `item ${context.itemId} is already claimed by ${context.claim?.owner.key.kind}:${context.claim?.owner.key.id}`,
+  already_claimed: ({ context }) =>
+    `item ${context.itemId} is already claimed by ${context.claim?.owner.key.kind}:${context.claim?.owner.key.id}`,
   not_claimed: ({ context }) => `item ${context.itemId} is not claimed`,
   not_claimant: ({ context }) => `item ${context.itemId} is claimed by ${context.claim?.owner.key.kind}:${context.claim?.owner.key.id}`,
   not_blocked: ({ context }) => `item ${context.itemId} is not blocked`,
   lease_not_expired: ({ context }) => `item ${context.itemId} has no expired lease`,
-  policy_unsatisfied: ({ context, event }) => (event.type === 'item.close' ? policyProblem(context, event.by) ?? '' : ''),
-  evidence_conflict: ({ event }) => `evidence ${event.type === 'evidence.add' ? event.evidence.id : ''} already exists with different content`,
-  forbidden_confirmation: ({ event }) => `a ${event.type === 'evidence.add' ? event.evidence.confirmation_kind : ''} confirmation needs host authority`,
+  policy_unsatisfied: ({ context, event }) => (event.type === 'item.close' ? (policyProblem(context, event.by) ?? '') : ''),
+  evidence_conflict: ({ event }) =>
+    `evidence ${event.type === 'evidence.add' ? event.evidence.id : ''} already exists with different content`,
+  forbidden_confirmation: ({ event }) =>
+    `a ${event.type === 'evidence.add' ? event.evidence.confirmation_kind : ''} confirmation needs host authority`,
 };
 
 const ok = (kind: Extract<WorkOutcome, { ok: true }>['kind'], facts: WorkFact[] = []): WorkOutcome => ({ ok: true, kind, facts });
@@ -194,23 +243,33 @@ export const workItemMachine = setup({
     expireLease: assign(({ context, event }) => {
       const claim = context.claim!;
       const fact: WorkFact = {
-        kind: 'lease_expired', item_id: context.itemId, owner_key: claim.owner.key,
-        lease_expires_at: iso(claim.lease_expires_at_ms!), observed_at: iso(nowOf(event)),
+        kind: 'lease_expired',
+        item_id: context.itemId,
+        owner_key: claim.owner.key,
+        lease_expires_at: iso(claim.lease_expires_at_ms!),
+        observed_at: iso(nowOf(event)),
       };
       return { revision: context.revision + 1, claim: null, outcome: ok('lease_expired', [fact]) };
     }),
     markBlocked: assign(({ context, event }) => ({
-      revision: context.revision + 1, blockedReason: event.type === 'item.block' ? event.reason : null, outcome: ok('blocked'),
+      revision: context.revision + 1,
+      blockedReason: event.type === 'item.block' ? event.reason : null,
+      outcome: ok('blocked'),
     })),
     clearBlocked: assign(({ context }) => ({ revision: context.revision + 1, blockedReason: null, outcome: ok('unblocked') })),
     bumpRevision: assign(({ context }) => ({ revision: context.revision + 1, outcome: ok('updated') })),
     // The claim stays on record (who closed it) but its lease ends: a terminal item has nothing to expire.
     closeItem: assign(({ context, event }) => ({
-      revision: context.revision + 1, terminalAtMs: nowOf(event), blockedReason: null,
-      claim: context.claim ? { ...context.claim, lease_expires_at_ms: null } : null, outcome: ok('closed'),
+      revision: context.revision + 1,
+      terminalAtMs: nowOf(event),
+      blockedReason: null,
+      claim: context.claim ? { ...context.claim, lease_expires_at_ms: null } : null,
+      outcome: ok('closed'),
     })),
     addEvidence: assign(({ context, event }) => ({
-      revision: context.revision + 1, evidence: [...context.evidence, normalizedEvidence(event)!], outcome: ok('evidence_added'),
+      revision: context.revision + 1,
+      evidence: [...context.evidence, normalizedEvidence(event)!],
+      outcome: ok('evidence_added'),
     })),
     replayEvidence: assign({ outcome: () => ok('evidence_replayed') }),
   },
@@ -219,7 +278,14 @@ export const workItemMachine = setup({
   version: '1',
   initial: 'open',
   context: ({ input }) => ({
-    itemId: input.itemId, revision: 1, policy: input.policy, claim: null, evidence: [], blockedReason: null, terminalAtMs: null, outcome: null,
+    itemId: input.itemId,
+    revision: 1,
+    policy: input.policy,
+    claim: null,
+    evidence: [],
+    blockedReason: null,
+    terminalAtMs: null,
+    outcome: null,
   }),
   on: {
     // The same in every non-terminal state: evidence may be added by anyone (reviewers), confirmations are checked.
@@ -241,7 +307,10 @@ export const workItemMachine = setup({
         ],
         'item.release': { actions: reject('not_claimed') },
         'lease.check': { actions: reject('lease_not_expired') },
-        'item.block': [{ guard: 'isStale', actions: reject('stale_revision') }, { target: 'blocked', actions: 'markBlocked' }],
+        'item.block': [
+          { guard: 'isStale', actions: reject('stale_revision') },
+          { target: 'blocked', actions: 'markBlocked' },
+        ],
         'item.unblock': { actions: reject('not_blocked') },
         'item.update': [{ guard: 'isStale', actions: reject('stale_revision') }, { actions: 'bumpRevision' }],
         'item.close': closeTransitions(),
@@ -304,7 +373,10 @@ export const workItemMachine = setup({
     },
     /** Transient: an unblocked item goes back to in_progress when still claimed, else to open. */
     routeUnblock: {
-      always: [{ guard: 'isClaimed', target: 'in_progress', actions: 'clearBlocked' }, { target: 'open', actions: 'clearBlocked' }],
+      always: [
+        { guard: 'isClaimed', target: 'in_progress', actions: 'clearBlocked' },
+        { target: 'open', actions: 'clearBlocked' },
+      ],
     },
     completed: { on: terminalRejects() },
     cancelled: { on: terminalRejects() },

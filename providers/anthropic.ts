@@ -13,7 +13,10 @@ const ANTHROPIC_VERSION = '2023-06-01';
 const P = 'anthropic';
 
 type Json = Record<string, unknown>;
-interface WireMessage { role: 'user' | 'assistant'; content: Json[] }
+interface WireMessage {
+  role: 'user' | 'assistant';
+  content: Json[];
+}
 
 /** Creates the Anthropic adapter. A missing apiKey fails each call with PROVIDER_ERROR. */
 export function createAnthropicProvider(opts: AdapterOptions = {}): Provider {
@@ -26,7 +29,12 @@ export function createAnthropicProvider(opts: AdapterOptions = {}): Provider {
     async call(req, onEvent, onRetry) {
       if (!opts.apiKey) throw missingKey(req.model);
       return caller.call({
-        model: req.model, url, signal: req.signal, onEvent, onRetry, body: anthropicBodyJson(req),
+        model: req.model,
+        url,
+        signal: req.signal,
+        onEvent,
+        onRetry,
+        body: anthropicBodyJson(req),
         headers: { ...authHeaders(opts, opts.apiKey, { 'x-api-key': opts.apiKey }), 'anthropic-version': ANTHROPIC_VERSION },
         decoder: (emit) => anthropicDecoder(req.model, emit),
       });
@@ -63,7 +71,9 @@ function wireRow(m: Message): WireMessage | null {
     w = {
       role: 'user',
       content: contentParts(m.content).map((p) =>
-        p.kind === 'text' ? { type: 'text', text: p.text } : { type: 'image', source: { type: 'base64', media_type: p.media_type, data: p.data } },
+        p.kind === 'text'
+          ? { type: 'text', text: p.text }
+          : { type: 'image', source: { type: 'base64', media_type: p.media_type, data: p.data } },
       ),
     };
   } else if (m.role === 'block_assistant') {
@@ -190,14 +200,27 @@ export function anthropicBodyJson(req: ProviderRequest): string {
 }
 
 const STOP: Record<string, StopReason> = {
-  end_turn: 'end_turn', tool_use: 'tool_use', max_tokens: 'max_tokens', stop_sequence: 'stop_sequence',
-  refusal: 'content_filter', pause_turn: 'end_turn', model_context_window_exceeded: 'max_tokens',
+  end_turn: 'end_turn',
+  tool_use: 'tool_use',
+  max_tokens: 'max_tokens',
+  stop_sequence: 'stop_sequence',
+  refusal: 'content_filter',
+  pause_turn: 'end_turn',
+  model_context_window_exceeded: 'max_tokens',
 };
 
 /** Anthropic stream error types → the HTTP status they stand for. */
 const ERROR_STATUS: Record<string, number> = {
-  invalid_request_error: 400, authentication_error: 401, billing_error: 402, permission_error: 403,
-  not_found_error: 404, request_too_large: 413, rate_limit_error: 429, api_error: 500, timeout_error: 504, overloaded_error: 529,
+  invalid_request_error: 400,
+  authentication_error: 401,
+  billing_error: 402,
+  permission_error: 403,
+  not_found_error: 404,
+  request_too_large: 413,
+  rate_limit_error: 429,
+  api_error: 500,
+  timeout_error: 504,
+  overloaded_error: 529,
 };
 
 type Slot = { type: 'text' | 'thinking'; text: string } | { type: 'tool_use'; id: string; name: string; json: string };
@@ -267,7 +290,8 @@ export function anthropicDecoder(model: string, emit: (e: StreamEvent) => void):
       for (const [, s] of [...slots].sort((a, b) => a[0] - b[0])) {
         if (s.type === 'thinking') blocks.push({ block_type: 'reasoning', data: { text: s.text } });
         else if (s.type === 'text' && s.text !== '') blocks.push({ block_type: 'text', data: { text: s.text } });
-        else if (s.type === 'tool_use') blocks.push({ block_type: 'tool_use', data: { id: s.id, name: s.name, args: parseToolArgs(P, model, s.json) } });
+        else if (s.type === 'tool_use')
+          blocks.push({ block_type: 'tool_use', data: { id: s.id, name: s.name, args: parseToolArgs(P, model, s.json) } });
       }
       return { blocks, stop_reason: stop, usage };
     },

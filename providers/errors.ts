@@ -80,7 +80,13 @@ export function statusFailure(provider: string, model: string, status: number, v
 }
 
 /** Classifies a non-2xx response from its status, headers and (already read) body text. */
-export function httpFailure(provider: string, model: string, status: number, headers: Record<string, unknown>, bodyText: string): ServiceError {
+export function httpFailure(
+  provider: string,
+  model: string,
+  status: number,
+  headers: Record<string, unknown>,
+  bodyText: string,
+): ServiceError {
   const body = parseJsonObject(bodyText);
   const retryAfterMs = retryAfterFromHeaders(headers) ?? retryDelayFromBody(body);
   return statusFailure(provider, model, status, vendorMessage(body, bodyText), retryAfterMs);
@@ -88,7 +94,14 @@ export function httpFailure(provider: string, model: string, status: number, hea
 
 /** A stream that broke the vendor's protocol (malformed JSON, no terminal event). Retryable. */
 export function streamFailure(provider: string, model: string, message: string, cause?: unknown): ServiceError {
-  return llmFailure({ code: 'AGENT_ERROR', message: `${provider} stream: ${message}`, provider, model, failure: 'retryable_provider_error', cause });
+  return llmFailure({
+    code: 'AGENT_ERROR',
+    message: `${provider} stream: ${message}`,
+    provider,
+    model,
+    failure: 'retryable_provider_error',
+    cause,
+  });
 }
 
 /** The caller aborted the call. Never retried. */
@@ -102,7 +115,12 @@ const TIMEOUT_CODES = new Set(['UND_ERR_BODY_TIMEOUT', 'UND_ERR_HEADERS_TIMEOUT'
  * Classifies anything thrown while calling or reading (transport errors, timeouts, unknown bugs).
  * ServiceErrors pass through. Unknown failures are retryable (wire-notes section 6).
  */
-export function thrownFailure(provider: string, model: string, err: unknown, state: { cancelled: boolean; callTimedOut: boolean }): ServiceError {
+export function thrownFailure(
+  provider: string,
+  model: string,
+  err: unknown,
+  state: { cancelled: boolean; callTimedOut: boolean },
+): ServiceError {
   if (isServiceError(err)) return err;
   if (state.cancelled) return cancelledFailure(provider, model, err);
   const detail = err instanceof Error ? err.message : String(err);
@@ -111,9 +129,23 @@ export function thrownFailure(provider: string, model: string, err: unknown, sta
   }
   const code = (err as { code?: unknown } | null)?.code;
   if (typeof code === 'string' && TIMEOUT_CODES.has(code)) {
-    return llmFailure({ code: 'AGENT_ERROR', message: `${provider} network timeout: ${detail}`, provider, model, failure: 'network_timeout', cause: err });
+    return llmFailure({
+      code: 'AGENT_ERROR',
+      message: `${provider} network timeout: ${detail}`,
+      provider,
+      model,
+      failure: 'network_timeout',
+      cause: err,
+    });
   }
-  return llmFailure({ code: 'AGENT_ERROR', message: `${provider} request failed: ${detail}`, provider, model, failure: 'retryable_provider_error', cause: err });
+  return llmFailure({
+    code: 'AGENT_ERROR',
+    message: `${provider} request failed: ${detail}`,
+    provider,
+    model,
+    failure: 'retryable_provider_error',
+    cause: err,
+  });
 }
 
 /**
@@ -124,8 +156,13 @@ export function afterStreamFailure(err: ServiceError): ServiceError {
   const info = failureInfo(err);
   if (!info?.retryable) return err;
   return llmFailure({
-    code: 'AGENT_ERROR', message: `${err.message} (after output was streamed; not retried)`,
-    provider: info.provider, model: info.model, status: info.status, reason: 'stream_interrupted', cause: err,
+    code: 'AGENT_ERROR',
+    message: `${err.message} (after output was streamed; not retried)`,
+    provider: info.provider,
+    model: info.model,
+    status: info.status,
+    reason: 'stream_interrupted',
+    cause: err,
   });
 }
 

@@ -20,7 +20,10 @@ const SKIP_SIGNATURE = 'skip_thought_signature_validator';
 export const GEMINI_CALL_ID_PREFIX = 'gemini_call_';
 
 type Json = Record<string, unknown>;
-interface Content { role: 'user' | 'model'; parts: Json[] }
+interface Content {
+  role: 'user' | 'model';
+  parts: Json[];
+}
 
 /** Creates the Gemini adapter. A missing apiKey fails each call with PROVIDER_ERROR. */
 export function createGeminiProvider(opts: AdapterOptions = {}): Provider {
@@ -34,7 +37,12 @@ export function createGeminiProvider(opts: AdapterOptions = {}): Provider {
       if (!opts.apiKey) throw missingKey(req.model);
       const url = endpointUrl(base, 'v1beta', `models/${encodeURIComponent(req.model)}:streamGenerateContent?alt=sse`);
       return caller.call({
-        model: req.model, url, signal: req.signal, onEvent, onRetry, body: geminiBody(req),
+        model: req.model,
+        url,
+        signal: req.signal,
+        onEvent,
+        onRetry,
+        body: geminiBody(req),
         headers: authHeaders(opts, opts.apiKey, { 'x-goog-api-key': opts.apiKey }),
         decoder: (emit) => geminiDecoder(req.model, emit),
         mapStatus: invalidKeyAsAuth,
@@ -65,7 +73,9 @@ export function geminiBody(req: ProviderRequest): Json {
   if (req.tools.length > 0) {
     // parametersJsonSchema takes full JSON Schema (tool schemas from MCP servers often use
     // keywords that the OpenAPI-subset `parameters` field rejects).
-    body.tools = [{ functionDeclarations: req.tools.map((t) => ({ name: t.name, description: t.description, parametersJsonSchema: t.input_schema })) }];
+    body.tools = [
+      { functionDeclarations: req.tools.map((t) => ({ name: t.name, description: t.description, parametersJsonSchema: t.input_schema })) },
+    ];
   }
   return body;
 }
@@ -80,7 +90,9 @@ function geminiContents(req: ProviderRequest): Content[] {
     if (m.role === 'user') {
       add({
         role: 'user',
-        parts: contentParts(m.content).map((p) => (p.kind === 'text' ? { text: p.text } : { inlineData: { mimeType: p.media_type, data: p.data } })),
+        parts: contentParts(m.content).map((p) =>
+          p.kind === 'text' ? { text: p.text } : { inlineData: { mimeType: p.media_type, data: p.data } },
+        ),
       });
     } else if (m.role === 'block_assistant') {
       const parts: Json[] = [];
@@ -100,7 +112,10 @@ function geminiContents(req: ProviderRequest): Content[] {
       add({
         role: 'user',
         parts: m.results.map((r) => ({
-          functionResponse: { name: names.get(r.tool_use_id) ?? r.tool_use_id, response: r.is_error ? { error: r.content } : { output: r.content } },
+          functionResponse: {
+            name: names.get(r.tool_use_id) ?? r.tool_use_id,
+            response: r.is_error ? { error: r.content } : { output: r.content },
+          },
         })),
       });
     }
@@ -109,15 +124,25 @@ function geminiContents(req: ProviderRequest): Content[] {
 }
 
 const STOP: Record<string, StopReason> = {
-  STOP: 'end_turn', MAX_TOKENS: 'max_tokens', SAFETY: 'content_filter', RECITATION: 'content_filter', BLOCKLIST: 'content_filter',
-  PROHIBITED_CONTENT: 'content_filter', SPII: 'content_filter', IMAGE_SAFETY: 'content_filter', LANGUAGE: 'content_filter',
+  STOP: 'end_turn',
+  MAX_TOKENS: 'max_tokens',
+  SAFETY: 'content_filter',
+  RECITATION: 'content_filter',
+  BLOCKLIST: 'content_filter',
+  PROHIBITED_CONTENT: 'content_filter',
+  SPII: 'content_filter',
+  IMAGE_SAFETY: 'content_filter',
+  LANGUAGE: 'content_filter',
 };
 
-type Piece = { kind: 'text'; text: string } | { kind: 'thought'; text: string } | { kind: 'call'; name: string; args: unknown; id?: string };
+type Piece =
+  { kind: 'text'; text: string } | { kind: 'thought'; text: string } | { kind: 'call'; name: string; args: unknown; id?: string };
 
 /** A deterministic id for the n-th call of a reply: same reply, same id (so retries and replays agree). */
 function syntheticId(responseId: string, n: number, name: string, args: unknown): string {
-  const h = createHash('sha256').update(`${responseId}\u0000${n}\u0000${name}\u0000${JSON.stringify(args)}`).digest('hex');
+  const h = createHash('sha256')
+    .update(`${responseId}\u0000${n}\u0000${name}\u0000${JSON.stringify(args)}`)
+    .digest('hex');
   return `${GEMINI_CALL_ID_PREFIX}${h.slice(0, 20)}`;
 }
 
@@ -151,7 +176,8 @@ export function geminiDecoder(model: string, emit: (e: StreamEvent) => void): St
         for (const part of parts as Json[]) {
           if (typeof part.text === 'string' && part.text !== '') appendText(part.thought === true ? 'thought' : 'text', part.text);
           const fc = part.functionCall as Json | undefined;
-          if (fc) pieces.push({ kind: 'call', name: String(fc.name), args: fc.args ?? {}, id: typeof fc.id === 'string' ? fc.id : undefined });
+          if (fc)
+            pieces.push({ kind: 'call', name: String(fc.name), args: fc.args ?? {}, id: typeof fc.id === 'string' ? fc.id : undefined });
         }
       }
       if (typeof cand?.finishReason === 'string') finish = cand.finishReason;
@@ -170,7 +196,11 @@ export function geminiDecoder(model: string, emit: (e: StreamEvent) => void): St
       for (const p of pieces) {
         if (p.kind === 'thought') blocks.push({ block_type: 'reasoning', data: { text: p.text } });
         else if (p.kind === 'text') blocks.push({ block_type: 'text', data: { text: p.text } });
-        else blocks.push({ block_type: 'tool_use', data: { id: p.id ?? syntheticId(responseId, calls, p.name, p.args), name: p.name, args: p.args } });
+        else
+          blocks.push({
+            block_type: 'tool_use',
+            data: { id: p.id ?? syntheticId(responseId, calls, p.name, p.args), name: p.name, args: p.args },
+          });
         if (p.kind === 'call') calls++;
       }
       let stop: StopReason = blocked ? 'content_filter' : (STOP[finish ?? ''] ?? 'end_turn');

@@ -13,38 +13,109 @@ const ANNOTATIONS = new Set(['$schema', '$comment', 'examples', 'default', 'depr
 
 /** Keywords a slot cannot express (anthropic, openai) or the only ones it can (gemini). */
 const ANTHROPIC_UNSUPPORTED = new Set([
-  'minimum', 'maximum', 'exclusiveMinimum', 'exclusiveMaximum', 'multipleOf', 'minLength', 'maxLength',
-  'minProperties', 'maxProperties', 'maxItems', 'patternProperties', 'propertyNames', 'unevaluatedProperties',
-  'unevaluatedItems', 'dependentRequired', 'dependentSchemas', 'not', 'if', 'then', 'else', 'contains',
-  'minContains', 'maxContains', 'uniqueItems',
+  'minimum',
+  'maximum',
+  'exclusiveMinimum',
+  'exclusiveMaximum',
+  'multipleOf',
+  'minLength',
+  'maxLength',
+  'minProperties',
+  'maxProperties',
+  'maxItems',
+  'patternProperties',
+  'propertyNames',
+  'unevaluatedProperties',
+  'unevaluatedItems',
+  'dependentRequired',
+  'dependentSchemas',
+  'not',
+  'if',
+  'then',
+  'else',
+  'contains',
+  'minContains',
+  'maxContains',
+  'uniqueItems',
 ]);
 const OPENAI_UNSUPPORTED = new Set([
-  'patternProperties', 'propertyNames', 'unevaluatedProperties', 'unevaluatedItems', 'dependentRequired',
-  'dependentSchemas', 'not', 'if', 'then', 'else', 'allOf', 'contains', 'minContains', 'maxContains',
+  'patternProperties',
+  'propertyNames',
+  'unevaluatedProperties',
+  'unevaluatedItems',
+  'dependentRequired',
+  'dependentSchemas',
+  'not',
+  'if',
+  'then',
+  'else',
+  'allOf',
+  'contains',
+  'minContains',
+  'maxContains',
 ]);
 const GEMINI_SUPPORTED = new Set([
-  '$id', '$defs', '$ref', '$anchor', 'type', 'format', 'title', 'description', 'enum', 'items', 'prefixItems',
-  'minItems', 'maxItems', 'minimum', 'maximum', 'anyOf', 'oneOf', 'properties', 'additionalProperties',
-  'required', 'propertyOrdering', 'nullable',
+  '$id',
+  '$defs',
+  '$ref',
+  '$anchor',
+  'type',
+  'format',
+  'title',
+  'description',
+  'enum',
+  'items',
+  'prefixItems',
+  'minItems',
+  'maxItems',
+  'minimum',
+  'maximum',
+  'anyOf',
+  'oneOf',
+  'properties',
+  'additionalProperties',
+  'required',
+  'propertyOrdering',
+  'nullable',
 ]);
 
 /** Subschema-holding keywords: name → how its value holds schemas. */
 const CHILDREN: Record<string, 'one' | 'map' | 'list'> = {
-  items: 'one', additionalProperties: 'one', not: 'one', if: 'one', then: 'one', else: 'one', contains: 'one',
-  propertyNames: 'one', unevaluatedProperties: 'one', unevaluatedItems: 'one',
-  properties: 'map', patternProperties: 'map', $defs: 'map', definitions: 'map', dependentSchemas: 'map',
-  anyOf: 'list', oneOf: 'list', allOf: 'list', prefixItems: 'list',
+  items: 'one',
+  additionalProperties: 'one',
+  not: 'one',
+  if: 'one',
+  then: 'one',
+  else: 'one',
+  contains: 'one',
+  propertyNames: 'one',
+  unevaluatedProperties: 'one',
+  unevaluatedItems: 'one',
+  properties: 'map',
+  patternProperties: 'map',
+  $defs: 'map',
+  definitions: 'map',
+  dependentSchemas: 'map',
+  anyOf: 'list',
+  oneOf: 'list',
+  allOf: 'list',
+  prefixItems: 'list',
 };
 
 /** The slot a provider's wire offers for a JSON schema; null means prompt-only extraction. */
 export function jsonSchemaSlot(provider: ProviderName): string | null {
   switch (provider) {
-    case 'anthropic': return 'output_config.format';
-    case 'openai': return 'text.format';
-    case 'gemini': return 'generationConfig.responseJsonSchema';
+    case 'anthropic':
+      return 'output_config.format';
+    case 'openai':
+      return 'text.format';
+    case 'gemini':
+      return 'generationConfig.responseJsonSchema';
     case 'self_hosted':
-    case 'other': return 'response_format';
-    case 'scripted': return null;
+    case 'other':
+      return 'response_format';
+    case 'scripted':
+      return null;
   }
 }
 
@@ -90,7 +161,8 @@ export function lowerSchema(provider: ProviderName, schema: Json, strict: boolea
       }
       const kind = CHILDREN[key];
       if (kind === 'one') out[key] = walk(value, here);
-      else if (kind === 'map' && isObject(value)) out[key] = Object.fromEntries(Object.entries(value).map(([k, v]) => [k, walk(v, `${here}/${esc(k)}`)]));
+      else if (kind === 'map' && isObject(value))
+        out[key] = Object.fromEntries(Object.entries(value).map(([k, v]) => [k, walk(v, `${here}/${esc(k)}`)]));
       else if (kind === 'list' && Array.isArray(value)) out[key] = value.map((v, i) => walk(v, `${here}/${i}`));
       else out[key] = value;
     }

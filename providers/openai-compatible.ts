@@ -28,7 +28,8 @@ export function createOpenAICompatibleProvider(opts: OpenAICompatibleOptions): P
   const name = opts.name ?? 'self_hosted';
   const caller = createWireCaller(name, opts);
   const url = endpointUrl(opts.baseUrl, 'v1', 'chat/completions');
-  const preflight = (model: string) => (!opts.apiKey && opts.requireApiKey ? missingApiKey(name, model, opts.apiKeyEnv ?? 'SELF_HOSTED_API_KEY') : undefined);
+  const preflight = (model: string) =>
+    !opts.apiKey && opts.requireApiKey ? missingApiKey(name, model, opts.apiKeyEnv ?? 'SELF_HOSTED_API_KEY') : undefined;
   return {
     name,
     preflight,
@@ -36,7 +37,12 @@ export function createOpenAICompatibleProvider(opts: OpenAICompatibleOptions): P
       const problem = preflight(req.model);
       if (problem) throw problem;
       return caller.call({
-        model: req.model, url, signal: req.signal, onEvent, onRetry, body: chatBodyJson(req),
+        model: req.model,
+        url,
+        signal: req.signal,
+        onEvent,
+        onRetry,
+        body: chatBodyJson(req),
         headers: opts.apiKey ? authHeaders(opts, opts.apiKey, { authorization: `Bearer ${opts.apiKey}` }) : {},
         decoder: (emit) => chatDecoder(name, req.model, emit),
       });
@@ -48,10 +54,17 @@ export function createOpenAICompatibleProvider(opts: OpenAICompatibleOptions): P
 /** @internal The Chat Completions request body for `req`. */
 export function chatBody(req: ProviderRequest): Json {
   const body: Json = {
-    model: req.model, messages: chatMessages(req), stream: true, stream_options: { include_usage: true }, max_tokens: req.max_tokens,
+    model: req.model,
+    messages: chatMessages(req),
+    stream: true,
+    stream_options: { include_usage: true },
+    max_tokens: req.max_tokens,
   };
   if (req.tools.length > 0) {
-    body.tools = req.tools.map((t) => ({ type: 'function', function: { name: t.name, description: t.description, parameters: t.input_schema } }));
+    body.tools = req.tools.map((t) => ({
+      type: 'function',
+      function: { name: t.name, description: t.description, parameters: t.input_schema },
+    }));
   }
   if (req.json_schema) {
     const { name, schema, strict } = req.json_schema;
@@ -91,12 +104,18 @@ function chatMessages(req: ProviderRequest): Json[] {
       const parts = contentParts(m.content);
       const content = parts.every((p) => p.kind === 'text')
         ? parts.map((p) => (p as { text: string }).text).join('')
-        : parts.map((p) => (p.kind === 'text' ? { type: 'text', text: p.text } : { type: 'image_url', image_url: { url: `data:${p.media_type};base64,${p.data}` } }));
+        : parts.map((p) =>
+            p.kind === 'text'
+              ? { type: 'text', text: p.text }
+              : { type: 'image_url', image_url: { url: `data:${p.media_type};base64,${p.data}` } },
+          );
       out.push({ role: 'user', content });
     } else if (m.role === 'block_assistant') {
       const text = m.blocks.map((b) => (b.block_type === 'text' ? b.data.text : '')).join('');
       const calls = m.blocks.flatMap((b) =>
-        b.block_type === 'tool_use' ? [{ id: b.data.id, type: 'function', function: { name: b.data.name, arguments: JSON.stringify(b.data.args ?? {}) } }] : [],
+        b.block_type === 'tool_use'
+          ? [{ id: b.data.id, type: 'function', function: { name: b.data.name, arguments: JSON.stringify(b.data.args ?? {}) } }]
+          : [],
       );
       const msg: Json = { role: 'assistant', content: text === '' && calls.length > 0 ? null : text };
       if (calls.length > 0) msg.tool_calls = calls;
@@ -109,10 +128,18 @@ function chatMessages(req: ProviderRequest): Json[] {
 }
 
 const FINISH: Record<string, StopReason> = {
-  stop: 'end_turn', length: 'max_tokens', tool_calls: 'tool_use', function_call: 'tool_use', content_filter: 'content_filter',
+  stop: 'end_turn',
+  length: 'max_tokens',
+  tool_calls: 'tool_use',
+  function_call: 'tool_use',
+  content_filter: 'content_filter',
 };
 
-interface Call { id: string; name: string; args: string }
+interface Call {
+  id: string;
+  name: string;
+  args: string;
+}
 
 /**
  * @internal Decodes one Chat Completions SSE stream. The stream is complete at `data: [DONE]`; a
@@ -180,7 +207,14 @@ export function chatDecoder(provider: string, model: string, emit: (e: StreamEve
       if (reasoning !== '') blocks.push({ block_type: 'reasoning', data: { text: reasoning } });
       if (text !== '') blocks.push({ block_type: 'text', data: { text } });
       for (const [index, c] of [...calls].sort((a, b) => a[0] - b[0])) {
-        blocks.push({ block_type: 'tool_use', data: { id: c.id || `call_${completionId ? `${completionId}_` : ''}${index}`, name: c.name, args: parseToolArgs(provider, model, c.args) } });
+        blocks.push({
+          block_type: 'tool_use',
+          data: {
+            id: c.id || `call_${completionId ? `${completionId}_` : ''}${index}`,
+            name: c.name,
+            args: parseToolArgs(provider, model, c.args),
+          },
+        });
       }
       let stop = FINISH[finish ?? ''] ?? 'end_turn';
       if (stop === 'end_turn' && calls.size > 0) stop = 'tool_use';

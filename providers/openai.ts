@@ -24,7 +24,12 @@ export function createOpenAIProvider(opts: AdapterOptions = {}): Provider {
     async call(req, onEvent, onRetry) {
       if (!opts.apiKey) throw missingKey(req.model);
       return caller.call({
-        model: req.model, url, signal: req.signal, onEvent, onRetry, body: openaiBody(req),
+        model: req.model,
+        url,
+        signal: req.signal,
+        onEvent,
+        onRetry,
+        body: openaiBody(req),
         headers: authHeaders(opts, opts.apiKey, { authorization: `Bearer ${opts.apiKey}` }),
         decoder: (emit) => openaiDecoder(req.model, emit),
       });
@@ -39,7 +44,13 @@ export function openaiBody(req: ProviderRequest): Json {
   const system = systemText(req);
   if (system) body.instructions = system;
   if (req.tools.length > 0) {
-    body.tools = req.tools.map((t) => ({ type: 'function', name: t.name, description: t.description, parameters: t.input_schema, strict: false }));
+    body.tools = req.tools.map((t) => ({
+      type: 'function',
+      name: t.name,
+      description: t.description,
+      parameters: t.input_schema,
+      strict: false,
+    }));
   }
   if (req.json_schema) {
     const { name, schema, strict } = req.json_schema;
@@ -53,7 +64,9 @@ function inputItems(req: ProviderRequest): Json[] {
   for (const m of req.messages) {
     if (m.role === 'user') {
       const content = contentParts(m.content).map((p) =>
-        p.kind === 'text' ? { type: 'input_text', text: p.text } : { type: 'input_image', image_url: `data:${p.media_type};base64,${p.data}` },
+        p.kind === 'text'
+          ? { type: 'input_text', text: p.text }
+          : { type: 'input_image', image_url: `data:${p.media_type};base64,${p.data}` },
       );
       items.push({ type: 'message', role: 'user', content });
     } else if (m.role === 'block_assistant') {
@@ -74,11 +87,18 @@ function inputItems(req: ProviderRequest): Json[] {
 /** Responses error codes → the HTTP status they stand for (unknown codes count as server errors). */
 function errorStatus(code: unknown): number {
   switch (code) {
-    case 'rate_limit_exceeded': return 429;
-    case 'insufficient_quota': return 402;
-    case 'invalid_api_key': return 401;
-    case 'invalid_prompt': case 'context_length_exceeded': case 'invalid_request_error': return 400;
-    default: return 500;
+    case 'rate_limit_exceeded':
+      return 429;
+    case 'insufficient_quota':
+      return 402;
+    case 'invalid_api_key':
+      return 401;
+    case 'invalid_prompt':
+    case 'context_length_exceeded':
+    case 'invalid_request_error':
+      return 400;
+    default:
+      return 500;
   }
 }
 

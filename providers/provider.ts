@@ -5,7 +5,6 @@ import type { RetryNotice } from '../contracts/session-events.ts';
 import type { AssistantBlock, Message, ProviderUsage, StopReason } from '../contracts/transcript.ts';
 import type { ToolSpec } from '../contracts/tool.ts';
 
-
 export interface ProviderRequest {
   model: string;
   /** Joined system prompt, or undefined for none. */
@@ -20,9 +19,7 @@ export interface ProviderRequest {
 }
 
 /** Normalised streaming events, delivered in order while the call runs. */
-export type StreamEvent =
-  | { type: 'text_delta'; delta: string }
-  | { type: 'reasoning_delta'; delta: string };
+export type StreamEvent = { type: 'text_delta'; delta: string } | { type: 'reasoning_delta'; delta: string };
 
 export interface ProviderResponse {
   blocks: AssistantBlock[];

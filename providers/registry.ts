@@ -61,14 +61,22 @@ export interface ProviderRegistry {
 }
 
 const KEY_ENV: Record<ProviderName, string> = {
-  anthropic: 'ANTHROPIC_API_KEY', openai: 'OPENAI_API_KEY', gemini: 'GEMINI_API_KEY',
-  self_hosted: 'SELF_HOSTED_API_KEY', other: 'OTHER_API_KEY', scripted: '',
+  anthropic: 'ANTHROPIC_API_KEY',
+  openai: 'OPENAI_API_KEY',
+  gemini: 'GEMINI_API_KEY',
+  self_hosted: 'SELF_HOSTED_API_KEY',
+  other: 'OTHER_API_KEY',
+  scripted: '',
 };
 const BASE_ENV: Partial<Record<ProviderName, string>> = {
-  anthropic: 'ANTHROPIC_BASE_URL', openai: 'OPENAI_BASE_URL', gemini: 'GEMINI_BASE_URL',
+  anthropic: 'ANTHROPIC_BASE_URL',
+  openai: 'OPENAI_BASE_URL',
+  gemini: 'GEMINI_BASE_URL',
 };
 const DEFAULT_BASE: Partial<Record<ProviderName, string>> = {
-  anthropic: ANTHROPIC_DEFAULT_BASE_URL, openai: OPENAI_DEFAULT_BASE_URL, gemini: GEMINI_DEFAULT_BASE_URL,
+  anthropic: ANTHROPIC_DEFAULT_BASE_URL,
+  openai: OPENAI_DEFAULT_BASE_URL,
+  gemini: GEMINI_DEFAULT_BASE_URL,
 };
 
 function isProviderName(v: string): v is ProviderName {
@@ -85,8 +93,18 @@ export function createProviderRegistry(opts: ProviderRegistryOptions): ProviderR
     const s = section(name);
     if (credential) {
       const baseEnvName = BASE_ENV[name];
-      const base = credential.baseUrl ?? nonEmpty(s.base_url) ?? (baseEnvName ? nonEmpty(opts.env[baseEnvName]) : undefined) ?? DEFAULT_BASE[name];
-      const o: AdapterOptions = { apiKey: credential.secret, apiKeyEnv: 'the auth binding', authStyle: credential.style, baseUrl: base, logger: opts.logger, retry: opts.retry, sleep: opts.sleep, random: opts.random };
+      const base =
+        credential.baseUrl ?? nonEmpty(s.base_url) ?? (baseEnvName ? nonEmpty(opts.env[baseEnvName]) : undefined) ?? DEFAULT_BASE[name];
+      const o: AdapterOptions = {
+        apiKey: credential.secret,
+        apiKeyEnv: 'the auth binding',
+        authStyle: credential.style,
+        baseUrl: base,
+        logger: opts.logger,
+        retry: opts.retry,
+        sleep: opts.sleep,
+        random: opts.random,
+      };
       if (typeof s.timeout_secs === 'number' && s.timeout_secs > 0) o.callTimeoutMs = s.timeout_secs * 1000;
       return o;
     }
@@ -95,7 +113,15 @@ export function createProviderRegistry(opts: ProviderRegistryOptions): ProviderR
     if (!apiKey && name === 'gemini' && !s.api_key_env) apiKey = nonEmpty(opts.env.GOOGLE_API_KEY);
     const baseEnv = BASE_ENV[name];
     const baseUrl = nonEmpty(s.base_url) ?? (baseEnv ? nonEmpty(opts.env[baseEnv]) : undefined) ?? DEFAULT_BASE[name];
-    const o: AdapterOptions = { apiKey, apiKeyEnv, baseUrl, logger: opts.logger, retry: opts.retry, sleep: opts.sleep, random: opts.random };
+    const o: AdapterOptions = {
+      apiKey,
+      apiKeyEnv,
+      baseUrl,
+      logger: opts.logger,
+      retry: opts.retry,
+      sleep: opts.sleep,
+      random: opts.random,
+    };
     if (typeof s.timeout_secs === 'number' && s.timeout_secs > 0) o.callTimeoutMs = s.timeout_secs * 1000;
     return o;
   }
@@ -103,10 +129,14 @@ export function createProviderRegistry(opts: ProviderRegistryOptions): ProviderR
   function build(name: ProviderName, credential?: ProviderCredential): Provider {
     const o = adapterOptions(name, credential);
     switch (name) {
-      case 'anthropic': return createAnthropicProvider(o);
-      case 'openai': return createOpenAIProvider(o);
-      case 'gemini': return createGeminiProvider(o);
-      case 'scripted': return scriptedFromConfig(opts.config.providers?.scripted);
+      case 'anthropic':
+        return createAnthropicProvider(o);
+      case 'openai':
+        return createOpenAIProvider(o);
+      case 'gemini':
+        return createGeminiProvider(o);
+      case 'scripted':
+        return scriptedFromConfig(opts.config.providers?.scripted);
       case 'self_hosted':
       case 'other':
         if (!o.baseUrl) return unconfigured(name, `[providers.${name}] base_url is not set`);
@@ -130,7 +160,9 @@ export function createProviderRegistry(opts: ProviderRegistryOptions): ProviderR
   function getBound(name: ProviderName, credential: ProviderCredential): Provider {
     const override = opts.overrides?.[name];
     if (override) return override;
-    const key = createHash('sha256').update(JSON.stringify([name, credential.style, credential.baseUrl ?? '', credential.secret])).digest('base64url');
+    const key = createHash('sha256')
+      .update(JSON.stringify([name, credential.style, credential.baseUrl ?? '', credential.secret]))
+      .digest('base64url');
     let p = bound.get(key);
     if (p) {
       bound.delete(key);

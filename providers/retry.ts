@@ -21,7 +21,12 @@ export interface RetryPolicy {
 }
 
 export const DEFAULT_RETRY_POLICY: Readonly<RetryPolicy> = Object.freeze({
-  maxRetries: 3, initialDelayMs: 500, multiplier: 2, maxDelayMs: 30_000, jitter: 0.1, rateLimitFloorMs: 30_000,
+  maxRetries: 3,
+  initialDelayMs: 500,
+  multiplier: 2,
+  maxDelayMs: 30_000,
+  jitter: 0.1,
+  rateLimitFloorMs: 30_000,
 });
 
 /** Waits `ms`, rejecting early when `signal` aborts. Tests inject an instant one. */
@@ -47,7 +52,10 @@ export interface RetryOptions {
  * larger than the backoff; a rate limit without a hint waits at least `rateLimitFloorMs`.
  */
 export function planRetry(
-  policy: RetryPolicy, attempt: number, failure: { kind: RetryNotice['failure']['kind']; retryAfterMs?: number }, random: () => number,
+  policy: RetryPolicy,
+  attempt: number,
+  failure: { kind: RetryNotice['failure']['kind']; retryAfterMs?: number },
+  random: () => number,
 ): RetryNotice['plan'] {
   const base = policy.initialDelayMs * policy.multiplier ** (attempt - 1);
   const jittered = base * (1 + policy.jitter * (2 * random() - 1));
@@ -61,8 +69,12 @@ export function planRetry(
     floorApplied = true;
   }
   const plan: RetryNotice['plan'] = {
-    attempt, max_retries: policy.maxRetries, computed_delay_ms: computed, selected_delay_ms: selected,
-    rate_limit_floor_applied: floorApplied, budget_capped: false,
+    attempt,
+    max_retries: policy.maxRetries,
+    computed_delay_ms: computed,
+    selected_delay_ms: selected,
+    rate_limit_floor_applied: floorApplied,
+    budget_capped: false,
   };
   if (failure.retryAfterMs !== undefined) plan.retry_after_hint_ms = failure.retryAfterMs;
   return plan;

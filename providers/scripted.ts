@@ -70,7 +70,12 @@ export function echoReply(req: ProviderRequest): ScriptedReply {
   return { text: `echo: ${lastUser && lastUser.role === 'user' ? plainText(lastUser.content) : ''}` };
 }
 
-async function play(name: string, reply: ScriptedReply, req: ProviderRequest, onEvent: (e: StreamEvent) => void): Promise<ProviderResponse> {
+async function play(
+  name: string,
+  reply: ScriptedReply,
+  req: ProviderRequest,
+  onEvent: (e: StreamEvent) => void,
+): Promise<ProviderResponse> {
   const { signal, model } = req;
   const guard = async <T>(p: Promise<T>): Promise<T> => {
     if (signal.aborted) throw cancelledFailure(name, model, signal.reason);
@@ -92,7 +97,11 @@ async function play(name: string, reply: ScriptedReply, req: ProviderRequest, on
   if (reply.delay_ms && reply.delay_ms > 0) await guard(delay(reply.delay_ms, undefined, { signal }));
   if (signal.aborted) throw cancelledFailure(name, model, signal.reason);
   if (reply.error) {
-    throw new ServiceError(reply.error.code, reply.error.message, reply.error.details ?? { error: { kind: 'llm_failure', provider: name, model, terminal: true, retryable: false } });
+    throw new ServiceError(
+      reply.error.code,
+      reply.error.message,
+      reply.error.details ?? { error: { kind: 'llm_failure', provider: name, model, terminal: true, retryable: false } },
+    );
   }
   const blocks: AssistantBlock[] = [];
   if (reply.reasoning) {
@@ -108,7 +117,9 @@ async function play(name: string, reply: ScriptedReply, req: ProviderRequest, on
   const text = chunks.join('');
   if (text !== '') blocks.push({ block_type: 'text', data: { text } });
   const calls = reply.tool_calls ?? [];
-  calls.forEach((c, i) => blocks.push({ block_type: 'tool_use', data: { id: c.id ?? `scripted_call_${i + 1}`, name: c.name, args: c.args } }));
+  calls.forEach((c, i) =>
+    blocks.push({ block_type: 'tool_use', data: { id: c.id ?? `scripted_call_${i + 1}`, name: c.name, args: c.args } }),
+  );
   return {
     blocks,
     stop_reason: reply.stop_reason ?? (calls.length > 0 ? 'tool_use' : 'end_turn'),
@@ -121,7 +132,9 @@ const ReplyConfig = Type.Object({
   chunks: Type.Optional(Type.Array(Type.String())),
   reasoning: Type.Optional(Type.String()),
   tool_calls: Type.Optional(Type.Array(Type.Object({ name: Type.String(), args: Type.Unknown(), id: Type.Optional(Type.String()) }))),
-  stop_reason: Type.Optional(Type.Union(['end_turn', 'tool_use', 'max_tokens', 'stop_sequence', 'content_filter'].map((s) => Type.Literal(s)))),
+  stop_reason: Type.Optional(
+    Type.Union(['end_turn', 'tool_use', 'max_tokens', 'stop_sequence', 'content_filter'].map((s) => Type.Literal(s))),
+  ),
   delay_ms: Type.Optional(Type.Integer({ minimum: 0 })),
   usage: Type.Optional(Type.Object({ input_tokens: Type.Integer({ minimum: 0 }), output_tokens: Type.Integer({ minimum: 0 }) })),
 });

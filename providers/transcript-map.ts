@@ -20,7 +20,8 @@ export function contentParts(content: ContentInput): ContentPart[] {
   if (typeof content === 'string') return [{ kind: 'text', text: content }];
   return content.map((b): ContentPart => {
     if (b.type === 'text') return { kind: 'text', text: b.text };
-    if (b.type === 'skill_context') return { kind: 'text', text: `<skill_context skill="${b.skill_key.skill_name}">\n${b.text}\n</skill_context>` };
+    if (b.type === 'skill_context')
+      return { kind: 'text', text: `<skill_context skill="${b.skill_key.skill_name}">\n${b.text}\n</skill_context>` };
     if (b.source === 'inline' && b.data) return { kind: 'image', media_type: b.media_type, data: b.data };
     return { kind: 'text', text: `[image: ${b.media_type}]` };
   });
@@ -28,7 +29,10 @@ export function contentParts(content: ContentInput): ContentPart[] {
 
 /** The text of a user content input (images ignored). */
 export function plainText(content: ContentInput): string {
-  return contentParts(content).filter((p) => p.kind === 'text').map((p) => (p as { text: string }).text).join('');
+  return contentParts(content)
+    .filter((p) => p.kind === 'text')
+    .map((p) => (p as { text: string }).text)
+    .join('');
 }
 
 /** Maps each tool_use id in the transcript to its tool name (tool results carry only the id). */

@@ -146,7 +146,11 @@ export function createWireCaller(provider: ProviderName, opts: AdapterOptions): 
     let res: Awaited<ReturnType<typeof request>>;
     try {
       res = await request(w.url, {
-        dispatcher: agent, method: 'POST', signal, headersTimeout: inactivity, bodyTimeout: inactivity,
+        dispatcher: agent,
+        method: 'POST',
+        signal,
+        headersTimeout: inactivity,
+        bodyTimeout: inactivity,
         headers: { 'content-type': 'application/json', accept: 'text/event-stream', ...w.headers },
         body: typeof w.body === 'string' ? w.body : JSON.stringify(w.body),
       });
@@ -207,7 +211,16 @@ export function createWireCaller(provider: ProviderName, opts: AdapterOptions): 
             throw streamed.any ? afterStreamFailure(err as ServiceError) : err;
           }
         },
-        { provider, model: w.model, signal: w.signal, policy: opts.retry, onRetry: w.onRetry, sleep: opts.sleep, random: opts.random, logger: log },
+        {
+          provider,
+          model: w.model,
+          signal: w.signal,
+          policy: opts.retry,
+          onRetry: w.onRetry,
+          sleep: opts.sleep,
+          random: opts.random,
+          logger: log,
+        },
       );
     },
     close: () => agent.close(),

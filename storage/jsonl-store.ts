@@ -9,7 +9,15 @@ import type { LedgerEntry, ListSessionsOptions, SessionRecord, Store, StoreOp } 
 import { checkConditions, pageBounds, planBatch, prepareOps } from './prepare-ops.ts';
 import { readLedgerEntries, readSessionRecord } from './record-migrations.ts';
 import { SessionIndex } from './session-index.ts';
-import { applyActions, clearJournal, discardJournalTemp, replayJournal, undoActions, writeJournal, type FileAction } from './jsonl-journal.ts';
+import {
+  applyActions,
+  clearJournal,
+  discardJournalTemp,
+  replayJournal,
+  undoActions,
+  writeJournal,
+  type FileAction,
+} from './jsonl-journal.ts';
 import { storeFailure } from './store-failure.ts';
 
 type RowOp = Extract<StoreOp, { op: 'putRows' | 'truncateRows' }>;
@@ -160,9 +168,7 @@ class JsonlStore implements Store {
         if (isMissing(err)) return [];
         throw err;
       }
-      const out = await Promise.all(
-        names.map(async (n) => JSON.parse(await readFile(join(dir, n), 'utf8')) as { key: string; value: T }),
-      );
+      const out = await Promise.all(names.map(async (n) => JSON.parse(await readFile(join(dir, n), 'utf8')) as { key: string; value: T }));
       return out.sort((a, b) => (a.key < b.key ? -1 : a.key > b.key ? 1 : 0));
     });
   }

@@ -16,5 +16,8 @@ export function matchesLabels(record: SessionRecord, filters: LabelFilters): boo
  * are not). Distinct labels may in theory share a key, so index hits are always checked with matchesLabels.
  */
 export function labelKey(key: string, value: string): string {
-  return createHash('sha256').update(JSON.stringify([key, value])).digest('base64url').slice(0, 22);
+  return createHash('sha256')
+    .update(JSON.stringify([key, value]))
+    .digest('base64url')
+    .slice(0, 22);
 }

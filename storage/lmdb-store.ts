@@ -268,14 +268,25 @@ class LmdbStore implements Store {
         case 'putSession': {
           const s = op.session;
           const labels = Object.entries(s.labels).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
-          return { op: 'putSession', id: s.session_id, createdAtMs: s.created_at_ms, archived: s.archived, labels, value: enc.sessions.encode(s) };
+          return {
+            op: 'putSession',
+            id: s.session_id,
+            createdAtMs: s.created_at_ms,
+            archived: s.archived,
+            labels,
+            value: enc.sessions.encode(s),
+          };
         }
         case 'putRows':
           return { op: 'putRows', sessionId: op.sessionId, fromIndex: op.fromIndex, rows: op.rows.map((row) => enc.rows.encode(row)) };
         case 'truncateRows':
           return op;
         case 'appendLedger':
-          return { op: 'appendLedger', sessionId: op.sessionId, entries: op.entries.map((e) => ({ seq: e.seq, value: enc.ledger.encode(e) })) };
+          return {
+            op: 'appendLedger',
+            sessionId: op.sessionId,
+            entries: op.entries.map((e) => ({ seq: e.seq, value: enc.ledger.encode(e) })),
+          };
         case 'dropLedger':
           return op;
         case 'putRecord':
@@ -298,7 +309,9 @@ class LmdbStore implements Store {
       lastSeq: (id) => this.#lastSeq(db, id),
     });
     // dropLedger goes last: it may remove entries this same batch appends (a turn's text deltas).
-    const ordered = writes.some((w) => w.op === 'dropLedger') ? [...writes.filter((w) => w.op !== 'dropLedger'), ...writes.filter((w) => w.op === 'dropLedger')] : writes;
+    const ordered = writes.some((w) => w.op === 'dropLedger')
+      ? [...writes.filter((w) => w.op !== 'dropLedger'), ...writes.filter((w) => w.op === 'dropLedger')]
+      : writes;
     for (const w of ordered) {
       switch (w.op) {
         case 'putSession': {
@@ -385,7 +398,13 @@ async function commitCause(err: unknown): Promise<unknown> {
     timer = setTimeout(() => resolve(err), 1_000);
   });
   try {
-    return await Promise.race([pending.then(() => err, (cause: unknown) => cause), late]);
+    return await Promise.race([
+      pending.then(
+        () => err,
+        (cause: unknown) => cause,
+      ),
+      late,
+    ]);
   } finally {
     clearTimeout(timer);
   }

@@ -113,7 +113,11 @@ class MemoryStore implements Store {
       }
       case 'dropLedger': {
         const entries = this.#ledger.get(op.sessionId);
-        if (entries) this.#ledger.set(op.sessionId, entries.filter((e) => !op.ranges.some(([from, to]) => e.seq >= from && e.seq <= to)));
+        if (entries)
+          this.#ledger.set(
+            op.sessionId,
+            entries.filter((e) => !op.ranges.some(([from, to]) => e.seq >= from && e.seq <= to)),
+          );
         return;
       }
       case 'putRecord': {

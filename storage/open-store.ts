@@ -26,7 +26,11 @@ export async function openStore(backend: string, dir: string, opts: OpenStoreOpt
       return openSqliteStore(dir);
     case 'postgres':
       if (!opts.postgres?.url) {
-        throw new ServiceError('BAD_REQUEST', 'the postgres realm backend needs a database URL: set WARREN_DATABASE_URL or [storage] postgres_url', { backend });
+        throw new ServiceError(
+          'BAD_REQUEST',
+          'the postgres realm backend needs a database URL: set WARREN_DATABASE_URL or [storage] postgres_url',
+          { backend },
+        );
       }
       return openPostgresStore(opts.postgres);
     case 'jsonl':

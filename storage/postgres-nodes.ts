@@ -47,19 +47,37 @@ export class PostgresCluster {
 
   /** Upserts this node's row with a fresh heartbeat (database time). */
   async heartbeat(node: { nodeId: string; url: string; startedMs: number; info: unknown }): Promise<void> {
-    await this.store.pool.query(`INSERT INTO warren_nodes (node_id, url, started_ms, heartbeat_ms, info)
+    await this.store.pool.query(
+      `INSERT INTO warren_nodes (node_id, url, started_ms, heartbeat_ms, info)
       VALUES ($1, $2, $3, (extract(epoch FROM clock_timestamp()) * 1000)::bigint, $4)
       ON CONFLICT (node_id) DO UPDATE SET url = excluded.url, heartbeat_ms = excluded.heartbeat_ms, info = excluded.info`,
-    [node.nodeId, node.url, node.startedMs, JSON.stringify(node.info)]);
+      [node.nodeId, node.url, node.startedMs, JSON.stringify(node.info)],
+    );
   }
 
   /** Every node row, with the age of its heartbeat; rows older than `forgetMs` are deleted first. */
   async nodes(forgetMs: number): Promise<NodeRow[]> {
-    await this.store.pool.query('DELETE FROM warren_nodes WHERE heartbeat_ms < (extract(epoch FROM clock_timestamp()) * 1000)::bigint - $1', [forgetMs]);
-    const { rows } = await this.store.pool.query<{ node_id: string; url: string; started_ms: string; heartbeat_ms: string; age_ms: string }>(
+    await this.store.pool.query(
+      'DELETE FROM warren_nodes WHERE heartbeat_ms < (extract(epoch FROM clock_timestamp()) * 1000)::bigint - $1',
+      [forgetMs],
+    );
+    const { rows } = await this.store.pool.query<{
+      node_id: string;
+      url: string;
+      started_ms: string;
+      heartbeat_ms: string;
+      age_ms: string;
+    }>(
       `SELECT node_id, url, started_ms, heartbeat_ms, (extract(epoch FROM clock_timestamp()) * 1000)::bigint - heartbeat_ms AS age_ms
-       FROM warren_nodes ORDER BY node_id`);
-    return rows.map((r) => ({ node_id: r.node_id, url: r.url, started_ms: Number(r.started_ms), heartbeat_ms: Number(r.heartbeat_ms), age_ms: Number(r.age_ms) }));
+       FROM warren_nodes ORDER BY node_id`,
+    );
+    return rows.map((r) => ({
+      node_id: r.node_id,
+      url: r.url,
+      started_ms: Number(r.started_ms),
+      heartbeat_ms: Number(r.heartbeat_ms),
+      age_ms: Number(r.age_ms),
+    }));
   }
 
   /** Removes this node's row (clean shutdown). */
@@ -79,7 +97,8 @@ export class PostgresCluster {
        FROM unnest($2::text[], $4::bigint[]) AS l(key, rev)
        WHERE r.ns = $5 AND r.key = l.key AND (r.value::jsonb ->> 'node_id') = $1 AND (r.value::jsonb ->> 'rev')::bigint = l.rev
        RETURNING r.key`,
-      [nodeId, leases.map((l) => l.key), leaseMs, leases.map((l) => l.rev), LEASE_NS]);
+      [nodeId, leases.map((l) => l.key), leaseMs, leases.map((l) => l.rev), LEASE_NS],
+    );
     return new Set(rows.map((r) => r.key));
   }
 
@@ -95,7 +114,8 @@ export class PostgresCluster {
               (SELECT l.seq FROM warren_ledger l WHERE l.session_id = s.id ORDER BY l.seq DESC LIMIT 1) AS head,
               (SELECT w.archived FROM warren_sessions w WHERE w.session_id = s.id) AS archived
        FROM unnest($1::text[]) AS s(id)`,
-      [sessionIds]);
+      [sessionIds],
+    );
     for (const r of rows) out.set(r.id, { head: r.head === null ? 0 : Number(r.head), archived: r.archived });
     return out;
   }
@@ -111,7 +131,8 @@ export class PostgresCluster {
        WHERE ns = $1 AND split_part(key, ':', 1) = ANY($2::text[])
          AND (value::jsonb ->> 'expires_at_ms')::bigint < (extract(epoch FROM clock_timestamp()) * 1000)::bigint
        ORDER BY key LIMIT $3`,
-      [LEASE_NS, [...kinds], limit]);
+      [LEASE_NS, [...kinds], limit],
+    );
     return rows.map((r) => {
       const at = r.key.indexOf(':');
       return [r.key.slice(0, at), r.key.slice(at + 1)];

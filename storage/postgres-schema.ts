@@ -94,17 +94,25 @@ export async function migratePostgres(pool: Pool, now: () => number = Date.now):
       const { rows } = await client.query<{ v: number | null }>('SELECT MAX(version) AS v FROM warren_schema_migrations');
       const current = rows[0]?.v ?? 0;
       if (current > PG_SCHEMA_VERSION) {
-        throw new ServiceError('SESSION_STORE_ERROR', `postgres realm schema version ${current} is newer than this build supports (${PG_SCHEMA_VERSION})`, {
-          schema_version: current,
-          supported: PG_SCHEMA_VERSION,
-        });
+        throw new ServiceError(
+          'SESSION_STORE_ERROR',
+          `postgres realm schema version ${current} is newer than this build supports (${PG_SCHEMA_VERSION})`,
+          {
+            schema_version: current,
+            supported: PG_SCHEMA_VERSION,
+          },
+        );
       }
       for (const m of PG_MIGRATIONS) {
         if (m.version <= current) continue;
         await client.query('BEGIN');
         try {
           await client.query(m.sql);
-          await client.query('INSERT INTO warren_schema_migrations (version, name, applied_at_ms) VALUES ($1, $2, $3)', [m.version, m.name, now()]);
+          await client.query('INSERT INTO warren_schema_migrations (version, name, applied_at_ms) VALUES ($1, $2, $3)', [
+            m.version,
+            m.name,
+            now(),
+          ]);
           await client.query('COMMIT');
         } catch (err) {
           await client.query('ROLLBACK');

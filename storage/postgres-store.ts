@@ -55,7 +55,12 @@ export class PostgresStore implements Store {
     try {
       return (await this.pool.query<R>(sql, params)).rows;
     } catch (err) {
-      throw new ServiceError('SESSION_STORE_ERROR', `postgres read failed: ${err instanceof Error ? err.message : String(err)}`, undefined, { cause: err });
+      throw new ServiceError(
+        'SESSION_STORE_ERROR',
+        `postgres read failed: ${err instanceof Error ? err.message : String(err)}`,
+        undefined,
+        { cause: err },
+      );
     }
   }
 
@@ -72,8 +77,11 @@ export class PostgresStore implements Store {
       // Archived sessions are not in the label index: asking for them with labels walks every session.
       const candidates = opts.includeArchived
         ? await this.#q<{ record: string }>('SELECT record FROM warren_sessions ORDER BY created_at_ms, session_id', [])
-        : await this.#q<{ record: string }>(`SELECT s.record FROM warren_session_labels l JOIN warren_sessions s ON s.session_id = l.session_id
-            WHERE l.label = $1 ORDER BY l.created_at_ms, l.session_id`, [JSON.stringify([filters[0][0], filters[0][1]])]);
+        : await this.#q<{ record: string }>(
+            `SELECT s.record FROM warren_session_labels l JOIN warren_sessions s ON s.session_id = l.session_id
+            WHERE l.label = $1 ORDER BY l.created_at_ms, l.session_id`,
+            [JSON.stringify([filters[0][0], filters[0][1]])],
+          );
       const out: SessionRecord[] = [];
       let skipped = 0;
       for (const { record: json } of candidates) {
@@ -87,7 +95,9 @@ export class PostgresStore implements Store {
     }
     const where = opts.includeArchived ? '' : 'WHERE NOT archived';
     const rows = await this.#q<{ record: string }>(
-      `SELECT record FROM warren_sessions ${where} ORDER BY created_at_ms, session_id LIMIT $1 OFFSET $2`, [sqlLimit(limit), offset]);
+      `SELECT record FROM warren_sessions ${where} ORDER BY created_at_ms, session_id LIMIT $1 OFFSET $2`,
+      [sqlLimit(limit), offset],
+    );
     return rows.map((r) => readSessionRecord(JSON.parse(r.record)));
   }
 
@@ -98,10 +108,15 @@ export class PostgresStore implements Store {
 
   async readRows(sessionId: string, offset?: number, limit?: number): Promise<{ rows: Message[]; total: number }> {
     const page = pageBounds(offset, limit);
-    const rows = page.limit > 0
-      ? (await this.#q<{ message: string }>('SELECT message FROM warren_rows WHERE session_id = $1 AND idx >= $2 ORDER BY idx LIMIT $3',
-        [sessionId, page.offset, sqlLimit(page.limit)])).map((r) => JSON.parse(r.message) as Message)
-      : [];
+    const rows =
+      page.limit > 0
+        ? (
+            await this.#q<{ message: string }>(
+              'SELECT message FROM warren_rows WHERE session_id = $1 AND idx >= $2 ORDER BY idx LIMIT $3',
+              [sessionId, page.offset, sqlLimit(page.limit)],
+            )
+          ).map((r) => JSON.parse(r.message) as Message)
+        : [];
     // Rows are contiguous from 0, so a page that ends before its limit ends at the last row.
     if (rows.length < page.limit && (rows.length > 0 || page.offset === 0)) return { rows, total: page.offset + rows.length };
     const last = await this.#q<{ n: number | null }>('SELECT MAX(idx) AS n FROM warren_rows WHERE session_id = $1', [sessionId]);
@@ -112,9 +127,14 @@ export class PostgresStore implements Store {
     const { limit: max } = pageBounds(0, limit);
     if (max === 0 || afterSeq === Infinity) return [];
     const after = Number.isFinite(afterSeq) ? Math.floor(afterSeq) : 0;
-    const rows = await this.#q<{ entry: string }>('SELECT entry FROM warren_ledger WHERE session_id = $1 AND seq > $2 ORDER BY seq LIMIT $3',
-      [sessionId, after, sqlLimit(max)]);
-    return readLedgerEntries(sessionId, rows.map((r) => JSON.parse(r.entry) as LedgerEntry));
+    const rows = await this.#q<{ entry: string }>(
+      'SELECT entry FROM warren_ledger WHERE session_id = $1 AND seq > $2 ORDER BY seq LIMIT $3',
+      [sessionId, after, sqlLimit(max)],
+    );
+    return readLedgerEntries(
+      sessionId,
+      rows.map((r) => JSON.parse(r.entry) as LedgerEntry),
+    );
   }
 
   async lastLedgerSeq(sessionId: string): Promise<number> {
@@ -129,7 +149,10 @@ export class PostgresStore implements Store {
 
   async listRecords<T = unknown>(ns: string): Promise<Array<{ key: string; value: T }>> {
     // COLLATE "C": byte order, as the other backends sort keys.
-    const rows = await this.#q<{ key: string; value: string }>('SELECT key, value FROM warren_records WHERE ns = $1 ORDER BY key COLLATE "C"', [ns]);
+    const rows = await this.#q<{ key: string; value: string }>(
+      'SELECT key, value FROM warren_records WHERE ns = $1 ORDER BY key COLLATE "C"',
+      [ns],
+    );
     return rows.map((r) => ({ key: r.key, value: JSON.parse(r.value) as T }));
   }
 
@@ -168,13 +191,15 @@ export class PostgresStore implements Store {
     }
     this.#queue = [];
     this.#inFlight = true;
-    void this.#run(batch.map((p) => p.writes)).then(
-      (errors) => batch.forEach((p, i) => (errors[i] ? p.reject(errors[i]) : p.resolve())),
-      (err: unknown) => batch.forEach((p) => p.reject(err)),
-    ).finally(() => {
-      this.#inFlight = false;
-      this.#send();
-    });
+    void this.#run(batch.map((p) => p.writes))
+      .then(
+        (errors) => batch.forEach((p, i) => (errors[i] ? p.reject(errors[i]) : p.resolve())),
+        (err: unknown) => batch.forEach((p) => p.reject(err)),
+      )
+      .finally(() => {
+        this.#inFlight = false;
+        this.#send();
+      });
   }
 
   async #run(commits: PgWrite[][]): Promise<Array<ServiceError | null>> {
@@ -182,8 +207,12 @@ export class PostgresStore implements Store {
     try {
       client = await this.pool.connect();
     } catch (err) {
-      const e = new ServiceError('SESSION_STORE_ERROR', `postgres commit failed: cannot connect: ${err instanceof Error ? err.message : String(err)}`,
-        { cause_code: 'ECONNREFUSED' }, { cause: err });
+      const e = new ServiceError(
+        'SESSION_STORE_ERROR',
+        `postgres commit failed: cannot connect: ${err instanceof Error ? err.message : String(err)}`,
+        { cause_code: 'ECONNREFUSED' },
+        { cause: err },
+      );
       return commits.map(() => e);
     }
     let broken = false;
@@ -211,7 +240,12 @@ export class PostgresStore implements Store {
  */
 export async function openPostgresStore(opts: PostgresOptions): Promise<PostgresStore> {
   const redacted = redactPostgresUrl(opts.url);
-  const pool = new pg.Pool({ connectionString: opts.url, max: opts.poolMax ?? 10, idleTimeoutMillis: 30_000, connectionTimeoutMillis: 10_000 });
+  const pool = new pg.Pool({
+    connectionString: opts.url,
+    max: opts.poolMax ?? 10,
+    idleTimeoutMillis: 30_000,
+    connectionTimeoutMillis: 10_000,
+  });
   // An idle pooled connection the server dropped must not crash the process: the next query reconnects.
   pool.on('error', () => undefined);
   try {
@@ -220,7 +254,11 @@ export async function openPostgresStore(opts: PostgresOptions): Promise<Postgres
   } catch (err) {
     await pool.end().catch(() => undefined);
     if (isServiceError(err)) throw err;
-    throw new ServiceError('SESSION_STORE_ERROR', `cannot open postgres store at ${redacted}: ${err instanceof Error ? err.message : String(err)}`,
-      { url: redacted }, { cause: err });
+    throw new ServiceError(
+      'SESSION_STORE_ERROR',
+      `cannot open postgres store at ${redacted}: ${err instanceof Error ? err.message : String(err)}`,
+      { url: redacted },
+      { cause: err },
+    );
   }
 }

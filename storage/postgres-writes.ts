@@ -29,7 +29,11 @@ export function encodePg(ops: readonly StoreOp[]): PgWrite[] {
       case 'putRows':
         return { op: 'putRows', sessionId: op.sessionId, fromIndex: op.fromIndex, rows: op.rows.map((row) => JSON.stringify(row)) };
       case 'appendLedger':
-        return { op: 'appendLedger', sessionId: op.sessionId, entries: op.entries.map((e) => ({ seq: e.seq, kind: e.kind, json: JSON.stringify(e) })) };
+        return {
+          op: 'appendLedger',
+          sessionId: op.sessionId,
+          entries: op.entries.map((e) => ({ seq: e.seq, kind: e.kind, json: JSON.stringify(e) })),
+        };
       case 'putRecord':
         return { op: 'putRecord', ns: op.ns, key: op.key, json: JSON.stringify(op.value) };
       default:
@@ -63,10 +67,18 @@ export function pgError(err: unknown): ServiceError {
   if (code === '23505') return new ServiceError('CONFLICT', `postgres commit lost a race: ${reason}`, { pg_code: code });
   const medium = typeof code === 'string' ? MEDIUM_CAUSE[code] : undefined;
   if (medium) {
-    return new ServiceError('SESSION_STORE_ERROR', `postgres commit failed: ${medium.why} (${medium.cause}; ${String(code)})`, { pg_code: code, cause_code: medium.cause });
+    return new ServiceError('SESSION_STORE_ERROR', `postgres commit failed: ${medium.why} (${medium.cause}; ${String(code)})`, {
+      pg_code: code,
+      cause_code: medium.cause,
+    });
   }
   const cause = typeof code === 'string' && /^[A-Z]+$/.test(code) ? code : 'EDATABASE';
-  return new ServiceError('SESSION_STORE_ERROR', `postgres commit failed: ${reason}`, { pg_code: code ?? null, cause_code: cause }, { cause: err });
+  return new ServiceError(
+    'SESSION_STORE_ERROR',
+    `postgres commit failed: ${reason}`,
+    { pg_code: code ?? null, cause_code: cause },
+    { cause: err },
+  );
 }
 
 /**
@@ -107,13 +119,21 @@ export async function runBatch(client: PoolClient, commits: PgWrite[][]): Promis
 
 /** Stored row counts and last ledger seqs of the sessions a commit's row and ledger ops touch (one query). */
 async function counters(client: PoolClient, writes: readonly PgWrite[]): Promise<{ rows: Map<string, number>; seqs: Map<string, number> }> {
-  const ids = [...new Set(writes.flatMap((w) => (w.op === 'putRows' || w.op === 'truncateRows' || (w.op === 'appendLedger' && w.entries.length > 0) ? [w.sessionId] : [])))];
+  const ids = [
+    ...new Set(
+      writes.flatMap((w) =>
+        w.op === 'putRows' || w.op === 'truncateRows' || (w.op === 'appendLedger' && w.entries.length > 0) ? [w.sessionId] : [],
+      ),
+    ),
+  ];
   const rows = new Map<string, number>();
   const seqs = new Map<string, number>();
   if (ids.length === 0) return { rows, seqs };
   const r = await client.query<{ id: string; n: number | null; s: string | null }>(
     `SELECT k AS id, (SELECT MAX(idx) FROM warren_rows WHERE session_id = k) AS n, (SELECT MAX(seq) FROM warren_ledger WHERE session_id = k) AS s
-     FROM unnest($1::text[]) AS k`, [ids]);
+     FROM unnest($1::text[]) AS k`,
+    [ids],
+  );
   for (const { id, n, s } of r.rows) {
     rows.set(id, n === null ? 0 : Number(n) + 1);
     seqs.set(id, s === null ? 0 : Number(s));
@@ -127,7 +147,8 @@ async function apply(client: PoolClient, writes: PgWrite[]): Promise<void> {
     const found = new Map<string, unknown>();
     const r = await client.query<{ ns: string; key: string; value: string }>(
       'SELECT r.ns, r.key, r.value FROM warren_records r JOIN unnest($1::text[], $2::text[]) AS c(ns, key) ON r.ns = c.ns AND r.key = c.key',
-      [checks.map((c) => c.ns), checks.map((c) => c.key)]);
+      [checks.map((c) => c.ns), checks.map((c) => c.key)],
+    );
     for (const row of r.rows) found.set(`${row.ns}\u0001${row.key}`, JSON.parse(row.value));
     checkConditions(checks as StoreOp[], (ns, key) => found.get(`${ns}\u0001${key}`));
   }
@@ -141,37 +162,52 @@ async function apply(client: PoolClient, writes: PgWrite[]): Promise<void> {
   for (const w of ordered) {
     switch (w.op) {
       case 'putSession':
-        await client.query(`INSERT INTO warren_sessions (session_id, created_at_ms, archived, record) VALUES ($1, $2, $3, $4)
+        await client.query(
+          `INSERT INTO warren_sessions (session_id, created_at_ms, archived, record) VALUES ($1, $2, $3, $4)
           ON CONFLICT (session_id) DO UPDATE SET created_at_ms = excluded.created_at_ms, archived = excluded.archived, record = excluded.record`,
-        [w.id, w.createdAtMs, w.archived, w.json]);
+          [w.id, w.createdAtMs, w.archived, w.json],
+        );
         await client.query('DELETE FROM warren_session_labels WHERE session_id = $1', [w.id]);
         if (w.labels.length > 0) {
-          await client.query(`INSERT INTO warren_session_labels (label, created_at_ms, session_id) SELECT l, $2, $3 FROM unnest($1::text[]) AS l
-            ON CONFLICT DO NOTHING`, [w.labels, w.createdAtMs, w.id]);
+          await client.query(
+            `INSERT INTO warren_session_labels (label, created_at_ms, session_id) SELECT l, $2, $3 FROM unnest($1::text[]) AS l
+            ON CONFLICT DO NOTHING`,
+            [w.labels, w.createdAtMs, w.id],
+          );
         }
         break;
       case 'putRows':
         if (w.rows.length === 0) break;
-        await client.query(`INSERT INTO warren_rows (session_id, idx, message)
+        await client.query(
+          `INSERT INTO warren_rows (session_id, idx, message)
           SELECT $1, $2::int + (o - 1)::int, m FROM unnest($3::text[]) WITH ORDINALITY AS t(m, o)
-          ON CONFLICT (session_id, idx) DO UPDATE SET message = excluded.message`, [w.sessionId, w.fromIndex, w.rows]);
+          ON CONFLICT (session_id, idx) DO UPDATE SET message = excluded.message`,
+          [w.sessionId, w.fromIndex, w.rows],
+        );
         break;
       case 'truncateRows':
         await client.query('DELETE FROM warren_rows WHERE session_id = $1 AND idx >= $2', [w.sessionId, w.length]);
         break;
       case 'appendLedger':
         if (w.entries.length === 0) break;
-        await client.query(`INSERT INTO warren_ledger (session_id, seq, kind, entry)
+        await client.query(
+          `INSERT INTO warren_ledger (session_id, seq, kind, entry)
           SELECT $1, s, k, e FROM unnest($2::bigint[], $3::text[], $4::text[]) AS t(s, k, e)`,
-        [w.sessionId, w.entries.map((e) => e.seq), w.entries.map((e) => e.kind), w.entries.map((e) => e.json)]);
+          [w.sessionId, w.entries.map((e) => e.seq), w.entries.map((e) => e.kind), w.entries.map((e) => e.json)],
+        );
         break;
       case 'dropLedger':
-        await client.query(`DELETE FROM warren_ledger l USING unnest($2::bigint[], $3::bigint[]) AS r(a, b)
-          WHERE l.session_id = $1 AND l.seq BETWEEN r.a AND r.b`, [w.sessionId, w.ranges.map((r) => r[0]), w.ranges.map((r) => r[1])]);
+        await client.query(
+          `DELETE FROM warren_ledger l USING unnest($2::bigint[], $3::bigint[]) AS r(a, b)
+          WHERE l.session_id = $1 AND l.seq BETWEEN r.a AND r.b`,
+          [w.sessionId, w.ranges.map((r) => r[0]), w.ranges.map((r) => r[1])],
+        );
         break;
       case 'putRecord':
-        await client.query('INSERT INTO warren_records (ns, key, value) VALUES ($1, $2, $3) ON CONFLICT (ns, key) DO UPDATE SET value = excluded.value',
-          [w.ns, w.key, w.json]);
+        await client.query(
+          'INSERT INTO warren_records (ns, key, value) VALUES ($1, $2, $3) ON CONFLICT (ns, key) DO UPDATE SET value = excluded.value',
+          [w.ns, w.key, w.json],
+        );
         break;
       case 'deleteRecord':
         await client.query('DELETE FROM warren_records WHERE ns = $1 AND key = $2', [w.ns, w.key]);

@@ -55,7 +55,8 @@ function copy(value: unknown, where: string, path: Array<string | number>, seen:
   }
   if (value === null) return null;
   if (seen.has(value)) throw invalid(`${at(where, path)} is cyclic`);
-  if (path.length >= MAX_STORED_DEPTH) throw invalid(`${where} is nested deeper than ${MAX_STORED_DEPTH} levels`, { max_depth: MAX_STORED_DEPTH });
+  if (path.length >= MAX_STORED_DEPTH)
+    throw invalid(`${where} is nested deeper than ${MAX_STORED_DEPTH} levels`, { max_depth: MAX_STORED_DEPTH });
   seen.add(value);
   let out: unknown;
   if (Array.isArray(value)) {
@@ -145,7 +146,8 @@ function checkIndex(value: unknown, what: string, min: number): number {
 function checkSession(session: SessionRecord, copyAll: boolean): SessionRecord {
   // A record written in an older version (a caller not updated yet) is migrated like one read back.
   const s = migrateSessionRecord(jsonValue(session, 'session', copyAll)) as SessionRecord;
-  if (s === null || typeof s !== 'object' || s.v !== SESSION_RECORD_VERSION) throw invalid(`session record must have v: ${SESSION_RECORD_VERSION}`);
+  if (s === null || typeof s !== 'object' || s.v !== SESSION_RECORD_VERSION)
+    throw invalid(`session record must have v: ${SESSION_RECORD_VERSION}`);
   checkKey(s.session_id, 'session_id');
   for (const f of ['created_at_ms', 'updated_at_ms', 'message_count', 'total_tokens'] as const) {
     if (typeof s[f] !== 'number') throw invalid(`session.${f} must be a number`);
@@ -313,9 +315,16 @@ export function checkConditions(ops: readonly StoreOp[], read: (ns: string, key:
     if (op.op !== 'checkRecord') continue;
     const actual = storedRev(read(op.ns, op.key));
     if (actual !== op.rev) {
-      throw new ServiceError('CONFLICT', `record ${op.ns}/${op.key} changed: expected rev ${op.rev ?? 'absent'}, found ${actual === null ? 'absent' : actual ?? 'no rev'}`, {
-        ns: op.ns, key: op.key, expected_rev: op.rev, actual_rev: actual ?? null,
-      });
+      throw new ServiceError(
+        'CONFLICT',
+        `record ${op.ns}/${op.key} changed: expected rev ${op.rev ?? 'absent'}, found ${actual === null ? 'absent' : (actual ?? 'no rev')}`,
+        {
+          ns: op.ns,
+          key: op.key,
+          expected_rev: op.rev,
+          actual_rev: actual ?? null,
+        },
+      );
     }
   }
 }

@@ -87,10 +87,14 @@ export function migrate(db: Database, now: () => number = Date.now): number {
     )`);
     const current = (db.prepare('SELECT MAX(version) FROM schema_migrations').pluck().get() as number | null) ?? 0;
     if (current > SCHEMA_VERSION) {
-      throw new ServiceError('SESSION_STORE_ERROR', `sqlite realm schema version ${current} is newer than this build supports (${SCHEMA_VERSION})`, {
-        schema_version: current,
-        supported: SCHEMA_VERSION,
-      });
+      throw new ServiceError(
+        'SESSION_STORE_ERROR',
+        `sqlite realm schema version ${current} is newer than this build supports (${SCHEMA_VERSION})`,
+        {
+          schema_version: current,
+          supported: SCHEMA_VERSION,
+        },
+      );
     }
     const record = db.prepare('INSERT INTO schema_migrations (version, name, applied_at_ms) VALUES (?, ?, ?)');
     for (const m of MIGRATIONS) {

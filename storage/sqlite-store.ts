@@ -116,7 +116,8 @@ class SqliteStore implements Store {
   async readRows(sessionId: string, offset?: number, limit?: number): Promise<{ rows: Message[]; total: number }> {
     const q = this.#open();
     const page = pageBounds(offset, limit);
-    const rows = page.limit > 0 ? (q.readRows.all(sessionId, page.offset, sqlLimit(page.limit)) as string[]).map((m) => JSON.parse(m) as Message) : [];
+    const rows =
+      page.limit > 0 ? (q.readRows.all(sessionId, page.offset, sqlLimit(page.limit)) as string[]).map((m) => JSON.parse(m) as Message) : [];
     // Rows are contiguous from 0, so a page that ends before its limit ends at the last row (as in lmdb).
     if (rows.length < page.limit && (rows.length > 0 || page.offset === 0)) return { rows, total: page.offset + rows.length };
     return { rows, total: rowCountOf(q.lastRow, sessionId) };
@@ -127,7 +128,10 @@ class SqliteStore implements Store {
     const { limit: max } = pageBounds(0, limit);
     if (max === 0 || afterSeq === Infinity) return [];
     const after = Number.isFinite(afterSeq) ? Math.floor(afterSeq) : 0;
-    return readLedgerEntries(sessionId, (q.readLedger.all(sessionId, after, sqlLimit(max)) as string[]).map((e) => JSON.parse(e) as LedgerEntry));
+    return readLedgerEntries(
+      sessionId,
+      (q.readLedger.all(sessionId, after, sqlLimit(max)) as string[]).map((e) => JSON.parse(e) as LedgerEntry),
+    );
   }
 
   async lastLedgerSeq(sessionId: string): Promise<number> {
@@ -182,13 +186,16 @@ class SqliteStore implements Store {
     this.#queue = [];
     this.#inFlight = true;
     // Never rejects: every outcome settles the batch's own promises.
-    void this.#writer.run(batch.map((p) => p.writes)).then(
-      (errors) => batch.forEach((p, i) => (errors[i] ? p.reject(errors[i]) : p.resolve())),
-      (err: unknown) => batch.forEach((p) => p.reject(err)),
-    ).finally(() => {
-      this.#inFlight = false;
-      this.#send();
-    });
+    void this.#writer
+      .run(batch.map((p) => p.writes))
+      .then(
+        (errors) => batch.forEach((p, i) => (errors[i] ? p.reject(errors[i]) : p.resolve())),
+        (err: unknown) => batch.forEach((p) => p.reject(err)),
+      )
+      .finally(() => {
+        this.#inFlight = false;
+        this.#send();
+      });
   }
 
   /** The writing connection's durability settings plus the reader's busy timeout. */
@@ -225,7 +232,11 @@ function encode(ops: StoreOp[]): Write[] {
       case 'truncateRows':
         return { op: 'truncateRows', sessionId: op.sessionId, length: op.length };
       case 'appendLedger':
-        return { op: 'appendLedger', sessionId: op.sessionId, entries: op.entries.map((e) => ({ seq: e.seq, kind: e.kind, json: JSON.stringify(e) })) };
+        return {
+          op: 'appendLedger',
+          sessionId: op.sessionId,
+          entries: op.entries.map((e) => ({ seq: e.seq, kind: e.kind, json: JSON.stringify(e) })),
+        };
       case 'dropLedger':
         return { op: 'dropLedger', sessionId: op.sessionId, ranges: op.ranges };
       case 'putRecord':

@@ -26,7 +26,9 @@ class WriterThread {
       if (--this.#inFlight === 0) this.#worker.unref();
       waiter?.resolve(msg);
     });
-    worker.on('error', (err) => this.#die(new ServiceError('SESSION_STORE_ERROR', 'sqlite writer thread failed', undefined, { cause: err })));
+    worker.on('error', (err) =>
+      this.#die(new ServiceError('SESSION_STORE_ERROR', 'sqlite writer thread failed', undefined, { cause: err })),
+    );
     worker.on('exit', (code) => this.#die(new ServiceError('SESSION_STORE_ERROR', `sqlite writer thread exited with ${code}`)));
   }
 

@@ -51,7 +51,9 @@ function writeStatements(db: Database) {
       ON CONFLICT (session_id) DO UPDATE SET created_at_ms = excluded.created_at_ms, archived = excluded.archived, record = excluded.record`),
     dropLabels: p('DELETE FROM session_labels WHERE session_id = ?'),
     putLabel: p('INSERT OR IGNORE INTO session_labels (label, created_at_ms, session_id) VALUES (?, ?, ?)'),
-    putRow: p('INSERT INTO rows (session_id, idx, message) VALUES (?, ?, ?) ON CONFLICT (session_id, idx) DO UPDATE SET message = excluded.message'),
+    putRow: p(
+      'INSERT INTO rows (session_id, idx, message) VALUES (?, ?, ?) ON CONFLICT (session_id, idx) DO UPDATE SET message = excluded.message',
+    ),
     truncateRows: p('DELETE FROM rows WHERE session_id = ? AND idx >= ?'),
     appendLedger: p('INSERT INTO ledger (session_id, seq, kind, entry) VALUES (?, ?, ?, ?)'),
     dropLedger: p('DELETE FROM ledger WHERE session_id = ? AND seq BETWEEN ? AND ?'),

@@ -17,15 +17,31 @@ function runWarren(args: string[]): Promise<RunResult> {
     const child = spawn(process.execPath, ['--import', 'tsx', 'main.ts', ...args], { cwd: repo, stdio: ['ignore', 'pipe', 'pipe'] });
     let stdout = '';
     let stderr = '';
-    child.stdout.on('data', (chunk: Buffer) => { stdout += chunk.toString(); });
-    child.stderr.on('data', (chunk: Buffer) => { stderr += chunk.toString(); });
+    child.stdout.on('data', (chunk: Buffer) => {
+      stdout += chunk.toString();
+    });
+    child.stderr.on('data', (chunk: Buffer) => {
+      stderr += chunk.toString();
+    });
     child.on('error', reject);
     child.on('close', (code) => resolve({ code, stdout, stderr }));
   });
 }
 
-const OPTIONS = ['--realm', '--isolated', '--instance', '--realm-backend', '--state-root', '--context-root',
-  '--user-config-root', '--expose-paths', '--host', '--port', '--http-transport', '--log-level'];
+const OPTIONS = [
+  '--realm',
+  '--isolated',
+  '--instance',
+  '--realm-backend',
+  '--state-root',
+  '--context-root',
+  '--user-config-root',
+  '--expose-paths',
+  '--host',
+  '--port',
+  '--http-transport',
+  '--log-level',
+];
 
 describe('warren command', () => {
   it('exits 1 with a one-line reason for an unknown option', async () => {

@@ -14,12 +14,17 @@ export interface CommsPort {
 }
 
 const Peers = Type.Object({}, { additionalProperties: false });
-const SendMessage = Type.Object({ to: Type.String({ description: 'peer_id from the peers tool' }), body: Type.String() }, { additionalProperties: false });
+const SendMessage = Type.Object(
+  { to: Type.String({ description: 'peer_id from the peers tool' }), body: Type.String() },
+  { additionalProperties: false },
+);
 const SendRequest = Type.Object(
   {
     to: Type.String(),
     intent: Type.Union([Type.Literal('supervisor.bridge'), Type.Literal('checksum_token')]),
-    params: Type.Record(Type.String(), Type.Unknown(), { description: '{subject} for checksum_token; {command, args?} for supervisor.bridge' }),
+    params: Type.Record(Type.String(), Type.Unknown(), {
+      description: '{subject} for checksum_token; {command, args?} for supervisor.bridge',
+    }),
   },
   { additionalProperties: false },
 );
@@ -33,7 +38,12 @@ const SendResponse = Type.Object(
   { additionalProperties: false },
 );
 const ReplyToPeer = Type.Object(
-  { to: Type.String(), in_reply_to: Type.String(), body: Type.String({ description: 'the answer, as text' }), ok: Type.Optional(Type.Boolean({ description: 'false reports failure' })) },
+  {
+    to: Type.String(),
+    in_reply_to: Type.String(),
+    body: Type.String({ description: 'the answer, as text' }),
+    ok: Type.Optional(Type.Boolean({ description: 'false reports failure' })),
+  },
   { additionalProperties: false },
 );
 
@@ -63,13 +73,33 @@ function tool<T>(name: string, description: string, schema: Parameters<typeof co
 export function createCommsTools(port: CommsPort): Tool[] {
   return [
     tool('peers', 'List the peers this session can reach (peer_id, name, transport, metadata).', Peers, () => port.peers()),
-    tool<{ to: string; body: string }>('send_message', 'Send a one-way message to a peer.', SendMessage,
-      (a) => port.send({ kind: 'peer_message', to: a.to, body: a.body })),
-    tool<{ to: string; intent: string; params: Record<string, unknown> }>('send_request', 'Send a request to a peer; its response arrives later as input.', SendRequest,
-      (a) => port.send({ kind: 'peer_request', to: a.to, intent: a.intent, params: a.params })),
-    tool<{ to: string; in_reply_to: string; status: string; result?: Record<string, unknown> }>('send_response', 'Answer a request you received (accepted = progress; completed or failed = final).', SendResponse,
-      (a) => port.send({ kind: 'peer_response', to: a.to, in_reply_to: a.in_reply_to, status: a.status, ...(a.result ? { result: a.result } : {}) })),
-    tool<{ to: string; in_reply_to: string; body: string; ok?: boolean }>('reply_to_peer', 'Answer a request you received with text (completed, or failed with ok false).', ReplyToPeer,
-      (a) => port.reply(a)),
+    tool<{ to: string; body: string }>('send_message', 'Send a one-way message to a peer.', SendMessage, (a) =>
+      port.send({ kind: 'peer_message', to: a.to, body: a.body }),
+    ),
+    tool<{ to: string; intent: string; params: Record<string, unknown> }>(
+      'send_request',
+      'Send a request to a peer; its response arrives later as input.',
+      SendRequest,
+      (a) => port.send({ kind: 'peer_request', to: a.to, intent: a.intent, params: a.params }),
+    ),
+    tool<{ to: string; in_reply_to: string; status: string; result?: Record<string, unknown> }>(
+      'send_response',
+      'Answer a request you received (accepted = progress; completed or failed = final).',
+      SendResponse,
+      (a) =>
+        port.send({
+          kind: 'peer_response',
+          to: a.to,
+          in_reply_to: a.in_reply_to,
+          status: a.status,
+          ...(a.result ? { result: a.result } : {}),
+        }),
+    ),
+    tool<{ to: string; in_reply_to: string; body: string; ok?: boolean }>(
+      'reply_to_peer',
+      'Answer a request you received with text (completed, or failed with ok false).',
+      ReplyToPeer,
+      (a) => port.reply(a),
+    ),
   ];
 }

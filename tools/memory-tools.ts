@@ -16,7 +16,8 @@ export function createMemorySearchTool(search: MemorySearch): Tool {
   const args = compileArgs(SearchInput);
   return {
     name: 'memory_search',
-    description: 'Search this session\'s memory: earlier parts of the conversation that context compaction removed. Returns the best matching passages first.',
+    description:
+      "Search this session's memory: earlier parts of the conversation that context compaction removed. Returns the best matching passages first.",
     input_schema: args.jsonSchema,
     async execute(raw, ctx) {
       const p = args.parse(raw);

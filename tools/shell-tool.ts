@@ -25,7 +25,9 @@ const ShellInput = Type.Object(
   {
     command: Type.String({ minLength: 1, description: 'Command line to run with the shell (`-c`).' }),
     working_dir: Type.Optional(Type.String({ description: 'Directory relative to the project root; must stay inside it.' })),
-    timeout_secs: Type.Optional(Type.Number({ exclusiveMinimum: 0, maximum: 86_400, description: 'Kill the command after this many seconds. Default 30.' })),
+    timeout_secs: Type.Optional(
+      Type.Number({ exclusiveMinimum: 0, maximum: 86_400, description: 'Kill the command after this many seconds. Default 30.' }),
+    ),
   },
   { additionalProperties: false },
 );
@@ -155,7 +157,12 @@ function runCommand(input: RunInput): Promise<RunResult> {
     const started = performance.now();
     const posix = process.platform !== 'win32';
     // detached: the shell leads a new process group, so one kill(-pid) reaches everything it started.
-    const child = spawn(input.program, ['-c', input.command], { cwd: input.cwd, detached: posix, stdio: ['ignore', 'pipe', 'pipe'], windowsHide: true });
+    const child = spawn(input.program, ['-c', input.command], {
+      cwd: input.cwd,
+      detached: posix,
+      stdio: ['ignore', 'pipe', 'pipe'],
+      windowsHide: true,
+    });
     const stdout = new TailBuffer(input.maxChars);
     const stderr = new TailBuffer(input.maxChars);
     child.stdout.setEncoding('utf8').on('data', (s: string) => stdout.push(s));

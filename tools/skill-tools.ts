@@ -15,7 +15,10 @@ export interface SkillToolsBackend {
 
 const BrowseInput = Type.Object({ query: Type.Optional(Type.String()) }, { additionalProperties: false });
 const LoadInput = Type.Object({ name: Type.String({ minLength: 1 }) }, { additionalProperties: false });
-const ResourceInput = Type.Object({ name: Type.String({ minLength: 1 }), path: Type.String({ minLength: 1 }) }, { additionalProperties: false });
+const ResourceInput = Type.Object(
+  { name: Type.String({ minLength: 1 }), path: Type.String({ minLength: 1 }) },
+  { additionalProperties: false },
+);
 
 function failure(err: unknown): ToolOutcome {
   return { content: err instanceof Error ? err.message : String(err), is_error: true };
@@ -48,7 +51,9 @@ export function createSkillTools(backend: SkillToolsBackend): Tool[] {
         if (!p.ok) return invalidArgs('load_skill', p.message);
         try {
           const s = await backend.load(p.value.name, backend.maxInjectionBytes());
-          return { content: `<skill_context skill="${s.skill_key.skill_name}" source="${s.skill_key.source_uuid}">\n${s.text}\n</skill_context>` };
+          return {
+            content: `<skill_context skill="${s.skill_key.skill_name}" source="${s.skill_key.source_uuid}">\n${s.text}\n</skill_context>`,
+          };
         } catch (err) {
           return failure(err);
         }

@@ -86,7 +86,9 @@ export const TaskUpdateInput = Type.Object(
     priority: Type.Optional(TaskPriority),
     labels: Type.Optional(Type.Array(Type.String({ minLength: 1 }), { description: 'Replaces the labels.' })),
     owner: Type.Optional(Type.Union([Type.String({ minLength: 1 }), Type.Null()], { description: 'null clears the owner.' })),
-    metadata: Type.Optional(Type.Unsafe<Record<string, unknown>>({ type: 'object', description: 'Merged into the metadata; a null value removes that key.' })),
+    metadata: Type.Optional(
+      Type.Unsafe<Record<string, unknown>>({ type: 'object', description: 'Merged into the metadata; a null value removes that key.' }),
+    ),
     add_blocks: Type.Optional(Ids('Task ids this task now blocks.')),
     remove_blocks: Type.Optional(Ids('Task ids this task no longer blocks.')),
     add_blocked_by: Type.Optional(Ids('Task ids that now block this task.')),
@@ -205,9 +207,13 @@ export class TaskStore {
 
   /** Adds `task` blocks→ids and ids→task edges, on both ends. Unknown ids or self-links are errors. */
   async #link(changed: Map<string, Task>, task: Task, blocks: readonly string[], blockedBy: readonly string[], now: string): Promise<void> {
-    for (const [ids, mine, theirs] of [[blocks, 'blocks', 'blocked_by'], [blockedBy, 'blocked_by', 'blocks']] as const) {
+    for (const [ids, mine, theirs] of [
+      [blocks, 'blocks', 'blocked_by'],
+      [blockedBy, 'blocked_by', 'blocks'],
+    ] as const) {
       for (const id of uniq(ids)) {
-        if (id === task.id) throw new TaskStoreError('invalid', `task ${id} cannot ${mine === 'blocks' ? 'block' : 'be blocked by'} itself`);
+        if (id === task.id)
+          throw new TaskStoreError('invalid', `task ${id} cannot ${mine === 'blocks' ? 'block' : 'be blocked by'} itself`);
         const other = changed.get(id) ?? (await this.#read(id));
         if (other === undefined) throw new TaskStoreError('not_found', `task not found: ${id}`);
         task[mine] = uniq([...task[mine], id]);
@@ -219,8 +225,17 @@ export class TaskStore {
   }
 
   /** Removes edges on both ends; an id that no longer exists is simply dropped from `task`. */
-  async #unlink(changed: Map<string, Task>, task: Task, blocks: readonly string[], blockedBy: readonly string[], now: string): Promise<void> {
-    for (const [ids, mine, theirs] of [[blocks, 'blocks', 'blocked_by'], [blockedBy, 'blocked_by', 'blocks']] as const) {
+  async #unlink(
+    changed: Map<string, Task>,
+    task: Task,
+    blocks: readonly string[],
+    blockedBy: readonly string[],
+    now: string,
+  ): Promise<void> {
+    for (const [ids, mine, theirs] of [
+      [blocks, 'blocks', 'blocked_by'],
+      [blockedBy, 'blocked_by', 'blocks'],
+    ] as const) {
       for (const id of uniq(ids)) {
         task[mine] = task[mine].filter((x) => x !== id);
         const other = changed.get(id) ?? (await this.#read(id));

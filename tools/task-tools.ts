@@ -31,7 +31,7 @@ export function createTaskTools(store: TaskStore): Tool[] {
   return [
     taskTool(
       'task_create',
-      'Create a task in this session\'s task list. New tasks start as pending. Returns the created task.',
+      "Create a task in this session's task list. New tasks start as pending. Returns the created task.",
       compileArgs(TaskCreateInput),
       async (input) => jsonResult(await store.create(input)),
     ),

@@ -75,12 +75,17 @@ async function refreshList() {
     for (const [state, n] of Object.entries(byState)) {
       const chip = el('span', { class: 'chip', 'data-kind': kind, 'data-state': state }, `${kind} ${state}`);
       chip.append(el('b', {}, String(n)));
-      chip.onclick = () => { $('#f-kind').value = kind; $('#f-state').value = state; void refreshList(); };
+      chip.onclick = () => {
+        $('#f-kind').value = kind;
+        $('#f-state').value = state;
+        void refreshList();
+      };
       counts.append(chip);
     }
   }
   renderRows();
-  $('#list-note').textContent = `${list.total} matching actor${list.total === 1 ? '' : 's'}${list.total > list.actors.length ? `, ${list.actors.length} shown` : ''}`;
+  $('#list-note').textContent =
+    `${list.total} matching actor${list.total === 1 ? '' : 's'}${list.total > list.actors.length ? `, ${list.actors.length} shown` : ''}`;
 }
 
 function renderRows() {
@@ -90,7 +95,10 @@ function renderRows() {
     const tr = el('tr', { 'data-actor-kind': a.kind, 'data-actor-id': a.id, class: a.awake ? '' : 'shed' });
     if (view.selected && view.selected.kind === a.kind && view.selected.id === a.id) tr.classList.add('selected');
     tr.append(el('td', {}, a.kind), el('td', { class: 'id', title: a.id }, a.id.slice(0, 13)));
-    tr.append(el('td', { class: `state-${a.state}` }, statePath(a.value) + (a.awake ? '' : ' (shed)')), el('td', {}, String(a.mailbox_depth)));
+    tr.append(
+      el('td', { class: `state-${a.state}` }, statePath(a.value) + (a.awake ? '' : ' (shed)')),
+      el('td', {}, String(a.mailbox_depth)),
+    );
     tr.onclick = () => void select(a.kind, a.id);
     body.append(tr);
   }
@@ -127,7 +135,10 @@ function elkGraph(graph) {
     }
   }
   const edges = [...pairs.values()].map((p, i) => ({
-    id: `e${i}`, sources: [p.source], targets: [p.target], events: p.events,
+    id: `e${i}`,
+    sources: [p.source],
+    targets: [p.target],
+    events: p.events,
     labels: [{ text: p.events.join(', '), width: p.events.join(', ').length * 5.6, height: 12 }],
   }));
   return {
@@ -135,9 +146,14 @@ function elkGraph(graph) {
     elkRoot: {
       id: '__root',
       layoutOptions: {
-        'elk.algorithm': 'layered', 'elk.direction': 'DOWN', 'elk.hierarchyHandling': 'INCLUDE_CHILDREN',
-        'elk.layered.spacing.nodeNodeBetweenLayers': '46', 'elk.spacing.nodeNode': '36', 'elk.spacing.edgeLabel': '4',
-        'elk.edgeLabels.placement': 'CENTER', 'elk.padding': '[top=12,left=12,bottom=12,right=12]',
+        'elk.algorithm': 'layered',
+        'elk.direction': 'DOWN',
+        'elk.hierarchyHandling': 'INCLUDE_CHILDREN',
+        'elk.layered.spacing.nodeNodeBetweenLayers': '46',
+        'elk.spacing.nodeNode': '36',
+        'elk.spacing.edgeLabel': '4',
+        'elk.edgeLabels.placement': 'CENTER',
+        'elk.padding': '[top=12,left=12,bottom=12,right=12]',
       },
       children: root.children.map(toNode),
       edges,
@@ -159,9 +175,22 @@ async function drawMachine(kind) {
 }
 
 function renderSvg(graph, root, laid) {
-  const svg = svgEl('svg', { viewBox: `0 0 ${laid.width} ${laid.height}`, width: laid.width, height: laid.height, 'data-machine': graph.machine_id });
+  const svg = svgEl('svg', {
+    viewBox: `0 0 ${laid.width} ${laid.height}`,
+    width: laid.width,
+    height: laid.height,
+    'data-machine': graph.machine_id,
+  });
   const defs = svgEl('defs');
-  const marker = svgEl('marker', { id: 'arrow', viewBox: '0 0 10 10', refX: 9, refY: 5, markerWidth: 7, markerHeight: 7, orient: 'auto-start-reverse' });
+  const marker = svgEl('marker', {
+    id: 'arrow',
+    viewBox: '0 0 10 10',
+    refX: 9,
+    refY: 5,
+    markerWidth: 7,
+    markerHeight: 7,
+    orient: 'auto-start-reverse',
+  });
   marker.append(svgEl('path', { d: 'M0,0 L10,5 L0,10 z', fill: '#8c959f' }));
   defs.append(marker);
   svg.append(defs);
@@ -176,7 +205,13 @@ function renderSvg(graph, root, laid) {
     const compound = Boolean(n.children && n.children.length);
     const g = svgEl('g', { class: `node${compound ? ' compound' : ''}`, 'data-state-id': n.id, 'data-active': 'false' });
     g.append(svgEl('rect', { x, y, width: n.width, height: n.height, rx: compound ? 10 : 16 }));
-    g.append(svgEl('text', compound ? { x: x + 12, y: y + 19, 'font-weight': 600 } : { x: x + n.width / 2, y: y + n.height / 2 + 4, 'text-anchor': 'middle' }, state.key));
+    g.append(
+      svgEl(
+        'text',
+        compound ? { x: x + 12, y: y + 19, 'font-weight': 600 } : { x: x + n.width / 2, y: y + n.height / 2 + 4, 'text-anchor': 'middle' },
+        state.key,
+      ),
+    );
     if (initialOf.has(n.id)) g.append(svgEl('circle', { class: 'initial-dot', cx: x - 6, cy: y + 8, r: 4 }));
     parentG.append(g);
     for (const c of n.children ?? []) drawNode(c, x, y, g);
@@ -267,17 +302,24 @@ async function refreshDetail() {
   $('#travel-open').hidden = kind !== 'session';
   if (d.session) {
     const tr = $('#transcript');
-    tr.replaceChildren(...d.session.transcript_tail.map((m) => {
-      const li = el('li', {}, m.role);
-      li.append(pre(m.content ?? m.blocks ?? m.results));
-      return li;
-    }));
+    tr.replaceChildren(
+      ...d.session.transcript_tail.map((m) => {
+        const li = el('li', {}, m.role);
+        li.append(pre(m.content ?? m.blocks ?? m.results));
+        return li;
+      }),
+    );
     const lg = $('#ledger');
-    lg.replaceChildren(...d.session.ledger_tail.slice().reverse().map((e) => {
-      const li = el('li', { value: String(e.seq) }, `#${e.seq} ${e.payload.type}`);
-      li.append(pre(e.payload));
-      return li;
-    }));
+    lg.replaceChildren(
+      ...d.session.ledger_tail
+        .slice()
+        .reverse()
+        .map((e) => {
+          const li = el('li', { value: String(e.seq) }, `#${e.seq} ${e.payload.type}`);
+          li.append(pre(e.payload));
+          return li;
+        }),
+    );
   }
   if (!view.timeline && d.actor.kind === view.chartKind) highlight(d.actor.value);
 }
@@ -320,7 +362,8 @@ function travelTo(i) {
   view.travelIndex = Math.max(0, Math.min(steps.length - 1, i));
   $('#travel-slider').value = String(view.travelIndex);
   const step = steps[view.travelIndex];
-  $('#travel-info').textContent = `#${step.entry.seq} ${step.entry.payload.type}${step.machine_event ? ` ⇒ ${step.machine_event}` : ''} → ${step.state}`;
+  $('#travel-info').textContent =
+    `#${step.entry.seq} ${step.entry.payload.type}${step.machine_event ? ` ⇒ ${step.machine_event}` : ''} → ${step.state}`;
   const fired = step.machine_event ? step.machine_event.split(' → ').at(-1) : undefined;
   highlight(step.value, fired);
 }
@@ -345,21 +388,34 @@ function onTransition(t) {
     renderRows();
   }
   // Counts per state (and actors new to the list) follow within a quarter second.
-  listTimer ??= setTimeout(() => { listTimer = null; void refreshList(); }, 250);
+  listTimer ??= setTimeout(() => {
+    listTimer = null;
+    void refreshList();
+  }, 250);
   if (!view.selected || view.selected.kind !== t.kind || view.selected.id !== t.id) return;
   view.recent.push(t);
   if (view.recent.length > 50) view.recent.shift();
   renderRecent();
   if (!view.timeline) highlight(t.value, t.event.type);
-  detailTimer ??= setTimeout(() => { detailTimer = null; void refreshDetail(); }, 300);
+  detailTimer ??= setTimeout(() => {
+    detailTimer = null;
+    void refreshDetail();
+  }, 300);
 }
 
 function connect() {
   const es = new EventSource('/inspect/events');
-  es.addEventListener('inspect_loaded', () => { document.body.dataset.connected = 'true'; });
+  es.addEventListener('inspect_loaded', () => {
+    document.body.dataset.connected = 'true';
+  });
   es.addEventListener('transition', (ev) => onTransition(JSON.parse(ev.data)));
-  es.addEventListener('stream_truncated', () => { void refreshList(); void refreshDetail(); });
-  es.onerror = () => { document.body.dataset.connected = 'false'; };
+  es.addEventListener('stream_truncated', () => {
+    void refreshList();
+    void refreshDetail();
+  });
+  es.onerror = () => {
+    document.body.dataset.connected = 'false';
+  };
 }
 
 function start() {

@@ -34,14 +34,29 @@ export function authSettings(cfg: Config): AuthSettings {
 /** `[auth.oauth.<provider>]`, or BAD_REQUEST naming the missing section. */
 export function oauthProvider(cfg: Config, provider: string): OAuthProviderConfig {
   const raw = asObj(asObj((cfg as Obj).auth).oauth)[provider];
-  if (raw === undefined) throw new ServiceError('BAD_REQUEST', `OAuth login is not configured for provider '${provider}' ([auth.oauth.${provider}])`);
+  if (raw === undefined)
+    throw new ServiceError('BAD_REQUEST', `OAuth login is not configured for provider '${provider}' ([auth.oauth.${provider}])`);
   if (!checkOAuth.Check(raw)) throw new ServiceError('BAD_REQUEST', `[auth.oauth.${provider}] needs client_id and token_endpoint`);
   return raw;
 }
 
-export interface ConfigBackend { provider: string; backend_kind: string; base_url?: string; options?: Obj }
-export interface ConfigAuthProfile { provider: string; auth_method?: string; source_kind: string; env?: string }
-export interface ConfigBinding { backend_profile: string; auth_profile?: string; default_model?: string }
+export interface ConfigBackend {
+  provider: string;
+  backend_kind: string;
+  base_url?: string;
+  options?: Obj;
+}
+export interface ConfigAuthProfile {
+  provider: string;
+  auth_method?: string;
+  source_kind: string;
+  env?: string;
+}
+export interface ConfigBinding {
+  backend_profile: string;
+  auth_profile?: string;
+  default_model?: string;
+}
 
 /** The `[realm.<id>]` section of the active realm. */
 export interface RealmConnections {

@@ -4,8 +4,16 @@
 // polling interval and honours slow_down. Start and complete must name the same realm, binding, profile.
 import { createHash, randomBytes } from 'node:crypto';
 import type {
-  AuthBinding, AuthProfileRecord, DeviceCompleteRequest, DeviceStartRequest, DeviceStartResponse, LoginCompleteRequest,
-  LoginReady, LoginStartRequest, LoginStartResponse, PendingLoginRecord,
+  AuthBinding,
+  AuthProfileRecord,
+  DeviceCompleteRequest,
+  DeviceStartRequest,
+  DeviceStartResponse,
+  LoginCompleteRequest,
+  LoginReady,
+  LoginStartRequest,
+  LoginStartResponse,
+  PendingLoginRecord,
 } from '../../contracts/auth.ts';
 import { ServiceError } from '../../contracts/errors.ts';
 import { authSettings, oauthProvider } from './auth-config.ts';
@@ -16,7 +24,10 @@ const b64url = (buf: Buffer): string => buf.toString('base64url');
 const LOOPBACK_HOSTS = new Set(['127.0.0.1', 'localhost', '[::1]']);
 
 /** The device-complete answer: status plus `{state, ...}` (202 pending, 429 slow_down, 400, 200 ready). */
-export interface DeviceOutcomeReply { status: number; body: Record<string, unknown> }
+export interface DeviceOutcomeReply {
+  status: number;
+  body: Record<string, unknown>;
+}
 
 function checkLoopback(uri: string): void {
   let u: URL;
@@ -37,7 +48,10 @@ function tokenFailure(outcome: Extract<TokenOutcome, { ok: false }>, what: strin
 }
 
 export class AuthLogins {
-  constructor(private readonly service: AuthService, private readonly deps: AuthServiceDeps) {}
+  constructor(
+    private readonly service: AuthService,
+    private readonly deps: AuthServiceDeps,
+  ) {}
 
   private get creds() {
     return this.deps.credentials;
@@ -57,8 +71,13 @@ export class AuthLogins {
     const verifier = b64url(randomBytes(32));
     const challenge = b64url(createHash('sha256').update(verifier).digest());
     await this.creds.putLogin(`pkce:${state}`, {
-      v: 1, kind: 'pkce', provider: body.provider, binding_id: body.binding_id, profile_id: body.profile_id ?? null,
-      redirect_uri: body.redirect_uri, verifier: await this.creds.sealVerifier(state, verifier),
+      v: 1,
+      kind: 'pkce',
+      provider: body.provider,
+      binding_id: body.binding_id,
+      profile_id: body.profile_id ?? null,
+      redirect_uri: body.redirect_uri,
+      verifier: await this.creds.sealVerifier(state, verifier),
       expires_at_ms: this.deps.now() + authSettings(this.deps.config()).loginTtlMs,
     });
     const url = new URL(cfg.authorization_endpoint);
@@ -81,7 +100,10 @@ export class AuthLogins {
       throw new ServiceError('BAD_REQUEST', 'unknown or expired login state');
     }
     if (!this.sameTarget(rec, body) || rec.redirect_uri !== body.redirect_uri) {
-      throw new ServiceError('BAD_REQUEST', 'login/complete must name the same provider, realm, binding, profile and redirect_uri as login/start');
+      throw new ServiceError(
+        'BAD_REQUEST',
+        'login/complete must name the same provider, realm, binding, profile and redirect_uri as login/start',
+      );
     }
     // Single use: the state and verifier are gone whatever the exchange answers.
     await this.creds.deleteLogin(key);
@@ -96,13 +118,23 @@ export class AuthLogins {
   async deviceStart(body: DeviceStartRequest): Promise<DeviceStartResponse> {
     this.creds.checkRealm(body.realm_id);
     const cfg = oauthProvider(this.deps.config(), body.provider);
-    if (!cfg.device_authorization_endpoint) throw new ServiceError('BAD_REQUEST', `[auth.oauth.${body.provider}] has no device_authorization_endpoint`);
+    if (!cfg.device_authorization_endpoint)
+      throw new ServiceError('BAD_REQUEST', `[auth.oauth.${body.provider}] has no device_authorization_endpoint`);
     await this.creds.target(body.provider, body.binding_id, body.profile_id, 'oauth');
     const d = await startDeviceAuthorization(cfg);
-    if ('error' in d) throw new ServiceError(d.status >= 400 && d.status < 500 ? 'BAD_REQUEST' : 'PROVIDER_ERROR', `device authorization failed: ${d.error}`);
+    if ('error' in d)
+      throw new ServiceError(
+        d.status >= 400 && d.status < 500 ? 'BAD_REQUEST' : 'PROVIDER_ERROR',
+        `device authorization failed: ${d.error}`,
+      );
     await this.creds.putLogin(deviceKey(d.device_code), {
-      v: 1, kind: 'device', provider: body.provider, binding_id: body.binding_id, profile_id: body.profile_id ?? null,
-      expires_at_ms: this.deps.now() + d.expires_in * 1000, interval_secs: d.interval,
+      v: 1,
+      kind: 'device',
+      provider: body.provider,
+      binding_id: body.binding_id,
+      profile_id: body.profile_id ?? null,
+      expires_at_ms: this.deps.now() + d.expires_in * 1000,
+      interval_secs: d.interval,
     });
     return { provider: body.provider, ...d };
   }
@@ -150,16 +182,33 @@ export class AuthLogins {
   private async storeTokens(req: { provider: string; binding_id: string; profile_id?: string | null }, t: TokenSet): Promise<LoginReady> {
     const { profileId, newBinding } = await this.creds.target(req.provider, req.binding_id, req.profile_id, 'oauth');
     const now = this.deps.now();
-    const record: AuthProfileRecord = { v: 1, id: profileId, provider: req.provider, auth_method: 'oauth', has_secret: true, has_refresh_token: t.refresh_token !== undefined, scopes: t.scopes };
+    const record: AuthProfileRecord = {
+      v: 1,
+      id: profileId,
+      provider: req.provider,
+      auth_method: 'oauth',
+      has_secret: true,
+      has_refresh_token: t.refresh_token !== undefined,
+      scopes: t.scopes,
+    };
     if (t.expires_in !== undefined) record.expires_at_ms = now + t.expires_in * 1000;
     if (t.account_id) record.account_id = t.account_id;
-    await this.creds.putProfile(record, { access_token: t.access_token, ...(t.refresh_token ? { refresh_token: t.refresh_token } : {}) }, newBinding);
+    await this.creds.putProfile(
+      record,
+      { access_token: t.access_token, ...(t.refresh_token ? { refresh_token: t.refresh_token } : {}) },
+      newBinding,
+    );
     this.service.refresher.schedule(record);
     this.deps.log.info({ bindingId: req.binding_id, profileId, provider: req.provider }, 'oauth login stored');
     const ref: AuthBinding = { realm: this.creds.realmId, binding: req.binding_id, ...(req.profile_id ? { profile: req.profile_id } : {}) };
     const out: LoginReady = {
-      realm_id: this.creds.realmId, binding_id: req.binding_id, auth_binding: ref, profile_id: profileId, provider: req.provider,
-      scopes: t.scopes, has_refresh_token: t.refresh_token !== undefined,
+      realm_id: this.creds.realmId,
+      binding_id: req.binding_id,
+      auth_binding: ref,
+      profile_id: profileId,
+      provider: req.provider,
+      scopes: t.scopes,
+      has_refresh_token: t.refresh_token !== undefined,
     };
     if (record.expires_at_ms !== undefined) out.expires_at = new Date(record.expires_at_ms).toISOString();
     return out;

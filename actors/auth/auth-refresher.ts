@@ -61,7 +61,13 @@ export class AuthRefresher {
       this.timers.delete(p.id);
       if (this.deps.now() < due) {
         // Re-armed after a maximal setTimeout delay.
-        void this.deps.credentials.listProfiles().then((all) => { const cur = all.find((x) => x.id === p.id); if (cur) this.schedule(cur); }).catch(() => {});
+        void this.deps.credentials
+          .listProfiles()
+          .then((all) => {
+            const cur = all.find((x) => x.id === p.id);
+            if (cur) this.schedule(cur);
+          })
+          .catch(() => {});
         return;
       }
       this.refresh(p.id).catch((err: unknown) => this.deps.log.warn({ err, profileId: p.id }, 'scheduled credential refresh failed'));
@@ -94,13 +100,22 @@ export class AuthRefresher {
     if (!outcome.ok) {
       const refresh_error = outcome.error === 'invalid_grant' ? 'reauth' : 'failed';
       await creds.putProfile({ ...current, refresh_error });
-      this.deps.log.warn({ profileId, provider: profile.provider, oauthError: outcome.error, status: outcome.status }, 'credential refresh failed');
+      this.deps.log.warn(
+        { profileId, provider: profile.provider, oauthError: outcome.error, status: outcome.status },
+        'credential refresh failed',
+      );
       return;
     }
     const t = outcome.tokens;
     const next: AuthProfileRecord = {
-      v: 1, id: current.id, provider: current.provider, auth_method: 'oauth', has_secret: true,
-      has_refresh_token: true, last_refresh_at_ms: now, scopes: t.scopes,
+      v: 1,
+      id: current.id,
+      provider: current.provider,
+      auth_method: 'oauth',
+      has_secret: true,
+      has_refresh_token: true,
+      last_refresh_at_ms: now,
+      scopes: t.scopes,
     };
     if (t.expires_in !== undefined) next.expires_at_ms = now + t.expires_in * 1000;
     const account = t.account_id ?? current.account_id;

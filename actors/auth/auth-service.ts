@@ -3,8 +3,15 @@
 // default binding, refreshed when due). OAuth logins are in auth-login.ts, refresh in auth-refresher.ts.
 import type { Logger } from 'pino';
 import type {
-  AuthBinding, AuthProfileRecord, BindingCleared, BindingResolved, BindingStatus, BindingTestReport, ProfileList,
-  StoreCredentialsRequest, StoreCredentialsResponse,
+  AuthBinding,
+  AuthProfileRecord,
+  BindingCleared,
+  BindingResolved,
+  BindingStatus,
+  BindingTestReport,
+  ProfileList,
+  StoreCredentialsRequest,
+  StoreCredentialsResponse,
 } from '../../contracts/auth.ts';
 import type { Config } from '../../contracts/config.ts';
 import { isServiceError, ServiceError } from '../../contracts/errors.ts';
@@ -67,28 +74,62 @@ export class AuthService {
     this.creds.checkRealm(realmId);
     const conn = this.creds.connections();
     const profiles = new Map<string, ProfileList['auth_profiles'][number]>();
-    for (const [id, p] of conn.authProfiles) profiles.set(id, { id, provider: p.provider, ...(p.auth_method ? { auth_method: p.auth_method as 'api_key' } : {}), source_kind: p.source_kind });
+    for (const [id, p] of conn.authProfiles)
+      profiles.set(id, {
+        id,
+        provider: p.provider,
+        ...(p.auth_method ? { auth_method: p.auth_method as 'api_key' } : {}),
+        source_kind: p.source_kind,
+      });
     for (const p of await this.creds.listProfiles()) {
-      if (!profiles.has(p.id)) profiles.set(p.id, { id: p.id, provider: p.provider, auth_method: p.auth_method, source_kind: 'managed_store' });
+      if (!profiles.has(p.id))
+        profiles.set(p.id, { id: p.id, provider: p.provider, auth_method: p.auth_method, source_kind: 'managed_store' });
     }
     const bindings = new Map<string, ProfileList['bindings'][number]>();
-    for (const [id, b] of conn.bindings) bindings.set(id, { id, backend_profile: b.backend_profile, auth_profile: b.auth_profile ?? id, ...(b.default_model ? { default_model: b.default_model } : {}) });
-    for (const b of await this.creds.listBindings()) if (!bindings.has(b.id)) bindings.set(b.id, { id: b.id, backend_profile: b.backend_profile, auth_profile: b.auth_profile });
+    for (const [id, b] of conn.bindings)
+      bindings.set(id, {
+        id,
+        backend_profile: b.backend_profile,
+        auth_profile: b.auth_profile ?? id,
+        ...(b.default_model ? { default_model: b.default_model } : {}),
+      });
+    for (const b of await this.creds.listBindings())
+      if (!bindings.has(b.id)) bindings.set(b.id, { id: b.id, backend_profile: b.backend_profile, auth_profile: b.auth_profile });
     const backendIds = new Set<string>([...conn.backends.keys(), ...[...bindings.values()].map((b) => b.backend_profile)]);
     const backends = [...backendIds].map((id) => this.creds.backend(id, conn)).filter((b) => b !== undefined);
     const byId = <T extends { id: string }>(a: T, b: T) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0);
-    return { realm_id: this.realmId, auth_profiles: [...profiles.values()].sort(byId), backend_profiles: backends.sort(byId), bindings: [...bindings.values()].sort(byId) };
+    return {
+      realm_id: this.realmId,
+      auth_profiles: [...profiles.values()].sort(byId),
+      backend_profiles: backends.sort(byId),
+      bindings: [...bindings.values()].sort(byId),
+    };
   }
 
   /** POST /auth/profiles: creates the binding when it does not exist (backend = the provider's default). */
   async store(body: StoreCredentialsRequest): Promise<StoreCredentialsResponse> {
     this.creds.checkRealm(body.realm_id);
     const { profileId, newBinding } = await this.creds.target(body.provider, body.binding_id, body.profile_id, body.auth_method);
-    const record: AuthProfileRecord = { v: 1, id: profileId, provider: body.provider, auth_method: body.auth_method, has_secret: true, has_refresh_token: false };
+    const record: AuthProfileRecord = {
+      v: 1,
+      id: profileId,
+      provider: body.provider,
+      auth_method: body.auth_method,
+      has_secret: true,
+      has_refresh_token: false,
+    };
     await this.creds.putProfile(record, { secret: body.secret }, newBinding);
     this.refresher.forget(profileId);
     const ref: AuthBinding = { realm: this.realmId, binding: body.binding_id, ...(body.profile_id ? { profile: body.profile_id } : {}) };
-    return { realm_id: this.realmId, binding_id: body.binding_id, auth_binding: ref, profile_id: profileId, provider: body.provider, auth_method: body.auth_method, stored: true };
+    return {
+      realm_id: this.realmId,
+      binding_id: body.binding_id,
+      auth_binding: ref,
+      profile_id: profileId,
+      provider: body.provider,
+      auth_method: body.auth_method,
+      stored: true,
+    };
   }
 
   async get(bindingId: string, realmId: string, profileId?: string): Promise<BindingResolved> {
@@ -96,8 +137,15 @@ export class AuthService {
     const r = await this.creds.resolve(bindingId, profileId);
     const method = r.profile?.auth_method ?? r.configProfile?.auth_method;
     return {
-      auth_binding: r.ref, binding_id: bindingId, profile_id: r.profileId,
-      auth_profile: { id: r.profileId, provider: r.provider, ...(method ? { auth_method: method as 'api_key' } : {}), source_kind: r.configProfile?.source_kind ?? 'managed_store' },
+      auth_binding: r.ref,
+      binding_id: bindingId,
+      profile_id: r.profileId,
+      auth_profile: {
+        id: r.profileId,
+        provider: r.provider,
+        ...(method ? { auth_method: method as 'api_key' } : {}),
+        source_kind: r.configProfile?.source_kind ?? 'managed_store',
+      },
     };
   }
 
@@ -109,12 +157,19 @@ export class AuthService {
     const profile = await this.creds.resolve(bindingId, profileId).then((x) => x.profile);
     const cleared = await this.creds.clear(profile, r.profileId, mode, this.deps.now());
     this.refresher.forget(r.profileId);
-    this.deps.log.info({ bindingId, profileId: r.profileId, mode }, mode === 'release' ? 'auth binding released' : 'auth credentials cleared');
+    this.deps.log.info(
+      { bindingId, profileId: r.profileId, mode },
+      mode === 'release' ? 'auth binding released' : 'auth credentials cleared',
+    );
     return { realm_id: this.realmId, binding_id: bindingId, auth_binding: r.ref, profile_id: r.profileId, cleared };
   }
 
   /** POST .../test: resolution report; `ok: false` carries the message of the 422 body. */
-  async test(bindingId: string, realmId: string, profileId?: string | null): Promise<{ ok: true; report: BindingTestReport } | { ok: false; error: string }> {
+  async test(
+    bindingId: string,
+    realmId: string,
+    profileId?: string | null,
+  ): Promise<{ ok: true; report: BindingTestReport } | { ok: false; error: string }> {
     this.creds.checkRealm(realmId);
     // A malformed id is bad input (400), not a binding that failed to resolve (422).
     checkId('binding_id', bindingId);
@@ -125,12 +180,21 @@ export class AuthService {
       if (isServiceError(err) && err.status < 500) return { ok: false, error: `Binding resolution failed: ${err.message}` };
       throw err;
     }
-    const has = r.configProfile?.source_kind === 'env'
-      ? !!r.configProfile.env && !!this.deps.env[r.configProfile.env]
-      : r.profile?.has_secret === true && (await this.creds.readSecret(r.profileId)).readable;
+    const has =
+      r.configProfile?.source_kind === 'env'
+        ? !!r.configProfile.env && !!this.deps.env[r.configProfile.env]
+        : r.profile?.has_secret === true && (await this.creds.readSecret(r.profileId)).readable;
     return {
       ok: true,
-      report: { state: 'valid', auth_binding: r.ref, binding_id: bindingId, profile_id: r.profileId, provider: r.provider, backend_profile_id: r.backend.id, has_credential: has },
+      report: {
+        state: 'valid',
+        auth_binding: r.ref,
+        binding_id: bindingId,
+        profile_id: r.profileId,
+        provider: r.provider,
+        backend_profile_id: r.backend.id,
+        has_credential: has,
+      },
     };
   }
 
@@ -145,7 +209,12 @@ export class AuthService {
     const readable = p?.has_secret ? (await this.creds.readSecret(r.profileId)).readable : true;
     const state = bindingState({ profile: p, secretReadable: readable, env, nowMs: this.deps.now(), skewMs: this.skewMs() });
     const out: BindingStatus = {
-      realm_id: this.realmId, binding_id: bindingId, auth_binding: r.ref, profile_id: r.profileId, provider: r.provider, state,
+      realm_id: this.realmId,
+      binding_id: bindingId,
+      auth_binding: r.ref,
+      profile_id: r.profileId,
+      provider: r.provider,
+      state,
       has_refresh_token: p?.has_refresh_token === true,
     };
     const method = p?.auth_method ?? r.configProfile?.auth_method;
@@ -161,12 +230,14 @@ export class AuthService {
    * provider agreement. Answers the binding's provider (and default model) for the session to use.
    */
   async checkSelector(ref: AuthBinding): Promise<{ provider: string; defaultModel?: string }> {
-    if (ref.realm !== this.realmId) throw new ServiceError('BAD_REQUEST', `auth_binding names realm '${ref.realm}', but this server serves realm '${this.realmId}'`);
+    if (ref.realm !== this.realmId)
+      throw new ServiceError('BAD_REQUEST', `auth_binding names realm '${ref.realm}', but this server serves realm '${this.realmId}'`);
     try {
       const r = await this.creds.resolve(ref.binding, ref.profile);
       return { provider: r.provider, ...(r.defaultModel ? { defaultModel: r.defaultModel } : {}) };
     } catch (err) {
-      if (isServiceError(err) && err.code === 'NOT_FOUND') throw new ServiceError('BAD_REQUEST', `unknown auth binding '${ref.binding}' in realm '${this.realmId}'`);
+      if (isServiceError(err) && err.code === 'NOT_FOUND')
+        throw new ServiceError('BAD_REQUEST', `unknown auth binding '${ref.binding}' in realm '${this.realmId}'`);
       throw err;
     }
   }
@@ -193,13 +264,17 @@ export class AuthService {
     try {
       r = await this.creds.resolve(bindingId, profileId);
     } catch (err) {
-      if (isServiceError(err) && err.status < 500) throw credentialFailure({ provider, bindingId }, model, `cannot be resolved: ${err.message}`);
+      if (isServiceError(err) && err.status < 500)
+        throw credentialFailure({ provider, bindingId }, model, `cannot be resolved: ${err.message}`);
       throw err;
     }
     if (r.provider !== provider) {
       // A realm-wide default bound to another provider does not apply; an explicit selector must match.
       if (!ref) return undefined;
-      throw new ServiceError('BAD_REQUEST', `auth binding '${bindingId}' is for provider '${r.provider}', but the session uses '${provider}'`);
+      throw new ServiceError(
+        'BAD_REQUEST',
+        `auth binding '${bindingId}' is for provider '${r.provider}', but the session uses '${provider}'`,
+      );
     }
     const baseUrl = r.backend.base_url;
     const withBase = (c: ProviderCredential): ProviderCredential => (baseUrl ? { ...c, baseUrl } : c);
@@ -218,7 +293,8 @@ export class AuthService {
     const secret = material?.access_token ?? material?.secret;
     const state = bindingState({ profile: p, secretReadable: readable, nowMs: this.deps.now(), skewMs: this.skewMs() });
     if (!p || !secret) throw credentialFailure(r, model, `has no usable credential (state: ${state})`);
-    if (p.expires_at_ms !== undefined && p.expires_at_ms <= this.deps.now()) throw credentialFailure(r, model, `holds an expired token (state: ${state})`);
+    if (p.expires_at_ms !== undefined && p.expires_at_ms <= this.deps.now())
+      throw credentialFailure(r, model, `holds an expired token (state: ${state})`);
     return withBase({ secret, style: styleOf(p.auth_method) });
   }
 }

@@ -37,7 +37,15 @@ export function bindingState(s: StatusInput): BindingState {
  * Undefined when the profile cannot be refreshed (no refresh token, grant rejected, no expiry).
  */
 export function refreshDueAt(p: AuthProfileRecord | undefined, skewMs: number): number | undefined {
-  if (!p || !p.has_secret || p.auth_method !== 'oauth' || !p.has_refresh_token || p.refresh_error === 'reauth' || p.expires_at_ms === undefined) return undefined;
+  if (
+    !p ||
+    !p.has_secret ||
+    p.auth_method !== 'oauth' ||
+    !p.has_refresh_token ||
+    p.refresh_error === 'reauth' ||
+    p.expires_at_ms === undefined
+  )
+    return undefined;
   const due = p.expires_at_ms - skewMs;
   return p.last_refresh_at_ms === undefined ? due : Math.max(due, p.last_refresh_at_ms + (p.expires_at_ms - p.last_refresh_at_ms) / 2);
 }

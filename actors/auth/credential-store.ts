@@ -2,7 +2,17 @@
 // Store's generic records (namespaces below), secrets sealed with the realm key; config-declared
 // `[realm.<id>]` backends, auth profiles and bindings are merged in. auth-service.ts and auth-login.ts
 // are the callers; nothing here returns or logs secret material except readSecret.
-import { ID_MAX_LENGTH, isWellFormedId, type AuthBinding, type AuthProfileRecord, type BackendProfileView, type BindingRecord, type PendingLoginRecord, type SealedSecret, type SecretMaterial } from '../../contracts/auth.ts';
+import {
+  ID_MAX_LENGTH,
+  isWellFormedId,
+  type AuthBinding,
+  type AuthProfileRecord,
+  type BackendProfileView,
+  type BindingRecord,
+  type PendingLoginRecord,
+  type SealedSecret,
+  type SecretMaterial,
+} from '../../contracts/auth.ts';
 import type { Config } from '../../contracts/config.ts';
 import { ServiceError } from '../../contracts/errors.ts';
 import { PROVIDER_NAMES } from '../../providers/registry.ts';
@@ -80,7 +90,10 @@ export class CredentialStore {
     return isProviderName(id) ? { id, provider: id, backend_kind: 'default' } : undefined;
   }
 
-  async bindingDecl(id: string, conn = this.connections()): Promise<{ backend_profile: string; auth_profile?: string; default_model?: string; source: 'config' | 'store' } | undefined> {
+  async bindingDecl(
+    id: string,
+    conn = this.connections(),
+  ): Promise<{ backend_profile: string; auth_profile?: string; default_model?: string; source: 'config' | 'store' } | undefined> {
     const c = conn.bindings.get(id);
     if (c) return { ...c, source: 'config' };
     const r = await this.store.getRecord<BindingRecord>(NS.bindings, id);
@@ -104,7 +117,10 @@ export class CredentialStore {
     const profile = await this.store.getRecord<AuthProfileRecord>(NS.profiles, profileId);
     const profileProvider = configProfile?.provider ?? profile?.provider;
     if (profileProvider !== undefined && profileProvider !== backend.provider) {
-      throw new ServiceError('BAD_REQUEST', `auth profile '${profileId}' is for provider '${profileProvider}', binding '${bindingId}' for '${backend.provider}'`);
+      throw new ServiceError(
+        'BAD_REQUEST',
+        `auth profile '${profileId}' is for provider '${profileProvider}', binding '${bindingId}' for '${backend.provider}'`,
+      );
     }
     const ref: AuthBinding = { realm: this.realmId, binding: bindingId };
     if (profileOverride) ref.profile = profileOverride;
@@ -121,20 +137,31 @@ export class CredentialStore {
    * from the managed store; an existing profile must use the same method. A missing binding is created
    * with the provider's default backend profile (returned as `newBinding`, written with the profile).
    */
-  async target(provider: string, bindingId: string, profileOverride: string | null | undefined, method: string): Promise<{ profileId: string; newBinding?: BindingRecord }> {
+  async target(
+    provider: string,
+    bindingId: string,
+    profileOverride: string | null | undefined,
+    method: string,
+  ): Promise<{ profileId: string; newBinding?: BindingRecord }> {
     if (!isProviderName(provider)) throw new ServiceError('BAD_REQUEST', `unknown provider '${provider}'`);
     const decl = await this.bindingDecl(bindingId);
     if (!decl) {
       const profileId = profileOverride ?? bindingId;
       const existing = await this.store.getRecord<AuthProfileRecord>(NS.profiles, profileId);
-      if (existing && existing.provider !== provider) throw new ServiceError('BAD_REQUEST', `auth profile '${profileId}' is for provider '${existing.provider}'`);
-      if (existing && existing.auth_method !== method) throw new ServiceError('BAD_REQUEST', `auth profile '${profileId}' uses auth_method '${existing.auth_method}', not '${method}'`);
+      if (existing && existing.provider !== provider)
+        throw new ServiceError('BAD_REQUEST', `auth profile '${profileId}' is for provider '${existing.provider}'`);
+      if (existing && existing.auth_method !== method)
+        throw new ServiceError('BAD_REQUEST', `auth profile '${profileId}' uses auth_method '${existing.auth_method}', not '${method}'`);
       return { profileId, newBinding: { v: 1, id: bindingId, backend_profile: provider, auth_profile: profileId } };
     }
     const r = await this.resolve(bindingId, profileOverride);
-    if (r.provider !== provider) throw new ServiceError('BAD_REQUEST', `binding '${bindingId}' is for provider '${r.provider}', not '${provider}'`);
+    if (r.provider !== provider)
+      throw new ServiceError('BAD_REQUEST', `binding '${bindingId}' is for provider '${r.provider}', not '${provider}'`);
     if (r.configProfile && r.configProfile.source_kind !== 'managed_store') {
-      throw new ServiceError('BAD_REQUEST', `auth profile '${r.profileId}' is sourced from ${r.configProfile.source_kind}, not the managed store`);
+      throw new ServiceError(
+        'BAD_REQUEST',
+        `auth profile '${r.profileId}' is sourced from ${r.configProfile.source_kind}, not the managed store`,
+      );
     }
     const existingMethod = r.profile?.auth_method ?? r.configProfile?.auth_method;
     if (existingMethod !== undefined && existingMethod !== method) {
@@ -158,7 +185,8 @@ export class CredentialStore {
   /** Writes the profile record (and the sealed material, and a new binding) in one atomic commit. */
   async putProfile(profile: AuthProfileRecord, material?: SecretMaterial, binding?: BindingRecord): Promise<void> {
     const ops: StoreOp[] = [{ op: 'putRecord', ns: NS.profiles, key: profile.id, value: profile }];
-    if (material) ops.push({ op: 'putRecord', ns: NS.secrets, key: profile.id, value: (await this.cipher).seal(this.aad(profile.id), material) });
+    if (material)
+      ops.push({ op: 'putRecord', ns: NS.secrets, key: profile.id, value: (await this.cipher).seal(this.aad(profile.id), material) });
     if (binding) ops.push({ op: 'putRecord', ns: NS.bindings, key: binding.id, value: binding });
     await this.store.commit(ops);
   }
@@ -169,7 +197,15 @@ export class CredentialStore {
     const ops: StoreOp[] = [{ op: 'deleteRecord', ns: NS.secrets, key: profileId }];
     if (mode === 'delete') ops.push({ op: 'deleteRecord', ns: NS.profiles, key: profileId });
     else if (profile) {
-      const released: AuthProfileRecord = { v: 1, id: profile.id, provider: profile.provider, auth_method: profile.auth_method, has_secret: false, has_refresh_token: false, released_at_ms: nowMs };
+      const released: AuthProfileRecord = {
+        v: 1,
+        id: profile.id,
+        provider: profile.provider,
+        auth_method: profile.auth_method,
+        has_secret: false,
+        has_refresh_token: false,
+        released_at_ms: nowMs,
+      };
       ops.push({ op: 'putRecord', ns: NS.profiles, key: profileId, value: released });
     }
     await this.store.commit(ops);

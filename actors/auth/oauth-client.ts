@@ -69,7 +69,13 @@ function tokenOutcome(r: Awaited<ReturnType<typeof postForm>>, requestedScopes: 
 
 /** Exchanges an authorization code with its PKCE verifier. */
 export async function exchangeCode(cfg: OAuthProviderConfig, code: string, redirectUri: string, verifier: string): Promise<TokenOutcome> {
-  const r = await postForm(cfg.token_endpoint, { grant_type: 'authorization_code', code, redirect_uri: redirectUri, code_verifier: verifier, ...client(cfg) });
+  const r = await postForm(cfg.token_endpoint, {
+    grant_type: 'authorization_code',
+    code,
+    redirect_uri: redirectUri,
+    code_verifier: verifier,
+    ...client(cfg),
+  });
   return tokenOutcome(r, cfg.scopes ?? []);
 }
 
@@ -91,7 +97,9 @@ export async function startDeviceAuthorization(cfg: OAuthProviderConfig): Promis
     return { error: typeof b.error === 'string' ? b.error : 'invalid_response', status: r.status };
   }
   const out: DeviceAuthorization = {
-    device_code: b.device_code, user_code: b.user_code, verification_uri: b.verification_uri,
+    device_code: b.device_code,
+    user_code: b.user_code,
+    verification_uri: b.verification_uri,
     expires_in: typeof b.expires_in === 'number' ? b.expires_in : 1800,
     interval: typeof b.interval === 'number' && b.interval >= 0 ? b.interval : 5,
   };
@@ -101,6 +109,10 @@ export async function startDeviceAuthorization(cfg: OAuthProviderConfig): Promis
 
 /** RFC 8628 §3.4: one device access token request. */
 export async function pollDeviceToken(cfg: OAuthProviderConfig, deviceCode: string): Promise<TokenOutcome> {
-  const r = await postForm(cfg.token_endpoint, { grant_type: 'urn:ietf:params:oauth:grant-type:device_code', device_code: deviceCode, ...client(cfg) });
+  const r = await postForm(cfg.token_endpoint, {
+    grant_type: 'urn:ietf:params:oauth:grant-type:device_code',
+    device_code: deviceCode,
+    ...client(cfg),
+  });
   return tokenOutcome(r, cfg.scopes ?? []);
 }

@@ -67,7 +67,10 @@ export class FollowUps implements FollowUpPort {
   private readonly queues = new Map<string, SessionQueue>();
   private seq = 0;
 
-  constructor(private readonly host: SessionHost, private readonly opts: FollowUpOptions) {}
+  constructor(
+    private readonly host: SessionHost,
+    private readonly opts: FollowUpOptions,
+  ) {}
 
   private queue(sessionId: string): SessionQueue {
     let q = this.queues.get(sessionId);
@@ -76,18 +79,38 @@ export class FollowUps implements FollowUpPort {
   }
 
   /** Accepts a continue under `enqueue` or `steer`; resolves once its queue record is durable. */
-  async submit(sessionId: string, body: ContinueSessionRequest, requestId: string, policy: 'enqueue' | 'steer', detached: boolean): Promise<Accepted> {
-    if (body.session_id !== sessionId) throw new ServiceError('BAD_REQUEST', `Session ID mismatch: path=${sessionId} body=${body.session_id}`);
+  async submit(
+    sessionId: string,
+    body: ContinueSessionRequest,
+    requestId: string,
+    policy: 'enqueue' | 'steer',
+    detached: boolean,
+  ): Promise<Accepted> {
+    if (body.session_id !== sessionId)
+      throw new ServiceError('BAD_REQUEST', `Session ID mismatch: path=${sessionId} body=${body.session_id}`);
     const actor = await this.host.getActive(sessionId);
     const st = actor.status();
     if (st.hold) throw durableResumeHold(sessionId, st.hold);
     const q = this.queue(sessionId);
     const max = this.opts.maxQueued();
     if (q.follow.length + q.steering.length >= max) {
-      throw new ServiceError('SERVICE_UNAVAILABLE', `the follow-up queue of session ${sessionId} is full (${max} waiting)`, { session_id: sessionId, reason: 'queue_full', max_queued_turns: max });
+      throw new ServiceError('SERVICE_UNAVAILABLE', `the follow-up queue of session ${sessionId} is full (${max} waiting)`, {
+        session_id: sessionId,
+        reason: 'queue_full',
+        max_queued_turns: max,
+      });
     }
     const handle = this.host.requests.begin(requestId);
-    const rec: QueuedTurnRecord = { v: 1, session_id: sessionId, seq: ++this.seq, request_id: requestId, policy, detached, created_ms: this.opts.now(), body };
+    const rec: QueuedTurnRecord = {
+      v: 1,
+      session_id: sessionId,
+      seq: ++this.seq,
+      request_id: requestId,
+      policy,
+      detached,
+      created_ms: this.opts.now(),
+      body,
+    };
     let resolve!: (r: TurnReply) => void;
     let reject!: (e: unknown) => void;
     const result = new Promise<TurnReply>((res, rej) => ((resolve = res), (reject = rej)));
@@ -100,7 +123,10 @@ export class FollowUps implements FollowUpPort {
     // Cancellable from now on (also while its record is being written).
     handle.signal.addEventListener('abort', () => void this.cancelWaiting(sessionId, item, handle.signal.reason), { once: true });
     try {
-      await actor.persist([{ op: 'putRecord', ns: BUSY_QUEUE_NS, key: queueKey(sessionId, rec.seq), value: rec }, ...(detached ? this.opts.detached.queuedOps(requestId, sessionId) : [])]);
+      await actor.persist([
+        { op: 'putRecord', ns: BUSY_QUEUE_NS, key: queueKey(sessionId, rec.seq), value: rec },
+        ...(detached ? this.opts.detached.queuedOps(requestId, sessionId) : []),
+      ]);
     } catch (err) {
       this.remove(q, item);
       handle.finish();
@@ -155,8 +181,13 @@ export class FollowUps implements FollowUpPort {
     const answered = q.injected.splice(0);
     if (answered.length) {
       // Steering answered by a failed turn leaves the queue with the failure (its turn never committed).
-      if ('error' in result) this.write(sessionId, answered.flatMap((i) => [del(i.rec), ...this.settle(i, { error: result.error, cancelled: isCancel(result.error) })]));
-      for (const item of answered) this.finish(item, 'outcome' in result ? { reply: { sessionId, ...result.outcome } } : { error: result.error });
+      if ('error' in result)
+        this.write(
+          sessionId,
+          answered.flatMap((i) => [del(i.rec), ...this.settle(i, { error: result.error, cancelled: isCancel(result.error) })]),
+        );
+      for (const item of answered)
+        this.finish(item, 'outcome' in result ? { reply: { sessionId, ...result.outcome } } : { error: result.error });
     }
     // Steering the turn never reached runs as the next turn (the machine counts it as follow-ups too).
     if (q.steering.length) {
@@ -175,8 +206,14 @@ export class FollowUps implements FollowUpPort {
     const dropped = [...q.follow.filter((i) => i.state === 'waiting'), ...q.steering];
     q.follow = q.follow.filter((i) => i.state !== 'waiting');
     q.steering = [];
-    const err = new ServiceError('REQUEST_CANCELLED', 'the session was archived before this follow-up ran', { session_id: sessionId, reason: 'session_archived' });
-    this.write(sessionId, dropped.flatMap((i) => [del(i.rec), ...this.settle(i, { error: err, cancelled: true })]));
+    const err = new ServiceError('REQUEST_CANCELLED', 'the session was archived before this follow-up ran', {
+      session_id: sessionId,
+      reason: 'session_archived',
+    });
+    this.write(
+      sessionId,
+      dropped.flatMap((i) => [del(i.rec), ...this.settle(i, { error: err, cancelled: true })]),
+    );
     for (const item of dropped) this.finish(item, { error: err });
     this.host.peek(sessionId)?.machine.send({ type: 'queue.dropped' });
   }
@@ -205,7 +242,7 @@ export class FollowUps implements FollowUpPort {
         // The machine mirrors the queue; syncing it here also heals a count that drifted (a cancelled item).
         if (!actor.isRunning()) actor.machine.send({ type: 'queue.synced', count: q.follow.length });
         if (!next) return;
-        if (await this.run(sessionId, next) === 'stop') return this.shutDown(q);
+        if ((await this.run(sessionId, next)) === 'stop') return this.shutDown(q);
       }
     } finally {
       q.driving = false;
@@ -226,13 +263,22 @@ export class FollowUps implements FollowUpPort {
     let admitted = false;
     item.state = 'starting';
     try {
-      const reply = await continueSession(this.host, sessionId, rec.body, rec.request_id, item.handle.signal, item.handle.markCommitting, hooks, {
-        followUp: true,
-        onAdmitted: () => {
-          admitted = true;
-          this.remove(q, item);
+      const reply = await continueSession(
+        this.host,
+        sessionId,
+        rec.body,
+        rec.request_id,
+        item.handle.signal,
+        item.handle.markCommitting,
+        hooks,
+        {
+          followUp: true,
+          onAdmitted: () => {
+            admitted = true;
+            this.remove(q, item);
+          },
         },
-      });
+      );
       this.finish(item, { reply });
       return 'next';
     } catch (err) {

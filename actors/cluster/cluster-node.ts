@@ -44,7 +44,6 @@ export interface ClusterOptions {
 /** Where a session request goes. */
 export type Route = { local: true } | { local: false; nodeId: string; url: string; lease: LeaseValue };
 
-
 export class ClusterNode implements ActorOwnership {
   readonly nodeId: string;
   readonly leases: LeaseBook;
@@ -67,8 +66,13 @@ export class ClusterNode implements ActorOwnership {
     this.leaseMs = o.leaseMs;
     this.#url = o.advertiseUrl ?? '';
     this.leases = new LeaseBook({
-      store: o.store, sql: o.sql, nodeId: this.nodeId, url: () => this.#url, leaseMs: o.leaseMs,
-      now: () => this.now(), onLost: (kind, id) => this.#onLost(kind, id),
+      store: o.store,
+      sql: o.sql,
+      nodeId: this.nodeId,
+      url: () => this.#url,
+      leaseMs: o.leaseMs,
+      now: () => this.now(),
+      onLost: (kind, id) => this.#onLost(kind, id),
     });
   }
 
@@ -146,7 +150,9 @@ export class ClusterNode implements ActorOwnership {
       for (const [kind, id] of orphans) {
         if (this.leases.holds(kind, id)) continue;
         // Another node won the race (503 naming it), or the actor is gone: nothing to do here.
-        await this.#onOrphan(kind, id).catch((err: unknown) => this.o.log.debug({ err: (err as Error).message, kind, id }, 'orphan not adopted'));
+        await this.#onOrphan(kind, id).catch((err: unknown) =>
+          this.o.log.debug({ err: (err as Error).message, kind, id }, 'orphan not adopted'),
+        );
       }
     })().finally(() => {
       this.#sweeping = false;
@@ -166,7 +172,8 @@ export class ClusterNode implements ActorOwnership {
       return;
     }
     throw new ServiceError('SERVICE_UNAVAILABLE', `${kind} ${id} is hosted by node ${result.owner.node_id}`, {
-      owner_node: result.owner.node_id, owner_url: result.owner.url,
+      owner_node: result.owner.node_id,
+      owner_url: result.owner.url,
     });
   }
 
@@ -203,9 +210,14 @@ export class ClusterNode implements ActorOwnership {
         state: this.#dbError === undefined && this.#dbOkAt !== null ? 'ok' : 'unreachable',
         last_ok_age_ms: this.#dbOkAt === null ? null : Date.now() - this.#dbOkAt,
       },
-      peers: this.#peers.filter((p) => p.node_id !== this.nodeId).map((p) => ({
-        node_id: p.node_id, url: p.url, alive: p.age_ms <= peerAliveMs, heartbeat_age_ms: Math.max(0, p.age_ms),
-      })),
+      peers: this.#peers
+        .filter((p) => p.node_id !== this.nodeId)
+        .map((p) => ({
+          node_id: p.node_id,
+          url: p.url,
+          alive: p.age_ms <= peerAliveMs,
+          heartbeat_age_ms: Math.max(0, p.age_ms),
+        })),
     };
     if (this.#dbError !== undefined) report.database.error = this.#dbError;
     return report;
@@ -236,4 +248,3 @@ export function startCluster(store: Store, config: Config, log: Logger): Cluster
     advertiseUrl: config.cluster?.advertise_url,
   });
 }
-

@@ -50,7 +50,8 @@ export interface LeaseRef {
  * compare-and-set on their own revisions instead.
  */
 export function leaseOf(op: StoreOp): LeaseRef | undefined {
-  if (op.op === 'putSession') return typeof op.session?.session_id === 'string' ? { kind: 'session', id: op.session.session_id } : undefined;
+  if (op.op === 'putSession')
+    return typeof op.session?.session_id === 'string' ? { kind: 'session', id: op.session.session_id } : undefined;
   if ('sessionId' in op) return typeof op.sessionId === 'string' ? { kind: 'session', id: op.sessionId } : undefined;
   if (op.op !== 'putRecord' && op.op !== 'deleteRecord') return undefined;
   switch (op.ns) {
@@ -108,7 +109,10 @@ export class LeaseBook {
       const started = Date.now();
       const value: LeaseValue = { v: 1, rev, node_id: this.o.nodeId, url: this.o.url(), expires_at_ms: this.o.now() + this.o.leaseMs };
       try {
-        await this.o.store.commit([{ op: 'checkRecord', ns: LEASE_NS, key, rev: current?.rev ?? null }, { op: 'putRecord', ns: LEASE_NS, key, value }]);
+        await this.o.store.commit([
+          { op: 'checkRecord', ns: LEASE_NS, key, rev: current?.rev ?? null },
+          { op: 'putRecord', ns: LEASE_NS, key, value },
+        ]);
       } catch (err) {
         if (isServiceError(err) && err.code === 'CONFLICT') continue;
         throw err;
@@ -134,7 +138,10 @@ export class LeaseBook {
     const value: LeaseValue = { v: 1, rev: 1, node_id: this.o.nodeId, url: this.o.url(), expires_at_ms: this.o.now() + this.o.leaseMs };
     return {
       key,
-      ops: [{ op: 'checkRecord', ns: LEASE_NS, key, rev: null }, { op: 'putRecord', ns: LEASE_NS, key, value }],
+      ops: [
+        { op: 'checkRecord', ns: LEASE_NS, key, rev: null },
+        { op: 'putRecord', ns: LEASE_NS, key, value },
+      ],
       landed: () => this.held.set(key, { rev: 1, trustUntil: started + this.o.leaseMs * 0.8 }),
     };
   }
@@ -145,7 +152,12 @@ export class LeaseBook {
     const h = this.held.get(key);
     if (!h) return;
     this.held.delete(key);
-    await this.o.store.commit([{ op: 'checkRecord', ns: LEASE_NS, key, rev: h.rev }, { op: 'deleteRecord', ns: LEASE_NS, key }]).catch(() => undefined);
+    await this.o.store
+      .commit([
+        { op: 'checkRecord', ns: LEASE_NS, key, rev: h.rev },
+        { op: 'deleteRecord', ns: LEASE_NS, key },
+      ])
+      .catch(() => undefined);
   }
 
   /** Extends every held lease; a lease no longer ours is dropped and reported through onLost. */
@@ -221,7 +233,12 @@ export function fencedStore(inner: Store, book: LeaseBook): Store {
       // Resources this node writes without holding their lease: first try claiming them in the same commit.
       const fresh = book.unleased(ops).map((r) => book.freshClaim(r.kind, r.id));
       try {
-        await commitFenced(inner, book, ops, fresh.flatMap((f) => f.ops));
+        await commitFenced(
+          inner,
+          book,
+          ops,
+          fresh.flatMap((f) => f.ops),
+        );
         for (const f of fresh) f.landed();
         return;
       } catch (err) {
@@ -233,7 +250,10 @@ export function fencedStore(inner: Store, book: LeaseBook): Store {
         const claim = await book.claim(kind, id);
         if (!claim.ok) {
           const ids = kind === 'session' ? { session_id: id } : { kind, id };
-          throw new ServiceError('CONFLICT', `${kind} ${id} is hosted by node ${claim.owner.node_id}`, { ...ids, owner_node: claim.owner.node_id });
+          throw new ServiceError('CONFLICT', `${kind} ${id} is hosted by node ${claim.owner.node_id}`, {
+            ...ids,
+            owner_node: claim.owner.node_id,
+          });
         }
       }
       await commitFenced(inner, book, ops, []);

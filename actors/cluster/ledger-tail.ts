@@ -160,7 +160,8 @@ export class LedgerTail {
         if (this.#failing) this.o.log.info({ sessionId: this.sessionId }, 'ledger tail reads again');
         this.#failing = false;
       } catch (err) {
-        if (!this.#failing) this.o.log.warn({ err: (err as Error).message, sessionId: this.sessionId }, 'ledger tail read failed; retrying');
+        if (!this.#failing)
+          this.o.log.warn({ err: (err as Error).message, sessionId: this.sessionId }, 'ledger tail read failed; retrying');
         this.#failing = true;
       }
     })().finally(() => {

@@ -82,7 +82,13 @@ export class OwnerCalls {
 
   /** Runs internal call `name` on the node holding `resource` (here when nobody holds it): its result, or its error thrown here. */
   async callOn<T>(resource: { kind: string; id: string }, name: string, body: unknown, signal?: AbortSignal): Promise<T> {
-    const reply = await this.request({ resource, method: 'POST', path: `${INTERNAL_CALL_PREFIX}${encodeURIComponent(name)}`, body, ...(signal ? { signal } : {}) });
+    const reply = await this.request({
+      resource,
+      method: 'POST',
+      path: `${INTERNAL_CALL_PREFIX}${encodeURIComponent(name)}`,
+      body,
+      ...(signal ? { signal } : {}),
+    });
     if (reply.status === 200) return reply.body as T;
     throw errorOfReply(reply);
   }

@@ -6,7 +6,10 @@ import { createHash } from 'node:crypto';
 export type CommsFailure = 'peer_not_found_or_not_trusted' | 'peer_unreachable' | 'peer_admission_dropped' | 'peer_input_rejected';
 
 export class CommsSendError extends Error {
-  constructor(readonly code: CommsFailure, message: string) {
+  constructor(
+    readonly code: CommsFailure,
+    message: string,
+  ) {
     super(message);
     this.name = 'CommsSendError';
   }

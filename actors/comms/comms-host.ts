@@ -8,8 +8,15 @@ import type { Logger } from 'pino';
 import { Type } from 'typebox';
 import { Compile } from 'typebox/compile';
 import {
-  CommsAgent as CommsAgentRecord, type ExternalEventEnvelope, type InboxEntry, type InboundRequest, type Peer,
-  PeerEnvelope, type PeerResponseTerminal, type RemoteAgent, type TcpRequestFrame,
+  CommsAgent as CommsAgentRecord,
+  type ExternalEventEnvelope,
+  type InboxEntry,
+  type InboundRequest,
+  type Peer,
+  PeerEnvelope,
+  type PeerResponseTerminal,
+  type RemoteAgent,
+  type TcpRequestFrame,
 } from '../../contracts/comms.ts';
 import type { Config } from '../../contracts/config.ts';
 import { isServiceError, ServiceError, sessionNotFound } from '../../contracts/errors.ts';
@@ -103,7 +110,11 @@ export class CommsHost implements SessionExtension {
   settingsOps(sessionId: string, settings: SessionSettings): StoreOp[] {
     if (!settings.comms_name) return [{ op: 'deleteRecord', ns: AGENTS_NS, key: sessionId }];
     const value: CommsAgentRecord = {
-      v: 1, session_id: sessionId, name: settings.comms_name, keep_alive: settings.keep_alive, meta: settings.peer_meta ?? {},
+      v: 1,
+      session_id: sessionId,
+      name: settings.comms_name,
+      keep_alive: settings.keep_alive,
+      meta: settings.peer_meta ?? {},
     };
     return [{ op: 'putRecord', ns: AGENTS_NS, key: sessionId, value }];
   }
@@ -190,8 +201,13 @@ export class CommsHost implements SessionExtension {
     const extraOps: StoreOp[] = [];
     if (env.kind === 'peer_request') {
       const record: InboundRequest = {
-        v: 1, request_id: env.request_id ?? env.envelope_id, from, intent: env.intent ?? 'supervisor.bridge', params: env.params ?? {},
-        handling_mode: mode, state: env.intent === 'checksum_token' ? 'answered' : 'open',
+        v: 1,
+        request_id: env.request_id ?? env.envelope_id,
+        from,
+        intent: env.intent ?? 'supervisor.bridge',
+        params: env.params ?? {},
+        handling_mode: mode,
+        state: env.intent === 'checksum_token' ? 'answered' : 'open',
       };
       extraOps.push({ op: 'putRecord', ns: inboundNs(sessionId), key: record.request_id, value: record });
       if (env.intent === 'checksum_token') {
@@ -220,7 +236,8 @@ export class CommsHost implements SessionExtension {
     const calls = this.sessions.deps.ownerCalls;
     if (!calls) return this.accept(from, env);
     const reply = await calls.call<ReplyBody>(env.to_session.toLowerCase(), ACCEPT_CALL, { from, envelope: env });
-    if (!reply.ok) throw new CommsSendError(FAILURE_CODES.has(reply.code) ? (reply.code as CommsFailure) : 'peer_input_rejected', reply.message);
+    if (!reply.ok)
+      throw new CommsSendError(FAILURE_CODES.has(reply.code) ? (reply.code as CommsFailure) : 'peer_input_rejected', reply.message);
     return { outcome: 'accepted', durable: reply.durable === true };
   }
 
@@ -239,11 +256,18 @@ export class CommsHost implements SessionExtension {
   /** Sends the completed `checksum_token` response back to the requester (detached; failures are logged). */
   private answerChecksum(sessionId: string, requester: string, req: InboundRequest): void {
     const subject = String((req.params as { subject?: unknown }).subject ?? '');
-    sendComms(this, {
-      kind: 'peer_response', session_id: sessionId, to: requester, in_reply_to: req.request_id, status: 'completed',
-      result: { request_intent: 'checksum_token', request_subject: subject, token: checksumToken(subject) },
-    }, { automatic: true })
-      .catch((err: unknown) => this.log.warn({ err, sessionId, requester }, 'checksum_token answer not delivered'));
+    sendComms(
+      this,
+      {
+        kind: 'peer_response',
+        session_id: sessionId,
+        to: requester,
+        in_reply_to: req.request_id,
+        status: 'completed',
+        result: { request_intent: 'checksum_token', request_subject: subject, token: checksumToken(subject) },
+      },
+      { automatic: true },
+    ).catch((err: unknown) => this.log.warn({ err, sessionId, requester }, 'checksum_token answer not delivered'));
   }
 
   /** One TCP frame from another Warren process. */
@@ -252,7 +276,11 @@ export class CommsHost implements SessionExtension {
       return { ok: false, code: 'peer_not_found_or_not_trusted', message: `address ${frame.from_address} is not a trusted peer` };
     }
     if (frame.op === 'peers') {
-      const agents: RemoteAgent[] = (await this.localAgents()).map((a) => ({ session_id: a.session_id, name: a.name, meta: wireMeta(a.meta) }));
+      const agents: RemoteAgent[] = (await this.localAgents()).map((a) => ({
+        session_id: a.session_id,
+        name: a.name,
+        meta: wireMeta(a.meta),
+      }));
       return { ok: true, agents };
     }
     try {
@@ -288,24 +316,36 @@ export class CommsHost implements SessionExtension {
     for (const a of await this.localAgents()) {
       if (a.session_id === sessionId) continue;
       peers.push({
-        peer_id: a.session_id, name: a.name, address: { transport: 'inproc', endpoint: `inproc://${a.session_id}` },
-        source: 'inproc', sendable_kinds: PEER_KINDS, capabilities, meta: wireMeta(a.meta),
+        peer_id: a.session_id,
+        name: a.name,
+        address: { transport: 'inproc', endpoint: `inproc://${a.session_id}` },
+        source: 'inproc',
+        sendable_kinds: PEER_KINDS,
+        capabilities,
+        meta: wireMeta(a.meta),
       });
     }
     if (this.advertise) {
-      const remote = await Promise.all(this.config().comms.trusted_peers.map(async (p) => {
-        try {
-          const reply = await this.client.call(p.address, { op: 'peers', from_address: this.advertise! });
-          return reply.ok ? (reply.agents ?? []).map((a) => ({ a, address: p.address })) : [];
-        } catch (err) {
-          this.log.warn({ err, peer: p.name, address: p.address }, 'trusted peer did not answer the peer list');
-          return [];
-        }
-      }));
+      const remote = await Promise.all(
+        this.config().comms.trusted_peers.map(async (p) => {
+          try {
+            const reply = await this.client.call(p.address, { op: 'peers', from_address: this.advertise! });
+            return reply.ok ? (reply.agents ?? []).map((a) => ({ a, address: p.address })) : [];
+          } catch (err) {
+            this.log.warn({ err, peer: p.name, address: p.address }, 'trusted peer did not answer the peer list');
+            return [];
+          }
+        }),
+      );
       for (const { a, address } of remote.flat()) {
         peers.push({
-          peer_id: `${a.session_id}@${address}`, name: a.name, address: { transport: 'tcp', endpoint: `tcp://${address}` },
-          source: 'trusted', sendable_kinds: PEER_KINDS, capabilities, meta: a.meta,
+          peer_id: `${a.session_id}@${address}`,
+          name: a.name,
+          address: { transport: 'tcp', endpoint: `tcp://${address}` },
+          source: 'trusted',
+          sendable_kinds: PEER_KINDS,
+          capabilities,
+          meta: a.meta,
         });
       }
     }
@@ -316,7 +356,8 @@ export class CommsHost implements SessionExtension {
   async requireCommsSession(sessionId: string): Promise<{ name: string }> {
     const actor = await this.sessions.getActive(sessionId).catch(unlessUnavailable);
     const name = actor?.settings.comms_name;
-    if (!name) throw new ServiceError('SESSION_NOT_FOUND', `Session not found or comms not enabled: ${sessionId}`, { session_id: sessionId });
+    if (!name)
+      throw new ServiceError('SESSION_NOT_FOUND', `Session not found or comms not enabled: ${sessionId}`, { session_id: sessionId });
     return { name };
   }
 }
@@ -331,7 +372,12 @@ function unlessUnavailable(err: unknown): undefined {
 /** The internal call that admits a peer envelope on the recipient's node (cluster realms). */
 export const ACCEPT_CALL = 'comms.accept';
 const checkAcceptCall = Compile(Type.Object({ from: Type.String({ minLength: 1 }), envelope: PeerEnvelope }));
-const FAILURE_CODES = new Set<string>(['peer_not_found_or_not_trusted', 'peer_unreachable', 'peer_admission_dropped', 'peer_input_rejected']);
+const FAILURE_CODES = new Set<string>([
+  'peer_not_found_or_not_trusted',
+  'peer_unreachable',
+  'peer_admission_dropped',
+  'peer_input_rejected',
+]);
 
 function wireMeta(meta: CommsAgentRecord['meta']): Peer['meta'] {
   return { ...(meta.description !== undefined ? { description: meta.description } : {}), ...(meta.labels ? { labels: meta.labels } : {}) };

@@ -17,7 +17,10 @@ export function inboxNs(sessionId: string): string {
 
 /** The inbox is at its bound: admission is refused (503 on the webhook routes). */
 export class InboxFullError extends Error {
-  constructor(readonly sessionId: string, readonly capacity: number) {
+  constructor(
+    readonly sessionId: string,
+    readonly capacity: number,
+  ) {
     super(`event inbox full (${capacity} entries) for session ${sessionId}`);
     this.name = 'InboxFullError';
   }
@@ -65,7 +68,10 @@ export class Inboxes {
   constructor(
     private readonly store: Store,
     private readonly opts: {
-      capacity(): number; now(): number; log: Logger; onSettled(sessionId: string): void;
+      capacity(): number;
+      now(): number;
+      log: Logger;
+      onSettled(sessionId: string): void;
       /** This process is the only writer of the inboxes it serves (not a cluster node). */
       soleWriter: boolean;
     },
@@ -200,7 +206,13 @@ export class Inboxes {
         for (const key of keys) b.claimed.delete(key);
         if (committed && b.count !== null) b.count = Math.max(0, b.count - keys.length);
         // An empty (or never counted) inbox keeps no state in memory: it is recounted on next use.
-        if ((b.count === null || b.count === 0) && b.claimed.size === 0 && b.reserved === 0 && b.steer.length === 0 && b.counting === null) {
+        if (
+          (b.count === null || b.count === 0) &&
+          b.claimed.size === 0 &&
+          b.reserved === 0 &&
+          b.steer.length === 0 &&
+          b.counting === null
+        ) {
           this.boxes.delete(sessionId);
         }
         this.opts.onSettled(sessionId);

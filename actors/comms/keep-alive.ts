@@ -22,7 +22,11 @@ export class CommsAgent {
   private running: Promise<void> = Promise.resolve();
   stopped = false;
 
-  constructor(readonly id: string, enabled: boolean, private readonly deps: AgentDeps) {
+  constructor(
+    readonly id: string,
+    enabled: boolean,
+    private readonly deps: AgentDeps,
+  ) {
     this.lastUsedMs = deps.now();
     this.machine = createActor(keepAliveMachine, { input: { sessionId: id, enabled } });
     let previous: unknown = null;
@@ -85,7 +89,16 @@ export class CommsAgent {
     const abort = new AbortController();
     this.abort = abort;
     try {
-      await continueSession(this.deps.sessions, this.id, { session_id: this.id, prompt: next.entry.text }, `inbox-${next.entry.id}`, abort.signal, () => {}, undefined, { wakeKey: next.key });
+      await continueSession(
+        this.deps.sessions,
+        this.id,
+        { session_id: this.id, prompt: next.entry.text },
+        `inbox-${next.entry.id}`,
+        abort.signal,
+        () => {},
+        undefined,
+        { wakeKey: next.key },
+      );
       return { outcome: 'succeeded' };
     } catch (err) {
       if (isServiceError(err) && err.code === 'SESSION_BUSY') return { outcome: 'busy', busyUntil: actor.whenSettled() };

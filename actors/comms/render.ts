@@ -5,7 +5,9 @@ import type { ContentBlock } from '../../contracts/transcript.ts';
 
 function blocksText(blocks: ContentBlock[] | null | undefined): string {
   if (!blocks?.length) return '';
-  return '\n' + blocks.map((b) => (b.type === 'text' ? b.text : b.type === 'skill_context' ? b.text : `[image: ${b.media_type}]`)).join('\n');
+  return (
+    '\n' + blocks.map((b) => (b.type === 'text' ? b.text : b.type === 'skill_context' ? b.text : `[image: ${b.media_type}]`)).join('\n')
+  );
 }
 
 function json(value: unknown): string {
@@ -39,8 +41,10 @@ export function renderEnvelope(env: PeerEnvelope, from: string): string {
     case 'peer_lifecycle':
       return `[peer lifecycle from ${who}: ${env.lifecycle_kind}] ${json(env.params)}`;
     case 'peer_request':
-      return `[request ${env.request_id} from ${who}${note}: ${env.intent}] ${json(env.params)}${blocksText(env.blocks)}\n`
-        + `(answer with send_response, in_reply_to ${env.request_id}, to ${from})`;
+      return (
+        `[request ${env.request_id} from ${who}${note}: ${env.intent}] ${json(env.params)}${blocksText(env.blocks)}\n` +
+        `(answer with send_response, in_reply_to ${env.request_id}, to ${from})`
+      );
     case 'peer_response':
       return `[response from ${who} to request ${env.in_reply_to}: ${env.status}${note}] ${json(env.result)}${blocksText(env.blocks)}`;
   }

@@ -20,7 +20,10 @@ export type ReplyBody = DistributiveOmit<TcpReplyFrame, 'id'>;
 
 /** A peer call that got no reply (refused, reset, timed out). */
 export class PeerUnreachableError extends Error {
-  constructor(readonly address: string, reason: string) {
+  constructor(
+    readonly address: string,
+    reason: string,
+  ) {
     super(`peer ${address} unreachable: ${reason}`);
     this.name = 'PeerUnreachableError';
   }
@@ -57,7 +60,11 @@ function lineReader(onLine: (line: string) => void): (chunk: string) => boolean 
 
 /** The TCP comms listener. */
 export class CommsListener {
-  private constructor(private readonly server: Server, readonly address: string, private readonly sockets: Set<Socket>) {}
+  private constructor(
+    private readonly server: Server,
+    readonly address: string,
+    private readonly sockets: Set<Socket>,
+  ) {}
 
   static async start(listen: string, handle: (frame: TcpRequestFrame) => Promise<ReplyBody>, log: Logger): Promise<CommsListener> {
     const { host, port } = splitAddress(listen);

@@ -13,14 +13,27 @@ export class DetachedRequests {
   /** This process's boot id. */
   readonly boot = randomUUID();
 
-  constructor(private readonly store: Store, private readonly now: () => number, private readonly ttlMs: () => number) {}
+  constructor(
+    private readonly store: Store,
+    private readonly now: () => number,
+    private readonly ttlMs: () => number,
+  ) {}
 
   putOp(record: DetachedRecord): StoreOp {
     return { op: 'putRecord', ns: DETACHED_NS, key: record.request_id, value: record };
   }
 
   fresh(requestId: string, sessionId: string, kind: DetachedRecord['kind'], firstSeq: number): DetachedRecord {
-    return { v: 1, request_id: requestId, session_id: sessionId, kind, status: 'running', boot: this.boot, created_ms: this.now(), first_seq: firstSeq };
+    return {
+      v: 1,
+      request_id: requestId,
+      session_id: sessionId,
+      kind,
+      status: 'running',
+      boot: this.boot,
+      created_ms: this.now(),
+      first_seq: firstSeq,
+    };
   }
 
   finished(base: DetachedRecord, patch: Partial<DetachedRecord>): DetachedRecord {
@@ -35,13 +48,31 @@ export class DetachedRequests {
     if (rec.status === 'running' && rec.boot !== this.boot) {
       rec = this.finished(rec, {
         status: 'failed',
-        error: { status: 500, body: { error: 'the turn was interrupted by a restart before it committed', code: 'SESSION_ERROR', details: { session_id: rec.session_id, reason: 'interrupted_by_restart' } } },
+        error: {
+          status: 500,
+          body: {
+            error: 'the turn was interrupted by a restart before it committed',
+            code: 'SESSION_ERROR',
+            details: { session_id: rec.session_id, reason: 'interrupted_by_restart' },
+          },
+        },
       });
       await this.store.commit([this.putOp(rec)]);
     }
     if (rec.status === 'expired' || (rec.finished_ms !== undefined && this.now() >= rec.finished_ms + this.ttlMs())) {
       if (rec.status !== 'expired') {
-        await this.store.commit([this.putOp({ v: 1, request_id: rec.request_id, session_id: rec.session_id, kind: rec.kind, status: 'expired', boot: rec.boot, created_ms: rec.created_ms, finished_ms: rec.finished_ms })]);
+        await this.store.commit([
+          this.putOp({
+            v: 1,
+            request_id: rec.request_id,
+            session_id: rec.session_id,
+            kind: rec.kind,
+            status: 'expired',
+            boot: rec.boot,
+            created_ms: rec.created_ms,
+            finished_ms: rec.finished_ms,
+          }),
+        ]);
       }
       throw new ServiceError('NOT_FOUND', `the result of request ${requestId} expired`, { request_id: requestId, reason: 'expired' });
     }

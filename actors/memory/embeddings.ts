@@ -37,7 +37,12 @@ export function createEmbedder(cfg: EmbeddingsConfig, env: NodeJS.ProcessEnv): E
   if (cfg.api === 'openai') {
     return async (texts, signal) => {
       const k = key();
-      const body = (await post(`${base}/v1/embeddings`, k ? { authorization: `Bearer ${k}` } : {}, { model: cfg.model, input: texts }, signal)) as { data?: Array<{ index?: number; embedding?: unknown }> };
+      const body = (await post(
+        `${base}/v1/embeddings`,
+        k ? { authorization: `Bearer ${k}` } : {},
+        { model: cfg.model, input: texts },
+        signal,
+      )) as { data?: Array<{ index?: number; embedding?: unknown }> };
       const data = [...(body.data ?? [])].sort((a, b) => (a.index ?? 0) - (b.index ?? 0));
       if (data.length !== texts.length) throw new Error('embeddings endpoint returned the wrong number of vectors');
       return data.map((d) => vector(d.embedding));
@@ -47,7 +52,12 @@ export function createEmbedder(cfg: EmbeddingsConfig, env: NodeJS.ProcessEnv): E
     const k = key();
     const out: number[][] = [];
     for (const text of texts) {
-      const body = (await post(`${base}/v1beta/models/${encodeURIComponent(cfg.model)}:embedContent`, k ? { 'x-goog-api-key': k } : {}, { content: { parts: [{ text }] } }, signal)) as { embedding?: { values?: unknown } };
+      const body = (await post(
+        `${base}/v1beta/models/${encodeURIComponent(cfg.model)}:embedContent`,
+        k ? { 'x-goog-api-key': k } : {},
+        { content: { parts: [{ text }] } },
+        signal,
+      )) as { embedding?: { values?: unknown } };
       out.push(vector(body.embedding?.values));
     }
     return out;

@@ -41,11 +41,22 @@ const RRF_K = 60;
 export function memoryText(row: Message): { role: MemoryDoc['role']; text: string } | undefined {
   if (row.role === 'user') {
     if (row.transcript_role === 'injected_context' || row.transcript_role === 'compaction_summary') return undefined;
-    const text = typeof row.content === 'string' ? row.content : row.content.filter((b) => b.type === 'text').map((b) => (b as { text: string }).text).join('\n');
+    const text =
+      typeof row.content === 'string'
+        ? row.content
+        : row.content
+            .filter((b) => b.type === 'text')
+            .map((b) => (b as { text: string }).text)
+            .join('\n');
     return text.trim() ? { role: 'user', text } : undefined;
   }
   if (row.role === 'block_assistant') {
-    const text = row.blocks.map((b) => (b.block_type === 'text' ? b.data.text : b.block_type === 'tool_use' ? `[tool ${b.data.name}] ${JSON.stringify(b.data.args)}` : '')).filter(Boolean).join('\n');
+    const text = row.blocks
+      .map((b) =>
+        b.block_type === 'text' ? b.data.text : b.block_type === 'tool_use' ? `[tool ${b.data.name}] ${JSON.stringify(b.data.args)}` : '',
+      )
+      .filter(Boolean)
+      .join('\n');
     return text.trim() ? { role: 'assistant', text } : undefined;
   }
   if (row.role === 'tool_results') {
@@ -69,7 +80,14 @@ export class MemoryStore implements DiscardSink {
     const docs: MemoryDoc[] = [];
     discarded.forEach((row, i) => {
       const t = memoryText(row);
-      if (t) docs.push({ v: 1, id: `${String(atMs).padStart(15, '0')}-${String(i).padStart(6, '0')}`, role: t.role, text: t.text, created_at: row.created_at });
+      if (t)
+        docs.push({
+          v: 1,
+          id: `${String(atMs).padStart(15, '0')}-${String(i).padStart(6, '0')}`,
+          role: t.role,
+          text: t.text,
+          created_at: row.created_at,
+        });
     });
     const embed = this.embedder();
     if (embed && docs.length) {
@@ -104,9 +122,16 @@ export class MemoryStore implements DiscardSink {
     let idx = this.indexes.get(sessionId);
     if (!idx) {
       idx = (async () => {
-        const search = new MiniSearch<MemoryDoc>({ fields: ['text'], storeFields: ['id'], searchOptions: { prefix: true, fuzzy: 0.2, combineWith: 'OR' } });
+        const search = new MiniSearch<MemoryDoc>({
+          fields: ['text'],
+          storeFields: ['id'],
+          searchOptions: { prefix: true, fuzzy: 0.2, combineWith: 'OR' },
+        });
         const out: SessionIndex = { search, docs: new Map() };
-        this.add(out, (await this.store.listRecords<MemoryDoc>(ns(sessionId))).map((r) => r.value));
+        this.add(
+          out,
+          (await this.store.listRecords<MemoryDoc>(ns(sessionId))).map((r) => r.value),
+        );
         return out;
       })();
       this.indexes.set(sessionId, idx);
@@ -116,7 +141,12 @@ export class MemoryStore implements DiscardSink {
   }
 
   /** Ranked documents for a query: full-text, fused with vector similarity when embeddings exist. */
-  async search(sessionId: string, query: string, limit: number, signal?: AbortSignal): Promise<{ hits: MemoryHit[]; mode: 'hybrid' | 'full_text' }> {
+  async search(
+    sessionId: string,
+    query: string,
+    limit: number,
+    signal?: AbortSignal,
+  ): Promise<{ hits: MemoryHit[]; mode: 'hybrid' | 'full_text' }> {
     const idx = await this.index(sessionId);
     const text = idx.search.search(query);
     const score = new Map<string, number>();

@@ -18,7 +18,10 @@ export function mergeEvents(agent: readonly UnifiedEnvelope[], module: readonly 
 }
 
 export class NormalizationError extends Error {
-  constructor(readonly line: number, readonly reason: string) {
+  constructor(
+    readonly line: number,
+    readonly reason: string,
+  ) {
     super(`module event line ${line}: ${reason}`);
     this.name = 'NormalizationError';
   }
@@ -44,9 +47,11 @@ export function normalizeModuleLines(lines: readonly string[]): UnifiedEnvelope[
     if (typeof id !== 'string' || id === '') throw new NormalizationError(index, 'event_id missing');
     if (seen.has(id)) throw new NormalizationError(index, `duplicate event_id ${id}`);
     if (source !== 'module') throw new NormalizationError(index, `source must be 'module', got ${JSON.stringify(source)}`);
-    if (typeof ts !== 'number' || !Number.isInteger(ts) || ts < 0) throw new NormalizationError(index, 'timestamp_ms must be a non-negative integer');
+    if (typeof ts !== 'number' || !Number.isInteger(ts) || ts < 0)
+      throw new NormalizationError(index, 'timestamp_ms must be a non-negative integer');
     if (ts < last) throw new NormalizationError(index, `timestamp_ms ${ts} goes backwards (previous ${last})`);
-    if (!isRecord(event) || typeof event.module !== 'string' || typeof event.event_type !== 'string') throw new NormalizationError(index, 'event must carry module and event_type');
+    if (!isRecord(event) || typeof event.module !== 'string' || typeof event.event_type !== 'string')
+      throw new NormalizationError(index, 'event must carry module and event_type');
     seen.add(id);
     last = ts;
     out.push(parsed as unknown as UnifiedEnvelope);

@@ -45,7 +45,10 @@ export class FlowRunner implements FlowRunPort {
   private readonly listeners = new Set<FlowRunListener>();
   private readonly live = new Map<string, { run: FlowRunRecord; abort: AbortController; done: Promise<void> }>();
 
-  constructor(private readonly host: MobHost, private readonly store: Store) {
+  constructor(
+    private readonly host: MobHost,
+    private readonly store: Store,
+  ) {
     host.onDestroy = (mobId) => this.cancelAll(mobId);
     host.onShutdown = () => this.shutdown();
     host.onTakenOver = (mobId) => this.recover(mobId);
@@ -71,18 +74,35 @@ export class FlowRunner implements FlowRunPort {
     const key = `${req.mobId}/${req.runId}`;
     const known = this.live.get(key)?.run ?? (await this.read(key));
     if (known) {
-      if (known.flow_id !== req.flowId) throw new ServiceError('CONFLICT', `run ${req.runId} belongs to flow ${known.flow_id}`, { run_id: req.runId, flow_id: known.flow_id });
+      if (known.flow_id !== req.flowId)
+        throw new ServiceError('CONFLICT', `run ${req.runId} belongs to flow ${known.flow_id}`, {
+          run_id: req.runId,
+          flow_id: known.flow_id,
+        });
       return known;
     }
     const mob = await this.host.live(req.mobId);
     const flow = this.flowOf(mob.record.definition.flows ?? [], req.flowId, req.mobId);
     const now = this.host.now();
     const run: FlowRunRecord = {
-      v: 1, mob_id: req.mobId, flow_id: flow.flow_id, run_id: req.runId, status: 'pending', activation: req.activation ?? null,
-      run_labels: req.runLabels ?? {}, next_step: 0, outputs: [], created_at_ms: now, updated_at_ms: now,
+      v: 1,
+      mob_id: req.mobId,
+      flow_id: flow.flow_id,
+      run_id: req.runId,
+      status: 'pending',
+      activation: req.activation ?? null,
+      run_labels: req.runLabels ?? {},
+      next_step: 0,
+      outputs: [],
+      created_at_ms: now,
+      updated_at_ms: now,
     };
     await this.save(run);
-    await this.host.emit(mob, 'flow_started', { run_id: run.run_id, run_labels: run.run_labels, data: { flow_id: flow.flow_id, steps: flow.steps.length } });
+    await this.host.emit(mob, 'flow_started', {
+      run_id: run.run_id,
+      run_labels: run.run_labels,
+      data: { flow_id: flow.flow_id, steps: flow.steps.length },
+    });
     this.launch(run, flow);
     return run;
   }
@@ -94,7 +114,9 @@ export class FlowRunner implements FlowRunPort {
 
   async listRuns(mobId: string): Promise<FlowRunRecord[]> {
     const rows = await this.store.listRecords<unknown>(RUNS_NS);
-    return rows.map((r) => r.value).filter((v): v is FlowRunRecord => checkRun.Check(v) && v.mob_id === mobId)
+    return rows
+      .map((r) => r.value)
+      .filter((v): v is FlowRunRecord => checkRun.Check(v) && v.mob_id === mobId)
       .map((r) => this.live.get(`${mobId}/${r.run_id}`)?.run ?? r);
   }
 
@@ -146,7 +168,9 @@ export class FlowRunner implements FlowRunPort {
   private launch(run: FlowRunRecord, flow: FlowDef): void {
     const abort = new AbortController();
     const key = `${run.mob_id}/${run.run_id}`;
-    const done = this.execute(run, flow, abort.signal).catch(() => undefined).finally(() => this.live.delete(key));
+    const done = this.execute(run, flow, abort.signal)
+      .catch(() => undefined)
+      .finally(() => this.live.delete(key));
     this.live.set(key, { run, abort, done });
   }
 
@@ -162,7 +186,11 @@ export class FlowRunner implements FlowRunPort {
         const step = flow.steps[i];
         const ids = { run_id: run.run_id, step_id: step.step_id, agent_identity: step.member, run_labels: run.run_labels };
         await this.host.emit(mob, 'step_dispatched', { ...ids, data: { index: i, flow_id: flow.flow_id } });
-        const prompt = step.prompt.includes('{{input}}') ? step.prompt.split('{{input}}').join(input) : input ? `${step.prompt}\n\n${input}` : step.prompt;
+        const prompt = step.prompt.includes('{{input}}')
+          ? step.prompt.split('{{input}}').join(input)
+          : input
+            ? `${step.prompt}\n\n${input}`
+            : step.prompt;
         let output: string;
         try {
           const reply = await Promise.race([
@@ -196,7 +224,11 @@ export class FlowRunner implements FlowRunPort {
     await this.save(run);
     const mob = await this.host.get(run.mob_id);
     const kind = status === 'completed' ? 'flow_completed' : status === 'failed' ? 'flow_failed' : 'flow_canceled';
-    await this.host.emit(mob, kind, { run_id: run.run_id, run_labels: run.run_labels, data: { flow_id: run.flow_id, ...(error ? { error } : {}) } });
+    await this.host.emit(mob, kind, {
+      run_id: run.run_id,
+      run_labels: run.run_labels,
+      data: { flow_id: run.flow_id, ...(error ? { error } : {}) },
+    });
     for (const l of this.listeners) {
       try {
         l(structuredClone(run));

@@ -59,15 +59,24 @@ export function memberSessions(sessions: SessionHost): MemberSessions {
     },
     async kickoff(req) {
       try {
-        return await createSession(sessions, {
-          prompt: req.prompt,
-          ...(req.systemPrompt ? { system_prompt: req.systemPrompt } : {}),
-          ...(req.model ? { model: req.model } : {}),
-          ...(req.provider ? { provider: req.provider } : {}),
-          ...(req.commsName && comms() ? { comms_name: req.commsName } : {}),
-          ...(req.injected?.length ? { injected_context: req.injected } : {}),
-          enable_schedule: false,
-        }, `mob-${randomUUID()}`, req.signal, () => {}, req.member ? { mob_member: req.member } : undefined, undefined, { sessionId: req.sessionId });
+        return await createSession(
+          sessions,
+          {
+            prompt: req.prompt,
+            ...(req.systemPrompt ? { system_prompt: req.systemPrompt } : {}),
+            ...(req.model ? { model: req.model } : {}),
+            ...(req.provider ? { provider: req.provider } : {}),
+            ...(req.commsName && comms() ? { comms_name: req.commsName } : {}),
+            ...(req.injected?.length ? { injected_context: req.injected } : {}),
+            enable_schedule: false,
+          },
+          `mob-${randomUUID()}`,
+          req.signal,
+          () => {},
+          req.member ? { mob_member: req.member } : undefined,
+          undefined,
+          { sessionId: req.sessionId },
+        );
       } catch (err) {
         // The session exists; the kickoff turn failed: the member fails with the turn's own error.
         throw err instanceof CreatedWithTurnFailure ? err.cause : err;
@@ -93,7 +102,10 @@ export function memberSessions(sessions: SessionHost): MemberSessions {
       const status = actor.status();
       if (status.state !== 'idle') {
         const queued = status.followUps ? `, ${status.followUps.queued} follow-ups queued` : '';
-        return { closed: false, reason: `session ${sessionId} is ${status.state}${status.phase ? ` (${status.phase})` : ''}${queued}: work another caller started is on it, so it is left open and archived when that work ends` };
+        return {
+          closed: false,
+          reason: `session ${sessionId} is ${status.state}${status.phase ? ` (${status.phase})` : ''}${queued}: work another caller started is on it, so it is left open and archived when that work ends`,
+        };
       }
       await actor.archive();
       sessions.forget(sessionId);
@@ -114,7 +126,13 @@ export function memberSessions(sessions: SessionHost): MemberSessions {
       const host = comms();
       if (!host) return false;
       try {
-        await sendComms(host, { kind: 'peer_lifecycle', session_id: from, to, lifecycle_kind: kind as never, params: { peer, ...(role ? { role } : {}) } });
+        await sendComms(host, {
+          kind: 'peer_lifecycle',
+          session_id: from,
+          to,
+          lifecycle_kind: kind as never,
+          params: { peer, ...(role ? { role } : {}) },
+        });
         return true;
       } catch {
         return false;

@@ -26,7 +26,13 @@ export class MemberRuntime {
   /** A retired helper's cleanup retry is waiting for its session to go idle. */
   cleanupScheduled = false;
 
-  constructor(readonly mobId: string, readonly record: MemberRecord, hasSession: boolean | 'fresh', now: number, observer: RuntimeObserver | undefined) {
+  constructor(
+    readonly mobId: string,
+    readonly record: MemberRecord,
+    hasSession: boolean | 'fresh',
+    now: number,
+    observer: RuntimeObserver | undefined,
+  ) {
     this.id = `${mobId}/${record.agent_identity}`;
     this.lastUsedMs = now;
     const value = hasSession === 'fresh' ? record.state : restoreMemberValue(record.state, hasSession);
@@ -55,7 +61,8 @@ export class MemberRuntime {
   private sync(): void {
     const snap = this.machine.getSnapshot();
     // A kickoff interrupted by a restart: its session exists (active) or never did (failed).
-    if (this.record.kickoff === 'pending' && snap.value !== 'spawning') this.record.kickoff = snap.value === 'failed' ? 'failed' : 'completed';
+    if (this.record.kickoff === 'pending' && snap.value !== 'spawning')
+      this.record.kickoff = snap.value === 'failed' ? 'failed' : 'completed';
     this.record.state = snap.value as MemberStateValue;
     this.record.generation = snap.context.generation;
   }
@@ -71,11 +78,19 @@ export class MobActor {
   /** Wiring notices still being delivered (wait-kickoff waits for them: the topology is installed). */
   readonly notices = new Set<Promise<unknown>>();
 
-  constructor(readonly record: MobRecord, private readonly store: Store, now: number, private readonly observer: RuntimeObserver | undefined) {
+  constructor(
+    readonly record: MobRecord,
+    private readonly store: Store,
+    now: number,
+    private readonly observer: RuntimeObserver | undefined,
+  ) {
     this.lastUsedMs = now;
     const live = Object.values(record.members).filter((m) => m.state !== 'retired').length;
     const value: MobStateValue = record.state === 'running' ? 'running' : record.state;
-    const snapshot = mobMachine.resolveState({ value, context: { mobId: record.mob_id, members: live, activeRuns: 0, lastDecision: null } });
+    const snapshot = mobMachine.resolveState({
+      value,
+      context: { mobId: record.mob_id, members: live, activeRuns: 0, lastDecision: null },
+    });
     this.machine = createActor(mobMachine, { snapshot, input: { mobId: record.mob_id } });
     observer?.machineCreated?.(MOB_KIND, record.mob_id, this.machine);
     this.machine.start();

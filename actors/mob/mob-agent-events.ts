@@ -11,7 +11,12 @@ export class AgentEvents {
   private readonly subscribers = new Map<string, Set<(e: UnifiedEnvelope) => void>>();
 
   publish(mobId: string, agentId: string, eventType: string, fields: Record<string, unknown>, now: number): void {
-    const env: UnifiedEnvelope = { event_id: randomUUID(), source: 'agent', timestamp_ms: now, event: { agent_id: agentId, event_type: eventType, ...fields } };
+    const env: UnifiedEnvelope = {
+      event_id: randomUUID(),
+      source: 'agent',
+      timestamp_ms: now,
+      event: { agent_id: agentId, event_type: eventType, ...fields },
+    };
     let ring = this.rings.get(mobId);
     if (!ring) this.rings.set(mobId, (ring = []));
     ring.push(env);

@@ -57,20 +57,32 @@ function render(rows: Message[]): string {
   const lines: string[] = [];
   for (const m of rows) {
     if (m.role === 'user') lines.push(`user: ${plainText(m.content)}`);
-    else if (m.role === 'block_assistant') lines.push(`assistant: ${m.blocks.map((b) => ('text' in b && typeof b.text === 'string' ? b.text : '')).join('')}`);
+    else if (m.role === 'block_assistant')
+      lines.push(`assistant: ${m.blocks.map((b) => ('text' in b && typeof b.text === 'string' ? b.text : '')).join('')}`);
   }
   return lines.join('\n');
 }
 
 async function runHelper(host: MobHost, mob: MobActor, req: HelperRequest, injected?: string): Promise<HelperResult> {
-  const spec = { agent_identity: req.agent_identity, role: req.role_name ?? 'helper', ...(req.model_override ? { model: req.model_override } : {}) };
-  const { member, kickoff } = await host.spawn(mob, spec, false, { helper: true, prompt: req.prompt, ...(injected !== undefined ? { injected: [injected] } : {}) });
+  const spec = {
+    agent_identity: req.agent_identity,
+    role: req.role_name ?? 'helper',
+    ...(req.model_override ? { model: req.model_override } : {}),
+  };
+  const { member, kickoff } = await host.spawn(mob, spec, false, {
+    helper: true,
+    prompt: req.prompt,
+    ...(injected !== undefined ? { injected: [injected] } : {}),
+  });
   let reply;
   try {
     reply = await kickoff;
   } catch (err) {
     // No result: the helper is retired and cleaned up all the same (it never lingers in the mob).
-    await host.retire(mob, req.agent_identity, { interrupt: false, emit: false }).then(() => host.cleanupHelper(mob, req.agent_identity)).catch(() => undefined);
+    await host
+      .retire(mob, req.agent_identity, { interrupt: false, emit: false })
+      .then(() => host.cleanupHelper(mob, req.agent_identity))
+      .catch(() => undefined);
     throw err;
   }
   const bounded = boundText(reply.text, req.max_text_bytes);
@@ -79,13 +91,22 @@ async function runHelper(host: MobHost, mob: MobActor, req: HelperRequest, injec
     tokens_used: reply.usage.total_tokens,
     agent_identity: req.agent_identity,
     member_ref: `${mob.id}/${req.agent_identity}@${member.record.generation}`,
-    bounded_result: { label: req.result_label, text: bounded.text, truncated: bounded.truncated, original_bytes: bounded.bytes, max_text_bytes: req.max_text_bytes },
+    bounded_result: {
+      label: req.result_label,
+      text: bounded.text,
+      truncated: bounded.truncated,
+      original_bytes: bounded.bytes,
+      max_text_bytes: req.max_text_bytes,
+    },
     session_id: reply.sessionId,
     usage: { input_tokens: reply.usage.input_tokens, output_tokens: reply.usage.output_tokens, total_tokens: reply.usage.total_tokens },
     turns: reply.turns,
     tool_calls: reply.toolCalls,
   };
-  await host.emit(mob, 'helper_completed', { agent_identity: req.agent_identity, data: { result_label: req.result_label, truncated: bounded.truncated, original_bytes: bounded.bytes } });
+  await host.emit(mob, 'helper_completed', {
+    agent_identity: req.agent_identity,
+    data: { result_label: req.result_label, truncated: bounded.truncated, original_bytes: bounded.bytes },
+  });
   try {
     await host.retire(mob, req.agent_identity, { interrupt: false, emit: false });
     const debt = await host.cleanupHelper(mob, req.agent_identity);

@@ -78,7 +78,9 @@ export class MobHost {
     const { registry } = deps.supervisor;
     const policy = { idleEvictMs: 30 * 60_000, maxResident: 10_000 };
     this.table = registry.register<MobActor>({
-      kind: MOB_KIND, machine: mobMachine, policy,
+      kind: MOB_KIND,
+      machine: mobMachine,
+      policy,
       hydrate: (id) => this.hydrate(id),
       notFound: mobNotFound,
       takenOver: (id) => this.onTakenOver(id),
@@ -97,7 +99,9 @@ export class MobHost {
       describe: (a) => ({ state: a.state, labels: a.record.labels }),
     });
     this.memberTable = registry.register<MemberRuntime>({
-      kind: MEMBER_KIND, machine: memberMachine, policy,
+      kind: MEMBER_KIND,
+      machine: memberMachine,
+      policy,
       hydrate: async () => undefined,
       busy: () => true, // members live and leave with their mob
       stop: async () => {},
@@ -142,22 +146,36 @@ export class MobHost {
   fence(mob: MobActor, fence: Fence, identity?: string): void {
     if (fence.expected_revision !== undefined && fence.expected_revision !== mob.revision) {
       throw new ServiceError('STALE_FENCE', `mob ${mob.id} is at revision ${mob.revision}, not ${fence.expected_revision}`, {
-        mob_id: mob.id, fence: 'revision', expected: fence.expected_revision, current: mob.revision,
+        mob_id: mob.id,
+        fence: 'revision',
+        expected: fence.expected_revision,
+        current: mob.revision,
       });
     }
     if (fence.expected_generation !== undefined && identity !== undefined) {
       const m = this.member(mob, identity);
       if (m.record.generation !== fence.expected_generation) {
-        throw new ServiceError('STALE_FENCE', `member ${identity} of mob ${mob.id} is at generation ${m.record.generation}, not ${fence.expected_generation}`, {
-          mob_id: mob.id, agent_identity: identity, fence: 'generation', expected: fence.expected_generation, current: m.record.generation,
-        });
+        throw new ServiceError(
+          'STALE_FENCE',
+          `member ${identity} of mob ${mob.id} is at generation ${m.record.generation}, not ${fence.expected_generation}`,
+          {
+            mob_id: mob.id,
+            agent_identity: identity,
+            fence: 'generation',
+            expected: fence.expected_generation,
+            current: m.record.generation,
+          },
+        );
       }
     }
   }
 
   async list(): Promise<MobRecord[]> {
     const rows = await this.deps.supervisor.deps.store.listRecords<unknown>(MOB_NS);
-    return rows.map((r) => r.value).filter((v): v is MobRecord => checkRecord.Check(v)).map((r) => this.table.peek(r.mob_id)?.record ?? r);
+    return rows
+      .map((r) => r.value)
+      .filter((v): v is MobRecord => checkRecord.Check(v))
+      .map((r) => this.table.peek(r.mob_id)?.record ?? r);
   }
 
   private async hydrate(id: string): Promise<MobActor | undefined> {
@@ -172,10 +190,17 @@ export class MobHost {
     }
     // Retired helpers still in `members` (cleanup debt, or retired before a crash) are cleaned up again.
     for (const rec of Object.values(raw.members)) {
-      if (rec.helper && rec.state === 'retired') void Promise.resolve().then(() => this.cleanupHelper(mob, rec.agent_identity)).catch(() => undefined);
+      if (rec.helper && rec.state === 'retired')
+        void Promise.resolve()
+          .then(() => this.cleanupHelper(mob, rec.agent_identity))
+          .catch(() => undefined);
     }
     // Routes whose install never finished before the restart are tried again.
-    if (raw.state === 'running') this.wiring.installRoutes(mob, raw.edges.filter(([a, b]) => !isInstalled(mob.record, a, b)));
+    if (raw.state === 'running')
+      this.wiring.installRoutes(
+        mob,
+        raw.edges.filter(([a, b]) => !isInstalled(mob.record, a, b)),
+      );
     return mob;
   }
 
@@ -193,15 +218,27 @@ export class MobHost {
     const ids = (def.members ?? []).map((m) => m.agent_identity);
     if (new Set(ids).size !== ids.length) throw bad('member agent identities must be unique');
     for (const f of def.flows ?? []) {
-      for (const s of f.steps) if (!ids.includes(s.member)) throw bad(`flow ${f.flow_id} step ${s.step_id} names unknown member ${s.member}`);
+      for (const s of f.steps)
+        if (!ids.includes(s.member)) throw bad(`flow ${f.flow_id} step ${s.step_id} names unknown member ${s.member}`);
     }
     if (new Set((def.flows ?? []).map((f) => f.flow_id)).size !== (def.flows ?? []).length) throw bad('flow ids must be unique');
-    for (const w of def.wiring ?? []) if (!ids.includes(w.a) || !ids.includes(w.b) || w.a === w.b) throw bad(`wiring ${w.a}-${w.b} names unknown members`);
+    for (const w of def.wiring ?? [])
+      if (!ids.includes(w.a) || !ids.includes(w.b) || w.a === w.b) throw bad(`wiring ${w.a}-${w.b} names unknown members`);
     const mobId = req.mob_id ?? randomUUID();
     const existing = this.table.peek(mobId) ?? (await this.deps.supervisor.deps.store.getRecord(MOB_NS, mobId));
     if (existing) throw new ServiceError('CONFLICT', `mob ${mobId} already exists`, { mob_id: mobId });
     const now = this.deps.now();
-    const record: MobRecord = { v: 1, mob_id: mobId, state: 'running', labels: req.labels ?? {}, definition: def, members: {}, edges: [], created_at_ms: now, updated_at_ms: now };
+    const record: MobRecord = {
+      v: 1,
+      mob_id: mobId,
+      state: 'running',
+      labels: req.labels ?? {},
+      definition: def,
+      members: {},
+      edges: [],
+      created_at_ms: now,
+      updated_at_ms: now,
+    };
     const mob = this.table.adopt(new MobActor(record, this.deps.supervisor.deps.store, now, this.deps.supervisor.deps.observer));
     await mob.persist(now);
     await this.emit(mob, 'mob_created', { data: { labels: record.labels, members: ids, flows: (def.flows ?? []).map((f) => f.flow_id) } });
@@ -234,14 +271,29 @@ export class MobHost {
   // ---- members --------------------------------------------------------------------------------------
 
   /** Adds a member and starts its kickoff (not awaited unless `wait`). */
-  async spawn(mob: MobActor, spec: MemberSpec, wait: boolean, opts: { helper?: boolean; prompt?: string; injected?: ContentInput[] } = {}): Promise<{ member: MemberRuntime; kickoff: Promise<TurnReply> }> {
+  async spawn(
+    mob: MobActor,
+    spec: MemberSpec,
+    wait: boolean,
+    opts: { helper?: boolean; prompt?: string; injected?: ContentInput[] } = {},
+  ): Promise<{ member: MemberRuntime; kickoff: Promise<TurnReply> }> {
     const prior = mob.members.get(spec.agent_identity);
-    if (prior && prior.state !== 'retired') throw new ServiceError('CONFLICT', `member ${spec.agent_identity} already exists in mob ${mob.id}`, { agent_identity: spec.agent_identity });
+    if (prior && prior.state !== 'retired')
+      throw new ServiceError('CONFLICT', `member ${spec.agent_identity} already exists in mob ${mob.id}`, {
+        agent_identity: spec.agent_identity,
+      });
     const pruned = mob.record.retired_helpers?.find((r) => r.agent_identity === spec.agent_identity);
     if (pruned) mob.record.retired_helpers = mob.record.retired_helpers!.filter((r) => r !== pruned);
     const rec: MemberRecord = {
-      agent_identity: spec.agent_identity, role: spec.role ?? 'member', state: 'spawning', session_id: null,
-      generation: prior ? prior.record.generation + 1 : pruned ? pruned.generation + 1 : 1, helper: opts.helper === true, spec, kickoff: 'pending', spawned_at_ms: this.deps.now(),
+      agent_identity: spec.agent_identity,
+      role: spec.role ?? 'member',
+      state: 'spawning',
+      session_id: null,
+      generation: prior ? prior.record.generation + 1 : pruned ? pruned.generation + 1 : 1,
+      helper: opts.helper === true,
+      spec,
+      kickoff: 'pending',
+      spawned_at_ms: this.deps.now(),
     };
     mob.record.members[spec.agent_identity] = rec;
     mob.bump();
@@ -251,7 +303,8 @@ export class MobHost {
     const kickoff = this.startKickoff(mob, m, opts.prompt, opts.injected);
     await mob.persist(this.deps.now());
     await this.emit(mob, opts.helper ? (opts.injected ? 'helper_forked' : 'helper_spawned') : 'member_spawned', {
-      agent_identity: spec.agent_identity, data: { role: rec.role, session_id: rec.session_id, generation: rec.generation },
+      agent_identity: spec.agent_identity,
+      data: { role: rec.role, session_id: rec.session_id, generation: rec.generation },
     });
     if (wait) await kickoff.catch(() => undefined);
     return { member: m, kickoff };
@@ -266,20 +319,30 @@ export class MobHost {
     m.abort = new AbortController();
     const signal = m.abort.signal;
     const identity = m.record.agent_identity;
-    const text = prompt ?? spec.initial_message ?? `You are ${identity}, a ${m.record.role} in mob ${mob.id}. Reply with a short acknowledgement.`;
+    const text =
+      prompt ?? spec.initial_message ?? `You are ${identity}, a ${m.record.role} in mob ${mob.id}. Reply with a short acknowledgement.`;
     mob.inFlight++;
     const run = (async () => {
       this.agentEvents.publish(mob.id, identity, 'run_started', { session_id: sessionId, kickoff: true }, this.deps.now());
       try {
         const reply = await this.deps.sessions.kickoff({
-          sessionId, prompt: text, signal, ...(injected ? { injected } : {}),
-          ...(spec.instructions ? { systemPrompt: spec.instructions } : {}), ...(spec.model ? { model: spec.model } : {}), ...(spec.provider ? { provider: spec.provider } : {}),
-          commsName: `${mob.id}.${identity}`, member: { mob_id: mob.id, agent_identity: identity },
+          sessionId,
+          prompt: text,
+          signal,
+          ...(injected ? { injected } : {}),
+          ...(spec.instructions ? { systemPrompt: spec.instructions } : {}),
+          ...(spec.model ? { model: spec.model } : {}),
+          ...(spec.provider ? { provider: spec.provider } : {}),
+          commsName: `${mob.id}.${identity}`,
+          member: { mob_id: mob.id, agent_identity: identity },
         });
         m.record.kickoff = 'completed';
         m.send({ type: 'kickoff.done' });
         this.agentEvents.publish(mob.id, identity, 'run_completed', { session_id: sessionId, text: reply.text }, this.deps.now());
-        await this.emit(mob, 'member_kickoff_completed', { agent_identity: identity, data: { session_id: sessionId, generation: m.record.generation } });
+        await this.emit(mob, 'member_kickoff_completed', {
+          agent_identity: identity,
+          data: { session_id: sessionId, generation: m.record.generation },
+        });
         return reply;
       } catch (err) {
         if (this.closing) throw err;
@@ -294,7 +357,10 @@ export class MobHost {
         if (!this.closing) await mob.persist(this.deps.now()).catch(() => undefined);
       }
     })();
-    m.kickoff = run.then(() => undefined, () => undefined);
+    m.kickoff = run.then(
+      () => undefined,
+      () => undefined,
+    );
     m.lane = m.kickoff;
     return run;
   }
@@ -303,12 +369,18 @@ export class MobHost {
    * Runs one prompt on a member (after its kickoff and earlier dispatches). `signal` (a flow run's) ends
    * it: not started yet, it never runs; running, the member session's turn is interrupted.
    */
-  async dispatch(mob: MobActor, identity: string, text: string, ctx: { runId?: string; stepId?: string; signal?: AbortSignal } = {}): Promise<TurnReply> {
+  async dispatch(
+    mob: MobActor,
+    identity: string,
+    text: string,
+    ctx: { runId?: string; stepId?: string; signal?: AbortSignal } = {},
+  ): Promise<TurnReply> {
     const m = this.member(mob, identity);
     mob.inFlight++;
     const turn = m.lane.then(async () => {
       if (ctx.signal?.aborted) throw new ServiceError('REQUEST_CANCELLED', 'the flow run was canceled before this step ran');
-      if (m.state !== 'active') throw bad(`member ${identity} of mob ${mob.id} is ${m.state}`, { agent_identity: identity, state: m.state });
+      if (m.state !== 'active')
+        throw bad(`member ${identity} of mob ${mob.id} is ${m.state}`, { agent_identity: identity, state: m.state });
       const sessionId = m.record.session_id!;
       const onAbort = () => this.deps.sessions.interrupt(sessionId);
       ctx.signal?.addEventListener('abort', onAbort, { once: true });
@@ -326,9 +398,22 @@ export class MobHost {
     }
   }
 
-  private async runTurn(mob: MobActor, m: MemberRuntime, identity: string, sessionId: string, text: string, ctx: { runId?: string; stepId?: string }): Promise<TurnReply> {
+  private async runTurn(
+    mob: MobActor,
+    m: MemberRuntime,
+    identity: string,
+    sessionId: string,
+    text: string,
+    ctx: { runId?: string; stepId?: string },
+  ): Promise<TurnReply> {
     m.send({ type: 'turn.start' });
-    this.agentEvents.publish(mob.id, identity, 'run_started', { session_id: sessionId, ...(ctx.runId ? { run_id: ctx.runId } : {}) }, this.deps.now());
+    this.agentEvents.publish(
+      mob.id,
+      identity,
+      'run_started',
+      { session_id: sessionId, ...(ctx.runId ? { run_id: ctx.runId } : {}) },
+      this.deps.now(),
+    );
     try {
       const reply = await this.deps.sessions.prompt(sessionId, text, m.abort.signal);
       m.send({ type: 'turn.done' });
@@ -337,7 +422,12 @@ export class MobHost {
     } catch (err) {
       m.send({ type: 'turn.failed' });
       this.agentEvents.publish(mob.id, identity, 'run_failed', { session_id: sessionId, error: messageOf(err) }, this.deps.now());
-      await this.emit(mob, 'member_turn_failed', { agent_identity: identity, run_id: ctx.runId ?? null, step_id: ctx.stepId ?? null, data: { error: messageOf(err) } });
+      await this.emit(mob, 'member_turn_failed', {
+        agent_identity: identity,
+        run_id: ctx.runId ?? null,
+        step_id: ctx.stepId ?? null,
+        data: { error: messageOf(err) },
+      });
       throw err;
     }
   }
@@ -375,7 +465,11 @@ export class MobHost {
     const peers = unwireAll(mob.record, identity);
     await mob.persist(this.deps.now());
     for (const p of peers) await this.wiring.notify(mob, p, identity, 'mob.peer_retired');
-    if (opts.emit !== false) await this.emit(mob, m.record.helper ? 'helper_retired' : 'member_retired', { agent_identity: identity, data: { session_id: m.record.session_id, unwired: peers } });
+    if (opts.emit !== false)
+      await this.emit(mob, m.record.helper ? 'helper_retired' : 'member_retired', {
+        agent_identity: identity,
+        data: { session_id: m.record.session_id, unwired: peers },
+      });
   }
 
   /**
@@ -394,12 +488,15 @@ export class MobHost {
       await mob.persist(this.deps.now());
       if (!m.cleanupScheduled && sid) {
         m.cleanupScheduled = true;
-        void this.deps.sessions.whenIdle(sid).then(async () => {
-          m.cleanupScheduled = false;
-          if (this.closing) return;
-          const live = await this.get(mob.id);
-          await this.cleanupHelper(live, identity);
-        }).catch(() => undefined);
+        void this.deps.sessions
+          .whenIdle(sid)
+          .then(async () => {
+            m.cleanupScheduled = false;
+            if (this.closing) return;
+            const live = await this.get(mob.id);
+            await this.cleanupHelper(live, identity);
+          })
+          .catch(() => undefined);
       }
       return closed.reason;
     }
@@ -410,11 +507,21 @@ export class MobHost {
     this.memberTable.forget(m.id);
     m.machine.stop();
     const index = (mob.record.retired_helpers ?? []).filter((r) => r.agent_identity !== identity);
-    index.push({ agent_identity: identity, session_id: sid, generation: m.record.generation, role: m.record.role, retired_at_ms: this.deps.now(), kickoff: m.record.kickoff });
+    index.push({
+      agent_identity: identity,
+      session_id: sid,
+      generation: m.record.generation,
+      role: m.record.role,
+      retired_at_ms: this.deps.now(),
+      kickoff: m.record.kickoff,
+    });
     mob.record.retired_helpers = index.slice(-RETIRED_HELPERS_KEPT);
     mob.bump();
     await mob.persist(this.deps.now());
-    await this.emit(mob, 'helper_retired', { agent_identity: identity, data: { session_id: sid, archived: true, ...(paid ? { cleanup_debt_paid: true } : {}) } });
+    await this.emit(mob, 'helper_retired', {
+      agent_identity: identity,
+      data: { session_id: sid, archived: true, ...(paid ? { cleanup_debt_paid: true } : {}) },
+    });
     return undefined;
   }
 
@@ -425,13 +532,24 @@ export class MobHost {
     const r = mob.record.retired_helpers?.find((x) => x.agent_identity === identity);
     if (!r) return this.member(mob, identity).record; // throws: no such member
     return {
-      agent_identity: r.agent_identity, role: r.role, state: 'retired', session_id: r.session_id, generation: r.generation, helper: true,
-      spec: { agent_identity: r.agent_identity }, kickoff: r.kickoff ?? 'completed', spawned_at_ms: r.retired_at_ms,
+      agent_identity: r.agent_identity,
+      role: r.role,
+      state: 'retired',
+      session_id: r.session_id,
+      generation: r.generation,
+      helper: true,
+      spec: { agent_identity: r.agent_identity },
+      kickoff: r.kickoff ?? 'completed',
+      spawned_at_ms: r.retired_at_ms,
     };
   }
 
   /** Respawn: a fresh session (generation + 1), its kickoff awaited, then its wiring restored. */
-  async respawn(mob: MobActor, identity: string, initialMessage?: string): Promise<{ status: 'completed' | 'topology_restore_failed'; receipt: Record<string, unknown>; failed_peer_ids?: string[] }> {
+  async respawn(
+    mob: MobActor,
+    identity: string,
+    initialMessage?: string,
+  ): Promise<{ status: 'completed' | 'topology_restore_failed'; receipt: Record<string, unknown>; failed_peer_ids?: string[] }> {
     const m = this.member(mob, identity);
     const previous = m.record.session_id;
     mob.bump();
@@ -449,7 +567,12 @@ export class MobHost {
       else setInstalled(mob.record, identity, peer, true);
     }
     await mob.persist(this.deps.now());
-    const receipt = { agent_identity: identity, generation: m.record.generation, session_id: m.record.session_id, previous_session_id: previous };
+    const receipt = {
+      agent_identity: identity,
+      generation: m.record.generation,
+      session_id: m.record.session_id,
+      previous_session_id: previous,
+    };
     await this.emit(mob, 'member_respawned', { agent_identity: identity, data: { ...receipt, failed_peer_ids: failed } });
     return failed.length ? { status: 'topology_restore_failed', receipt, failed_peer_ids: failed } : { status: 'completed', receipt };
   }

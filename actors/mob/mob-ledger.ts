@@ -71,7 +71,11 @@ export class MobLedger {
   private readonly subscribers = new Set<(e: MobEvent) => void>();
   private projectTimer: Promise<void> | null = null;
 
-  constructor(private readonly store: Store, private readonly now: () => number, private readonly retain = DEFAULT_EVENT_RETENTION) {}
+  constructor(
+    private readonly store: Store,
+    private readonly now: () => number,
+    private readonly retain = DEFAULT_EVENT_RETENTION,
+  ) {}
 
   get headCursor(): number {
     return this.head;
@@ -117,9 +121,18 @@ export class MobLedger {
       for (let attempt = 0; ; attempt++) {
         const cursor = this.head + 1;
         rec = {
-          v: 1, event_id: randomUUID(), cursor, mob_id: input.mob_id, timestamp_ms: this.now(), kind: input.kind,
-          run_id: input.run_id ?? null, step_id: input.step_id ?? null, agent_identity: input.agent_identity ?? null,
-          mob_labels: input.mob_labels ?? {}, run_labels: input.run_labels ?? {}, data: input.data ?? {},
+          v: 1,
+          event_id: randomUUID(),
+          cursor,
+          mob_id: input.mob_id,
+          timestamp_ms: this.now(),
+          kind: input.kind,
+          run_id: input.run_id ?? null,
+          step_id: input.step_id ?? null,
+          agent_identity: input.agent_identity ?? null,
+          mob_labels: input.mob_labels ?? {},
+          run_labels: input.run_labels ?? {},
+          data: input.data ?? {},
         };
         try {
           // The cursor's key must still be free: another process sharing the realm may have taken it.
@@ -131,7 +144,8 @@ export class MobLedger {
           break;
         } catch (err) {
           // Only a taken cursor is caught up with; any other refusal (a cluster node's lost lease) is final.
-          const onCursor = err instanceof ServiceError && err.code === 'CONFLICT' && (err.details as { ns?: unknown } | undefined)?.ns === EVENTS_NS;
+          const onCursor =
+            err instanceof ServiceError && err.code === 'CONFLICT' && (err.details as { ns?: unknown } | undefined)?.ns === EVENTS_NS;
           if (!onCursor || attempt >= 16) throw err;
           // Catch up with the other writer: its events are in the store, not in this process's tail.
           this.adopt(await this.readAll());
@@ -187,12 +201,19 @@ export class MobLedger {
     if (requested === undefined) return this.floor;
     if (requested >= this.floor && requested <= this.head) return requested;
     const trimmed = requested < this.floor;
-    throw new ServiceError('STALE_CURSOR', trimmed
-      ? `cursor ${requested} is older than the mob event ledger retains (oldest resumable cursor ${this.floor})`
-      : `cursor ${requested} is beyond the mob event ledger head ${this.head}`, {
-      watermark: trimmed ? this.floor : this.head, requested, floor_cursor: this.floor, head_cursor: this.head,
-      reason: trimmed ? 'trimmed' : 'beyond_head',
-    });
+    throw new ServiceError(
+      'STALE_CURSOR',
+      trimmed
+        ? `cursor ${requested} is older than the mob event ledger retains (oldest resumable cursor ${this.floor})`
+        : `cursor ${requested} is beyond the mob event ledger head ${this.head}`,
+      {
+        watermark: trimmed ? this.floor : this.head,
+        requested,
+        floor_cursor: this.floor,
+        head_cursor: this.head,
+        reason: trimmed ? 'trimmed' : 'beyond_head',
+      },
+    );
   }
 
   /** Events with cursor > after matching the filter, oldest first, at most `limit`. */
@@ -228,7 +249,9 @@ export class MobLedger {
     // The projected cursor is written behind the events, coalesced: one write per burst.
     this.projectTimer ??= Promise.resolve().then(async () => {
       this.projectTimer = null;
-      await this.store.commit([{ op: 'putRecord', ns: META_NS, key: 'projected', value: { v: 1, cursor: this.projectedCursor } }]).catch(() => undefined);
+      await this.store
+        .commit([{ op: 'putRecord', ns: META_NS, key: 'projected', value: { v: 1, cursor: this.projectedCursor } }])
+        .catch(() => undefined);
     });
   }
 

@@ -45,7 +45,10 @@ export interface RouteInstalls {
 export const clusterHostId = (nodeId: string): string => `cluster-node:${nodeId}`;
 
 export class MobPlacement {
-  constructor(private readonly host: MobHost, private readonly deps: PlacementDeps) {}
+  constructor(
+    private readonly host: MobHost,
+    private readonly deps: PlacementDeps,
+  ) {}
 
   /** Where each live member's session is: its host id (this one when it is not materialized elsewhere). */
   private async placements(mob: MobActor): Promise<Map<string, { hostId: string; nodeId?: string; url?: string; materialized: boolean }>> {
@@ -55,9 +58,12 @@ export class MobPlacement {
       const sid = m.record.session_id;
       const materialized = sid !== null && (await this.host.sessions.exists(sid));
       const where = materialized && this.deps.cluster?.route ? await this.deps.cluster.route(sid!) : { local: true as const };
-      out.set(m.record.agent_identity, where.local
-        ? { hostId: this.deps.hostId(), materialized }
-        : { hostId: clusterHostId(where.nodeId), nodeId: where.nodeId, url: where.url, materialized });
+      out.set(
+        m.record.agent_identity,
+        where.local
+          ? { hostId: this.deps.hostId(), materialized }
+          : { hostId: clusterHostId(where.nodeId), nodeId: where.nodeId, url: where.url, materialized },
+      );
     }
     return out;
   }
@@ -68,8 +74,16 @@ export class MobPlacement {
     const now = this.deps.now();
     const entries = new Map<string, MobHostEntry>();
     entries.set(local, {
-      host_id: local, bind_phase: 'bound', materialized_member_count: 0, members: [], pending_members: [], controlling: true,
-      capabilities: this.deps.capabilities(), control_reachability: 'reachable', endpoint: this.deps.baseUrl(), last_seen_ms: now,
+      host_id: local,
+      bind_phase: 'bound',
+      materialized_member_count: 0,
+      members: [],
+      pending_members: [],
+      controlling: true,
+      capabilities: this.deps.capabilities(),
+      control_reachability: 'reachable',
+      endpoint: this.deps.baseUrl(),
+      last_seen_ms: now,
       ...(report ? { node_id: report.node_id } : {}),
     });
     for (const [identity, p] of await this.placements(mob)) {
@@ -77,9 +91,16 @@ export class MobPlacement {
       if (!e) {
         const peer = report?.peers.find((x) => x.node_id === p.nodeId);
         e = {
-          host_id: p.hostId, bind_phase: 'bound', materialized_member_count: 0, members: [], pending_members: [], controlling: false,
+          host_id: p.hostId,
+          bind_phase: 'bound',
+          materialized_member_count: 0,
+          members: [],
+          pending_members: [],
+          controlling: false,
           control_reachability: peer ? (peer.alive ? 'reachable' : 'unreachable') : 'unknown',
-          ...(p.url ? { endpoint: p.url } : {}), ...(peer ? { last_seen_ms: now - peer.heartbeat_age_ms } : {}), ...(p.nodeId ? { node_id: p.nodeId } : {}),
+          ...(p.url ? { endpoint: p.url } : {}),
+          ...(peer ? { last_seen_ms: now - peer.heartbeat_age_ms } : {}),
+          ...(p.nodeId ? { node_id: p.nodeId } : {}),
         };
         entries.set(p.hostId, e);
       }

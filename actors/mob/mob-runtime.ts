@@ -20,17 +20,36 @@ import { MobPlacement, type PlacementDeps } from './mob-placement.ts';
 import { ScopeGate, type Caller } from './mob-scopes.ts';
 import { peersOf } from './mob-wiring.ts';
 
-const checks = Object.fromEntries(Object.entries(RPC_PARAMS).map(([k, s]) => [k, Compile(s)])) as Record<RpcMethod, ReturnType<typeof Compile>>;
+const checks = Object.fromEntries(Object.entries(RPC_PARAMS).map(([k, s]) => [k, Compile(s)])) as Record<
+  RpcMethod,
+  ReturnType<typeof Compile>
+>;
 
 /** The scope each method needs (grant administration checks AdminGrants itself). */
 const METHOD_SCOPE: Record<RpcMethod, MobScope | null> = {
-  'mob/create': 'MobLifecycle', 'mob/destroy': 'MobLifecycle', 'mob/get': 'MobRead', 'mob/list': 'MobRead',
-  'mob/spawn_member': 'MemberLifecycle', 'mob/retire_member': 'MemberLifecycle', 'mob/cancel_member': 'MemberLifecycle',
-  'mob/respawn_member': 'MemberLifecycle', 'mob/wire_members': 'MemberWire', 'mob/unwire_members': 'MemberWire',
-  'mob/send_message': 'FlowControl', 'mob/start_flow': 'FlowControl', 'mob/flow_status': 'MobRead', 'mob/cancel_flow': 'FlowControl',
-  'mob/spawn_helper': 'HelperControl', 'mob/fork_helper': 'HelperControl',
-  'mob/grants/set': null, 'mob/grants/revoke': null, 'mob/grants/list': null, 'mob/runtime_status': 'MobRead',
-  'toolkit/mob_events/query': 'MobRead', 'toolkit/mob_events/subscribe': 'MobRead', 'toolkit/mob_events/normalize': 'MobRead',
+  'mob/create': 'MobLifecycle',
+  'mob/destroy': 'MobLifecycle',
+  'mob/get': 'MobRead',
+  'mob/list': 'MobRead',
+  'mob/spawn_member': 'MemberLifecycle',
+  'mob/retire_member': 'MemberLifecycle',
+  'mob/cancel_member': 'MemberLifecycle',
+  'mob/respawn_member': 'MemberLifecycle',
+  'mob/wire_members': 'MemberWire',
+  'mob/unwire_members': 'MemberWire',
+  'mob/send_message': 'FlowControl',
+  'mob/start_flow': 'FlowControl',
+  'mob/flow_status': 'MobRead',
+  'mob/cancel_flow': 'FlowControl',
+  'mob/spawn_helper': 'HelperControl',
+  'mob/fork_helper': 'HelperControl',
+  'mob/grants/set': null,
+  'mob/grants/revoke': null,
+  'mob/grants/list': null,
+  'mob/runtime_status': 'MobRead',
+  'toolkit/mob_events/query': 'MobRead',
+  'toolkit/mob_events/subscribe': 'MobRead',
+  'toolkit/mob_events/normalize': 'MobRead',
 };
 
 export function isRpcMethod(name: string): name is RpcMethod {
@@ -67,8 +86,11 @@ export class MobRuntime {
     this.scopes = new ScopeGate(store, opts.now, opts.supervisor.deps.cluster !== undefined);
     const sup = opts.supervisor;
     this.placement = new MobPlacement(this.host, {
-      hostId: () => hostIdentity({ realmId: sup.deps.realmId }).host_id, capabilities: () => sup.capabilities.runtime(),
-      ...opts.placement, baseUrl: opts.baseUrl, now: opts.now,
+      hostId: () => hostIdentity({ realmId: sup.deps.realmId }).host_id,
+      capabilities: () => sup.capabilities.runtime(),
+      ...opts.placement,
+      baseUrl: opts.baseUrl,
+      now: opts.now,
     });
   }
 
@@ -95,18 +117,32 @@ export class MobRuntime {
 
   memberSnapshot(mob: MobActor, rec: MemberRecord) {
     return {
-      mob_id: mob.id, agent_identity: rec.agent_identity, role: rec.role, state: rec.state, kickoff: rec.kickoff, session_id: rec.session_id,
-      generation: rec.generation, helper: rec.helper, wired_to: peersOf(mob.record, rec.agent_identity),
-      ...(rec.last_error ? { last_error: rec.last_error } : {}), ...(rec.cleanup_debt ? { cleanup_debt: rec.cleanup_debt } : {}),
+      mob_id: mob.id,
+      agent_identity: rec.agent_identity,
+      role: rec.role,
+      state: rec.state,
+      kickoff: rec.kickoff,
+      session_id: rec.session_id,
+      generation: rec.generation,
+      helper: rec.helper,
+      wired_to: peersOf(mob.record, rec.agent_identity),
+      ...(rec.last_error ? { last_error: rec.last_error } : {}),
+      ...(rec.cleanup_debt ? { cleanup_debt: rec.cleanup_debt } : {}),
     };
   }
 
   mobView(mob: MobActor) {
     const r = mob.record;
     return {
-      mob_id: r.mob_id, state: mob.state, revision: mob.revision, labels: r.labels, created_at_ms: r.created_at_ms, updated_at_ms: r.updated_at_ms,
+      mob_id: r.mob_id,
+      state: mob.state,
+      revision: mob.revision,
+      labels: r.labels,
+      created_at_ms: r.created_at_ms,
+      updated_at_ms: r.updated_at_ms,
       members: Object.values(r.members).map((m) => this.memberSnapshot(mob, m)),
-      edges: r.edges.map(([a, b]) => ({ a, b })), flows: (r.definition.flows ?? []).map((f) => f.flow_id),
+      edges: r.edges.map(([a, b]) => ({ a, b })),
+      flows: (r.definition.flows ?? []).map((f) => f.flow_id),
       retired_helpers: (r.retired_helpers ?? []).map((h) => h.agent_identity),
     };
   }
@@ -114,7 +150,10 @@ export class MobRuntime {
   /** Checks params and scope, then runs the method. Throws ServiceError (BAD_REQUEST for bad params). */
   async call(method: RpcMethod, params: unknown, caller: Caller): Promise<unknown> {
     const p = params ?? {};
-    if (!checks[method].Check(p)) throw new ServiceError('BAD_REQUEST', `invalid params for ${method}`, { errors: [...checks[method].Errors(p)].slice(0, 5).map((e) => e.message) });
+    if (!checks[method].Check(p))
+      throw new ServiceError('BAD_REQUEST', `invalid params for ${method}`, {
+        errors: [...checks[method].Errors(p)].slice(0, 5).map((e) => e.message),
+      });
     const scope = METHOD_SCOPE[method];
     await this.scopes.fresh(caller);
     if (method === 'mob/grants/list' || method === 'mob/grants/revoke') await this.scopes.reload();
@@ -128,11 +167,27 @@ export class MobRuntime {
     switch (method) {
       case 'mob/create': {
         const q = p as RpcParams<'mob/create'>;
-        return this.mobView(await host.create({ ...(q.mob_id ? { mob_id: q.mob_id } : {}), ...(q.labels ? { labels: q.labels } : {}), definition: q.definition ?? {} }));
+        return this.mobView(
+          await host.create({
+            ...(q.mob_id ? { mob_id: q.mob_id } : {}),
+            ...(q.labels ? { labels: q.labels } : {}),
+            definition: q.definition ?? {},
+          }),
+        );
       }
-      case 'mob/destroy': return this.mobView(await host.destroy(a.mob_id, p as RpcParams<'mob/destroy'>));
-      case 'mob/get': return this.mobView(await host.get(a.mob_id));
-      case 'mob/list': return { mobs: (await host.list()).map((r) => ({ mob_id: r.mob_id, state: r.state, labels: r.labels, members: Object.keys(r.members).length })) };
+      case 'mob/destroy':
+        return this.mobView(await host.destroy(a.mob_id, p as RpcParams<'mob/destroy'>));
+      case 'mob/get':
+        return this.mobView(await host.get(a.mob_id));
+      case 'mob/list':
+        return {
+          mobs: (await host.list()).map((r) => ({
+            mob_id: r.mob_id,
+            state: r.state,
+            labels: r.labels,
+            members: Object.keys(r.members).length,
+          })),
+        };
       case 'mob/spawn_member': {
         const q = p as RpcParams<'mob/spawn_member'>;
         const mob = await host.live(q.mob_id);
@@ -181,10 +236,18 @@ export class MobRuntime {
       }
       case 'mob/start_flow': {
         const q = p as RpcParams<'mob/start_flow'>;
-        return this.flows.startFlowRun({ mobId: q.mob_id, flowId: q.flow_id, runId: q.run_id ?? randomUUID(), activation: q.activation, ...(q.run_labels ? { runLabels: q.run_labels } : {}) });
+        return this.flows.startFlowRun({
+          mobId: q.mob_id,
+          flowId: q.flow_id,
+          runId: q.run_id ?? randomUUID(),
+          activation: q.activation,
+          ...(q.run_labels ? { runLabels: q.run_labels } : {}),
+        });
       }
-      case 'mob/flow_status': return this.runOrThrow(a.mob_id, a.run_id, await this.flows.getFlowRun(a.mob_id, a.run_id));
-      case 'mob/cancel_flow': return this.runOrThrow(a.mob_id, a.run_id, await this.flows.cancelFlowRun(a.mob_id, a.run_id));
+      case 'mob/flow_status':
+        return this.runOrThrow(a.mob_id, a.run_id, await this.flows.getFlowRun(a.mob_id, a.run_id));
+      case 'mob/cancel_flow':
+        return this.runOrThrow(a.mob_id, a.run_id, await this.flows.cancelFlowRun(a.mob_id, a.run_id));
       case 'mob/spawn_helper': {
         const { mob_id, ...req } = p as RpcParams<'mob/spawn_helper'>;
         return spawnHelper(host, mob_id, req);
@@ -196,7 +259,15 @@ export class MobRuntime {
       case 'mob/grants/set': {
         const q = p as RpcParams<'mob/grants/set'>;
         const grant = await this.scopes.grant(caller, q.principal, q.scopes, q.expires_at_ms);
-        await this.ledger.append({ mob_id: '*', kind: 'scope_granted', data: { principal: q.principal, scopes: grant.scopes, ...(q.expires_at_ms !== undefined ? { expires_at_ms: q.expires_at_ms } : {}) } });
+        await this.ledger.append({
+          mob_id: '*',
+          kind: 'scope_granted',
+          data: {
+            principal: q.principal,
+            scopes: grant.scopes,
+            ...(q.expires_at_ms !== undefined ? { expires_at_ms: q.expires_at_ms } : {}),
+          },
+        });
         return grant;
       }
       case 'mob/grants/revoke': {
@@ -204,15 +275,28 @@ export class MobRuntime {
         if (revoked) await this.ledger.append({ mob_id: '*', kind: 'scope_revoked', data: { principal: a.principal } });
         return { revoked };
       }
-      case 'mob/grants/list': return { grants: this.scopes.list(caller) };
-      case 'mob/runtime_status': return { stages: this.stages, head_cursor: this.ledger.headCursor, projected_cursor: this.ledger.projected, floor_cursor: this.ledger.floorCursor };
+      case 'mob/grants/list':
+        return { grants: this.scopes.list(caller) };
+      case 'mob/runtime_status':
+        return {
+          stages: this.stages,
+          head_cursor: this.ledger.headCursor,
+          projected_cursor: this.ledger.projected,
+          floor_cursor: this.ledger.floorCursor,
+        };
       case 'toolkit/mob_events/query': {
         const q = p as RpcParams<'toolkit/mob_events/query'>;
         const limit = q.limit ?? 100;
         const after = await this.ledger.resolveCursor(q.after_cursor);
         const events = await this.ledger.range(after, limit, (q.filter ?? {}) as MobEventFilter);
         const next = events.at(-1)?.cursor ?? after;
-        return { events, next_cursor: next, head_cursor: this.ledger.headCursor, floor_cursor: this.ledger.floorCursor, complete: events.length < limit };
+        return {
+          events,
+          next_cursor: next,
+          head_cursor: this.ledger.headCursor,
+          floor_cursor: this.ledger.floorCursor,
+          complete: events.length < limit,
+        };
       }
       case 'toolkit/mob_events/subscribe': {
         const q = p as RpcParams<'toolkit/mob_events/subscribe'>;
@@ -227,7 +311,13 @@ export class MobRuntime {
         if (filter.run_id) qs.set('run_id', filter.run_id);
         return {
           snapshot: { events, cursor },
-          handshake: { protocol: 'sse', resume_parameter: 'after_cursor', last_event_id: 'cursor', head_cursor: this.ledger.headCursor, floor_cursor: this.ledger.floorCursor },
+          handshake: {
+            protocol: 'sse',
+            resume_parameter: 'after_cursor',
+            last_event_id: 'cursor',
+            head_cursor: this.ledger.headCursor,
+            floor_cursor: this.ledger.floorCursor,
+          },
           sse_url: `${this.opts.baseUrl()}/toolkit/mob_events/stream?${qs}`,
         };
       }
@@ -239,7 +329,8 @@ export class MobRuntime {
           throw err;
         }
       }
-      default: throw new ServiceError('BAD_REQUEST', `unknown method ${String(method)}`);
+      default:
+        throw new ServiceError('BAD_REQUEST', `unknown method ${String(method)}`);
     }
   }
 

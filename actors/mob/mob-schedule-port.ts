@@ -21,22 +21,41 @@ export function mobSchedulePort(rt: MobRuntime): MobTargetPort {
         case 'member': {
           const mob = await host.live(target.mob_id);
           const reply = await host.dispatch(mob, target.agent_identity!, textOf(target.action));
-          return { agent_identity: target.agent_identity, session_id: reply.sessionId, turns: reply.turns, tool_calls: reply.toolCalls, usage: reply.usage };
+          return {
+            agent_identity: target.agent_identity,
+            session_id: reply.sessionId,
+            turns: reply.turns,
+            tool_calls: reply.toolCalls,
+            usage: reply.usage,
+          };
         }
         case 'flow': {
-          const run = await rt.flows.startFlowRun({ mobId: target.mob_id, flowId: target.flow_id!, runId: `schedule-${occurrenceId}`, activation: target.activation ?? null });
+          const run = await rt.flows.startFlowRun({
+            mobId: target.mob_id,
+            flowId: target.flow_id!,
+            runId: `schedule-${occurrenceId}`,
+            activation: target.activation ?? null,
+          });
           return { flow_id: run.flow_id, run_id: run.run_id };
         }
         case 'spawn_helper':
         case 'fork_helper': {
           const req = {
-            prompt: textOf(target.action), result_label: target.result_label ?? 'schedule', max_text_bytes: target.max_text_bytes ?? 8000,
+            prompt: textOf(target.action),
+            result_label: target.result_label ?? 'schedule',
+            max_text_bytes: target.max_text_bytes ?? 8000,
             agent_identity: target.agent_identity ?? `sched-${occurrenceId.slice(0, 8)}`,
           };
-          const r = target.type === 'spawn_helper'
-            ? await spawnHelper(host, target.mob_id, req)
-            : await forkHelper(host, target.mob_id, { ...req, source_member_id: target.source_member_id! });
-          return { agent_identity: r.agent_identity, session_id: r.session_id, bounded_result: r.bounded_result, ...(r.retirement_error ? { retirement_error: r.retirement_error } : {}) };
+          const r =
+            target.type === 'spawn_helper'
+              ? await spawnHelper(host, target.mob_id, req)
+              : await forkHelper(host, target.mob_id, { ...req, source_member_id: target.source_member_id! });
+          return {
+            agent_identity: r.agent_identity,
+            session_id: r.session_id,
+            bounded_result: r.bounded_result,
+            ...(r.retirement_error ? { retirement_error: r.retirement_error } : {}),
+          };
         }
       }
     },

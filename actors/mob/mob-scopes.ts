@@ -20,7 +20,11 @@ export class ScopeGate {
   private grants = new Map<string, GrantRecord>();
 
   /** `shared`: other processes (cluster nodes) write the same grants, so decisions re-read them (fresh, reload). */
-  constructor(private readonly store: Store, private readonly now: () => number, private readonly shared = false) {}
+  constructor(
+    private readonly store: Store,
+    private readonly now: () => number,
+    private readonly shared = false,
+  ) {}
 
   async open(): Promise<void> {
     const grants = new Map<string, GrantRecord>();
@@ -61,7 +65,13 @@ export class ScopeGate {
 
   async grant(caller: Caller, principal: string, scopes: MobScope[], expiresAtMs?: number): Promise<GrantRecord> {
     this.require(caller, 'AdminGrants');
-    const rec: GrantRecord = { v: 1, principal, scopes: [...new Set(scopes)], granted_at_ms: this.now(), ...(expiresAtMs !== undefined ? { expires_at_ms: expiresAtMs } : {}) };
+    const rec: GrantRecord = {
+      v: 1,
+      principal,
+      scopes: [...new Set(scopes)],
+      granted_at_ms: this.now(),
+      ...(expiresAtMs !== undefined ? { expires_at_ms: expiresAtMs } : {}),
+    };
     await this.store.commit([{ op: 'putRecord', ns: NS, key: principal, value: rec }]);
     this.grants.set(principal, rec);
     return rec;

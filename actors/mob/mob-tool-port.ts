@@ -16,7 +16,12 @@ export function mobToolsFor(rt: MobRuntime, mobId: string, self: string): Tool[]
   return createMobTools({
     async delegate({ to, prompt, max_text_bytes: max = DEFAULT_BYTES }) {
       if (to === undefined) {
-        const r = await spawnHelper(host, mobId, { prompt, result_label: 'delegate', max_text_bytes: max, agent_identity: `${self}-helper-${randomUUID().slice(0, 8)}` });
+        const r = await spawnHelper(host, mobId, {
+          prompt,
+          result_label: 'delegate',
+          max_text_bytes: max,
+          agent_identity: `${self}-helper-${randomUUID().slice(0, 8)}`,
+        });
         return { from: r.agent_identity, output: r.output, truncated: r.bounded_result.truncated };
       }
       if (to === self) throw new ServiceError('BAD_REQUEST', 'a member does not delegate to itself');
@@ -33,7 +38,16 @@ export function mobToolsFor(rt: MobRuntime, mobId: string, self: string): Tool[]
     },
     async spawn(a) {
       const mob = await host.live(mobId);
-      const { member } = await host.spawn(mob, { agent_identity: a.agent_identity, ...(a.role ? { role: a.role } : {}), ...(a.instructions ? { instructions: a.instructions } : {}), ...(a.initial_message ? { initial_message: a.initial_message } : {}) }, false);
+      const { member } = await host.spawn(
+        mob,
+        {
+          agent_identity: a.agent_identity,
+          ...(a.role ? { role: a.role } : {}),
+          ...(a.instructions ? { instructions: a.instructions } : {}),
+          ...(a.initial_message ? { initial_message: a.initial_message } : {}),
+        },
+        false,
+      );
       return rt.memberSnapshot(mob, member.record);
     },
     async retire({ agent_identity }) {
@@ -42,7 +56,8 @@ export function mobToolsFor(rt: MobRuntime, mobId: string, self: string): Tool[]
       return { retired: true };
     },
     wire: async ({ a, b }) => host.wiring.wire(await host.live(mobId), [{ a, b }]),
-    startFlow: ({ flow_id, input }) => rt.flows.startFlowRun({ mobId, flowId: flow_id, runId: randomUUID(), activation: input !== undefined ? { input } : null }),
+    startFlow: ({ flow_id, input }) =>
+      rt.flows.startFlowRun({ mobId, flowId: flow_id, runId: randomUUID(), activation: input !== undefined ? { input } : null }),
     async flowStatus({ run_id }) {
       const run = await rt.flows.getFlowRun(mobId, run_id);
       if (!run) throw new ServiceError('NOT_FOUND', `no run ${run_id}`);

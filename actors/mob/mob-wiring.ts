@@ -91,10 +91,14 @@ export class MobWiring {
     }
   }
 
-  async wire(mob: MobActor, edges: ReadonlyArray<{ a: string; b: string }>): Promise<{ requested: number; wired: number; already_wired: number }> {
+  async wire(
+    mob: MobActor,
+    edges: ReadonlyArray<{ a: string; b: string }>,
+  ): Promise<{ requested: number; wired: number; already_wired: number }> {
     for (const { a, b } of edges) {
       if (a === b) throw new ServiceError('BAD_REQUEST', `a member is not wired to itself: ${a}`);
-      for (const id of [a, b]) if (this.host.member(mob, id).state === 'retired') throw new ServiceError('BAD_REQUEST', `member ${id} is retired`);
+      for (const id of [a, b])
+        if (this.host.member(mob, id).state === 'retired') throw new ServiceError('BAD_REQUEST', `member ${id} is retired`);
     }
     const added: Pair[] = [];
     let already = 0;

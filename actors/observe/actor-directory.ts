@@ -75,14 +75,28 @@ function viewOf(d: ActorDescription, sessions: () => SessionHost): ActorView {
     const a = sessions().peek(d.id);
     if (a) return sessionView(a, d.labels);
   }
-  return { kind: d.kind, id: d.id, state: topState(d.state), value: d.state, awake: true, labels: d.labels, mailboxDepth: 0, subscribers: 0, lastUsedMs: 0 };
+  return {
+    kind: d.kind,
+    id: d.id,
+    state: topState(d.state),
+    value: d.state,
+    awake: true,
+    labels: d.labels,
+    mailboxDepth: 0,
+    subscribers: 0,
+    lastUsedMs: 0,
+  };
 }
 
 /**
  * The directory over the runtime's actor registry: every registered kind is listed; sessions add what
  * only they know (awake or shed, mailbox depth, subscribers, turn phase, the live machine).
  */
-export function registryDirectory(sup: Supervisor, sessions: () => SessionHost, machines: ReadonlyMap<string, AnyStateMachine>): ActorDirectory {
+export function registryDirectory(
+  sup: Supervisor,
+  sessions: () => SessionHost,
+  machines: ReadonlyMap<string, AnyStateMachine>,
+): ActorDirectory {
   return {
     machines: () => machines,
     *list() {

@@ -23,7 +23,12 @@ abstract class HotMetric<S extends { labels: Record<string, string> }> {
   readonly aggregator = 'sum' as const;
   protected readonly series = new Map<string, S>();
 
-  constructor(readonly name: string, readonly help: string, readonly labelNames: readonly string[], registry: Registry) {
+  constructor(
+    readonly name: string,
+    readonly help: string,
+    readonly labelNames: readonly string[],
+    registry: Registry,
+  ) {
     registry.registerMetric(this as never);
   }
 
@@ -32,7 +37,8 @@ abstract class HotMetric<S extends { labels: Record<string, string> }> {
     const key = values.join('\u0000');
     let s = this.series.get(key);
     if (!s) {
-      if (values.length !== this.labelNames.length) throw new TypeError(`${this.name}: expected ${this.labelNames.length} label values, got ${values.length}`);
+      if (values.length !== this.labelNames.length)
+        throw new TypeError(`${this.name}: expected ${this.labelNames.length} label values, got ${values.length}`);
       const labels: Record<string, string> = {};
       this.labelNames.forEach((n, i) => (labels[n] = values[i]));
       this.series.set(key, (s = this.fresh(labels)));
@@ -66,7 +72,13 @@ export class HotCounter extends HotMetric<CounterSeries> {
   }
 
   get(): MetricSnapshot {
-    return { name: this.name, help: this.help, type: this.type, aggregator: this.aggregator, values: [...this.series.values()].map((s) => ({ labels: s.labels, value: s.value })) };
+    return {
+      name: this.name,
+      help: this.help,
+      type: this.type,
+      aggregator: this.aggregator,
+      values: [...this.series.values()].map((s) => ({ labels: s.labels, value: s.value })),
+    };
   }
 }
 
@@ -81,7 +93,13 @@ export interface HistogramSeries {
 export class HotHistogram extends HotMetric<HistogramSeries> {
   readonly type = 'histogram' as const;
 
-  constructor(name: string, help: string, labelNames: readonly string[], private readonly bounds: readonly number[], registry: Registry) {
+  constructor(
+    name: string,
+    help: string,
+    labelNames: readonly string[],
+    private readonly bounds: readonly number[],
+    registry: Registry,
+  ) {
     super(name, help, labelNames, registry);
   }
 

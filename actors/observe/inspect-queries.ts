@@ -20,15 +20,25 @@ export interface ActorFilter {
 
 export function summaryOf(a: ActorView): ActorSummary {
   const s: ActorSummary = {
-    kind: a.kind, id: a.id, state: a.state, value: a.value, awake: a.awake, labels: a.labels,
-    mailbox_depth: a.mailboxDepth, subscribers: a.subscribers, last_used_ms: a.lastUsedMs,
+    kind: a.kind,
+    id: a.id,
+    state: a.state,
+    value: a.value,
+    awake: a.awake,
+    labels: a.labels,
+    mailbox_depth: a.mailboxDepth,
+    subscribers: a.subscribers,
+    last_used_ms: a.lastUsedMs,
   };
   if (a.phase) s.phase = a.phase;
   return s;
 }
 
 /** Matching actors (most recently used first) and per kind/state counts over the kind+label matches. */
-export function listActors(dir: ActorDirectory, f: ActorFilter): { actors: ActorSummary[]; counts: Record<string, Record<string, number>>; total: number; kinds: string[] } {
+export function listActors(
+  dir: ActorDirectory,
+  f: ActorFilter,
+): { actors: ActorSummary[]; counts: Record<string, Record<string, number>>; total: number; kinds: string[] } {
   const counts: Record<string, Record<string, number>> = {};
   const kinds = [...dir.machines().keys()];
   for (const k of kinds) if (!f.kind || f.kind === k) counts[k] = {};
@@ -77,20 +87,34 @@ type SessionSnapshot = SnapshotFrom<typeof sessionMachine>;
 function machineEventsOf(e: LedgerEntry, snap: SessionSnapshot): SessionEvent[] {
   const generation = snap.context.generation;
   switch (e.kind) {
-    case 'run_started': return [{ type: 'turn.requested', requestId: `ledger:${e.seq}`, ticket: e.seq, work: REPLAYED_TURN }];
-    case 'turn_started': return [{ type: 'turn.phase', generation, phase: 'calling_model' }];
-    case 'tool_execution_started': return [{ type: 'turn.phase', generation, phase: 'executing_tools' }];
+    case 'run_started':
+      return [{ type: 'turn.requested', requestId: `ledger:${e.seq}`, ticket: e.seq, work: REPLAYED_TURN }];
+    case 'turn_started':
+      return [{ type: 'turn.phase', generation, phase: 'calling_model' }];
+    case 'tool_execution_started':
+      return [{ type: 'turn.phase', generation, phase: 'executing_tools' }];
     // The turn ends: done after its commit, failed when it failed or was cancelled.
-    case 'run_completed': return [{ type: 'turn.phase', generation, phase: 'committing' }, { type: 'turn.done', generation, output: replayedOutcome(e.payload) }];
-    case 'run_failed': return [{ type: 'turn.failed', generation, error: (e.payload as { error_report?: unknown }).error_report }];
-    default: return [];
+    case 'run_completed':
+      return [
+        { type: 'turn.phase', generation, phase: 'committing' },
+        { type: 'turn.done', generation, output: replayedOutcome(e.payload) },
+      ];
+    case 'run_failed':
+      return [{ type: 'turn.failed', generation, error: (e.payload as { error_report?: unknown }).error_report }];
+    default:
+      return [];
   }
 }
 
 /** A committed turn's outcome as far as its run_completed event tells (counts are not in the ledger). */
 function replayedOutcome(payload: unknown): TurnOutcome {
   const p = payload as { result?: unknown; usage?: TurnOutcome['usage'] };
-  return { text: typeof p.result === 'string' ? p.result : '', turns: 0, toolCalls: 0, usage: p.usage ?? { input_tokens: 0, output_tokens: 0, total_tokens: 0 } };
+  return {
+    text: typeof p.result === 'string' ? p.result : '',
+    turns: 0,
+    toolCalls: 0,
+    usage: p.usage ?? { input_tokens: 0, output_tokens: 0, total_tokens: 0 },
+  };
 }
 
 export interface TimelineStep {
@@ -103,7 +127,12 @@ export interface TimelineStep {
 const PAGE = 1000;
 
 /** Steps after `afterSeq` (at most `limit`), each with the machine state after its event. */
-export async function sessionTimeline(store: Store, id: string, afterSeq: number, limit: number): Promise<{ steps: TimelineStep[]; lastSeq: number; hasMore: boolean }> {
+export async function sessionTimeline(
+  store: Store,
+  id: string,
+  afterSeq: number,
+  limit: number,
+): Promise<{ steps: TimelineStep[]; lastSeq: number; hasMore: boolean }> {
   if (!store.persistent) throw new ServiceError('SESSION_PERSISTENCE_DISABLED', 'the memory realm keeps no event ledger');
   if (!(await store.getSession(id))) throw new ServiceError('SESSION_NOT_FOUND', `Session not found: ${id}`, { session_id: id });
   let [snap] = initialTransition(sessionMachine, { sessionId: id });
@@ -121,7 +150,12 @@ export async function sessionTimeline(store: Store, id: string, afterSeq: number
           hasMore = true;
           break outer;
         }
-        steps.push({ entry: e, machineEvent: events.length ? events.map((ev) => ev.type).join(' → ') : null, value: snap.value, state: statePath(snap.value) });
+        steps.push({
+          entry: e,
+          machineEvent: events.length ? events.map((ev) => ev.type).join(' → ') : null,
+          value: snap.value,
+          state: statePath(snap.value),
+        });
       }
     }
     if (page.length < PAGE) break;

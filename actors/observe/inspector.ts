@@ -30,7 +30,10 @@ export class Inspector {
   private readonly attached = new Map<AnyActorRef, Subscription[]>();
   private readonly recent = new Map<string, ActorTransition[]>();
 
-  constructor(private readonly directory: () => ActorDirectory | null, private readonly now: () => number) {}
+  constructor(
+    private readonly directory: () => ActorDirectory | null,
+    private readonly now: () => number,
+  ) {}
 
   get subscriberCount(): number {
     return this.watchers.size;
@@ -104,7 +107,13 @@ export class Inspector {
   private record(kind: string, id: string, ev: Extract<InspectionEvent, { type: '@xstate.snapshot' }>): void {
     const value = (ev.snapshot as { value?: unknown }).value;
     const t: ActorTransition = {
-      seq: ++this.seq, kind, id, at_ms: this.now(), event: { ...(ev.event as { type: string }) }, value, state: statePath(value),
+      seq: ++this.seq,
+      kind,
+      id,
+      at_ms: this.now(),
+      event: { ...(ev.event as { type: string }) },
+      value,
+      state: statePath(value),
     };
     const key = `${kind}:${id}`;
     let ring = this.recent.get(key);
@@ -117,7 +126,13 @@ export class Inspector {
     let entry: HubEntry | null = null;
     for (const w of this.watchers) {
       if ((w.filter.kind && w.filter.kind !== kind) || (w.filter.id && w.filter.id !== id)) continue;
-      entry ??= { seq: t.seq, kind: 'transition', timestamp_ms: t.at_ms, payload: t, frame: `id: ${t.seq}\nevent: transition\ndata: ${JSON.stringify(t)}\n\n` };
+      entry ??= {
+        seq: t.seq,
+        kind: 'transition',
+        timestamp_ms: t.at_ms,
+        payload: t,
+        frame: `id: ${t.seq}\nevent: transition\ndata: ${JSON.stringify(t)}\n\n`,
+      };
       w.sub.push(entry);
     }
   }

@@ -33,7 +33,10 @@ export function machineGraph(kind: string, machine: AnyStateMachine): MachineGra
     for (const [event, defs] of node.transitions) {
       for (const def of defs) {
         const t: MachineGraph['transitions'][number] = {
-          source: node.id, event, targets: (def.target ?? []).map((n) => n.id), actions: def.actions.map(nameOf),
+          source: node.id,
+          event,
+          targets: (def.target ?? []).map((n) => n.id),
+          actions: def.actions.map(nameOf),
         };
         if (def.guard !== undefined) t.guard = nameOf(def.guard);
         graph.transitions.push(t);

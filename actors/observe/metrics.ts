@@ -67,53 +67,109 @@ export class WarrenMetrics {
   constructor(opts: MetricsOptions) {
     const registers = [this.registry];
     this.turns = new HotCounter('warren_turns_total', 'Turns (runs) finished, by outcome', ['provider', 'outcome'], this.registry);
-    this.turnSeconds = new HotHistogram('warren_turn_duration_seconds', 'Turn latency from run_started to its outcome', ['provider', 'outcome'], TURN_BUCKETS, this.registry);
-    this.callSeconds = new HotHistogram('warren_provider_call_duration_seconds', 'One model call, turn_started to turn_completed', ['provider'], TURN_BUCKETS, this.registry);
+    this.turnSeconds = new HotHistogram(
+      'warren_turn_duration_seconds',
+      'Turn latency from run_started to its outcome',
+      ['provider', 'outcome'],
+      TURN_BUCKETS,
+      this.registry,
+    );
+    this.callSeconds = new HotHistogram(
+      'warren_provider_call_duration_seconds',
+      'One model call, turn_started to turn_completed',
+      ['provider'],
+      TURN_BUCKETS,
+      this.registry,
+    );
     this.tokens = new HotCounter('warren_tokens_total', 'Model tokens by direction', ['provider', 'direction'], this.registry);
-    this.retries = new Counter({ name: 'warren_provider_retries_total', help: 'Provider call retries, by failure kind', labelNames: ['provider', 'kind'], registers });
-    this.toolCalls = new Counter({ name: 'warren_tool_calls_total', help: 'Tool executions, by outcome', labelNames: ['outcome'], registers });
-    this.commitSeconds = new HotHistogram('warren_store_commit_duration_seconds', 'Durable store commits (turn rows, state, ledger-only)', ['backend', 'kind'], COMMIT_BUCKETS, this.registry);
-    this.sseTruncations = new Counter({ name: 'warren_sse_truncations_total', help: 'stream_truncated markers sent to lagging subscribers', labelNames: ['stream'], registers });
-    this.sseDropped = new Counter({ name: 'warren_sse_dropped_events_total', help: 'Events dropped for lagging subscribers', labelNames: ['stream'], registers });
+    this.retries = new Counter({
+      name: 'warren_provider_retries_total',
+      help: 'Provider call retries, by failure kind',
+      labelNames: ['provider', 'kind'],
+      registers,
+    });
+    this.toolCalls = new Counter({
+      name: 'warren_tool_calls_total',
+      help: 'Tool executions, by outcome',
+      labelNames: ['outcome'],
+      registers,
+    });
+    this.commitSeconds = new HotHistogram(
+      'warren_store_commit_duration_seconds',
+      'Durable store commits (turn rows, state, ledger-only)',
+      ['backend', 'kind'],
+      COMMIT_BUCKETS,
+      this.registry,
+    );
+    this.sseTruncations = new Counter({
+      name: 'warren_sse_truncations_total',
+      help: 'stream_truncated markers sent to lagging subscribers',
+      labelNames: ['stream'],
+      registers,
+    });
+    this.sseDropped = new Counter({
+      name: 'warren_sse_dropped_events_total',
+      help: 'Events dropped for lagging subscribers',
+      labelNames: ['stream'],
+      registers,
+    });
     // One census per scrape (scrape() clears it), shared by the gauges below.
     const fresh = (): Census => (this.census ??= takeCensus(opts.directory()));
     new Gauge({
-      name: 'warren_actors_resident', help: 'Resident actors (awake or shed) by kind', labelNames: ['kind'], registers,
+      name: 'warren_actors_resident',
+      help: 'Resident actors (awake or shed) by kind',
+      labelNames: ['kind'],
+      registers,
       collect() {
         this.reset();
         for (const [kind, k] of fresh()) this.set({ kind }, k.resident);
       },
     });
     new Gauge({
-      name: 'warren_actors_awake', help: 'Actors holding a live XState actor, by kind', labelNames: ['kind'], registers,
+      name: 'warren_actors_awake',
+      help: 'Actors holding a live XState actor, by kind',
+      labelNames: ['kind'],
+      registers,
       collect() {
         this.reset();
         for (const [kind, k] of fresh()) this.set({ kind }, k.awake);
       },
     });
     new Gauge({
-      name: 'warren_actors', help: 'Resident actors by kind and state (running = active)', labelNames: ['kind', 'state'], registers,
+      name: 'warren_actors',
+      help: 'Resident actors by kind and state (running = active)',
+      labelNames: ['kind', 'state'],
+      registers,
       collect() {
         this.reset();
         for (const [kind, k] of fresh()) for (const [state, n] of Object.entries(k.states)) this.set({ kind, state }, n);
       },
     });
     new Gauge({
-      name: 'warren_mailbox_depth', help: 'Work waiting on actors (running turns + writes not yet durable), summed by kind', labelNames: ['kind'], registers,
+      name: 'warren_mailbox_depth',
+      help: 'Work waiting on actors (running turns + writes not yet durable), summed by kind',
+      labelNames: ['kind'],
+      registers,
       collect() {
         this.reset();
         for (const [kind, k] of fresh()) this.set({ kind }, k.mailbox);
       },
     });
     new Gauge({
-      name: 'warren_mailbox_depth_max', help: 'Deepest single actor mailbox, by kind', labelNames: ['kind'], registers,
+      name: 'warren_mailbox_depth_max',
+      help: 'Deepest single actor mailbox, by kind',
+      labelNames: ['kind'],
+      registers,
       collect() {
         this.reset();
         for (const [kind, k] of fresh()) this.set({ kind }, k.mailboxMax);
       },
     });
     new Gauge({
-      name: 'warren_sse_subscribers', help: 'Live SSE subscribers (session event streams, inspection streams)', labelNames: ['stream'], registers,
+      name: 'warren_sse_subscribers',
+      help: 'Live SSE subscribers (session event streams, inspection streams)',
+      labelNames: ['stream'],
+      registers,
       collect() {
         let session = 0;
         for (const k of fresh().values()) session += k.subscribers;
@@ -145,8 +201,10 @@ export class WarrenMetrics {
         if (t) this.callSeconds.observe((series.call ??= this.callSeconds.labels(provider)), (performance.now() - t.callStartedMs) / 1000);
         const usage = (entry.payload as { usage?: { input_tokens?: number; output_tokens?: number } }).usage;
         // Counters take only finite, non-negative increments (a provider can report anything).
-        if (countable(usage?.input_tokens)) this.tokens.inc((series.tokensIn ??= this.tokens.labels(provider, 'input')), usage.input_tokens);
-        if (countable(usage?.output_tokens)) this.tokens.inc((series.tokensOut ??= this.tokens.labels(provider, 'output')), usage.output_tokens);
+        if (countable(usage?.input_tokens))
+          this.tokens.inc((series.tokensIn ??= this.tokens.labels(provider, 'input')), usage.input_tokens);
+        if (countable(usage?.output_tokens))
+          this.tokens.inc((series.tokensOut ??= this.tokens.labels(provider, 'output')), usage.output_tokens);
         return;
       }
       case 'retrying': {
@@ -161,7 +219,10 @@ export class WarrenMetrics {
         this.finishTurn(source, 'succeeded');
         return;
       case 'run_failed':
-        this.finishTurn(source, (entry.payload as { terminal_cause_kind?: string }).terminal_cause_kind === 'cancelled' ? 'cancelled' : 'failed');
+        this.finishTurn(
+          source,
+          (entry.payload as { terminal_cause_kind?: string }).terminal_cause_kind === 'cancelled' ? 'cancelled' : 'failed',
+        );
         return;
       default:
     }
@@ -173,7 +234,11 @@ export class WarrenMetrics {
     const series = t?.series ?? this.seriesOf(source.settings.provider);
     const provider = t?.provider ?? source.settings.provider;
     this.turns.inc((series.turns[outcome] ??= this.turns.labels(provider, outcome)));
-    if (t) this.turnSeconds.observe((series.turnSeconds[outcome] ??= this.turnSeconds.labels(provider, outcome)), (performance.now() - t.startedMs) / 1000);
+    if (t)
+      this.turnSeconds.observe(
+        (series.turnSeconds[outcome] ??= this.turnSeconds.labels(provider, outcome)),
+        (performance.now() - t.startedMs) / 1000,
+      );
   }
 
   /** The per-turn series of one provider (each bound on its first update). */
@@ -221,7 +286,8 @@ type Census = Map<string, KindCensus>;
 function takeCensus(directory: ActorDirectory | null): Census {
   const out: Census = new Map();
   if (!directory) return out;
-  for (const kind of directory.machines().keys()) out.set(kind, { resident: 0, awake: 0, states: {}, mailbox: 0, mailboxMax: 0, subscribers: 0 });
+  for (const kind of directory.machines().keys())
+    out.set(kind, { resident: 0, awake: 0, states: {}, mailbox: 0, mailboxMax: 0, subscribers: 0 });
   for (const a of directory.list()) {
     let k = out.get(a.kind);
     if (!k) out.set(a.kind, (k = { resident: 0, awake: 0, states: {}, mailbox: 0, mailboxMax: 0, subscribers: 0 }));

@@ -9,7 +9,16 @@ import { ServiceError } from '../../contracts/errors.ts';
 import type { LedgerEntry, Store } from '../../storage/store.ts';
 import type { RuntimeObserver } from '../runtime-observer.ts';
 import type { ActorDirectory } from './actor-directory.ts';
-import { findActor, listActors, sessionTails, sessionTimeline, summaryOf, type ActorFilter, type SessionTails, type TimelineStep } from './inspect-queries.ts';
+import {
+  findActor,
+  listActors,
+  sessionTails,
+  sessionTimeline,
+  summaryOf,
+  type ActorFilter,
+  type SessionTails,
+  type TimelineStep,
+} from './inspect-queries.ts';
 import { Inspector } from './inspector.ts';
 import { instrumentStore } from './instrumented-store.ts';
 import { machineGraph } from './machine-graph.ts';

@@ -41,23 +41,34 @@ export function unixNanos(ms: number): string {
 /** The ExportTraceServiceRequest JSON body for `spans`. */
 export function encodeOtlpJson(serviceName: string, spans: readonly SpanRecord[]): unknown {
   return {
-    resourceSpans: [{
-      resource: { attributes: attributes({ 'service.name': serviceName, 'service.version': WARREN_VERSION, 'telemetry.sdk.name': 'warren', 'telemetry.sdk.language': 'nodejs' }) },
-      scopeSpans: [{
-        scope: { name: 'warren.turns', version: WARREN_VERSION },
-        spans: spans.map((s) => ({
-          traceId: s.traceId,
-          spanId: s.spanId,
-          ...(s.parentSpanId ? { parentSpanId: s.parentSpanId } : {}),
-          name: s.name,
-          kind: s.kind,
-          startTimeUnixNano: unixNanos(s.startMs),
-          endTimeUnixNano: unixNanos(Math.max(s.endMs, s.startMs)),
-          attributes: attributes(s.attributes),
-          status: s.error === undefined ? { code: 1 } : { code: 2, message: s.error },
-        })),
-      }],
-    }],
+    resourceSpans: [
+      {
+        resource: {
+          attributes: attributes({
+            'service.name': serviceName,
+            'service.version': WARREN_VERSION,
+            'telemetry.sdk.name': 'warren',
+            'telemetry.sdk.language': 'nodejs',
+          }),
+        },
+        scopeSpans: [
+          {
+            scope: { name: 'warren.turns', version: WARREN_VERSION },
+            spans: spans.map((s) => ({
+              traceId: s.traceId,
+              spanId: s.spanId,
+              ...(s.parentSpanId ? { parentSpanId: s.parentSpanId } : {}),
+              name: s.name,
+              kind: s.kind,
+              startTimeUnixNano: unixNanos(s.startMs),
+              endTimeUnixNano: unixNanos(Math.max(s.endMs, s.startMs)),
+              attributes: attributes(s.attributes),
+              status: s.error === undefined ? { code: 1 } : { code: 2, message: s.error },
+            })),
+          },
+        ],
+      },
+    ],
   };
 }
 
@@ -75,7 +86,10 @@ export class OtlpExporter {
   /** Spans dropped because the queue was full. */
   dropped = 0;
 
-  constructor(private readonly settings: () => ResolvedTelemetry | null, private readonly log: Logger) {}
+  constructor(
+    private readonly settings: () => ResolvedTelemetry | null,
+    private readonly log: Logger,
+  ) {}
 
   /** Queues a finished span (dropped when export is off or the queue is full). */
   add(span: SpanRecord): void {

@@ -18,7 +18,10 @@ function loopMonitor(): IntervalHistogram {
 export function registerProcessMetrics(registry: Registry): void {
   const registers = [registry];
   new Counter({
-    name: 'process_cpu_seconds_total', help: 'User and system CPU time of this process', labelNames: ['mode'], registers,
+    name: 'process_cpu_seconds_total',
+    help: 'User and system CPU time of this process',
+    labelNames: ['mode'],
+    registers,
     collect() {
       const { user, system } = process.cpuUsage();
       this.reset();
@@ -27,13 +30,18 @@ export function registerProcessMetrics(registry: Registry): void {
     },
   });
   new Gauge({
-    name: 'process_resident_memory_bytes', help: 'Resident set size', registers,
+    name: 'process_resident_memory_bytes',
+    help: 'Resident set size',
+    registers,
     collect() {
       this.set(process.memoryUsage.rss());
     },
   });
   new Gauge({
-    name: 'nodejs_heap_bytes', help: 'V8 heap and external memory', labelNames: ['space'], registers,
+    name: 'nodejs_heap_bytes',
+    help: 'V8 heap and external memory',
+    labelNames: ['space'],
+    registers,
     collect() {
       const m = process.memoryUsage();
       this.set({ space: 'total' }, m.heapTotal);
@@ -43,13 +51,18 @@ export function registerProcessMetrics(registry: Registry): void {
     },
   });
   new Gauge({
-    name: 'nodejs_active_resources', help: 'Active libuv resources (handles, requests, timers)', registers,
+    name: 'nodejs_active_resources',
+    help: 'Active libuv resources (handles, requests, timers)',
+    registers,
     collect() {
       this.set(process.getActiveResourcesInfo().length);
     },
   });
   new Gauge({
-    name: 'nodejs_eventloop_delay_seconds', help: 'Event loop delay since the previous scrape', labelNames: ['quantile'], registers,
+    name: 'nodejs_eventloop_delay_seconds',
+    help: 'Event loop delay since the previous scrape',
+    labelNames: ['quantile'],
+    registers,
     collect() {
       const h = loopMonitor();
       this.set({ quantile: '0.5' }, h.percentile(50) / 1e9);
@@ -59,7 +72,9 @@ export function registerProcessMetrics(registry: Registry): void {
     },
   });
   new Gauge({
-    name: 'process_uptime_seconds', help: 'Seconds since the process started', registers,
+    name: 'process_uptime_seconds',
+    help: 'Seconds since the process started',
+    registers,
     collect() {
       this.set(process.uptime());
     },

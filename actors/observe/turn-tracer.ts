@@ -37,14 +37,23 @@ const hex = (bytes: number) => randomBytes(bytes).toString('hex');
 export class TurnTracer {
   private readonly open = new Map<string, OpenTurn>();
 
-  constructor(private readonly exporter: OtlpExporter, private readonly enabled: () => boolean) {}
+  constructor(
+    private readonly exporter: OtlpExporter,
+    private readonly enabled: () => boolean,
+  ) {}
 
   /** The session event tap. */
   readonly onEvent = (source: SessionEventSource, entry: LedgerEntry): void => {
     if (entry.kind === 'run_started') {
       if (!this.enabled() || this.open.size >= OPEN_TURNS_MAX) return;
       this.open.set(source.id, {
-        traceId: hex(16), spanId: hex(8), startMs: nowMs(), model: null, modelCalls: 0, tools: new Map(), awaitingCommit: false,
+        traceId: hex(16),
+        spanId: hex(8),
+        startMs: nowMs(),
+        model: null,
+        modelCalls: 0,
+        tools: new Map(),
+        awaitingCommit: false,
         attributes: { 'warren.session.id': source.id, 'gen_ai.system': source.settings.provider },
       });
       return;
@@ -56,18 +65,32 @@ export class TurnTracer {
     switch (entry.kind) {
       case 'turn_started':
         turn.modelCalls++;
-        turn.model = { spanId: hex(8), startMs: nowMs(), attributes: { 'gen_ai.system': source.settings.provider, 'warren.model_call': turn.modelCalls } };
+        turn.model = {
+          spanId: hex(8),
+          startMs: nowMs(),
+          attributes: { 'gen_ai.system': source.settings.provider, 'warren.model_call': turn.modelCalls },
+        };
         return;
       case 'turn_completed': {
         if (!turn.model) return;
         const usage = p.usage as { input_tokens?: number; output_tokens?: number } | undefined;
-        const attrs = { ...turn.model.attributes, 'gen_ai.response.finish_reason': String(p.stop_reason), 'gen_ai.usage.input_tokens': usage?.input_tokens ?? 0, 'gen_ai.usage.output_tokens': usage?.output_tokens ?? 0 };
+        const attrs = {
+          ...turn.model.attributes,
+          'gen_ai.response.finish_reason': String(p.stop_reason),
+          'gen_ai.usage.input_tokens': usage?.input_tokens ?? 0,
+          'gen_ai.usage.output_tokens': usage?.output_tokens ?? 0,
+        };
         this.emit(turn, turn.model, 'model call', 3, attrs);
         turn.model = null;
         return;
       }
       case 'tool_execution_started':
-        turn.tools.set(String(p.id), { spanId: hex(8), startMs: nowMs(), name: String(p.name), attributes: { 'gen_ai.tool.name': String(p.name), 'gen_ai.tool.call.id': String(p.id) } });
+        turn.tools.set(String(p.id), {
+          spanId: hex(8),
+          startMs: nowMs(),
+          name: String(p.name),
+          attributes: { 'gen_ai.tool.name': String(p.name), 'gen_ai.tool.call.id': String(p.id) },
+        });
         return;
       case 'tool_execution_completed': {
         const tool = turn.tools.get(String(p.id));
@@ -81,7 +104,13 @@ export class TurnTracer {
         return;
       case 'run_failed': {
         const report = p.error_report as { class?: string; message?: string } | undefined;
-        this.finish(source.id, turn, nowMs(), `${report?.class ?? 'failed'}: ${report?.message ?? ''}`, String(p.terminal_cause_kind ?? 'failed'));
+        this.finish(
+          source.id,
+          turn,
+          nowMs(),
+          `${report?.class ?? 'failed'}: ${report?.message ?? ''}`,
+          String(p.terminal_cause_kind ?? 'failed'),
+        );
         return;
       }
       default:
@@ -96,7 +125,15 @@ export class TurnTracer {
       if (!turn?.awaitingCommit) continue;
       const start = performance.timeOrigin + c.startedMs;
       const end = performance.timeOrigin + c.endedMs;
-      this.emit(turn, { spanId: hex(8), startMs: start, attributes: { 'warren.commit.ops': c.ops.length } }, 'commit', 1, { 'warren.commit.ops': c.ops.length }, c.ok ? undefined : 'commit failed', end);
+      this.emit(
+        turn,
+        { spanId: hex(8), startMs: start, attributes: { 'warren.commit.ops': c.ops.length } },
+        'commit',
+        1,
+        { 'warren.commit.ops': c.ops.length },
+        c.ok ? undefined : 'commit failed',
+        end,
+      );
       this.finish(id, turn, end, c.ok ? undefined : 'commit failed', c.ok ? 'succeeded' : 'failed');
     }
   };
@@ -111,12 +148,36 @@ export class TurnTracer {
     if (turn.model) this.emit(turn, turn.model, 'model call', 3, turn.model.attributes, error ?? 'unfinished', endMs);
     for (const tool of turn.tools.values()) this.emit(turn, tool, `tool ${tool.name}`, 1, tool.attributes, error ?? 'unfinished', endMs);
     this.exporter.add({
-      traceId: turn.traceId, spanId: turn.spanId, name: 'turn', kind: 1, startMs: turn.startMs, endMs,
-      attributes: { ...turn.attributes, 'warren.turn.outcome': outcome, 'warren.turn.model_calls': turn.modelCalls }, error,
+      traceId: turn.traceId,
+      spanId: turn.spanId,
+      name: 'turn',
+      kind: 1,
+      startMs: turn.startMs,
+      endMs,
+      attributes: { ...turn.attributes, 'warren.turn.outcome': outcome, 'warren.turn.model_calls': turn.modelCalls },
+      error,
     });
   }
 
-  private emit(turn: OpenTurn, span: OpenSpan, name: string, kind: 1 | 3, attributes: SpanRecord['attributes'], error?: string, endMs = nowMs()): void {
-    this.exporter.add({ traceId: turn.traceId, spanId: span.spanId, parentSpanId: turn.spanId, name, kind, startMs: span.startMs, endMs, attributes, error });
+  private emit(
+    turn: OpenTurn,
+    span: OpenSpan,
+    name: string,
+    kind: 1 | 3,
+    attributes: SpanRecord['attributes'],
+    error?: string,
+    endMs = nowMs(),
+  ): void {
+    this.exporter.add({
+      traceId: turn.traceId,
+      spanId: span.spanId,
+      parentSpanId: turn.spanId,
+      name,
+      kind,
+      startMs: span.startMs,
+      endMs,
+      attributes,
+      error,
+    });
   }
 }

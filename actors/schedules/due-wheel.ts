@@ -16,7 +16,10 @@ export class DueWheel {
   private timerAt = Infinity;
   private stopped = false;
 
-  constructor(private readonly clock: Clock, private readonly onDue: (ids: string[], nowMs: number) => void) {}
+  constructor(
+    private readonly clock: Clock,
+    private readonly onDue: (ids: string[], nowMs: number) => void,
+  ) {}
 
   /** Number of armed ids. */
   get size(): number {

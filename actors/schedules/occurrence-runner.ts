@@ -22,7 +22,10 @@ const TERMINAL: ReadonlySet<OccurrencePhase> = new Set(['completed', 'skipped', 
 
 /** One occurrence's record as this process last wrote or read it; writes compare-and-set on its rev. */
 class OccurrenceCell {
-  constructor(public rec: OccurrenceRecord, private readonly actor: ScheduleActor) {}
+  constructor(
+    public rec: OccurrenceRecord,
+    private readonly actor: ScheduleActor,
+  ) {}
 
   get occ(): Occurrence {
     return this.rec.occ;
@@ -33,15 +36,25 @@ class OccurrenceCell {
    * the schedule record unchanged since this actor last read it (a claim must not follow a pause, update
    * or delete made by another process).
    */
-  async move(patch: Partial<Occurrence>, extra: Partial<Omit<OccurrenceRecord, 'occ' | 'rev' | 'v'>> = {}, guarded = false): Promise<boolean> {
+  async move(
+    patch: Partial<Occurrence>,
+    extra: Partial<Omit<OccurrenceRecord, 'occ' | 'rev' | 'v'>> = {},
+    guarded = false,
+  ): Promise<boolean> {
     const next: OccurrenceRecord = { ...this.rec, ...extra, rev: this.rec.rev + 1, occ: { ...this.rec.occ, ...patch } };
     if (next.occ.phase !== this.occ.phase && !canMove(this.occ.phase, next.occ.phase)) {
-      throw new ServiceError('INTERNAL_ERROR', `occurrence ${this.occ.occurrence_id} cannot move from ${this.occ.phase} to ${next.occ.phase}`);
+      throw new ServiceError(
+        'INTERNAL_ERROR',
+        `occurrence ${this.occ.occurrence_id} cannot move from ${this.occ.phase} to ${next.occ.phase}`,
+      );
     }
     if (next.occ.phase !== 'claimed' && next.occ.phase !== 'dispatching' && next.occ.phase !== 'awaiting_completion') delete next.lease_ms;
     try {
       const guard: StoreOp[] = guarded ? [{ op: 'checkRecord', ns: SCHEDULE_NS, key: this.actor.id, rev: this.actor.record.rev }] : [];
-      await this.actor.deps.store.commit([...guard, ...casPut(occurrenceNs(this.occ.schedule_id), occurrenceKey(this.occ.occurrence_ordinal), this.rec.rev, next)]);
+      await this.actor.deps.store.commit([
+        ...guard,
+        ...casPut(occurrenceNs(this.occ.schedule_id), occurrenceKey(this.occ.occurrence_ordinal), this.rec.rev, next),
+      ]);
     } catch (err) {
       if (err instanceof ServiceError && err.code === 'CONFLICT') return false;
       throw err;
@@ -68,7 +81,8 @@ export function fire(actor: ScheduleActor, nowMs: number): Promise<void> {
           if (actor.deps.closing()) break;
           const cell = new OccurrenceCell(rec, actor);
           if (rec.occ.phase === 'pending' && rec.due_ms <= nowMs) await handleDue(actor, cell, nowMs);
-          else if (IN_FLIGHT.has(rec.occ.phase) && (rec.lease_ms ?? 0) <= nowMs && !actor.inflight.has(rec.occ.occurrence_id)) await recover(actor, cell, nowMs);
+          else if (IN_FLIGHT.has(rec.occ.phase) && (rec.lease_ms ?? 0) <= nowMs && !actor.inflight.has(rec.occ.occurrence_id))
+            await recover(actor, cell, nowMs);
         }
         occs = await actor.occurrences();
         occs = await topUp(actor, occs, nowMs);
@@ -94,7 +108,10 @@ async function topUp(actor: ScheduleActor, occs: OccurrenceRecord[], nowMs: numb
   const terminal = occs.filter((o) => TERMINAL.has(o.occ.phase));
   const prune = terminal.slice(0, Math.max(0, terminal.length - actor.deps.keepHistory));
   if (!plan.planned.length && !prune.length) return occs;
-  const ops = [...plan.ops, ...prune.map((o) => ({ op: 'deleteRecord' as const, ns: occurrenceNs(actor.id), key: occurrenceKey(o.occ.occurrence_ordinal) }))];
+  const ops = [
+    ...plan.ops,
+    ...prune.map((o) => ({ op: 'deleteRecord' as const, ns: occurrenceNs(actor.id), key: occurrenceKey(o.occ.occurrence_ordinal) })),
+  ];
   try {
     await actor.commitRecord(plan.schedule, ops);
   } catch (err) {
@@ -114,7 +131,15 @@ async function handleDue(actor: ScheduleActor, cell: OccurrenceCell, nowMs: numb
   const occ = cell.occ;
   const late = decideLateness(cell.rec.due_ms, nowMs, occ.misfire_policy);
   if (late.verdict === 'misfired') {
-    await cell.move({ phase: 'misfired', failure_class: 'misfire', failure_detail: `due ${occ.due_at_utc}, reached ${late.lateMs} ms late (misfire policy ${occ.misfire_policy.type})` }, {}, true);
+    await cell.move(
+      {
+        phase: 'misfired',
+        failure_class: 'misfire',
+        failure_detail: `due ${occ.due_at_utc}, reached ${late.lateMs} ms late (misfire policy ${occ.misfire_policy.type})`,
+      },
+      {},
+      true,
+    );
     return;
   }
   if (occ.target_snapshot.target_kind === 'mob') return handleMobDue(actor, cell, occ.target_snapshot, nowMs);
@@ -128,17 +153,29 @@ async function handleDue(actor: ScheduleActor, cell: OccurrenceCell, nowMs: numb
   if (presence === 'busy') {
     const verdict = decideOverlap(occ.overlap_policy, true);
     if (verdict === 'skip') {
-      await cell.move({ phase: 'skipped', failure_class: 'overlap', failure_detail: `target session ${target.sessionId} is running a turn (overlap policy skip_if_running)` }, {}, true);
+      await cell.move(
+        {
+          phase: 'skipped',
+          failure_class: 'overlap',
+          failure_detail: `target session ${target.sessionId} is running a turn (overlap policy skip_if_running)`,
+        },
+        {},
+        true,
+      );
       return;
     }
     // allow_concurrent: hold a claim while the running turn settles, then dispatch.
     const claimed = await cell.move(claimPatch(actor, nowMs), { lease_ms: nowMs + actor.deps.turnLeaseMs }, true);
     if (!claimed) return;
     actor.inflight.add(occ.occurrence_id);
-    actor.deps.track((async () => {
-      await actor.deps.sessions.whenSettled(target.sessionId);
-      await dispatch(actor, cell, target, actor.deps.clock.now());
-    })().catch((err) => actor.deps.log.error({ err, scheduleId: actor.id }, 'schedule dispatch failed')).finally(() => actor.inflight.delete(occ.occurrence_id)));
+    actor.deps.track(
+      (async () => {
+        await actor.deps.sessions.whenSettled(target.sessionId);
+        await dispatch(actor, cell, target, actor.deps.clock.now());
+      })()
+        .catch((err) => actor.deps.log.error({ err, scheduleId: actor.id }, 'schedule dispatch failed'))
+        .finally(() => actor.inflight.delete(occ.occurrence_id)),
+    );
     return;
   }
   actor.inflight.add(occ.occurrence_id);
@@ -166,19 +203,42 @@ function resolveTarget(actor: ScheduleActor, cell: OccurrenceCell): ResolvedTarg
 }
 
 function claimPatch(actor: ScheduleActor, nowMs: number): Partial<Occurrence> {
-  return { phase: 'claimed', claimed_by: actor.deps.owner, claimed_at_utc: iso(nowMs), lease_expires_at_utc: iso(nowMs + actor.deps.turnLeaseMs) };
+  return {
+    phase: 'claimed',
+    claimed_by: actor.deps.owner,
+    claimed_at_utc: iso(nowMs),
+    lease_expires_at_utc: iso(nowMs + actor.deps.turnLeaseMs),
+  };
 }
 
 /** Writes `dispatching` (and binds a materialized session to the schedule); false when another process won. */
-async function dispatchStart(actor: ScheduleActor, cell: OccurrenceCell, target: ResolvedTarget, nowMs: number, guarded = false): Promise<boolean> {
+async function dispatchStart(
+  actor: ScheduleActor,
+  cell: OccurrenceCell,
+  target: ResolvedTarget,
+  nowMs: number,
+  guarded = false,
+): Promise<boolean> {
   const lease = nowMs + actor.deps.turnLeaseMs;
-  const moved = await cell.move({
-    phase: 'dispatching', claimed_by: actor.deps.owner, claimed_at_utc: cell.occ.claimed_at_utc ?? iso(nowMs), lease_expires_at_utc: iso(lease),
-    dispatched_at_utc: iso(nowMs), attempt_count: cell.occ.attempt_count + 1,
-  }, { lease_ms: lease, session_id: target.sessionId }, guarded);
+  const moved = await cell.move(
+    {
+      phase: 'dispatching',
+      claimed_by: actor.deps.owner,
+      claimed_at_utc: cell.occ.claimed_at_utc ?? iso(nowMs),
+      lease_expires_at_utc: iso(lease),
+      dispatched_at_utc: iso(nowMs),
+      attempt_count: cell.occ.attempt_count + 1,
+    },
+    { lease_ms: lease, session_id: target.sessionId },
+    guarded,
+  );
   if (!moved) return false;
   const live = actor.record.schedule.target;
-  if (live.type === 'materialize_on_demand_session' && live.bound_session_id !== target.sessionId && cell.occ.target_snapshot.type === 'materialize_on_demand_session') {
+  if (
+    live.type === 'materialize_on_demand_session' &&
+    live.bound_session_id !== target.sessionId &&
+    cell.occ.target_snapshot.type === 'materialize_on_demand_session'
+  ) {
     await actor.commitRecord({ ...actor.record.schedule, target: { ...live, bound_session_id: target.sessionId } }).catch((err) => {
       actor.deps.log.warn({ err, scheduleId: actor.id }, 'could not bind the materialized session to the schedule');
     });
@@ -200,7 +260,9 @@ async function runTurn(actor: ScheduleActor, cell: OccurrenceCell, target: Resol
     const presence = await deps.sessions.presence(target.sessionId);
     const reply = await deps.sessions.run({
       sessionId: target.sessionId,
-      ...(presence === 'missing' && target.materialize && occ.target_snapshot.type === 'materialize_on_demand_session' ? { create: occ.target_snapshot.create } : {}),
+      ...(presence === 'missing' && target.materialize && occ.target_snapshot.type === 'materialize_on_demand_session'
+        ? { create: occ.target_snapshot.create }
+        : {}),
       action: occ.target_snapshot.action!,
       requestId,
       marker: occurrenceMarker(occ.occurrence_id),
@@ -211,8 +273,15 @@ async function runTurn(actor: ScheduleActor, cell: OccurrenceCell, target: Resol
     });
     await admitted.catch(() => false);
     await cell.move({
-      phase: 'completed', completed_at_utc: iso(deps.clock.now()),
-      runtime_outcome: { status: 'completed', session_id: reply.sessionId, turns: reply.turns, tool_calls: reply.toolCalls, usage: reply.usage },
+      phase: 'completed',
+      completed_at_utc: iso(deps.clock.now()),
+      runtime_outcome: {
+        status: 'completed',
+        session_id: reply.sessionId,
+        turns: reply.turns,
+        tool_calls: reply.toolCalls,
+        usage: reply.usage,
+      },
       last_receipt: { session_id: reply.sessionId, request_id: requestId },
     });
   } catch (err) {
@@ -221,19 +290,30 @@ async function runTurn(actor: ScheduleActor, cell: OccurrenceCell, target: Resol
     // Another turn was admitted between the presence check and this one: the overlap policy decides.
     if (err instanceof ServiceError && err.code === 'SESSION_BUSY') {
       if (decideOverlap(occ.overlap_policy, true) === 'skip' || busyRetries <= 0) {
-        await cell.move({ phase: 'skipped', failure_class: 'overlap', failure_detail: `target session ${target.sessionId} was running a turn` });
+        await cell.move({
+          phase: 'skipped',
+          failure_class: 'overlap',
+          failure_detail: `target session ${target.sessionId} was running a turn`,
+        });
         return;
       }
       await deps.sessions.whenSettled(target.sessionId);
       return runTurn(actor, cell, target, busyRetries - 1);
     }
     if (err instanceof ServiceError && err.code === 'SESSION_NOT_FOUND') {
-      await cell.move({ phase: decideMissingTarget(occ.missing_target_policy), failure_class: 'missing_target', failure_detail: err.message });
+      await cell.move({
+        phase: decideMissingTarget(occ.missing_target_policy),
+        failure_class: 'missing_target',
+        failure_detail: err.message,
+      });
       return;
     }
     await cell.move({
-      phase: 'delivery_failed', completed_at_utc: iso(deps.clock.now()), failure_class: failureClass(err),
-      failure_detail: err instanceof Error ? err.message : String(err), last_receipt: { session_id: target.sessionId, request_id: requestId },
+      phase: 'delivery_failed',
+      completed_at_utc: iso(deps.clock.now()),
+      failure_class: failureClass(err),
+      failure_detail: err instanceof Error ? err.message : String(err),
+      last_receipt: { session_id: target.sessionId, request_id: requestId },
     });
   }
 }
@@ -244,8 +324,10 @@ async function recover(actor: ScheduleActor, cell: OccurrenceCell, nowMs: number
   const marker = occurrenceMarker(cell.occ.occurrence_id);
   if (sid && cell.occ.phase !== 'claimed' && (await actor.deps.sessions.hasMarker(sid, marker))) {
     await cell.move({
-      phase: 'completed', completed_at_utc: iso(nowMs),
-      runtime_outcome: { status: 'completed', session_id: sid, recovered: true }, last_receipt: { session_id: sid },
+      phase: 'completed',
+      completed_at_utc: iso(nowMs),
+      runtime_outcome: { status: 'completed', session_id: sid, recovered: true },
+      last_receipt: { session_id: sid },
     });
     return;
   }

@@ -10,7 +10,16 @@ import { scheduleMachine, type ScheduleEvent, type ScheduleVerdict } from '../..
 import type { Store, StoreOp } from '../../storage/store.ts';
 import type { Clock } from '../clock.ts';
 import { planAhead } from './schedule-plan.ts';
-import { casPut, iso, occurrenceKey, occurrenceNs, SCHEDULE_NS, type MachineState, type OccurrenceRecord, type ScheduleRecord } from './schedule-records.ts';
+import {
+  casPut,
+  iso,
+  occurrenceKey,
+  occurrenceNs,
+  SCHEDULE_NS,
+  type MachineState,
+  type OccurrenceRecord,
+  type ScheduleRecord,
+} from './schedule-records.ts';
 import { applyUpdate } from './schedule-validate.ts';
 import type { MobTargetPort } from '../../contracts/schedule.ts';
 import type { SessionPort } from './session-port.ts';
@@ -45,7 +54,10 @@ export class ScheduleActor {
   readonly id: string;
   lastUsedMs: number;
 
-  constructor(public record: ScheduleRecord, readonly deps: ScheduleDeps) {
+  constructor(
+    public record: ScheduleRecord,
+    readonly deps: ScheduleDeps,
+  ) {
     this.id = record.schedule.schedule_id;
     this.lastUsedMs = deps.registryNow();
   }
@@ -131,7 +143,8 @@ export class ScheduleActor {
       return await fn();
     } catch (err) {
       // Only a store condition (another process wrote the record) is retried, never a revision CAS of the caller.
-      if (!(err instanceof ServiceError) || err.code !== 'CONFLICT' || (err.details as { ns?: unknown } | undefined)?.ns === undefined) throw err;
+      if (!(err instanceof ServiceError) || err.code !== 'CONFLICT' || (err.details as { ns?: unknown } | undefined)?.ns === undefined)
+        throw err;
       await this.refresh();
       return fn();
     }
@@ -152,91 +165,107 @@ export class ScheduleActor {
   }
 
   pause(): Promise<Schedule> {
-    return this.enqueue(() => this.withRetry(async () => {
-      const before = this.record.machine;
-      const next = this.bump(this.deps.clock.now(), { phase: 'paused' });
-      if (this.send({ type: 'schedule.pause', revision: next.revision }) === 'rejected') return this.rejected(before);
-      try {
-        await this.commitRecord(next);
-      } catch (err) {
-        this.record.machine = before;
-        throw err;
-      }
-      this.deps.arm(this.id, null);
-      return this.view();
-    }));
+    return this.enqueue(() =>
+      this.withRetry(async () => {
+        const before = this.record.machine;
+        const next = this.bump(this.deps.clock.now(), { phase: 'paused' });
+        if (this.send({ type: 'schedule.pause', revision: next.revision }) === 'rejected') return this.rejected(before);
+        try {
+          await this.commitRecord(next);
+        } catch (err) {
+          this.record.machine = before;
+          throw err;
+        }
+        this.deps.arm(this.id, null);
+        return this.view();
+      }),
+    );
   }
 
   resume(): Promise<Schedule> {
-    return this.enqueue(() => this.withRetry(async () => {
-      const before = this.record.machine;
-      const occs = await this.occurrences();
-      const next = this.bump(this.deps.clock.now(), { phase: 'active' });
-      if (this.send({ type: 'schedule.resume', revision: next.revision, nextDueMs: this.nextDue(occs) }) === 'rejected') return this.rejected(before);
-      try {
-        await this.commitRecord(next);
-      } catch (err) {
-        this.record.machine = before;
-        throw err;
-      }
-      await this.rearm(occs);
-      return this.view();
-    }));
+    return this.enqueue(() =>
+      this.withRetry(async () => {
+        const before = this.record.machine;
+        const occs = await this.occurrences();
+        const next = this.bump(this.deps.clock.now(), { phase: 'active' });
+        if (this.send({ type: 'schedule.resume', revision: next.revision, nextDueMs: this.nextDue(occs) }) === 'rejected')
+          return this.rejected(before);
+        try {
+          await this.commitRecord(next);
+        } catch (err) {
+          this.record.machine = before;
+          throw err;
+        }
+        await this.rearm(occs);
+        return this.view();
+      }),
+    );
   }
 
   remove(): Promise<Schedule> {
-    return this.enqueue(() => this.withRetry(async () => {
-      const before = this.record.machine;
-      const now = this.deps.clock.now();
-      const next = this.bump(now, { phase: 'deleted', deleted_at_utc: iso(now) });
-      if (this.send({ type: 'schedule.delete', revision: next.revision }) === 'rejected') return this.rejected(before);
-      try {
-        await this.commitRecord(next, this.supersedeOps(await this.occurrences(), next.revision));
-      } catch (err) {
-        this.record.machine = before;
-        throw err;
-      }
-      this.deps.arm(this.id, null);
-      return this.view();
-    }));
+    return this.enqueue(() =>
+      this.withRetry(async () => {
+        const before = this.record.machine;
+        const now = this.deps.clock.now();
+        const next = this.bump(now, { phase: 'deleted', deleted_at_utc: iso(now) });
+        if (this.send({ type: 'schedule.delete', revision: next.revision }) === 'rejected') return this.rejected(before);
+        try {
+          await this.commitRecord(next, this.supersedeOps(await this.occurrences(), next.revision));
+        } catch (err) {
+          this.record.machine = before;
+          throw err;
+        }
+        this.deps.arm(this.id, null);
+        return this.view();
+      }),
+    );
   }
 
   update(body: UpdateScheduleRequest): Promise<Schedule> {
-    return this.enqueue(() => this.withRetry(async () => {
-      const current = this.record.schedule;
-      if (current.phase === 'deleted') throw new ServiceError('BAD_REQUEST', `Schedule is deleted: ${this.id}`, { schedule_id: this.id });
-      if (body.expected_revision !== undefined && body.expected_revision !== current.revision) {
-        throw new ServiceError('CONFLICT', `revision conflict: expected ${body.expected_revision}, current ${current.revision}`, { schedule_id: this.id, expected_revision: body.expected_revision, current_revision: current.revision });
-      }
-      const now = this.deps.clock.now();
-      const { next: fields, replan } = applyUpdate(current, body, now);
-      let next = this.bump(now, fields);
-      const occs = await this.occurrences();
-      const ops: StoreOp[] = [];
-      let live = occs;
-      if (replan) {
-        ops.push(...this.supersedeOps(occs, next.revision));
-        live = occs.filter((o) => o.occ.phase !== 'pending');
-        const triggerChanged = body.trigger !== undefined;
-        const handled = live.reduce<number | null>((m, o) => (o.occ.phase === 'superseded' ? m : Math.max(m ?? -Infinity, o.due_ms)), null);
-        const once = next.trigger.type === 'once';
-        const after = triggerChanged ? (once ? null : now - 1) : once ? handled : Math.max(handled ?? -Infinity, now - 1);
-        const plan = planAhead({ ...next, planning_cursor_utc: undefined }, 0, now, after);
-        next = plan.schedule;
-        ops.push(...plan.ops);
-        live = [...live, ...plan.planned];
-      }
-      const before = this.record.machine;
-      this.send({ type: 'schedule.update', revision: next.revision, nextDueMs: this.nextDue(live) });
-      try {
-        await this.commitRecord(next, ops);
-      } catch (err) {
-        this.record.machine = before;
-        throw err;
-      }
-      await this.rearm(live);
-      return this.view();
-    }));
+    return this.enqueue(() =>
+      this.withRetry(async () => {
+        const current = this.record.schedule;
+        if (current.phase === 'deleted') throw new ServiceError('BAD_REQUEST', `Schedule is deleted: ${this.id}`, { schedule_id: this.id });
+        if (body.expected_revision !== undefined && body.expected_revision !== current.revision) {
+          throw new ServiceError('CONFLICT', `revision conflict: expected ${body.expected_revision}, current ${current.revision}`, {
+            schedule_id: this.id,
+            expected_revision: body.expected_revision,
+            current_revision: current.revision,
+          });
+        }
+        const now = this.deps.clock.now();
+        const { next: fields, replan } = applyUpdate(current, body, now);
+        let next = this.bump(now, fields);
+        const occs = await this.occurrences();
+        const ops: StoreOp[] = [];
+        let live = occs;
+        if (replan) {
+          ops.push(...this.supersedeOps(occs, next.revision));
+          live = occs.filter((o) => o.occ.phase !== 'pending');
+          const triggerChanged = body.trigger !== undefined;
+          const handled = live.reduce<number | null>(
+            (m, o) => (o.occ.phase === 'superseded' ? m : Math.max(m ?? -Infinity, o.due_ms)),
+            null,
+          );
+          const once = next.trigger.type === 'once';
+          const after = triggerChanged ? (once ? null : now - 1) : once ? handled : Math.max(handled ?? -Infinity, now - 1);
+          const plan = planAhead({ ...next, planning_cursor_utc: undefined }, 0, now, after);
+          next = plan.schedule;
+          ops.push(...plan.ops);
+          live = [...live, ...plan.planned];
+        }
+        const before = this.record.machine;
+        this.send({ type: 'schedule.update', revision: next.revision, nextDueMs: this.nextDue(live) });
+        try {
+          await this.commitRecord(next, ops);
+        } catch (err) {
+          this.record.machine = before;
+          throw err;
+        }
+        await this.rearm(live);
+        return this.view();
+      }),
+    );
   }
 
   /** Pause of a paused schedule, resume of an active one: the schedule as it is; anything on a deleted one: 400. */
@@ -254,7 +283,8 @@ export function nextDueOf(occs: readonly OccurrenceRecord[], inflight: ReadonlyS
     const phase = o.occ.phase;
     let t: number | null = null;
     if (phase === 'pending') t = o.due_ms;
-    else if ((phase === 'claimed' || phase === 'dispatching' || phase === 'awaiting_completion') && !inflight.has(o.occ.occurrence_id)) t = o.lease_ms ?? o.due_ms;
+    else if ((phase === 'claimed' || phase === 'dispatching' || phase === 'awaiting_completion') && !inflight.has(o.occ.occurrence_id))
+      t = o.lease_ms ?? o.due_ms;
     if (t !== null && (next === null || t < next)) next = t;
   }
   return next;

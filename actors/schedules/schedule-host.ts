@@ -57,15 +57,24 @@ export class ScheduleHost {
   /** True on a cluster node: other nodes write the same schedules, so a read re-reads the stored record. */
   private readonly shared: boolean;
 
-  constructor(sup: Supervisor, private readonly opts: ScheduleHostOptions) {
+  constructor(
+    sup: Supervisor,
+    private readonly opts: ScheduleHostOptions,
+  ) {
     const { store } = sup.deps;
     this.log = sup.deps.log.child({ component: 'schedules' });
     this.shared = sup.deps.cluster !== undefined;
     this.wheel = new DueWheel(opts.clock, (ids, now) => this.onDue(ids, now));
     const turnLeaseMs = opts.turnLeaseMs ?? 30 * 60_000;
     this.deps = {
-      store, clock: opts.clock, log: this.log, sessions: opts.sessions, mobs: () => sup.deps.mobTargets,
-      owner: `warren-${randomUUID()}`, turnLeaseMs, keepHistory: opts.keepHistory ?? 64,
+      store,
+      clock: opts.clock,
+      log: this.log,
+      sessions: opts.sessions,
+      mobs: () => sup.deps.mobTargets,
+      owner: `warren-${randomUUID()}`,
+      turnLeaseMs,
+      keepHistory: opts.keepHistory ?? 64,
       arm: (id, at) => this.wheel.arm(id, at),
       track: (p) => this.track(p),
       closing: () => this.closing,
@@ -133,12 +142,23 @@ export class ScheduleHost {
     const fields = fieldsForCreate(body, now);
     const id = uuidv7(now);
     const schedule: Schedule = {
-      schedule_id: id, ...fields, phase: 'active', revision: 1, next_occurrence_ordinal: 0, created_at_utc: iso(now), updated_at_utc: iso(now),
+      schedule_id: id,
+      ...fields,
+      phase: 'active',
+      revision: 1,
+      next_occurrence_ordinal: 0,
+      created_at_utc: iso(now),
+      updated_at_utc: iso(now),
     };
     const plan = planAhead(schedule, 0, now);
     const nextDueMs = plan.planned.length ? plan.planned[0].due_ms : null;
     const [snap] = initialTransition(scheduleMachine, { scheduleId: id, revision: 1, nextDueMs });
-    const record: ScheduleRecord = { v: 1, rev: 1, schedule: plan.schedule, machine: { value: snap.value as 'active', context: snap.context } };
+    const record: ScheduleRecord = {
+      v: 1,
+      rev: 1,
+      schedule: plan.schedule,
+      machine: { value: snap.value as 'active', context: snap.context },
+    };
     await this.deps.store.commit([...casPut(SCHEDULE_NS, id, null, record), ...plan.ops]);
     this.known.add(id);
     const actor = this.table.adopt(new ScheduleActor(record, this.deps));

@@ -25,7 +25,7 @@ export function planAhead(schedule: Schedule, pendingCount: number, nowMs: numbe
   const cursor = schedule.planning_cursor_utc !== undefined ? Date.parse(schedule.planning_cursor_utc) : undefined;
   // Past instants of a once trigger are planned (the misfire policy then decides); recurring triggers
   // plan from now on.
-  const from = afterMs !== undefined ? afterMs : cursor ?? (schedule.trigger.type === 'once' ? null : nowMs - 1);
+  const from = afterMs !== undefined ? afterMs : (cursor ?? (schedule.trigger.type === 'once' ? null : nowMs - 1));
   const times = room > 0 ? dueTimes(schedule.trigger, from, nowMs + schedule.planning_horizon_days * DAY_MS, room) : [];
   const next: Schedule = { ...schedule };
   const ops: StoreOp[] = [];

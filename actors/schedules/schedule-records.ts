@@ -38,7 +38,10 @@ export interface OccurrenceRecord {
 
 /** Writes `next` over a record last read at `rev` (null: must not exist yet); CONFLICT when it moved. */
 export function casPut(ns: string, key: string, rev: number | null, value: { rev: number }): StoreOp[] {
-  return [{ op: 'checkRecord', ns, key, rev }, { op: 'putRecord', ns, key, value }];
+  return [
+    { op: 'checkRecord', ns, key, rev },
+    { op: 'putRecord', ns, key, value },
+  ];
 }
 
 /** The user-row marker of an occurrence's turn (SessionActor stores it as the row's identity). */

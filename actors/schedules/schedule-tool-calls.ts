@@ -26,7 +26,8 @@ function normalize(args: Args, currentSessionId: string | null): Args {
   const out = { ...args };
   const trigger = out.trigger as { type?: unknown; expression?: unknown; timezone?: unknown } | undefined;
   if (trigger && trigger.type === 'cron') {
-    if (typeof trigger.expression !== 'string') throw new ServiceError('BAD_REQUEST', 'invalid trigger (cron): expression must be a string');
+    if (typeof trigger.expression !== 'string')
+      throw new ServiceError('BAD_REQUEST', 'invalid trigger (cron): expression must be a string');
     try {
       out.trigger = cronToCalendar(trigger.expression, typeof trigger.timezone === 'string' ? trigger.timezone : 'UTC');
     } catch (err) {
@@ -36,14 +37,16 @@ function normalize(args: Args, currentSessionId: string | null): Args {
   }
   const target = out.target as { type?: unknown; action?: unknown } | undefined;
   if (target && target.type === 'current_session') {
-    if (!currentSessionId) throw new ServiceError('BAD_REQUEST', 'invalid target: current_session is only available to a session\'s own tools');
+    if (!currentSessionId)
+      throw new ServiceError('BAD_REQUEST', "invalid target: current_session is only available to a session's own tools");
     out.target = { target_kind: 'session', type: 'resumable_session', session_id: currentSessionId, action: target.action };
   }
   return out;
 }
 
 function requireObject(value: unknown, what: string): void {
-  if (value === undefined || value === null || typeof value !== 'object') throw new ServiceError('BAD_REQUEST', `invalid arguments: ${what} is required`);
+  if (value === undefined || value === null || typeof value !== 'object')
+    throw new ServiceError('BAD_REQUEST', `invalid arguments: ${what} is required`);
 }
 
 /** The call function for the tools and POST /schedule/call. */

@@ -5,8 +5,18 @@ import type { TSchema } from 'typebox';
 import { Compile } from 'typebox/compile';
 import { ServiceError } from '../../contracts/errors.ts';
 import {
-  MaterializeTarget, MobTarget, SessionTarget, type CreateScheduleRequest, type SessionTargetBinding, type MisfirePolicy, type MissingTargetPolicy,
-  type OverlapPolicy, type Schedule, type TargetBinding, type TriggerSpec, type UpdateScheduleRequest,
+  MaterializeTarget,
+  MobTarget,
+  SessionTarget,
+  type CreateScheduleRequest,
+  type SessionTargetBinding,
+  type MisfirePolicy,
+  type MissingTargetPolicy,
+  type OverlapPolicy,
+  type Schedule,
+  type TargetBinding,
+  type TriggerSpec,
+  type UpdateScheduleRequest,
 } from '../../contracts/schedule.ts';
 import { isUuid } from './schedule-records.ts';
 import { validateTrigger, variantChecker } from './trigger-plan.ts';
@@ -20,25 +30,34 @@ export const DEFAULTS = {
 };
 
 const checkSessionTarget = variantChecker('target', {
-  exact_session: SessionTarget, resumable_session: SessionTarget, materialize_on_demand_session: MaterializeTarget,
+  exact_session: SessionTarget,
+  resumable_session: SessionTarget,
+  materialize_on_demand_session: MaterializeTarget,
 });
 
 const checkMobTarget = Compile(MobTarget);
 
 /** The fields each mob target type needs beyond `mob_id` (wire-notes §2.4). */
 const MOB_NEEDS: Record<MobTarget['type'], Array<keyof MobTarget>> = {
-  member: ['agent_identity', 'action'], flow: ['flow_id'], spawn_helper: ['action'], fork_helper: ['action', 'source_member_id'],
+  member: ['agent_identity', 'action'],
+  flow: ['flow_id'],
+  spawn_helper: ['action'],
+  fork_helper: ['action', 'source_member_id'],
 };
 
 function validateMobTarget(raw: unknown): MobTarget {
   if (!checkMobTarget.Check(raw)) {
     const first = [...checkMobTarget.Errors(raw)][0];
-    throw new ServiceError('BAD_REQUEST', `invalid target: mob target ${first ? `${first.instancePath || '/'} ${first.message}` : 'malformed'}`);
+    throw new ServiceError(
+      'BAD_REQUEST',
+      `invalid target: mob target ${first ? `${first.instancePath || '/'} ${first.message}` : 'malformed'}`,
+    );
   }
   for (const field of MOB_NEEDS[raw.type]) {
     if (raw[field] === undefined) throw new ServiceError('BAD_REQUEST', `invalid target: a mob ${raw.type} target needs ${field}`);
   }
-  if ((raw.type === 'spawn_helper' || raw.type === 'fork_helper') && raw.action?.type !== 'prompt') throw new ServiceError('BAD_REQUEST', 'invalid target: a helper target needs a prompt action');
+  if ((raw.type === 'spawn_helper' || raw.type === 'fork_helper') && raw.action?.type !== 'prompt')
+    throw new ServiceError('BAD_REQUEST', 'invalid target: a helper target needs a prompt action');
   return raw;
 }
 
@@ -50,16 +69,23 @@ const NOT_YET: Record<string, string> = {
 /** Validates a target binding; only session targets exist in this build. */
 export function validateTarget(raw: unknown): TargetBinding {
   const kind = typeof raw === 'object' && raw !== null ? (raw as { target_kind?: unknown }).target_kind : undefined;
-  if (typeof kind === 'string' && NOT_YET[kind]) throw new ServiceError('BAD_REQUEST', `invalid target: ${NOT_YET[kind]}`, { target_kind: kind });
+  if (typeof kind === 'string' && NOT_YET[kind])
+    throw new ServiceError('BAD_REQUEST', `invalid target: ${NOT_YET[kind]}`, { target_kind: kind });
   if (kind === 'mob') return validateMobTarget(raw);
-  if (kind !== 'session') throw new ServiceError('BAD_REQUEST', `invalid target: target_kind must be 'session' or 'mob', got ${JSON.stringify(kind ?? null)}`);
+  if (kind !== 'session')
+    throw new ServiceError('BAD_REQUEST', `invalid target: target_kind must be 'session' or 'mob', got ${JSON.stringify(kind ?? null)}`);
   const target = checkSessionTarget(raw) as SessionTargetBinding;
   if (target.type !== 'materialize_on_demand_session' && !isUuid(target.session_id.slice(target.session_id.lastIndexOf(':') + 1))) {
     throw new ServiceError('BAD_REQUEST', `invalid target: session_id is not a session id: ${target.session_id}`);
   }
   if (target.type === 'materialize_on_demand_session') {
-    if (target.create.keep_alive === true) throw new ServiceError('BAD_REQUEST', 'invalid target: keep_alive sessions need the comms capability, which this build does not include');
-    if (target.bound_session_id !== undefined && !isUuid(target.bound_session_id)) throw new ServiceError('BAD_REQUEST', `invalid target: bound_session_id is not a session id: ${target.bound_session_id}`);
+    if (target.create.keep_alive === true)
+      throw new ServiceError(
+        'BAD_REQUEST',
+        'invalid target: keep_alive sessions need the comms capability, which this build does not include',
+      );
+    if (target.bound_session_id !== undefined && !isUuid(target.bound_session_id))
+      throw new ServiceError('BAD_REQUEST', `invalid target: bound_session_id is not a session id: ${target.bound_session_id}`);
   }
   if (target.action.type === 'prompt' && target.action.skill_refs?.length) {
     throw new ServiceError('BAD_REQUEST', 'invalid target: skill_refs need the skills capability, which this build does not include');
@@ -74,7 +100,17 @@ export function targetSessionId(target: TargetBinding): string | undefined {
   return target.session_id.slice(target.session_id.lastIndexOf(':') + 1).toLowerCase();
 }
 
-type Fields = Omit<Schedule, 'schedule_id' | 'phase' | 'revision' | 'next_occurrence_ordinal' | 'planning_cursor_utc' | 'created_at_utc' | 'updated_at_utc' | 'deleted_at_utc'>;
+type Fields = Omit<
+  Schedule,
+  | 'schedule_id'
+  | 'phase'
+  | 'revision'
+  | 'next_occurrence_ordinal'
+  | 'planning_cursor_utc'
+  | 'created_at_utc'
+  | 'updated_at_utc'
+  | 'deleted_at_utc'
+>;
 
 /** A create body as schedule fields, defaults applied. */
 export function fieldsForCreate(body: CreateScheduleRequest, nowMs: number): Fields {
@@ -108,8 +144,15 @@ export function applyUpdate(current: Schedule, body: UpdateScheduleRequest, nowM
   if (body.planning_horizon_days !== undefined) next.planning_horizon_days = body.planning_horizon_days;
   if (body.planning_horizon_occurrences !== undefined) next.planning_horizon_occurrences = body.planning_horizon_occurrences;
   // Occurrences snapshot the trigger's times, the target and the policies: any of them changing supersedes them.
-  const replan = ['trigger', 'target', 'misfire_policy', 'overlap_policy', 'missing_target_policy', 'planning_horizon_days', 'planning_horizon_occurrences']
-    .some((k) => body[k as keyof UpdateScheduleRequest] !== undefined);
+  const replan = [
+    'trigger',
+    'target',
+    'misfire_policy',
+    'overlap_policy',
+    'missing_target_policy',
+    'planning_horizon_days',
+    'planning_horizon_occurrences',
+  ].some((k) => body[k as keyof UpdateScheduleRequest] !== undefined);
   return { next, replan };
 }
 

@@ -70,27 +70,48 @@ export function sessionPort(sup: SessionHost): SessionPort {
       };
       const extras = { identity: { idempotency_key: turn.marker, source: 'schedule' }, onAdmitted };
       const prompt = promptOf(turn.action);
-      const transient = turn.action.type === 'prompt' ? turn.action.additional_instructions ?? null : null;
+      const transient = turn.action.type === 'prompt' ? (turn.action.additional_instructions ?? null) : null;
       const system = turn.action.type === 'prompt' ? turn.action.system_prompt : undefined;
       try {
         if (turn.create) {
           const c = turn.create;
-          return await createSession(sup, {
+          return await createSession(
+            sup,
+            {
+              prompt,
+              transient_turn_context: transient,
+              ...((c.system_prompt ?? system) ? { system_prompt: c.system_prompt ?? system } : {}),
+              ...(c.model ? { model: c.model } : {}),
+              ...(c.provider ? { provider: c.provider as never } : {}),
+              ...(c.max_tokens ? { max_tokens: c.max_tokens } : {}),
+              ...(c.labels ? { labels: c.labels } : {}),
+              ...(c.enable_builtins !== undefined ? { enable_builtins: c.enable_builtins } : {}),
+              ...(c.enable_shell !== undefined ? { enable_shell: c.enable_shell } : {}),
+              ...(c.enable_schedule !== undefined ? { enable_schedule: c.enable_schedule } : {}),
+            },
+            turn.requestId,
+            handle.signal,
+            handle.markCommitting,
+            undefined,
+            undefined,
+            { ...extras, sessionId: turn.sessionId },
+          );
+        }
+        return await continueSession(
+          sup,
+          turn.sessionId,
+          {
+            session_id: turn.sessionId,
             prompt,
             transient_turn_context: transient,
-            ...(c.system_prompt ?? system ? { system_prompt: c.system_prompt ?? system } : {}),
-            ...(c.model ? { model: c.model } : {}),
-            ...(c.provider ? { provider: c.provider as never } : {}),
-            ...(c.max_tokens ? { max_tokens: c.max_tokens } : {}),
-            ...(c.labels ? { labels: c.labels } : {}),
-            ...(c.enable_builtins !== undefined ? { enable_builtins: c.enable_builtins } : {}),
-            ...(c.enable_shell !== undefined ? { enable_shell: c.enable_shell } : {}),
-            ...(c.enable_schedule !== undefined ? { enable_schedule: c.enable_schedule } : {}),
-          }, turn.requestId, handle.signal, handle.markCommitting, undefined, undefined, { ...extras, sessionId: turn.sessionId });
-        }
-        return await continueSession(sup, turn.sessionId, {
-          session_id: turn.sessionId, prompt, transient_turn_context: transient, ...(system ? { system_prompt: system } : {}),
-        }, turn.requestId, handle.signal, handle.markCommitting, undefined, extras);
+            ...(system ? { system_prompt: system } : {}),
+          },
+          turn.requestId,
+          handle.signal,
+          handle.markCommitting,
+          undefined,
+          extras,
+        );
       } finally {
         handle.finish();
       }

@@ -5,9 +5,7 @@ import { Cron } from 'croner';
 import type { TSchema } from 'typebox';
 import { Compile } from 'typebox/compile';
 import { ServiceError } from '../../contracts/errors.ts';
-import {
-  CalendarTrigger, IntervalTrigger, OnceTrigger, type FieldSpec, type TriggerSpec,
-} from '../../contracts/schedule.ts';
+import { CalendarTrigger, IntervalTrigger, OnceTrigger, type FieldSpec, type TriggerSpec } from '../../contracts/schedule.ts';
 
 /** Checks one tagged variant with its own compiled schema, so a 400 names the variant's exact problem. */
 export function variantChecker(what: string, variants: Record<string, TSchema>): (value: unknown) => unknown {
@@ -20,14 +18,21 @@ export function variantChecker(what: string, variants: Record<string, TSchema>):
     if (check.Check(value)) return value;
     const first = [...check.Errors(value)][0];
     const where = first ? `${first.instancePath || '/'} ${first.message}` : 'does not match';
-    throw new ServiceError('BAD_REQUEST', `invalid ${what} (${String(tag)}): ${where}`, { errors: first ? [{ path: first.instancePath || '/', message: first.message }] : [] });
+    throw new ServiceError('BAD_REQUEST', `invalid ${what} (${String(tag)}): ${where}`, {
+      errors: first ? [{ path: first.instancePath || '/', message: first.message }] : [],
+    });
   };
 }
 
 const checkTriggerShape = variantChecker('trigger', { once: OnceTrigger, interval: IntervalTrigger, calendar: CalendarTrigger });
 
 const FIELD_RANGES: Record<'minute' | 'hour' | 'day_of_month' | 'month' | 'day_of_week' | 'year', [number, number]> = {
-  minute: [0, 59], hour: [0, 23], day_of_month: [1, 31], month: [1, 12], day_of_week: [0, 6], year: [1970, 9999],
+  minute: [0, 59],
+  hour: [0, 23],
+  day_of_month: [1, 31],
+  month: [1, 12],
+  day_of_week: [0, 6],
+  year: [1970, 9999],
 };
 
 function badTrigger(reason: string): ServiceError {
@@ -55,8 +60,15 @@ const cronCache = new Map<string, Cron>();
 
 /** The croner job (paused: used only as a pure parser) for a calendar trigger. */
 function calendarCron(t: CalendarTrigger): Cron {
-  const pattern = ['0', fieldPattern('minute', t.minute), fieldPattern('hour', t.hour), fieldPattern('day_of_month', t.day_of_month),
-    fieldPattern('month', t.month), fieldPattern('day_of_week', t.day_of_week), fieldPattern('year', t.year)].join(' ');
+  const pattern = [
+    '0',
+    fieldPattern('minute', t.minute),
+    fieldPattern('hour', t.hour),
+    fieldPattern('day_of_month', t.day_of_month),
+    fieldPattern('month', t.month),
+    fieldPattern('day_of_week', t.day_of_week),
+    fieldPattern('year', t.year),
+  ].join(' ');
   const key = `${t.timezone} ${pattern}`;
   let cron = cronCache.get(key);
   if (!cron) {
@@ -83,10 +95,15 @@ export function validateTrigger(raw: unknown, nowMs: number): TriggerSpec {
   if (t.type === 'once' && !Number.isFinite(ms(t.due_at_utc))) throw badTrigger(`due_at_utc is not a valid instant: ${t.due_at_utc}`);
   if (t.type === 'interval') {
     if (!Number.isFinite(ms(t.start_at_utc))) throw badTrigger(`start_at_utc is not a valid instant: ${t.start_at_utc}`);
-    if (t.end_at_utc !== undefined && !(ms(t.end_at_utc) >= ms(t.start_at_utc))) throw badTrigger('end_at_utc must not be before start_at_utc');
+    if (t.end_at_utc !== undefined && !(ms(t.end_at_utc) >= ms(t.start_at_utc)))
+      throw badTrigger('end_at_utc must not be before start_at_utc');
   }
   if (t.type === 'calendar') {
-    if (!isValidTimeZone(t.timezone)) throw new ServiceError('BAD_REQUEST', `invalid trigger: unknown time zone '${t.timezone}' (expected an IANA name such as Europe/Berlin)`);
+    if (!isValidTimeZone(t.timezone))
+      throw new ServiceError(
+        'BAD_REQUEST',
+        `invalid trigger: unknown time zone '${t.timezone}' (expected an IANA name such as Europe/Berlin)`,
+      );
     if (calendarCron(t).nextRun(new Date(nowMs)) === null) throw badTrigger('calendar trigger has no occurrence after now');
   }
   return t;

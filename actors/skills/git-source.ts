@@ -15,14 +15,30 @@ const CLONE_TIMEOUT_MS = 120_000;
 
 function git(args: string[], cwd?: string): Promise<string> {
   return new Promise((resolvePromise, reject) => {
-    execFile('git', args, {
-      cwd, timeout: CLONE_TIMEOUT_MS, maxBuffer: 1 << 20,
-      // Never prompt for credentials: an unreachable or private remote fails at once.
-      env: { ...process.env, GIT_TERMINAL_PROMPT: '0', GIT_ASKPASS: 'echo' },
-    }, (err, stdout, stderr) => {
-      if (err) reject(new Error(String(stderr || err.message).trim().split('\n').slice(-3).join(' ')));
-      else resolvePromise(stdout.trim());
-    });
+    execFile(
+      'git',
+      args,
+      {
+        cwd,
+        timeout: CLONE_TIMEOUT_MS,
+        maxBuffer: 1 << 20,
+        // Never prompt for credentials: an unreachable or private remote fails at once.
+        env: { ...process.env, GIT_TERMINAL_PROMPT: '0', GIT_ASKPASS: 'echo' },
+      },
+      (err, stdout, stderr) => {
+        if (err)
+          reject(
+            new Error(
+              String(stderr || err.message)
+                .trim()
+                .split('\n')
+                .slice(-3)
+                .join(' '),
+            ),
+          );
+        else resolvePromise(stdout.trim());
+      },
+    );
   });
 }
 
@@ -38,7 +54,11 @@ async function exists(path: string): Promise<boolean> {
 export class GitSkillSource {
   private checkout: Promise<GitCheckout> | null = null;
 
-  constructor(readonly url: string, readonly ref: string | undefined, private readonly dir: string) {}
+  constructor(
+    readonly url: string,
+    readonly ref: string | undefined,
+    private readonly dir: string,
+  ) {}
 
   /** The local checkout, cloning it on first use. Rejects with git's own message when the clone fails. */
   ensure(): Promise<GitCheckout> {

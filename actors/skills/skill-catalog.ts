@@ -89,11 +89,21 @@ export class SkillCatalog {
   async inventory(): Promise<Inventory> {
     const skills: CatalogSkill[] = [];
     const failures: SourceFailure[] = [];
-    const addFolder = async (dir: string, scope: SkillScope, transport: SkillTransport, displayName: string, location: string, fingerprint?: string) => {
+    const addFolder = async (
+      dir: string,
+      scope: SkillScope,
+      transport: SkillTransport,
+      displayName: string,
+      location: string,
+      fingerprint?: string,
+    ) => {
       const scan = await scanSkillFolder(dir);
       const source: SkillSourceInfo = {
-        source_uuid: sourceUuid(transport, location), display_name: displayName, transport_kind: transport,
-        fingerprint: fingerprint ?? scan.fingerprint, status: 'active',
+        source_uuid: sourceUuid(transport, location),
+        display_name: displayName,
+        transport_kind: transport,
+        fingerprint: fingerprint ?? scan.fingerprint,
+        status: 'active',
       };
       const gate = this.opts.capabilityAvailable;
       for (const s of scan.skills) {
@@ -130,7 +140,14 @@ export class SkillCatalog {
     return skills.map((s) => {
       const winner = active.get(s.name);
       if (!winner) active.set(s.name, s.key);
-      const entry: SkillEntry = { key: s.key, name: s.name, description: s.description, scope: s.scope, source: s.source, is_active: !winner };
+      const entry: SkillEntry = {
+        key: s.key,
+        name: s.name,
+        description: s.description,
+        scope: s.scope,
+        source: s.source,
+        is_active: !winner,
+      };
       if (winner) entry.shadowed_by = winner;
       return entry;
     });
@@ -149,11 +166,18 @@ export class SkillCatalog {
     const failed = k.source_uuid ? inv.failures.filter((f) => f.source_uuid === k.source_uuid) : inv.failures;
     if (failed.length) {
       // The skill may live in a source that could not be read: say so instead of "unknown".
-      throw new ServiceError('SKILL_RESOLUTION_FAILED', `skill '${k.skill_name}' could not be resolved: ${failed.map((f) => `${f.display_name}: ${f.message}`).join('; ')}`, {
-        skill_key: k, reason: { reason_type: 'source_unavailable', sources: failed },
-      });
+      throw new ServiceError(
+        'SKILL_RESOLUTION_FAILED',
+        `skill '${k.skill_name}' could not be resolved: ${failed.map((f) => `${f.display_name}: ${f.message}`).join('; ')}`,
+        {
+          skill_key: k,
+          reason: { reason_type: 'source_unavailable', sources: failed },
+        },
+      );
     }
-    throw new ServiceError('SKILL_NOT_FOUND', `skill not found: ${k.source_uuid ? `${k.source_uuid}/` : ''}${k.skill_name}`, { skill_key: k });
+    throw new ServiceError('SKILL_NOT_FOUND', `skill not found: ${k.source_uuid ? `${k.source_uuid}/` : ''}${k.skill_name}`, {
+      skill_key: k,
+    });
   }
 
   /** Resolves refs (deduplicated) into texts; throws 404 SKILL_NOT_FOUND or 422 SKILL_RESOLUTION_FAILED. */
@@ -171,7 +195,8 @@ export class SkillCatalog {
       bytes += Buffer.byteLength(text);
       if (bytes > maxBytes) {
         throw new ServiceError('SKILL_RESOLUTION_FAILED', `skills exceed [skills] max_injection_bytes (${bytes} > ${maxBytes})`, {
-          skill_key: skill.key, reason: { reason_type: 'injection_budget_exceeded', injection_bytes: bytes, max_injection_bytes: maxBytes },
+          skill_key: skill.key,
+          reason: { reason_type: 'injection_budget_exceeded', injection_bytes: bytes, max_injection_bytes: maxBytes },
         });
       }
       out.push({ key: skill.key, text });
@@ -183,7 +208,8 @@ export class SkillCatalog {
   async resource(ref: SkillRef, path: string): Promise<string> {
     const skill = await this.find(ref);
     const text = await readSkillResource(skill, path);
-    if (text === undefined) throw new ServiceError('SKILL_NOT_FOUND', `skill '${skill.name}' has no resource '${path}'`, { skill_key: skill.key, path });
+    if (text === undefined)
+      throw new ServiceError('SKILL_NOT_FOUND', `skill '${skill.name}' has no resource '${path}'`, { skill_key: skill.key, path });
     return text;
   }
 }

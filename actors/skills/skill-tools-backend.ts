@@ -6,7 +6,8 @@ import type { SkillCatalog } from './skill-catalog.ts';
 
 export function catalogSkillTools(catalog: SkillCatalog, maxInjectionBytes: () => number): Tool[] {
   return createSkillTools({
-    browse: async () => (await catalog.list()).filter((s) => s.is_active).map((s) => ({ name: s.name, description: s.description, scope: s.scope })),
+    browse: async () =>
+      (await catalog.list()).filter((s) => s.is_active).map((s) => ({ name: s.name, description: s.description, scope: s.scope })),
     load: async (name, max) => {
       const r = await catalog.resolve([name], max);
       return { text: r.skills[0].text, skill_key: r.skills[0].key };

@@ -25,8 +25,12 @@ export interface TurnSkills {
 
 /** The `skill_resolution_failed` payload for a resolution error. */
 export function skillFailureEvent(err: unknown): SessionEventPayload<'skill_resolution_failed'> {
-  const details = err instanceof ServiceError ? (err.details as { skill_key?: { source_uuid?: string; skill_name: string }; reason?: { reason_type?: string } } | undefined) : undefined;
-  const reasonType = details?.reason?.reason_type ?? (err instanceof ServiceError && err.code === 'SKILL_NOT_FOUND' ? 'not_found' : 'resolution_failed');
+  const details =
+    err instanceof ServiceError
+      ? (err.details as { skill_key?: { source_uuid?: string; skill_name: string }; reason?: { reason_type?: string } } | undefined)
+      : undefined;
+  const reasonType =
+    details?.reason?.reason_type ?? (err instanceof ServiceError && err.code === 'SKILL_NOT_FOUND' ? 'not_found' : 'resolution_failed');
   return {
     ...(details?.skill_key ? { skill_key: details.skill_key } : {}),
     reason: { ...(details?.reason ?? {}), reason_type: reasonType, message: err instanceof Error ? err.message : String(err) },

@@ -30,7 +30,12 @@ export function budgetExhausted(sessionId: string, budget: BudgetType, scope: 'r
   const kind = budget === 'time' ? 'time_budget_exceeded' : 'budget_exhausted';
   const what = budget === 'time' ? (scope === 'turn' ? 'turn duration' : 'run duration') : budget === 'tokens' ? 'token' : 'tool call';
   return new ServiceError('BUDGET_EXHAUSTED', `${what} budget exhausted: used ${used} of ${limit}`, {
-    session_id: sessionId, budget_type: budget, scope, limit, used, error: { kind, terminal: true },
+    session_id: sessionId,
+    budget_type: budget,
+    scope,
+    limit,
+    used,
+    error: { kind, terminal: true },
   });
 }
 

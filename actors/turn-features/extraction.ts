@@ -85,8 +85,12 @@ export async function extract(req: ExtractionRequest): Promise<ExtractionOutcome
   for (let attempt = 1; attempt <= attempts; attempt++) {
     rows.push({ role: 'user', content: instruction, created_at: req.now() });
     const call: ProviderRequest = {
-      model: req.model, system: req.system, messages: req.messages.concat(rows), tools: [],
-      max_tokens: req.maxTokens, signal: req.signal,
+      model: req.model,
+      system: req.system,
+      messages: req.messages.concat(rows),
+      tools: [],
+      max_tokens: req.maxTokens,
+      signal: req.signal,
       ...(req.slot ? { json_schema: { name: req.name, schema: req.slot.schema, strict: req.slot.strict } } : {}),
     };
     let text: string;
@@ -100,7 +104,12 @@ export async function extract(req: ExtractionRequest): Promise<ExtractionOutcome
       // The instruction row without its reply is not kept; what was committed stays the answer.
       rows.pop();
       const what = req.signal.aborted ? 'the run was interrupted' : isServiceError(err) ? `${err.code}: ${err.message}` : String(err);
-      return { rows, turns: attempt, usage, error: { last_output: req.committedText, attempts: attempt, reason: `extraction call failed: ${what}` } };
+      return {
+        rows,
+        turns: attempt,
+        usage,
+        error: { last_output: req.committedText, attempts: attempt, reason: `extraction call failed: ${what}` },
+      };
     }
     const result = check(text, req.validate, req.name);
     if (result.ok) return { rows, turns: attempt, usage, value: { structured_output: result.value } };

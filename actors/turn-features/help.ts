@@ -16,7 +16,8 @@ function readmeText(): string {
     } catch {
       readme = '(README.md is not available on this server)';
     }
-    if (Buffer.byteLength(readme) > MAX_DOC_BYTES) readme = `${Buffer.from(readme).subarray(0, MAX_DOC_BYTES).toString('utf8')}\n[...README truncated]`;
+    if (Buffer.byteLength(readme) > MAX_DOC_BYTES)
+      readme = `${Buffer.from(readme).subarray(0, MAX_DOC_BYTES).toString('utf8')}\n[...README truncated]`;
   }
   return readme;
 }
@@ -30,9 +31,10 @@ export interface RouteLine {
 /** The fixed help system prompt for `mode`. */
 export function helpSystemPrompt(routes: readonly RouteLine[], mode: 'explain_only' | 'plan_execution'): string {
   const catalog = routes.map((r) => `${r.method} ${r.path} - ${r.summary}`).join('\n');
-  const task = mode === 'plan_execution'
-    ? 'Answer with a short explanation followed by a numbered plan of concrete steps (HTTP requests with their bodies, config keys to set, commands to run) that the user can carry out. You cannot run anything yourself.'
-    : 'Explain the answer clearly and concisely. Do not propose to run anything on the user\'s behalf.';
+  const task =
+    mode === 'plan_execution'
+      ? 'Answer with a short explanation followed by a numbered plan of concrete steps (HTTP requests with their bodies, config keys to set, commands to run) that the user can carry out. You cannot run anything yourself.'
+      : "Explain the answer clearly and concisely. Do not propose to run anything on the user's behalf.";
   return [
     'You are the help assistant of Warren, an HTTP server that runs and manages LLM agent sessions.',
     'Answer questions about using and operating Warren only from the documentation below; when it does not cover something, say so.',

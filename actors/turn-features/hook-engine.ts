@@ -4,7 +4,13 @@
 // deny: 403 HOOK_DENIED); background hooks never delay the turn and share a server-wide bound.
 import { ServiceError } from '../../contracts/errors.ts';
 import type { SessionEventKind, SessionEventPayload } from '../../contracts/session-events.ts';
-import { HOOK_DENY_REASONS, type HookDenyReason, type HookEntryConfig, type HookPoint, type HookRunOverrides } from '../../contracts/turn-features.ts';
+import {
+  HOOK_DENY_REASONS,
+  type HookDenyReason,
+  type HookEntryConfig,
+  type HookPoint,
+  type HookRunOverrides,
+} from '../../contracts/turn-features.ts';
 import { executeHook, HookRunFailure, type HookPayload } from './hook-runtimes.ts';
 
 export interface HookSettings {
@@ -16,7 +22,10 @@ export interface HookSettings {
 
 type Emit = <K extends SessionEventKind>(kind: K, payload: SessionEventPayload<K>) => void;
 
-type Decision = { kind: 'allow' } | { kind: 'deny'; reason_code: HookDenyReason; message: string; payload?: unknown } | { kind: 'invalid'; message: string };
+type Decision =
+  | { kind: 'allow' }
+  | { kind: 'deny'; reason_code: HookDenyReason; message: string; payload?: unknown }
+  | { kind: 'invalid'; message: string };
 
 const DEFAULT_PRIORITY = 100;
 
@@ -38,7 +47,12 @@ export function interpretAnswer(answer: unknown): Decision {
     return { kind: 'invalid', message: `a deny needs reason_code, one of ${HOOK_DENY_REASONS.join(', ')}` };
   }
   if (d.message !== undefined && typeof d.message !== 'string') return { kind: 'invalid', message: '`decision.message` must be a string' };
-  return { kind: 'deny', reason_code: d.reason_code as HookDenyReason, message: (d.message as string | undefined) ?? 'denied by hook', ...(d.payload !== undefined ? { payload: d.payload } : {}) };
+  return {
+    kind: 'deny',
+    reason_code: d.reason_code as HookDenyReason,
+    message: (d.message as string | undefined) ?? 'denied by hook',
+    ...(d.payload !== undefined ? { payload: d.payload } : {}),
+  };
 }
 
 /** The run's hook entries: config minus disabled ids, plus the override's entries, by priority. */
@@ -121,11 +135,22 @@ export class RunHooks {
     const { emit } = this.ctx;
     if (entry.capability === 'guardrail') {
       emit('hook_started', { hook_id: entry.id, point });
-      emit('hook_failed', { hook_id: entry.id, point, reason: { reason_code: 'config_invalid', message: 'a background hook cannot be a guardrail' } });
+      emit('hook_failed', {
+        hook_id: entry.id,
+        point,
+        reason: { reason_code: 'config_invalid', message: 'a background hook cannot be a guardrail' },
+      });
       return;
     }
     if (!this.slots.tryAcquire(this.settings.background_max_concurrency)) {
-      emit('hook_failed', { hook_id: entry.id, point, reason: { reason_code: 'execution_failed', message: `background hook limit (${this.settings.background_max_concurrency}) reached; not run` } });
+      emit('hook_failed', {
+        hook_id: entry.id,
+        point,
+        reason: {
+          reason_code: 'execution_failed',
+          message: `background hook limit (${this.settings.background_max_concurrency}) reached; not run`,
+        },
+      });
       return;
     }
     void this.runOne(entry, point, data)
@@ -144,7 +169,10 @@ export class RunHooks {
     const size = Buffer.byteLength(body);
     let decision: Decision;
     if (size > this.settings.payload_max_bytes) {
-      decision = { kind: 'invalid', message: `payload of ${size} bytes exceeds hooks.payload_max_bytes (${this.settings.payload_max_bytes}); not sent` };
+      decision = {
+        kind: 'invalid',
+        message: `payload of ${size} bytes exceeds hooks.payload_max_bytes (${this.settings.payload_max_bytes}); not sent`,
+      };
     } else {
       try {
         const stop = entry.mode === 'background' ? undefined : this.ctx.signal;
@@ -156,12 +184,14 @@ export class RunHooks {
           emit('hook_failed', { hook_id: entry.id, point, reason: { reason_code: 'execution_failed', message: failure.message } });
           throw this.ctx.signal.reason;
         }
-        const reason = failure.reason === 'timeout'
-          ? { reason_code: 'timeout' as const, timeout_ms: timeoutMs }
-          : { reason_code: failure.reason, message: failure.message };
+        const reason =
+          failure.reason === 'timeout'
+            ? { reason_code: 'timeout' as const, timeout_ms: timeoutMs }
+            : { reason_code: failure.reason, message: failure.message };
         emit('hook_failed', { hook_id: entry.id, point, reason });
         // A guardrail that cannot decide fails closed.
-        if (guardrail) this.deny(entry, point, failure.reason === 'timeout' ? 'timeout' : 'runtime_error', `guardrail hook failed: ${failure.message}`);
+        if (guardrail)
+          this.deny(entry, point, failure.reason === 'timeout' ? 'timeout' : 'runtime_error', `guardrail hook failed: ${failure.message}`);
         return;
       }
     }
@@ -184,7 +214,9 @@ export class RunHooks {
     const event = { hook_id: entry.id, point, reason_code, message, ...(payload !== undefined ? { payload } : {}) };
     this.ctx.emit('hook_denied', event);
     throw new ServiceError('HOOK_DENIED', `hook ${entry.id} denied ${point}: ${message}`, {
-      session_id: this.ctx.sessionId, ...event, error: { kind: 'hook_denied', terminal: true },
+      session_id: this.ctx.sessionId,
+      ...event,
+      error: { kind: 'hook_denied', terminal: true },
     });
   }
 }

@@ -6,7 +6,10 @@ import { spawn } from 'node:child_process';
 import type { HookRuntime } from '../../contracts/turn-features.ts';
 
 export class HookRunFailure extends Error {
-  constructor(readonly reason: 'timeout' | 'execution_failed' | 'config_invalid', message: string) {
+  constructor(
+    readonly reason: 'timeout' | 'execution_failed' | 'config_invalid',
+    message: string,
+  ) {
     super(message);
     this.name = 'HookRunFailure';
   }
@@ -37,7 +40,14 @@ export const BUILTIN_HOOKS: Record<string, BuiltinHook> = {
     const names = (config as { tools?: unknown } | undefined)?.tools;
     const call = payload.data.tool_call as { name?: string } | undefined;
     if (!Array.isArray(names) || !call?.name || !names.includes(call.name)) return {};
-    return { decision: { decision: 'deny', hook_id: payload.hook_id, reason_code: 'policy_violation', message: `tool '${call.name}' is not allowed` } };
+    return {
+      decision: {
+        decision: 'deny',
+        hook_id: payload.hook_id,
+        reason_code: 'policy_violation',
+        message: `tool '${call.name}' is not allowed`,
+      },
+    };
   },
 };
 
@@ -49,7 +59,13 @@ function parseAnswer(text: string, source: string): unknown {
   }
 }
 
-function runCommand(rt: Extract<HookRuntime, { type: 'command' }>, body: string, timeoutMs: number, serverEnv: NodeJS.ProcessEnv, stop?: AbortSignal): Promise<unknown> {
+function runCommand(
+  rt: Extract<HookRuntime, { type: 'command' }>,
+  body: string,
+  timeoutMs: number,
+  serverEnv: NodeJS.ProcessEnv,
+  stop?: AbortSignal,
+): Promise<unknown> {
   return new Promise((resolve, reject) => {
     const env: NodeJS.ProcessEnv = {};
     for (const k of INHERITED_ENV) if (serverEnv[k] !== undefined) env[k] = serverEnv[k];
@@ -113,26 +129,32 @@ async function runHttp(rt: Extract<HookRuntime, { type: 'http' }>, body: string,
   } catch {
     throw new HookRunFailure('config_invalid', `not a URL: ${rt.url}`);
   }
-  if (url.protocol !== 'http:' && url.protocol !== 'https:') throw new HookRunFailure('config_invalid', `unsupported URL scheme ${url.protocol}`);
+  if (url.protocol !== 'http:' && url.protocol !== 'https:')
+    throw new HookRunFailure('config_invalid', `unsupported URL scheme ${url.protocol}`);
   let res: Response;
   try {
     res = await fetch(url, {
-      method: 'POST', body, signal: stop ? AbortSignal.any([AbortSignal.timeout(timeoutMs), stop]) : AbortSignal.timeout(timeoutMs),
+      method: 'POST',
+      body,
+      signal: stop ? AbortSignal.any([AbortSignal.timeout(timeoutMs), stop]) : AbortSignal.timeout(timeoutMs),
       headers: { ...(rt.headers ?? {}), 'content-type': 'application/json' },
     });
   } catch (err) {
-    if (err instanceof Error && (err.name === 'TimeoutError' || err.name === 'AbortError')) throw new HookRunFailure('timeout', `no answer within ${timeoutMs} ms`);
+    if (err instanceof Error && (err.name === 'TimeoutError' || err.name === 'AbortError'))
+      throw new HookRunFailure('timeout', `no answer within ${timeoutMs} ms`);
     throw new HookRunFailure('execution_failed', `request failed: ${err instanceof Error ? err.message : String(err)}`);
   }
   let text: string;
   try {
     text = await res.text();
   } catch (err) {
-    if (err instanceof Error && (err.name === 'TimeoutError' || err.name === 'AbortError')) throw new HookRunFailure('timeout', `no answer within ${timeoutMs} ms`);
+    if (err instanceof Error && (err.name === 'TimeoutError' || err.name === 'AbortError'))
+      throw new HookRunFailure('timeout', `no answer within ${timeoutMs} ms`);
     throw new HookRunFailure('execution_failed', 'the answer could not be read');
   }
   if (!res.ok) throw new HookRunFailure('execution_failed', `answered HTTP ${res.status}`);
-  if (Buffer.byteLength(text) > MAX_ANSWER_BYTES) throw new HookRunFailure('execution_failed', `answer larger than ${MAX_ANSWER_BYTES} bytes`);
+  if (Buffer.byteLength(text) > MAX_ANSWER_BYTES)
+    throw new HookRunFailure('execution_failed', `answer larger than ${MAX_ANSWER_BYTES} bytes`);
   return parseAnswer(text, 'the hook server');
 }
 
@@ -140,13 +162,26 @@ async function runHttp(rt: Extract<HookRuntime, { type: 'http' }>, body: string,
  * Executes one hook with its serialized payload. `serverEnv` is the server's environment (commands
  * inherit a few keys); `stop` ends the hook early when the run is stopped.
  */
-export async function executeHook(runtime: HookRuntime, payload: HookPayload, body: string, timeoutMs: number, serverEnv: NodeJS.ProcessEnv, stop?: AbortSignal): Promise<unknown> {
+export async function executeHook(
+  runtime: HookRuntime,
+  payload: HookPayload,
+  body: string,
+  timeoutMs: number,
+  serverEnv: NodeJS.ProcessEnv,
+  stop?: AbortSignal,
+): Promise<unknown> {
   switch (runtime.type) {
-    case 'command': return runCommand(runtime, body, timeoutMs, serverEnv, stop);
-    case 'http': return runHttp(runtime, body, timeoutMs, stop);
+    case 'command':
+      return runCommand(runtime, body, timeoutMs, serverEnv, stop);
+    case 'http':
+      return runHttp(runtime, body, timeoutMs, stop);
     case 'in_process': {
       const hook = BUILTIN_HOOKS[runtime.name];
-      if (!hook) throw new HookRunFailure('config_invalid', `unknown in_process hook '${runtime.name}' (known: ${Object.keys(BUILTIN_HOOKS).join(', ')})`);
+      if (!hook)
+        throw new HookRunFailure(
+          'config_invalid',
+          `unknown in_process hook '${runtime.name}' (known: ${Object.keys(BUILTIN_HOOKS).join(', ')})`,
+        );
       try {
         return hook(runtime.config, payload);
       } catch (err) {

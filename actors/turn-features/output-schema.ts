@@ -117,5 +117,10 @@ export class OutputSchemaCompiler {
 /** A readable account of why `value` failed `validate` (fed back to the model on retry). */
 export function validationMessage(validate: ValidateFunction): string {
   const errs = validate.errors ?? [];
-  return errs.slice(0, 8).map((e) => `${e.instancePath || '/'} ${e.message ?? 'is invalid'}`).join('; ') || 'does not match the schema';
+  return (
+    errs
+      .slice(0, 8)
+      .map((e) => `${e.instancePath || '/'} ${e.message ?? 'is invalid'}`)
+      .join('; ') || 'does not match the schema'
+  );
 }

@@ -60,7 +60,11 @@ export class TurnFeatureService {
   private readonly compiler = new OutputSchemaCompiler();
   readonly slots = new BackgroundSlots();
 
-  constructor(private readonly config: () => Config, private readonly clock: () => number, private readonly env: NodeJS.ProcessEnv) {}
+  constructor(
+    private readonly config: () => Config,
+    private readonly clock: () => number,
+    private readonly env: NodeJS.ProcessEnv,
+  ) {}
 
   /**
    * Checks a run's features before anything runs: the output schema (400 when invalid, or when
@@ -79,7 +83,11 @@ export class TurnFeatureService {
     }
     const lowered = lowerSchema(provider, resolved.schema, resolved.strict);
     if (resolved.compat === 'strict' && lowered.warnings.length) {
-      throw new ServiceError('BAD_REQUEST', `output_schema uses features the ${provider} JSON-schema slot cannot express (compat: "strict")`, { schema_warnings: lowered.warnings });
+      throw new ServiceError(
+        'BAD_REQUEST',
+        `output_schema uses features the ${provider} JSON-schema slot cannot express (compat: "strict")`,
+        { schema_warnings: lowered.warnings },
+      );
     }
     plan.output = { resolved, slot: { schema: lowered.schema, strict: resolved.strict }, warnings: lowered.warnings };
     return plan;
@@ -89,10 +97,18 @@ export class TurnFeatureService {
   begin(ctx: RunContext): RunFeatures | undefined {
     const cfg = this.config();
     const hooks = runEntries(cfg.hooks.entries, ctx.plan?.hooks);
-    const budgeted = cfg.budget.max_tokens !== undefined || cfg.budget.max_tool_calls !== undefined
-      || cfg.budget.max_duration !== undefined || cfg.limits.max_turn_duration !== undefined;
+    const budgeted =
+      cfg.budget.max_tokens !== undefined ||
+      cfg.budget.max_tool_calls !== undefined ||
+      cfg.budget.max_duration !== undefined ||
+      cfg.limits.max_turn_duration !== undefined;
     if (!hooks.length && !budgeted && !ctx.plan?.output) return undefined;
-    return new RunFeatures(ctx, cfg, this.clock, hooks.length ? new RunHooks(hooks, cfg.hooks, this.slots, { ...ctx, now: this.clock, env: this.env }) : null);
+    return new RunFeatures(
+      ctx,
+      cfg,
+      this.clock,
+      hooks.length ? new RunHooks(hooks, cfg.hooks, this.slots, { ...ctx, now: this.clock, env: this.env }) : null,
+    );
   }
 }
 
@@ -109,14 +125,24 @@ export class RunFeatures implements TurnGuard {
   private timers: NodeJS.Timeout[] = [];
   private turnTimer: NodeJS.Timeout | undefined;
 
-  constructor(private readonly ctx: RunContext, private readonly cfg: Config, private readonly clock: () => number, private readonly hooks: RunHooks | null) {
-    this.budget = new RunBudget(ctx.sessionId, {
-      maxTokens: cfg.budget.max_tokens,
-      maxToolCalls: cfg.budget.max_tool_calls,
-      maxDurationMs: durationMs(cfg.budget.max_duration),
-      maxTurnDurationMs: durationMs(cfg.limits.max_turn_duration),
-      warningThreshold: cfg.agent.budget_warning_threshold,
-    }, clock, (p) => ctx.emit('budget_warning', p));
+  constructor(
+    private readonly ctx: RunContext,
+    private readonly cfg: Config,
+    private readonly clock: () => number,
+    private readonly hooks: RunHooks | null,
+  ) {
+    this.budget = new RunBudget(
+      ctx.sessionId,
+      {
+        maxTokens: cfg.budget.max_tokens,
+        maxToolCalls: cfg.budget.max_tool_calls,
+        maxDurationMs: durationMs(cfg.budget.max_duration),
+        maxTurnDurationMs: durationMs(cfg.limits.max_turn_duration),
+        warningThreshold: cfg.agent.budget_warning_threshold,
+      },
+      clock,
+      (p) => ctx.emit('budget_warning', p),
+    );
     // The run's duration also bounds a call in flight: when it runs out, the run is stopped.
     const remaining = this.budget.remainingMs();
     if (remaining !== undefined) {
@@ -143,10 +169,14 @@ export class RunFeatures implements TurnGuard {
   async beforeModelCall(turn: number, request: { system?: string; messages: Message[]; tools: Array<{ name: string }> }): Promise<void> {
     this.budget.beforeModelCall();
     const turnLimit = durationMs(this.cfg.limits.max_turn_duration);
-    if (turnLimit !== undefined) this.turnTimer = this.arm(turnLimit, () => budgetExhausted(this.ctx.sessionId, 'time', 'turn', turnLimit, turnLimit));
+    if (turnLimit !== undefined)
+      this.turnTimer = this.arm(turnLimit, () => budgetExhausted(this.ctx.sessionId, 'time', 'turn', turnLimit, turnLimit));
     if (this.hooks?.has('pre_llm_request')) {
       await this.hooks.fire('pre_llm_request', {
-        turn_number: turn, system: request.system ?? null, messages: request.messages, tool_names: request.tools.map((t) => t.name),
+        turn_number: turn,
+        system: request.system ?? null,
+        messages: request.messages,
+        tool_names: request.tools.map((t) => t.name),
       });
     }
   }
@@ -155,7 +185,11 @@ export class RunFeatures implements TurnGuard {
     clearTimeout(this.turnTimer);
     this.budget.afterModelCall(reply.usage.input_tokens + reply.usage.output_tokens);
     await this.hooks?.fire('post_llm_response', {
-      turn_number: turn, text: textOf(reply), tool_calls: toolCallsOf(reply), stop_reason: reply.stop_reason, usage: reply.usage,
+      turn_number: turn,
+      text: textOf(reply),
+      tool_calls: toolCallsOf(reply),
+      stop_reason: reply.stop_reason,
+      usage: reply.usage,
     });
   }
 
@@ -166,7 +200,10 @@ export class RunFeatures implements TurnGuard {
   }
 
   async afterTool(call: GuardedCall, result: ToolResult): Promise<void> {
-    await this.hooks?.fire('post_tool_execution', { tool_call: call, result: { content: result.content, is_error: result.is_error === true } });
+    await this.hooks?.fire('post_tool_execution', {
+      tool_call: call,
+      result: { content: result.content, is_error: result.is_error === true },
+    });
   }
 
   async turnBoundary(turn: number, toolCalls: number): Promise<void> {
@@ -180,13 +217,25 @@ export class RunFeatures implements TurnGuard {
 
   /** Structured-output extraction after the committed turn; emits extraction_succeeded / extraction_failed. */
   async extract(args: {
-    provider: Provider; model: string; maxTokens: number; system?: string; messages: Message[]; committedText: string; signal: AbortSignal; now(): string;
+    provider: Provider;
+    model: string;
+    maxTokens: number;
+    system?: string;
+    messages: Message[];
+    committedText: string;
+    signal: AbortSignal;
+    now(): string;
   }): Promise<ExtraOutcome | undefined> {
     const out = this.ctx.plan?.output;
     if (!out) return undefined;
     const r = await extract({
-      ...args, schema: out.resolved.schema, validate: out.resolved.validate, name: out.resolved.name, slot: out.slot,
-      retries: this.ctx.plan!.retries, instruction: this.cfg.agent.extraction_prompt,
+      ...args,
+      schema: out.resolved.schema,
+      validate: out.resolved.validate,
+      name: out.resolved.name,
+      slot: out.slot,
+      retries: this.ctx.plan!.retries,
+      instruction: this.cfg.agent.extraction_prompt,
     });
     const warnings = out.warnings.length ? { schema_warnings: out.warnings } : {};
     if (r.value) {

@@ -103,16 +103,21 @@ export class WebhookDispatcher {
       }
       this.busy.add(lane);
       this.inFlight++;
-      this.attempt(lane, head).catch((err: unknown) => this.deps.log.error({ err, webhookId: head.id }, 'webhook delivery bookkeeping failed'));
+      this.attempt(lane, head).catch((err: unknown) =>
+        this.deps.log.error({ err, webhookId: head.id }, 'webhook delivery bookkeeping failed'),
+      );
     }
     if (nextDue < Infinity && nextDue < this.timerDue) {
       if (this.timer) clearTimeout(this.timer);
       this.timerDue = nextDue;
-      this.timer = setTimeout(() => {
-        this.timer = null;
-        this.timerDue = Infinity;
-        this.pump();
-      }, Math.max(0, nextDue - now));
+      this.timer = setTimeout(
+        () => {
+          this.timer = null;
+          this.timerDue = Infinity;
+          this.pump();
+        },
+        Math.max(0, nextDue - now),
+      );
       this.timer.unref();
     }
   }
@@ -134,14 +139,20 @@ export class WebhookDispatcher {
     }
     if (this.closed) return;
     try {
-      await this.deps.store.commit([{ op: 'putRecord', ns: DELIVERY_NS_PREFIX + rec.subscription_id, key: deliveryKey(rec.session_id, rec.seq), value: next }]);
+      await this.deps.store.commit([
+        { op: 'putRecord', ns: DELIVERY_NS_PREFIX + rec.subscription_id, key: deliveryKey(rec.session_id, rec.seq), value: next },
+      ]);
     } catch (err) {
       // The attempt is not recorded: the entry stays at the head and is tried again (at least once).
       this.deps.log.error({ err, webhookId: rec.id }, 'webhook delivery status write failed');
       next.status = 'pending';
       next.next_attempt_ms = now + tuning.initialBackoffMs;
     }
-    if (next.status === 'dead') this.deps.log.warn({ webhookId: rec.id, subscription: rec.subscription_id, attempts: next.attempts }, 'webhook delivery dead-lettered');
+    if (next.status === 'dead')
+      this.deps.log.warn(
+        { webhookId: rec.id, subscription: rec.subscription_id, attempts: next.attempts },
+        'webhook delivery dead-lettered',
+      );
     const list = this.lanes.get(lane);
     this.busy.delete(lane);
     this.inFlight--;
@@ -193,7 +204,12 @@ export class WebhookDispatcher {
       return { ok: false, statusCode: res.status, error: `receiver answered ${res.status}` };
     } catch (err) {
       const timedOut = signal.aborted && !this.abort.signal.aborted;
-      return { ok: false, error: timedOut ? `timed out after ${timeoutMs} ms` : `request failed: ${(err as Error).cause instanceof Error ? ((err as Error).cause as Error).message : (err as Error).message}` };
+      return {
+        ok: false,
+        error: timedOut
+          ? `timed out after ${timeoutMs} ms`
+          : `request failed: ${(err as Error).cause instanceof Error ? ((err as Error).cause as Error).message : (err as Error).message}`,
+      };
     }
   }
 }

@@ -38,7 +38,10 @@ export class WebhookService implements LedgerOutbox {
   constructor(private readonly deps: WebhookServiceDeps) {
     this.subscriptions = new WebhookSubscriptions(deps.store, deps.config, deps.now);
     this.dispatcher = new WebhookDispatcher({
-      store: deps.store, log: deps.log, now: deps.now, env: deps.env,
+      store: deps.store,
+      log: deps.log,
+      now: deps.now,
+      env: deps.env,
       tuning: () => tuningOf(deps.config()),
       subscription: (id) => this.subscriptions.get(id),
     });
@@ -63,7 +66,12 @@ export class WebhookService implements LedgerOutbox {
       const body = JSON.stringify({
         type: e.kind,
         timestamp: new Date(e.timestamp_ms).toISOString(),
-        data: { session_id: session.id, seq: e.seq, ...(Object.keys(session.labels).length ? { labels: session.labels } : {}), payload: e.payload },
+        data: {
+          session_id: session.id,
+          seq: e.seq,
+          ...(Object.keys(session.labels).length ? { labels: session.labels } : {}),
+          payload: e.payload,
+        },
       });
       for (const sub of subs) ops.push(this.recordOp(sub, session.id, e, body));
     }
@@ -73,8 +81,17 @@ export class WebhookService implements LedgerOutbox {
   private recordOp(sub: Subscription, sessionId: string, e: LedgerEntry, body: string): StoreOp {
     const now = this.deps.now();
     const value: DeliveryRecord = {
-      v: 1, id: deliveryId(sub.id, sessionId, e.seq), subscription_id: sub.id, session_id: sessionId, seq: e.seq, event: e.kind,
-      body, status: 'pending', attempts: 0, created_ms: now, next_attempt_ms: now,
+      v: 1,
+      id: deliveryId(sub.id, sessionId, e.seq),
+      subscription_id: sub.id,
+      session_id: sessionId,
+      seq: e.seq,
+      event: e.kind,
+      body,
+      status: 'pending',
+      attempts: 0,
+      created_ms: now,
+      next_attempt_ms: now,
     };
     return { op: 'putRecord', ns: DELIVERY_NS_PREFIX + sub.id, key: deliveryKey(sessionId, e.seq), value };
   }
@@ -97,7 +114,10 @@ export class WebhookService implements LedgerOutbox {
   }
 
   /** The outbox entries of one subscription, oldest first (by creation, then session and seq). */
-  async deliveries(id: string, filter: { status?: DeliveryStatus; offset: number; limit: number }): Promise<{ records: DeliveryRecord[]; hasMore: boolean }> {
+  async deliveries(
+    id: string,
+    filter: { status?: DeliveryStatus; offset: number; limit: number },
+  ): Promise<{ records: DeliveryRecord[]; hasMore: boolean }> {
     await this.ready;
     if (!this.subscriptions.get(id)) throw new ServiceError('NOT_FOUND', `webhook subscription not found: ${id}`, { id });
     const rows = await this.deps.store.listRecords<DeliveryRecord>(DELIVERY_NS_PREFIX + id);

@@ -34,7 +34,11 @@ interface StoredSubscription {
 
 function fromStored(r: StoredSubscription): Subscription {
   return {
-    id: r.id, url: r.url, events: new Set(r.events), source: 'api', createdMs: r.created_ms,
+    id: r.id,
+    url: r.url,
+    events: new Set(r.events),
+    source: 'api',
+    createdMs: r.created_ms,
     ...(r.session_labels ? { labels: r.session_labels } : {}),
     ...(r.secret ? { secret: r.secret } : {}),
     ...(r.secret_env ? { secretEnv: r.secret_env } : {}),
@@ -46,7 +50,11 @@ export class WebhookSubscriptions {
   private configSource: Config | null = null;
   private configSubs: Subscription[] = [];
 
-  constructor(private readonly store: Store, private readonly config: () => Config, private readonly now: () => number) {}
+  constructor(
+    private readonly store: Store,
+    private readonly config: () => Config,
+    private readonly now: () => number,
+  ) {}
 
   /** Loads the API-created subscriptions. */
   async load(): Promise<void> {
@@ -58,8 +66,12 @@ export class WebhookSubscriptions {
     if (cfg !== this.configSource) {
       this.configSource = cfg;
       this.configSubs = (cfg.webhooks ?? []).map((w, i) => ({
-        id: w.id ?? `config-${i + 1}`, url: w.url, events: new Set(w.events ?? DEFAULT_WEBHOOK_EVENTS), source: 'config' as const,
-        secretEnv: w.secret_env, ...(w.session_labels ? { labels: w.session_labels } : {}),
+        id: w.id ?? `config-${i + 1}`,
+        url: w.url,
+        events: new Set(w.events ?? DEFAULT_WEBHOOK_EVENTS),
+        source: 'config' as const,
+        secretEnv: w.secret_env,
+        ...(w.session_labels ? { labels: w.session_labels } : {}),
       }));
     }
     return this.configSubs;
@@ -94,7 +106,11 @@ export class WebhookSubscriptions {
       throw new ServiceError('BAD_REQUEST', 'give exactly one of secret or secret_env');
     }
     const record: StoredSubscription = {
-      v: 1, id: `wh_${randomUUID()}`, url: body.url, events: [...new Set(body.events ?? DEFAULT_WEBHOOK_EVENTS)], created_ms: this.now(),
+      v: 1,
+      id: `wh_${randomUUID()}`,
+      url: body.url,
+      events: [...new Set(body.events ?? DEFAULT_WEBHOOK_EVENTS)],
+      created_ms: this.now(),
       ...(body.session_labels ? { session_labels: body.session_labels } : {}),
       ...(body.secret ? { secret: body.secret } : {}),
       ...(body.secret_env ? { secret_env: body.secret_env } : {}),
@@ -108,7 +124,8 @@ export class WebhookSubscriptions {
   async delete(id: string): Promise<void> {
     const sub = this.get(id);
     if (!sub) throw new ServiceError('NOT_FOUND', `webhook subscription not found: ${id}`, { id });
-    if (sub.source === 'config') throw new ServiceError('CONFLICT', `webhook subscription ${id} is defined in config.toml; remove it there`, { id });
+    if (sub.source === 'config')
+      throw new ServiceError('CONFLICT', `webhook subscription ${id} is defined in config.toml; remove it there`, { id });
     await this.store.commit([{ op: 'deleteRecord', ns: SUBSCRIPTION_NS, key: id }]);
     this.api.delete(id);
   }
@@ -117,7 +134,11 @@ export class WebhookSubscriptions {
 /** The public view of a subscription: where its secret comes from, never the secret. */
 export function viewOf(s: Subscription): WebhookView {
   return {
-    id: s.id, url: s.url, events: [...s.events], source: s.source, secret_source: s.secret ? 'stored' : 'env',
+    id: s.id,
+    url: s.url,
+    events: [...s.events],
+    source: s.source,
+    secret_source: s.secret ? 'stored' : 'env',
     ...(s.labels ? { session_labels: s.labels } : {}),
     ...(s.createdMs !== undefined ? { created_at: new Date(s.createdMs).toISOString() } : {}),
   };

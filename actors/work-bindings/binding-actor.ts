@@ -24,7 +24,10 @@ export const runIdOf = (bindingId: string): string => `wexec_${bindingId.replace
 export const bindingIdOfRun = (runId: string): string | undefined => (runId.startsWith('wexec_') ? `wbind_${runId.slice(6)}` : undefined);
 
 export function initialMachine(): WorkBindingRecord['machine'] {
-  return { value: 'launch', context: { revision: 1, pendingRun: false, uncertain: false, runStatus: null, reason: null, lastDecision: null } };
+  return {
+    value: 'launch',
+    context: { revision: 1, pendingRun: false, uncertain: false, runStatus: null, reason: null, lastDecision: null },
+  };
 }
 
 export class BindingActor {
@@ -34,7 +37,12 @@ export class BindingActor {
   /** A command is running in the mailbox. */
   working = 0;
 
-  constructor(public record: WorkBindingRecord, private readonly store: Store, now: number, fresh: boolean) {
+  constructor(
+    public record: WorkBindingRecord,
+    private readonly store: Store,
+    now: number,
+    fresh: boolean,
+  ) {
     this.lastUsedMs = now;
     this.recovered = fresh;
   }
@@ -74,7 +82,12 @@ export class BindingActor {
   /** `step()` that must be accepted: a refusal is a 409 with the machine's reason. */
   async must(event: BindingEvent, now: number): Promise<void> {
     const r = await this.step(event, now);
-    if (!r.ok) throw new ServiceError('CONFLICT', `binding ${this.id} (${this.phase}) refused ${event.type}: ${r.reason}`, { binding_id: this.id, machine_state: this.phase, reason: r.reason });
+    if (!r.ok)
+      throw new ServiceError('CONFLICT', `binding ${this.id} (${this.phase}) refused ${event.type}: ${r.reason}`, {
+        binding_id: this.id,
+        machine_state: this.phase,
+        reason: r.reason,
+      });
   }
 
   view(): PublicBinding {

@@ -53,7 +53,9 @@ export class BindingHost {
   constructor(private readonly deps: BindingHostDeps) {
     const { registry } = deps.supervisor;
     this.table = registry.register<BindingActor>({
-      kind: BINDING_KIND, machine: workBindingMachine, serialized: true,
+      kind: BINDING_KIND,
+      machine: workBindingMachine,
+      serialized: true,
       policy: { idleEvictMs: 10 * 60_000, maxResident: 10_000 },
       hydrate: (id) => this.hydrate(id),
       notFound: (id) => new ServiceError('NOT_FOUND', `work binding not found: ${id}`, { binding_id: id }),
@@ -65,7 +67,10 @@ export class BindingHost {
       keepLease: (a) => !a.terminal,
       busy: (a) => a.working > 0 || ['launch', 'realizing', 'running', 'projecting', 'closing'].includes(a.phase),
       stop: async () => {},
-      describe: (a) => ({ state: a.phase, labels: { item_id: a.record.work_ref.item_id, namespace: a.record.work_ref.namespace, mob_id: a.record.target.mob_id } }),
+      describe: (a) => ({
+        state: a.phase,
+        labels: { item_id: a.record.work_ref.item_id, namespace: a.record.work_ref.namespace, mob_id: a.record.target.mob_id },
+      }),
     });
     deps.ports.mobs.flows.onTerminal((run) => this.onRunTerminal(run));
   }
@@ -157,7 +162,9 @@ export class BindingHost {
   /** Commits one transition (refusal: 409), records it on the item, and honours the test-only halt hook. */
   async advance(a: BindingActor, event: BindingEvent, haltAfter?: HaltPhase): Promise<void> {
     await a.must(event, this.now());
-    await noteExecution(this.ports.workgraph, a.record, 'execution_transitioned').catch((err: unknown) => this.log.warn({ err, binding_id: a.id }, 'execution event not recorded'));
+    await noteExecution(this.ports.workgraph, a.record, 'execution_transitioned').catch((err: unknown) =>
+      this.log.warn({ err, binding_id: a.id }, 'execution event not recorded'),
+    );
     if (haltAfter !== undefined && haltAfter === this.deps.haltAt) await this.halt(a, haltAfter);
   }
 

@@ -13,7 +13,12 @@ import { createHash, randomUUID } from 'node:crypto';
 import { Compile } from 'typebox/compile';
 import { ServiceError } from '../../contracts/errors.ts';
 import {
-  BindingChainRecord, BindingKeyRecord, isTerminalPhase, type FlowLaunchArgs, type PublicBinding, type WorkBindingRecord,
+  BindingChainRecord,
+  BindingKeyRecord,
+  isTerminalPhase,
+  type FlowLaunchArgs,
+  type PublicBinding,
+  type WorkBindingRecord,
 } from '../../contracts/work-binding.ts';
 import { DEFAULT_NAMESPACE } from '../../contracts/workgraph.ts';
 import type { Store, StoreOp } from '../../storage/store.ts';
@@ -41,7 +46,11 @@ export function canonicalJson(value: unknown): string {
   if (Array.isArray(value)) return `[${value.map(canonicalJson).join(',')}]`;
   if (value && typeof value === 'object') {
     const obj = value as Record<string, unknown>;
-    return `{${Object.keys(obj).sort().filter((k) => obj[k] !== undefined).map((k) => `${JSON.stringify(k)}:${canonicalJson(obj[k])}`).join(',')}}`;
+    return `{${Object.keys(obj)
+      .sort()
+      .filter((k) => obj[k] !== undefined)
+      .map((k) => `${JSON.stringify(k)}:${canonicalJson(obj[k])}`)
+      .join(',')}}`;
   }
   return JSON.stringify(value ?? null);
 }
@@ -91,7 +100,9 @@ async function launchOnce(d: LaunchDeps, args: FlowLaunchArgs): Promise<PublicBi
   if (keyRaw !== undefined) {
     if (!checkKey.Check(keyRaw)) throw new ServiceError('INTERNAL_ERROR', 'stored idempotency key does not match its schema');
     if (keyRaw.request_digest !== digest) {
-      throw new ServiceError('CONFLICT', 'idempotency_key was already used with a different launch request', { reason: 'idempotency_mismatch' });
+      throw new ServiceError('CONFLICT', 'idempotency_key was already used with a different launch request', {
+        reason: 'idempotency_mismatch',
+      });
     }
     return host.get(keyRaw.binding_id);
   }
@@ -107,7 +118,11 @@ async function launchOnce(d: LaunchDeps, args: FlowLaunchArgs): Promise<PublicBi
     if (wgHead.rev === before.rev || read >= LAUNCH_ATTEMPTS) break;
   }
   if (item.revision !== args.expected_item_revision) {
-    throw new ServiceError('CONFLICT', `stale item revision: expected ${args.expected_item_revision}, current ${item.revision}`, { reason: 'stale_revision', item_id: item.id, current_revision: item.revision });
+    throw new ServiceError('CONFLICT', `stale item revision: expected ${args.expected_item_revision}, current ${item.revision}`, {
+      reason: 'stale_revision',
+      item_id: item.id,
+      current_revision: item.revision,
+    });
   }
   if (['completed', 'cancelled', 'failed'].includes(item.status)) {
     throw new ServiceError('BAD_REQUEST', `work item ${item.id} is ${item.status}`, { reason: 'terminal', item_id: item.id });
@@ -116,10 +131,14 @@ async function launchOnce(d: LaunchDeps, args: FlowLaunchArgs): Promise<PublicBi
   // The exact flow attempt.
   const mob = await ports.mobs.host.live(args.mob_id);
   const flow = (mob.record.definition.flows ?? []).find((f) => f.flow_id === args.flow_id);
-  if (!flow) throw new ServiceError('BAD_REQUEST', `mob ${args.mob_id} has no flow ${args.flow_id}`, { mob_id: args.mob_id, flow_id: args.flow_id });
+  if (!flow)
+    throw new ServiceError('BAD_REQUEST', `mob ${args.mob_id} has no flow ${args.flow_id}`, { mob_id: args.mob_id, flow_id: args.flow_id });
   const fDigest = flowDigest(flow);
   if (args.flow_digest !== undefined && args.flow_digest !== fDigest) {
-    throw new ServiceError('CONFLICT', `flow ${args.flow_id} changed: digest ${fDigest}`, { reason: 'flow_digest_mismatch', flow_digest: fDigest });
+    throw new ServiceError('CONFLICT', `flow ${args.flow_id} changed: digest ${fDigest}`, {
+      reason: 'flow_digest_mismatch',
+      flow_digest: fDigest,
+    });
   }
 
   // The retry chain: a new binding may supersede only a terminal head.
@@ -128,29 +147,48 @@ async function launchOnce(d: LaunchDeps, args: FlowLaunchArgs): Promise<PublicBi
   const headId = chain.at(-1);
   let head: WorkBindingRecord | undefined;
   if (headId !== undefined) {
-    head = await host.with(headId, async (a) => a.record).catch(async (err: unknown) => {
-      // Hosted by another cluster node: its stored record is what the chain check below needs.
-      if (!(err instanceof ServiceError && err.code === 'SERVICE_UNAVAILABLE')) throw err;
-      const stored = await store.getRecord<WorkBindingRecord>(BINDINGS_NS, headId);
-      if (!stored) throw err;
-      return stored;
-    });
+    head = await host
+      .with(headId, async (a) => a.record)
+      .catch(async (err: unknown) => {
+        // Hosted by another cluster node: its stored record is what the chain check below needs.
+        if (!(err instanceof ServiceError && err.code === 'SERVICE_UNAVAILABLE')) throw err;
+        const stored = await store.getRecord<WorkBindingRecord>(BINDINGS_NS, headId);
+        if (!stored) throw err;
+        return stored;
+      });
     if (!isTerminalPhase(head.machine.value)) {
-      throw new ServiceError('CONFLICT', `work item ${item.id} already has a live binding ${headId} (${head.machine.value})`, { reason: 'binding_active', binding_id: headId, machine_state: head.machine.value });
+      throw new ServiceError('CONFLICT', `work item ${item.id} already has a live binding ${headId} (${head.machine.value})`, {
+        reason: 'binding_active',
+        binding_id: headId,
+        machine_state: head.machine.value,
+      });
     }
   }
   if (args.supersedes !== undefined && args.supersedes !== headId) {
-    throw new ServiceError('CONFLICT', `supersedes must name the item's current binding (${headId ?? 'none'})`, { reason: 'not_chain_head', chain_head: headId ?? null });
+    throw new ServiceError('CONFLICT', `supersedes must name the item's current binding (${headId ?? 'none'})`, {
+      reason: 'not_chain_head',
+      chain_head: headId ?? null,
+    });
   }
 
   // 1. Binding commit.
   const { bindingId, runId } = newBindingIds();
   const at = new Date(d.now()).toISOString();
   const rec: WorkBindingRecord = {
-    v: 1, binding_id: bindingId, work_ref: { realm_id: d.realmId, namespace, item_id: item.id },
+    v: 1,
+    binding_id: bindingId,
+    work_ref: { realm_id: d.realmId, namespace, item_id: item.id },
     target: { mob_id: args.mob_id, flow_id: flow.flow_id, flow_digest: fDigest, run_id: runId, activation: args.activation ?? null },
-    idempotency_key: args.idempotency_key, request_digest: digest, correlation_id: randomUUID(), principal: args.principal ?? 'mcp',
-    supersedes: headId ?? null, superseded_by: null, machine: initialMachine(), evidence_id: null, created_at: at, updated_at: at,
+    idempotency_key: args.idempotency_key,
+    request_digest: digest,
+    correlation_id: randomUUID(),
+    principal: args.principal ?? 'mcp',
+    supersedes: headId ?? null,
+    superseded_by: null,
+    machine: initialMachine(),
+    evidence_id: null,
+    created_at: at,
+    updated_at: at,
   };
   // Stored without a revision (written before revisions existed): cannot be checked, gets one now.
   const guards: StoreOp[] = [{ op: 'checkRecord', ns: KEYS_NS, key: args.idempotency_key, rev: null }];
@@ -159,10 +197,21 @@ async function launchOnce(d: LaunchDeps, args: FlowLaunchArgs): Promise<PublicBi
   const ops: StoreOp[] = [
     ...guards,
     { op: 'putRecord', ns: BINDINGS_NS, key: bindingId, value: rec },
-    { op: 'putRecord', ns: CHAINS_NS, key: chainKey, value: { v: 1, binding_ids: [...chain, bindingId], rev: (chainRev ?? 0) + 1 } satisfies BindingChainRecord },
-    { op: 'putRecord', ns: KEYS_NS, key: args.idempotency_key, value: { v: 1, binding_id: bindingId, request_digest: digest } satisfies BindingKeyRecord },
+    {
+      op: 'putRecord',
+      ns: CHAINS_NS,
+      key: chainKey,
+      value: { v: 1, binding_ids: [...chain, bindingId], rev: (chainRev ?? 0) + 1 } satisfies BindingChainRecord,
+    },
+    {
+      op: 'putRecord',
+      ns: KEYS_NS,
+      key: args.idempotency_key,
+      value: { v: 1, binding_id: bindingId, request_digest: digest } satisfies BindingKeyRecord,
+    },
   ];
-  if (head) ops.push({ op: 'putRecord', ns: BINDINGS_NS, key: head.binding_id, value: { ...head, superseded_by: bindingId, updated_at: at } });
+  if (head)
+    ops.push({ op: 'putRecord', ns: BINDINGS_NS, key: head.binding_id, value: { ...head, superseded_by: bindingId, updated_at: at } });
   await store.commit(ops);
   if (head) {
     const resident = host.table.peek(head.binding_id);
@@ -177,7 +226,13 @@ async function launchOnce(d: LaunchDeps, args: FlowLaunchArgs): Promise<PublicBi
     await host.advance(a, { type: 'run.pending' }, 'begun'); // 3. pending-run persistence
     await host.advance(a, { type: 'realize.claim' }, 'realizing'); // 4. realization claim
     try {
-      await ports.mobs.flows.startFlowRun({ mobId: rec.target.mob_id, flowId: rec.target.flow_id, runId, activation: rec.target.activation, runLabels: { work_binding: bindingId } });
+      await ports.mobs.flows.startFlowRun({
+        mobId: rec.target.mob_id,
+        flowId: rec.target.flow_id,
+        runId,
+        activation: rec.target.activation,
+        runLabels: { work_binding: bindingId },
+      });
     } catch (err) {
       await host.advance(a, { type: 'run.start_failed', reason: err instanceof Error ? err.message : String(err) });
       return a.view();

@@ -49,7 +49,11 @@ export async function projectEvidence(wg: WorkGraphHost, rec: WorkBindingRecord,
 }
 
 /** Whether the item already holds this evidence: identical, different (a conflict), or absent. */
-export async function evidenceState(wg: WorkGraphHost, rec: WorkBindingRecord, evidence: WorkEvidenceRef): Promise<'identical' | 'different' | 'absent'> {
+export async function evidenceState(
+  wg: WorkGraphHost,
+  rec: WorkBindingRecord,
+  evidence: WorkEvidenceRef,
+): Promise<'identical' | 'different' | 'absent'> {
   const item = await wg.get({ namespace: rec.work_ref.namespace, item_id: rec.work_ref.item_id });
   const prior = item.evidence_refs.find((e) => e.id === evidence.id);
   if (!prior) return 'absent';
@@ -64,7 +68,9 @@ export async function requestClosure(wg: WorkGraphHost, rec: WorkBindingRecord):
       const item = tx.graph.require(rec.work_ref.item_id);
       if (String(item.machine.value) === 'completed') return; // closed before a crash: the request already succeeded
       closeItem(tx, by, {
-        item_id: rec.work_ref.item_id, expected_revision: contextOf(item).revision, status: 'completed',
+        item_id: rec.work_ref.item_id,
+        expected_revision: contextOf(item).revision,
+        status: 'completed',
         summary: `mob flow ${rec.target.flow_id} run ${rec.target.run_id} completed (binding ${rec.binding_id})`,
       });
     });
@@ -75,11 +81,19 @@ export async function requestClosure(wg: WorkGraphHost, rec: WorkBindingRecord):
 }
 
 /** Records an execution event on the item's namespace (best effort: the binding record is the truth). */
-export async function noteExecution(wg: WorkGraphHost, rec: WorkBindingRecord, kind: 'execution_bound' | 'execution_transitioned'): Promise<void> {
+export async function noteExecution(
+  wg: WorkGraphHost,
+  rec: WorkBindingRecord,
+  kind: 'execution_bound' | 'execution_transitioned',
+): Promise<void> {
   await wg.run(rec.work_ref.namespace, (tx) => {
     tx.event(kind, rec.work_ref.item_id, {
-      binding_id: rec.binding_id, machine_state: rec.machine.value, binding_revision: rec.machine.context.revision,
-      mob_id: rec.target.mob_id, flow_id: rec.target.flow_id, run_id: rec.target.run_id,
+      binding_id: rec.binding_id,
+      machine_state: rec.machine.value,
+      binding_revision: rec.machine.context.revision,
+      mob_id: rec.target.mob_id,
+      flow_id: rec.target.flow_id,
+      run_id: rec.target.run_id,
     });
   });
 }

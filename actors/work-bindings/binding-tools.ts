@@ -4,9 +4,7 @@
 // idempotency keys, correlation ids and principals are never in it.
 import { ServiceError } from '../../contracts/errors.ts';
 import type { FlowRunRecord } from '../../contracts/mob.ts';
-import {
-  AbandonArgs, BindingIdArgs, BindingListArgs, FlowLaunchArgs, FlowStatusArgs,
-} from '../../contracts/work-binding.ts';
+import { AbandonArgs, BindingIdArgs, BindingListArgs, FlowLaunchArgs, FlowStatusArgs } from '../../contracts/work-binding.ts';
 import type { ExposedResult, ExposedTool } from '../mcp-exposed.ts';
 import type { BindingHost } from './binding-host.ts';
 import { BINDING_KIND } from './binding-actor.ts';
@@ -30,7 +28,8 @@ export function bindingTools(host: BindingHost): ExposedTool[] {
   return [
     {
       name: 'warren_workgraph_flow_launch',
-      description: 'Bind a WorkGraph item to one mob-flow run and start it. Needs expected_item_revision (compare-and-set) and an idempotency_key; the same key with the same request answers the existing binding.',
+      description:
+        'Bind a WorkGraph item to one mob-flow run and start it. Needs expected_item_revision (compare-and-set) and an idempotency_key; the same key with the same request answers the existing binding.',
       input_schema: FlowLaunchArgs,
       owner: onMob,
       async call(args) {
@@ -39,7 +38,8 @@ export function bindingTools(host: BindingHost): ExposedTool[] {
     },
     {
       name: 'warren_workgraph_flow_reconcile',
-      description: 'Re-apply the binding rules: a running binding whose run ended writes its evidence and requests closure; answers the binding.',
+      description:
+        'Re-apply the binding rules: a running binding whose run ended writes its evidence and requests closure; answers the binding.',
       input_schema: BindingIdArgs,
       owner: onBinding,
       async call(args) {
@@ -48,7 +48,8 @@ export function bindingTools(host: BindingHost): ExposedTool[] {
     },
     {
       name: 'warren_workgraph_flow_abandon_uncertain',
-      description: 'Abandon an uncertain launch (a binding left in begun by a restart): needs expected_binding_revision, and only while its deterministic run is absent. A superseding launch is then required.',
+      description:
+        'Abandon an uncertain launch (a binding left in begun by a restart): needs expected_binding_revision, and only while its deterministic run is absent. A superseding launch is then required.',
       input_schema: AbandonArgs,
       owner: onBinding,
       async call(args) {

@@ -4,7 +4,14 @@
 // calls these mutators, never REST. Reads (goal status, attention list) also serve the REST POST reads.
 import { ServiceError } from '../../contracts/errors.ts';
 import type { GoalCloseInput, GoalConfirmInput, GoalCreateInput } from '../../contracts/workgraph-inputs.ts';
-import type { AttentionListRequest, AttentionStatus, AttentionTarget, GoalStatus, WorkAttentionBinding, WorkEvidenceRef } from '../../contracts/workgraph.ts';
+import type {
+  AttentionListRequest,
+  AttentionStatus,
+  AttentionTarget,
+  GoalStatus,
+  WorkAttentionBinding,
+  WorkEvidenceRef,
+} from '../../contracts/workgraph.ts';
 import { addEvidence, closeItem, createItem } from './wg-commands.ts';
 import { cmp, contextOf } from './wg-graph.ts';
 import { uuidv7 } from './wg-ids.ts';
@@ -46,8 +53,12 @@ export function createGoal(host: WorkGraphHost, input: GoalCreateInput): Promise
     const b: WorkAttentionBinding = {
       binding_id: `attention_${uuidv7(tx.now)}`,
       work_ref: { realm_id: tx.graph.realmId, namespace: tx.graph.namespace, item_id: item.id },
-      target, mode: mode ?? 'pursue', delegated_authority: delegated_authority ?? 'request_closure',
-      status: { state: 'active' }, created_at: at, updated_at: at,
+      target,
+      mode: mode ?? 'pursue',
+      delegated_authority: delegated_authority ?? 'request_closure',
+      status: { state: 'active' },
+      created_at: at,
+      updated_at: at,
     };
     tx.putAttention(b);
     tx.event('attention_created', item.id, { binding: b });
@@ -66,10 +77,17 @@ export async function confirmGoal(host: WorkGraphHost, input: GoalConfirmInput):
   return host.run(ns, (tx) => {
     const b = binding(tx, input.binding_id);
     const itemId = b.work_ref.item_id;
-    if (input.kind === 'principal' && !input.principal_id) throw new ServiceError('BAD_REQUEST', 'a principal confirmation needs principal_id');
-    const evidence: WorkEvidenceRef = input.kind === 'host'
-      ? { id: 'confirmation:host', kind: 'confirmation', confirmation_kind: 'host', confirming_owner_key: HOST_CALLER.owner.key }
-      : { id: `confirmation:principal:${input.principal_id}`, kind: 'confirmation', confirmation_kind: 'principal', confirming_owner_key: { kind: 'principal', id: input.principal_id! } };
+    if (input.kind === 'principal' && !input.principal_id)
+      throw new ServiceError('BAD_REQUEST', 'a principal confirmation needs principal_id');
+    const evidence: WorkEvidenceRef =
+      input.kind === 'host'
+        ? { id: 'confirmation:host', kind: 'confirmation', confirmation_kind: 'host', confirming_owner_key: HOST_CALLER.owner.key }
+        : {
+            id: `confirmation:principal:${input.principal_id}`,
+            kind: 'confirmation',
+            confirmation_kind: 'principal',
+            confirming_owner_key: { kind: 'principal', id: input.principal_id! },
+          };
     if (input.summary) evidence.summary = input.summary;
     const revision = contextOf(tx.graph.require(itemId)).revision;
     addEvidence(tx, HOST_CALLER, { namespace: ns, item_id: itemId, expected_revision: revision, evidence });
@@ -89,12 +107,19 @@ export async function closeGoal(host: WorkGraphHost, input: GoalCloseInput): Pro
   });
 }
 
-export async function pauseAttention(host: WorkGraphHost, bindingId: string, until?: string, namespace?: string): Promise<WorkAttentionBinding> {
-  if (until !== undefined && Number.isNaN(Date.parse(until))) throw new ServiceError('BAD_REQUEST', `until is not an RFC 3339 time: ${until}`);
+export async function pauseAttention(
+  host: WorkGraphHost,
+  bindingId: string,
+  until?: string,
+  namespace?: string,
+): Promise<WorkAttentionBinding> {
+  if (until !== undefined && Number.isNaN(Date.parse(until)))
+    throw new ServiceError('BAD_REQUEST', `until is not an RFC 3339 time: ${until}`);
   const ns = await locate(host, bindingId, namespace);
   return host.run(ns, (tx) => {
     const b = binding(tx, bindingId);
-    if (b.status.state === 'stopped' || b.status.state === 'superseded') throw new ServiceError('BAD_REQUEST', `attention ${bindingId} is ${b.status.state}`, { reason: 'terminal' });
+    if (b.status.state === 'stopped' || b.status.state === 'superseded')
+      throw new ServiceError('BAD_REQUEST', `attention ${bindingId} is ${b.status.state}`, { reason: 'terminal' });
     return setStatus(tx, b, until === undefined ? { state: 'paused' } : { state: 'paused', until });
   });
 }
@@ -103,7 +128,8 @@ export async function resumeAttention(host: WorkGraphHost, bindingId: string, na
   const ns = await locate(host, bindingId, namespace);
   return host.run(ns, (tx) => {
     const b = binding(tx, bindingId);
-    if (b.status.state !== 'paused') throw new ServiceError('BAD_REQUEST', `attention ${bindingId} is ${b.status.state}, not paused`, { reason: 'not_paused' });
+    if (b.status.state !== 'paused')
+      throw new ServiceError('BAD_REQUEST', `attention ${bindingId} is ${b.status.state}, not paused`, { reason: 'not_paused' });
     return setStatus(tx, b, { state: 'active' });
   });
 }

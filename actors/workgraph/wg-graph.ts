@@ -40,7 +40,11 @@ export class NamespaceGraph {
   #version = 0;
   #readyCache: { version: number; sorted: ItemRecord[] } | null = null;
 
-  constructor(readonly realmId: string, readonly namespace: string, recs?: NamespaceRecords) {
+  constructor(
+    readonly realmId: string,
+    readonly namespace: string,
+    recs?: NamespaceRecords,
+  ) {
     if (!recs) return;
     this.seq = recs.seq;
     this.headRev = 'rev' in recs ? recs.rev : null;
@@ -63,7 +67,10 @@ export class NamespaceGraph {
     this.#version++;
     const key = edgeKey(edge);
     this.edges.set(key, edge);
-    for (const [index, id] of [[this.#out, edge.from_id], [this.#in, edge.to_id]] as const) {
+    for (const [index, id] of [
+      [this.#out, edge.from_id],
+      [this.#in, edge.to_id],
+    ] as const) {
       let set = index.get(id);
       if (!set) index.set(id, (set = new Set()));
       set.add(key);
@@ -90,7 +97,8 @@ export class NamespaceGraph {
    */
   checkEdge(from: string, to: string, kind: WorkEdgeKind): void {
     for (const id of [from, to]) {
-      if (!this.items.has(id)) throw new ServiceError('BAD_REQUEST', `invalid edge endpoint: no work item ${id}`, { reason: 'invalid_endpoint', item_id: id });
+      if (!this.items.has(id))
+        throw new ServiceError('BAD_REQUEST', `invalid edge endpoint: no work item ${id}`, { reason: 'invalid_endpoint', item_id: id });
     }
     if (from === to) throw new ServiceError('BAD_REQUEST', `a ${kind} edge cannot link ${from} to itself`, { reason: 'self_edge' });
     if (this.edges.has(edgeKey({ from_id: from, to_id: to, kind }))) {
@@ -189,9 +197,20 @@ export class NamespaceGraph {
     const c = contextOf(rec);
     const f = rec.fields;
     const item: WorkItem = {
-      id: f.id, realm_id: this.realmId, namespace: this.namespace, title: f.title, status: statusOfRecord(rec), priority: f.priority,
-      completion_policy: c.policy, labels: f.labels, machine_state: { machine: 'work-item', version: '1', state: rec.machine.value },
-      revision: c.revision, created_at: f.created_at, updated_at: f.updated_at, external_refs: f.external_refs, evidence_refs: c.evidence,
+      id: f.id,
+      realm_id: this.realmId,
+      namespace: this.namespace,
+      title: f.title,
+      status: statusOfRecord(rec),
+      priority: f.priority,
+      completion_policy: c.policy,
+      labels: f.labels,
+      machine_state: { machine: 'work-item', version: '1', state: rec.machine.value },
+      revision: c.revision,
+      created_at: f.created_at,
+      updated_at: f.updated_at,
+      external_refs: f.external_refs,
+      evidence_refs: c.evidence,
     };
     if (f.description !== undefined) item.description = f.description;
     if (f.owner !== undefined) item.owner = f.owner;
@@ -218,8 +237,10 @@ export function cmp(a: string, b: string): number {
 function compareReady(a: ItemRecord, b: ItemRecord): number {
   const fa = a.fields;
   const fb = b.fields;
-  return PRIORITY_RANK[fa.priority] - PRIORITY_RANK[fb.priority]
-    || cmp(fa.due_at ?? '\uffff', fb.due_at ?? '\uffff')
-    || cmp(fa.created_at, fb.created_at)
-    || cmp(fa.id, fb.id);
+  return (
+    PRIORITY_RANK[fa.priority] - PRIORITY_RANK[fb.priority] ||
+    cmp(fa.due_at ?? '\uffff', fb.due_at ?? '\uffff') ||
+    cmp(fa.created_at, fb.created_at) ||
+    cmp(fa.id, fb.id)
+  );
 }

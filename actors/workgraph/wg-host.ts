@@ -6,10 +6,27 @@
 import { ServiceError } from '../../contracts/errors.ts';
 import type { ActorRegistry, KindTable } from '../actor-registry.ts';
 import type {
-  WorkBlockInput, WorkClaimInput, WorkCloseInput, WorkCreateInput, WorkEventsInput, WorkEvidenceInput, WorkGetInput, WorkLinkInput,
-  WorkListInput, WorkReadyInput, WorkReleaseInput, WorkUpdateInput,
+  WorkBlockInput,
+  WorkClaimInput,
+  WorkCloseInput,
+  WorkCreateInput,
+  WorkEventsInput,
+  WorkEvidenceInput,
+  WorkGetInput,
+  WorkLinkInput,
+  WorkListInput,
+  WorkReadyInput,
+  WorkReleaseInput,
+  WorkUpdateInput,
 } from '../../contracts/workgraph-inputs.ts';
-import { DEFAULT_NAMESPACE, type WorkEdge, type WorkEvent, type WorkItem, type WorkSnapshot, type WorkStatus } from '../../contracts/workgraph.ts';
+import {
+  DEFAULT_NAMESPACE,
+  type WorkEdge,
+  type WorkEvent,
+  type WorkItem,
+  type WorkSnapshot,
+  type WorkStatus,
+} from '../../contracts/workgraph.ts';
 import type { WorkCaller } from '../../machines/work-item-machine.ts';
 import { addEvidence, blockItem, claimItem, closeItem, createItem, linkItems, releaseItem, updateItem } from './wg-commands.ts';
 import { cmp, hasLabels, isTerminal, statusOfRecord, type NamespaceGraph } from './wg-graph.ts';
@@ -32,7 +49,10 @@ export const WORKGRAPH_KIND = 'workgraph_namespace';
 export class WorkGraphHost {
   readonly #table: KindTable<NamespaceActor>;
 
-  constructor(readonly deps: WorkGraphDeps, registry: ActorRegistry) {
+  constructor(
+    readonly deps: WorkGraphDeps,
+    registry: ActorRegistry,
+  ) {
     this.#table = registry.register<NamespaceActor>({
       kind: WORKGRAPH_KIND,
       // A namespace with live leases stays resident (busy) so that its lease timer observes every expiry.
@@ -71,7 +91,9 @@ export class WorkGraphHost {
 
   checkRealm(realmId: string | undefined): void {
     if (realmId !== undefined && realmId !== this.deps.realmId) {
-      throw new ServiceError('BAD_REQUEST', `unknown realm '${realmId}': this host serves realm '${this.deps.realmId}'`, { realm_id: realmId });
+      throw new ServiceError('BAD_REQUEST', `unknown realm '${realmId}': this host serves realm '${this.deps.realmId}'`, {
+        realm_id: realmId,
+      });
     }
   }
 
@@ -81,7 +103,8 @@ export class WorkGraphHost {
 
   async list(q: WorkListInput): Promise<WorkItem[]> {
     let out: WorkItem[] = [];
-    for (const ns of await this.#scope(q)) out = out.concat(await this.run(ns, (tx) => filtered(tx.graph, q).map((r) => tx.graph.project(r))));
+    for (const ns of await this.#scope(q))
+      out = out.concat(await this.run(ns, (tx) => filtered(tx.graph, q).map((r) => tx.graph.project(r))));
     return q.limit === undefined ? out : out.slice(0, q.limit);
   }
 
@@ -90,18 +113,33 @@ export class WorkGraphHost {
   }
 
   async snapshot(q: WorkListInput): Promise<WorkSnapshot> {
-    const parts = await Promise.all((await this.#scope(q)).map((ns) => this.run(ns, (tx) => {
-      const g = tx.graph;
-      const recs = filtered(g, q);
-      const ids = new Set(recs.map((r) => r.fields.id));
-      const edges: WorkEdge[] = [...g.edges.values()].filter((e) => ids.has(e.from_id) || ids.has(e.to_id));
-      return { items: recs.map((r) => g.project(r)), edges, ready: g.ready(tx.now).map((r) => r.fields.id), attention: [...g.attention.values()], seq: g.seq, now: tx.now };
-    })));
+    const parts = await Promise.all(
+      (await this.#scope(q)).map((ns) =>
+        this.run(ns, (tx) => {
+          const g = tx.graph;
+          const recs = filtered(g, q);
+          const ids = new Set(recs.map((r) => r.fields.id));
+          const edges: WorkEdge[] = [...g.edges.values()].filter((e) => ids.has(e.from_id) || ids.has(e.to_id));
+          return {
+            items: recs.map((r) => g.project(r)),
+            edges,
+            ready: g.ready(tx.now).map((r) => r.fields.id),
+            attention: [...g.attention.values()],
+            seq: g.seq,
+            now: tx.now,
+          };
+        }),
+      ),
+    );
     const all = q.all_namespaces === true;
     const snap: WorkSnapshot = {
-      realm_id: this.deps.realmId, all_namespaces: all,
-      items: parts.flatMap((p) => p.items), edges: parts.flatMap((p) => p.edges), ready_item_ids: parts.flatMap((p) => p.ready),
-      attention: parts.flatMap((p) => p.attention), captured_at: new Date(parts[0]?.now ?? this.deps.now()).toISOString(),
+      realm_id: this.deps.realmId,
+      all_namespaces: all,
+      items: parts.flatMap((p) => p.items),
+      edges: parts.flatMap((p) => p.edges),
+      ready_item_ids: parts.flatMap((p) => p.ready),
+      attention: parts.flatMap((p) => p.attention),
+      captured_at: new Date(parts[0]?.now ?? this.deps.now()).toISOString(),
     };
     if (q.limit !== undefined) snap.items = snap.items.slice(0, q.limit);
     if (!all) {

@@ -7,11 +7,29 @@
 // expiries are observed without a caller. wg-host.ts owns these actors.
 import type { Logger } from 'pino';
 import { initialTransition, transition } from 'xstate';
-import type { WorkAttentionBinding, WorkCompletionPolicy, WorkEdge, WorkEvent, WorkEventKind, WorkFact } from '../../contracts/workgraph.ts';
+import type {
+  WorkAttentionBinding,
+  WorkCompletionPolicy,
+  WorkEdge,
+  WorkEvent,
+  WorkEventKind,
+  WorkFact,
+} from '../../contracts/workgraph.ts';
 import { workItemMachine, type WorkItemEvent, type WorkOutcome } from '../../machines/work-item-machine.ts';
 import type { Store, StoreOp } from '../../storage/store.ts';
 import { NamespaceGraph } from './wg-graph.ts';
-import { headOps, isHeadConflict, loadNamespace, putAttentionOp, putEdgeOp, putEventOp, putItemOp, readHead, type ItemFields, type ItemRecord } from './wg-records.ts';
+import {
+  headOps,
+  isHeadConflict,
+  loadNamespace,
+  putAttentionOp,
+  putEdgeOp,
+  putEventOp,
+  putItemOp,
+  readHead,
+  type ItemFields,
+  type ItemRecord,
+} from './wg-records.ts';
 
 export interface WorkGraphDeps {
   store: Store;
@@ -42,7 +60,10 @@ export class Tx {
   readonly #other: StoreOp[] = [];
   readonly events: WorkEvent[] = [];
 
-  constructor(readonly graph: NamespaceGraph, readonly now: number) {}
+  constructor(
+    readonly graph: NamespaceGraph,
+    readonly now: number,
+  ) {}
 
   get empty(): boolean {
     return this.#items.size === 0 && this.#other.length === 0 && this.events.length === 0;
@@ -108,7 +129,8 @@ const backoff = (attempt: number): Promise<void> =>
 export function readyFacts(g: NamespaceGraph, ids: Iterable<string>, before: ReadonlySet<string>, now: number): WorkFact[] {
   const facts: WorkFact[] = [];
   for (const id of ids) {
-    if (!before.has(id) && g.isReady(id, now)) facts.push({ kind: 'item_ready', item_id: id, item_revision: g.require(id).machine.context.revision });
+    if (!before.has(id) && g.isReady(id, now))
+      facts.push({ kind: 'item_ready', item_id: id, item_revision: g.require(id).machine.context.revision });
   }
   return facts;
 }
@@ -124,7 +146,10 @@ export class NamespaceActor {
   #timer: NodeJS.Timeout | null = null;
   #closed = false;
 
-  constructor(readonly namespace: string, readonly deps: WorkGraphDeps) {
+  constructor(
+    readonly namespace: string,
+    readonly deps: WorkGraphDeps,
+  ) {
     this.lastUsedMs = deps.now();
   }
 
@@ -145,27 +170,29 @@ export class NamespaceActor {
   send<T>(fn: (tx: Tx) => T): Promise<T> {
     this.lastUsedMs = this.deps.now();
     this.#pending++;
-    const run = this.#tail.then(async () => {
-      for (let attempt = 0; ; attempt++) {
-        const graph = await this.#fresh();
-        const tx = new Tx(graph, this.deps.now());
-        try {
-          await this.#expireDue(graph);
-          const result = fn(tx);
-          await tx.commit(this.deps.store);
-          return result;
-        } catch (err) {
-          if (!tx.empty || isHeadConflict(err, this.namespace)) this.#graph = null;
-          // A peer committed first: `fn` is synchronous over the graph, so it runs again on the state re-read.
-          if (!isHeadConflict(err, this.namespace) || attempt >= HEAD_RETRIES) throw err;
-        } finally {
-          this.#arm();
+    const run = this.#tail
+      .then(async () => {
+        for (let attempt = 0; ; attempt++) {
+          const graph = await this.#fresh();
+          const tx = new Tx(graph, this.deps.now());
+          try {
+            await this.#expireDue(graph);
+            const result = fn(tx);
+            await tx.commit(this.deps.store);
+            return result;
+          } catch (err) {
+            if (!tx.empty || isHeadConflict(err, this.namespace)) this.#graph = null;
+            // A peer committed first: `fn` is synchronous over the graph, so it runs again on the state re-read.
+            if (!isHeadConflict(err, this.namespace) || attempt >= HEAD_RETRIES) throw err;
+          } finally {
+            this.#arm();
+          }
+          await backoff(attempt);
         }
-        await backoff(attempt);
-      }
-    }).finally(() => {
-      this.#pending--;
-    });
+      })
+      .finally(() => {
+        this.#pending--;
+      });
     this.#tail = run.catch(() => undefined);
     return run;
   }
@@ -216,7 +243,9 @@ export class NamespaceActor {
     const delay = Math.min(MAX_TIMER_MS, Math.max(0, due - this.deps.now()) + 1);
     this.#timer = setTimeout(() => {
       this.#timer = null;
-      this.send(() => undefined).catch((err: unknown) => this.deps.log.error({ err, namespace: this.namespace }, 'workgraph lease sweep failed'));
+      this.send(() => undefined).catch((err: unknown) =>
+        this.deps.log.error({ err, namespace: this.namespace }, 'workgraph lease sweep failed'),
+      );
     }, delay);
     this.#timer.unref();
   }

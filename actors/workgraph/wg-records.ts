@@ -5,9 +5,7 @@
 import { Type, type Static } from 'typebox';
 import { Compile } from 'typebox/compile';
 import { ServiceError } from '../../contracts/errors.ts';
-import {
-  ExternalWorkRef, WorkAttentionBinding, WorkEdge, WorkEvent, WorkOwner, WorkPriority,
-} from '../../contracts/workgraph.ts';
+import { ExternalWorkRef, WorkAttentionBinding, WorkEdge, WorkEvent, WorkOwner, WorkPriority } from '../../contracts/workgraph.ts';
 import type { Store, StoreOp } from '../../storage/store.ts';
 
 export const META_NS = 'wg/meta';
@@ -36,7 +34,10 @@ export const ItemFields = Type.Object({
 export type ItemFields = Static<typeof ItemFields>;
 
 /** The persisted machine snapshot: its state value and context (outcome dropped). */
-const MachineRecord = Type.Object({ value: Type.String(), context: Type.Object({ revision: Type.Integer() }, { additionalProperties: true }) });
+const MachineRecord = Type.Object({
+  value: Type.String(),
+  context: Type.Object({ revision: Type.Integer() }, { additionalProperties: true }),
+});
 
 const ItemRecord = Type.Object({ v: Type.Literal(1), fields: ItemFields, machine: MachineRecord });
 export type ItemRecord = Static<typeof ItemRecord>;
@@ -49,12 +50,19 @@ const AttentionRecord = Type.Object({ v: Type.Literal(1), binding: WorkAttention
  * written before it existed): two processes hosting one namespace can never both commit over one state.
  */
 const MetaRecord = Type.Object({
-  v: Type.Literal(1), seq: Type.Integer({ minimum: 0 }), next_lease_due_ms: Type.Optional(Type.Number()), rev: Type.Optional(Type.Integer({ minimum: 1 })),
+  v: Type.Literal(1),
+  seq: Type.Integer({ minimum: 0 }),
+  next_lease_due_ms: Type.Optional(Type.Number()),
+  rev: Type.Optional(Type.Integer({ minimum: 1 })),
 });
 export type MetaRecord = Static<typeof MetaRecord>;
 
 const checks = {
-  item: Compile(ItemRecord), edge: Compile(EdgeRecord), event: Compile(EventRecord), attention: Compile(AttentionRecord), meta: Compile(MetaRecord),
+  item: Compile(ItemRecord),
+  edge: Compile(EdgeRecord),
+  event: Compile(EventRecord),
+  attention: Compile(AttentionRecord),
+  meta: Compile(MetaRecord),
 };
 
 function decode<T>(check: { Check(v: unknown): boolean }, what: string, key: string, value: unknown): T {
@@ -63,10 +71,24 @@ function decode<T>(check: { Check(v: unknown): boolean }, what: string, key: str
 }
 
 export const putItemOp = (ns: string, rec: ItemRecord): StoreOp => ({ op: 'putRecord', ns: itemsNs(ns), key: rec.fields.id, value: rec });
-export const putEdgeOp = (ns: string, edge: WorkEdge): StoreOp => ({ op: 'putRecord', ns: edgesNs(ns), key: edgeKey(edge), value: { v: 1, edge } });
-export const putEventOp = (ns: string, event: WorkEvent): StoreOp => ({ op: 'putRecord', ns: eventsNs(ns), key: seqKey(event.seq), value: { v: 1, event } });
-export const putAttentionOp = (ns: string, binding: WorkAttentionBinding): StoreOp =>
-  ({ op: 'putRecord', ns: attentionNs(ns), key: binding.binding_id, value: { v: 1, binding } });
+export const putEdgeOp = (ns: string, edge: WorkEdge): StoreOp => ({
+  op: 'putRecord',
+  ns: edgesNs(ns),
+  key: edgeKey(edge),
+  value: { v: 1, edge },
+});
+export const putEventOp = (ns: string, event: WorkEvent): StoreOp => ({
+  op: 'putRecord',
+  ns: eventsNs(ns),
+  key: seqKey(event.seq),
+  value: { v: 1, event },
+});
+export const putAttentionOp = (ns: string, binding: WorkAttentionBinding): StoreOp => ({
+  op: 'putRecord',
+  ns: attentionNs(ns),
+  key: binding.binding_id,
+  value: { v: 1, binding },
+});
 export const putMetaOp = (ns: string, seq: number, nextLeaseDue?: number, rev?: number): StoreOp => {
   const value: MetaRecord = { v: 1, seq };
   if (nextLeaseDue !== undefined) value.next_lease_due_ms = nextLeaseDue;

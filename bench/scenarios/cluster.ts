@@ -30,9 +30,15 @@ async function measureSpread(ctx: BenchContext, servers: ServerHandle[], c: numb
 
 function row(setup: string, nodes: number, c: number, m: { loop: LoopResult; cpuMs: number }): Row {
   return {
-    setup, nodes, c,
-    'turns/s': round(m.loop.opsPerSec), 'p50 ms': round(m.loop.latency.p50), 'p99 ms': round(m.loop.latency.p99),
-    'Warren CPU ms/turn': m.loop.ops ? round(m.cpuMs / m.loop.ops) : null, turns: m.loop.ops, errors: m.loop.errors,
+    setup,
+    nodes,
+    c,
+    'turns/s': round(m.loop.opsPerSec),
+    'p50 ms': round(m.loop.latency.p50),
+    'p99 ms': round(m.loop.latency.p99),
+    'Warren CPU ms/turn': m.loop.ops ? round(m.cpuMs / m.loop.ops) : null,
+    turns: m.loop.ops,
+    errors: m.loop.errors,
   };
 }
 
@@ -42,7 +48,9 @@ export const clusterScenario: Scenario = {
   async run(ctx: BenchContext): Promise<ScenarioResult> {
     const c = ctx.quick ? 4 : 10;
     const rows: Row[] = [];
-    const notes: string[] = [`Closed loop c=${c}, requests round-robin over the nodes; each create+turn lands on the node that owns the new session (no forwarding).`];
+    const notes: string[] = [
+      `Closed loop c=${c}, requests round-robin over the nodes; each create+turn lands on the node that owns the new session (no forwarding).`,
+    ];
     await withTempRoot(ctx, async (root) => {
       const lmdb = await startServer({ stateRoot: root, realm: 'lmdb', llmUrl: ctx.fake.url, pin: ctx.pin, nodeFlags: ctx.nodeFlags });
       try {
@@ -65,7 +73,17 @@ export const clusterScenario: Scenario = {
           const servers: ServerHandle[] = [];
           try {
             for (let i = 0; i < n; i++) {
-              servers.push(await startServer({ stateRoot: root, realm: 'cluster', backend: 'postgres', env: { WARREN_DATABASE_URL: url }, llmUrl: ctx.fake.url, pin: ctx.pin, nodeFlags: ctx.nodeFlags }));
+              servers.push(
+                await startServer({
+                  stateRoot: root,
+                  realm: 'cluster',
+                  backend: 'postgres',
+                  env: { WARREN_DATABASE_URL: url },
+                  llmUrl: ctx.fake.url,
+                  pin: ctx.pin,
+                  nodeFlags: ctx.nodeFlags,
+                }),
+              );
             }
             const m = await measureSpread(ctx, servers, c);
             ctx.log(`  postgres ${n} node(s): ${round(m.loop.opsPerSec)} turns/s, ${round(m.cpuMs / Math.max(1, m.loop.ops))} ms CPU/turn`);
@@ -79,7 +97,8 @@ export const clusterScenario: Scenario = {
       await pg.server.stop();
     }
     notes.push('Warren CPU sums utime+stime of every node; the PostgreSQL server (fsync on, one embedded instance) is not counted.');
-    if (ctx.pin) notes.push('Pinned: every node runs on core 0, so more nodes share one core; the rows show the per-turn cost, not scaling.');
+    if (ctx.pin)
+      notes.push('Pinned: every node runs on core 0, so more nodes share one core; the rows show the per-turn cost, not scaling.');
     return { id: 'cluster', title: this.title, columns: COLUMNS, rows, notes, targets: [] };
   },
 };

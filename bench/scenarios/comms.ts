@@ -20,11 +20,20 @@ async function freePort(): Promise<number> {
   return port;
 }
 
-async function writeRealm(root: string, realm: string, llmUrl: string, listen: number, trusted: Array<{ name: string; port: number }>): Promise<void> {
+async function writeRealm(
+  root: string,
+  realm: string,
+  llmUrl: string,
+  listen: number,
+  trusted: Array<{ name: string; port: number }>,
+): Promise<void> {
   const dir = join(root, realm);
   await mkdir(dir, { recursive: true });
   const peers = trusted.map((p) => `{ name = "${p.name}", address = "127.0.0.1:${p.port}" }`).join(', ');
-  await writeFile(join(dir, 'config.toml'), `${benchConfigToml(llmUrl)}\n[comms]\ninbox_capacity = 100000000\nlisten = "127.0.0.1:${listen}"\ntrusted_peers = [${peers}]\n`);
+  await writeFile(
+    join(dir, 'config.toml'),
+    `${benchConfigToml(llmUrl)}\n[comms]\ninbox_capacity = 100000000\nlisten = "127.0.0.1:${listen}"\ntrusted_peers = [${peers}]\n`,
+  );
 }
 
 async function post(pool: Pool, path: string, body: unknown): Promise<Record<string, unknown>> {
@@ -35,21 +44,42 @@ async function post(pool: Pool, path: string, body: unknown): Promise<Record<str
 }
 
 async function agent(pool: Pool, name: string): Promise<string> {
-  return (await post(pool, '/sessions', { prompt: 'bench', provider: 'self_hosted', model: 'bench-model', comms_name: name, max_tokens: 16 })).session_id as string;
+  return (
+    await post(pool, '/sessions', { prompt: 'bench', provider: 'self_hosted', model: 'bench-model', comms_name: name, max_tokens: 16 })
+  ).session_id as string;
 }
 
 /** One round trip: a request a→b, then b's completed response back to a. */
 function roundTrip(ap: Pool, bp: Pool, a: string, aPeer: string, b: string, bPeer: string) {
   return async () => {
-    const req = await post(ap, '/comms/send', { kind: 'peer_request', session_id: a, to: bPeer, intent: 'supervisor.bridge', params: { command: 'ping' } });
-    await post(bp, '/comms/send', { kind: 'peer_response', session_id: b, to: aPeer, in_reply_to: req.request_id, status: 'completed', result: { command: 'ping', ok: true } });
+    const req = await post(ap, '/comms/send', {
+      kind: 'peer_request',
+      session_id: a,
+      to: bPeer,
+      intent: 'supervisor.bridge',
+      params: { command: 'ping' },
+    });
+    await post(bp, '/comms/send', {
+      kind: 'peer_response',
+      session_id: b,
+      to: aPeer,
+      in_reply_to: req.request_id,
+      status: 'completed',
+      result: { command: 'ping', ok: true },
+    });
   };
 }
 
 function row(label: string, c: number, m: Awaited<ReturnType<typeof measured>>): Row {
   return {
-    what: label, c, 'ops/s': round(m.opsPerSec), 'p50 ms': round(m.latency.p50), 'p99 ms': round(m.latency.p99),
-    'server CPU ms/op': round(m.cpuMsPerOp), 'LMDB commits/op': m.commitsPerOp === null ? null : round(m.commitsPerOp), errors: m.errors,
+    what: label,
+    c,
+    'ops/s': round(m.opsPerSec),
+    'p50 ms': round(m.latency.p50),
+    'p99 ms': round(m.latency.p99),
+    'server CPU ms/op': round(m.cpuMsPerOp),
+    'LMDB commits/op': m.commitsPerOp === null ? null : round(m.commitsPerOp),
+    errors: m.errors,
   };
 }
 
@@ -81,14 +111,18 @@ export const commsScenario: Scenario = {
             rows.push(row('round trip, inproc', c, m));
           }
           for (const c of [1, 8]) {
-            const m = await measured(east, () => closedLoop(c, window, roundTrip(ep, wp, a, `${a}@127.0.0.1:${pe}`, w, `${w}@127.0.0.1:${pw}`)));
+            const m = await measured(east, () =>
+              closedLoop(c, window, roundTrip(ep, wp, a, `${a}@127.0.0.1:${pe}`, w, `${w}@127.0.0.1:${pw}`)),
+            );
             ctx.log(`  tcp round trip c=${c}: p50 ${round(m.latency.p50)} ms`);
             rows.push(row('round trip, TCP (east CPU)', c, m));
           }
           for (const c of [1, 16]) {
-            const m = await measured(east, () => closedLoop(c, window, async (wk, i) => {
-              await post(ep, `/sessions/${b}/external-events`, { kind: 'generic_json', event_type: 'bench', payload: { wk, i } });
-            }));
+            const m = await measured(east, () =>
+              closedLoop(c, window, async (wk, i) => {
+                await post(ep, `/sessions/${b}/external-events`, { kind: 'generic_json', event_type: 'bench', payload: { wk, i } });
+              }),
+            );
             ctx.log(`  external-event admission c=${c}: ${round(m.opsPerSec)}/s`);
             rows.push(row('inbox admission (external-events)', c, m));
           }
@@ -101,10 +135,13 @@ export const commsScenario: Scenario = {
       }
     });
     return {
-      id: 'comms', title: this.title,
+      id: 'comms',
+      title: this.title,
       columns: ['what', 'c', 'ops/s', 'p50 ms', 'p99 ms', 'server CPU ms/op', 'LMDB commits/op', 'errors'],
       rows,
-      notes: ['A round trip is two POST /comms/send calls (request, then its response); each answers once the recipient inbox commit is durable (LMDB).'],
+      notes: [
+        'A round trip is two POST /comms/send calls (request, then its response); each answers once the recipient inbox commit is durable (LMDB).',
+      ],
       targets: [],
     };
   },

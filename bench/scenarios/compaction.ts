@@ -9,7 +9,11 @@ const HISTORY_SIZES = [10, 100, 1000];
 const PROMPT = 'Please note this detail for later: ' + 'context '.repeat(40);
 
 async function patchConfig(url: string, patch: unknown): Promise<void> {
-  const res = await fetch(`${url}/config`, { method: 'PATCH', headers: { 'content-type': 'application/json' }, body: JSON.stringify(patch) });
+  const res = await fetch(`${url}/config`, {
+    method: 'PATCH',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify(patch),
+  });
   if (res.status !== 200) throw new Error(`PATCH /config → ${res.status}: ${await res.text()}`);
 }
 
@@ -22,9 +26,12 @@ export const compactionScenario: Scenario = {
     const sizes = ctx.quick ? HISTORY_SIZES.filter((n) => n <= 100) : HISTORY_SIZES;
     for (const mode of ['off', 'on'] as const) {
       await withServer(ctx, {}, async (server) => {
-        await patchConfig(server.url, mode === 'on'
-          ? { compaction: { enabled: true, auto_compact_threshold: 8000, min_turns_between_compactions: 3 } }
-          : { compaction: { enabled: false } });
+        await patchConfig(
+          server.url,
+          mode === 'on'
+            ? { compaction: { enabled: true, auto_compact_threshold: 8000, min_turns_between_compactions: 3 } }
+            : { compaction: { enabled: false } },
+        );
         const client = new WarrenClient(server.url, 1);
         try {
           const id = await client.create(PROMPT, { provider: ctx.provider });
@@ -43,7 +50,14 @@ export const compactionScenario: Scenario = {
             }
             const s = summarize(samples);
             ctx.log(`  compaction ${mode}, ${size} turns: p50 ${round(s.p50)} ms, p99 ${round(s.p99)} ms`);
-            rows.push({ compaction: mode, 'history turns': size, n: s.n, 'p50 ms': round(s.p50), 'p99 ms': round(s.p99), 'max ms': round(s.max) });
+            rows.push({
+              compaction: mode,
+              'history turns': size,
+              n: s.n,
+              'p50 ms': round(s.p50),
+              'p99 ms': round(s.p99),
+              'max ms': round(s.max),
+            });
           }
         } finally {
           await client.close();

@@ -38,13 +38,20 @@ export const durabilityScenario: Scenario = {
   title: 'Durable commit: lmdb, sqlite and jsonl vs the memory backend (create+turn)',
   async run(ctx: BenchContext): Promise<ScenarioResult> {
     const levels = ctx.concurrencies.filter((c) => c <= 10);
-    const { rows, rates } = await compareVariants(ctx, levels.length ? levels : [1], [
-      { key: 'lmdb', value: 'lmdb (durable)', server: { backend: 'lmdb' } },
-      { key: 'sqlite', value: 'sqlite (durable)', server: { backend: 'sqlite' } },
-      { key: 'jsonl', value: 'jsonl (durable)', server: { backend: 'jsonl' } },
-      { key: 'memory', value: 'memory (not durable)', server: { backend: 'memory' } },
-    ], 'backend');
-    const notes = ['Same loop as the create+turn rows of scenario 1, uWS transport; the backends alternate per concurrency so that drift hits all of them.'];
+    const { rows, rates } = await compareVariants(
+      ctx,
+      levels.length ? levels : [1],
+      [
+        { key: 'lmdb', value: 'lmdb (durable)', server: { backend: 'lmdb' } },
+        { key: 'sqlite', value: 'sqlite (durable)', server: { backend: 'sqlite' } },
+        { key: 'jsonl', value: 'jsonl (durable)', server: { backend: 'jsonl' } },
+        { key: 'memory', value: 'memory (not durable)', server: { backend: 'memory' } },
+      ],
+      'backend',
+    );
+    const notes = [
+      'Same loop as the create+turn rows of scenario 1, uWS transport; the backends alternate per concurrency so that drift hits all of them.',
+    ];
     for (const c of levels) {
       const m = rates.get(`memory:${c}`);
       for (const key of ['lmdb', 'sqlite', 'jsonl']) {

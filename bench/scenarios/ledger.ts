@@ -20,7 +20,11 @@ async function dirBytes(dir: string): Promise<number> {
 }
 
 async function patchConfig(url: string, patch: unknown): Promise<void> {
-  const res = await fetch(`${url}/config`, { method: 'PATCH', headers: { 'content-type': 'application/json' }, body: JSON.stringify(patch) });
+  const res = await fetch(`${url}/config`, {
+    method: 'PATCH',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify(patch),
+  });
   if (res.status !== 200) throw new Error(`PATCH /config → ${res.status}: ${await res.text()}`);
 }
 
@@ -44,10 +48,12 @@ export const ledgerScenario: Scenario = {
               const empty = await dirBytes(store);
               const client = new WarrenClient(server.url, 4);
               try {
-                await Promise.all(Array.from({ length: sessions }, async (_, s) => {
-                  const id = await client.create(`session ${s}`);
-                  for (let i = 1; i < turns; i++) await client.continue(id, `turn ${i}`);
-                }));
+                await Promise.all(
+                  Array.from({ length: sessions }, async (_, s) => {
+                    const id = await client.create(`session ${s}`);
+                    for (let i = 1; i < turns; i++) await client.continue(id, `turn ${i}`);
+                  }),
+                );
               } finally {
                 await client.close();
               }
@@ -56,7 +62,8 @@ export const ledgerScenario: Scenario = {
             const mode = keep ? 'kept (keep_text_deltas)' : 'dropped (default)';
             ctx.log(`  ${tokens} tokens, ${turns} turn(s), deltas ${mode}: ${round(bytes / 1024)} KiB/session`);
             rows.push({ tokens, turns, deltas: mode, kib_per_session: round(bytes / 1024), bytes_per_turn: Math.round(bytes / turns) });
-            if (tokens === 20 && turns === 1 && !keep) targets.push(check('one 20-token turn per stored session', round(bytes / 1024), 10, 'KiB', 'ledger'));
+            if (tokens === 20 && turns === 1 && !keep)
+              targets.push(check('one 20-token turn per stored session', round(bytes / 1024), 10, 'KiB', 'ledger'));
           }
         }
       }

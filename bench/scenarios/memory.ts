@@ -77,14 +77,28 @@ function du(dir: string): number {
 /** Heap of a restored+started XState session actor and of a session record alone (bench/actor-memory.ts). */
 function partsOfASession(template: SessionTemplate, n: number): Row[] {
   const record = (JSON.parse(template.json) as { session: unknown }).session;
-  const r = spawnSync(process.execPath, ['--expose-gc', '--import', 'tsx', fileURLToPath(new URL('../actor-memory.ts', import.meta.url)), String(n), JSON.stringify(record)], {
-    encoding: 'utf8', cwd: fileURLToPath(new URL('../..', import.meta.url)),
-  });
-  if (r.status !== 0) return [{ kind: `actor-memory.ts failed: ${r.stderr.slice(0, 200)}`, 'objects/session': null, 'bytes/session': null }];
+  const r = spawnSync(
+    process.execPath,
+    ['--expose-gc', '--import', 'tsx', fileURLToPath(new URL('../actor-memory.ts', import.meta.url)), String(n), JSON.stringify(record)],
+    {
+      encoding: 'utf8',
+      cwd: fileURLToPath(new URL('../..', import.meta.url)),
+    },
+  );
+  if (r.status !== 0)
+    return [{ kind: `actor-memory.ts failed: ${r.stderr.slice(0, 200)}`, 'objects/session': null, 'bytes/session': null }];
   const m = JSON.parse(r.stdout.trim().split('\n').pop()!) as { actorBytes: number; recordBytes: number };
   return [
-    { kind: 'for comparison, measured alone: XState actor of machines/session-machine.ts restored from the snapshot, started, subscribed', 'objects/session': null, 'bytes/session': round(m.actorBytes) },
-    { kind: 'for comparison, measured alone: the session record as a plain JSON object', 'objects/session': null, 'bytes/session': round(m.recordBytes) },
+    {
+      kind: 'for comparison, measured alone: XState actor of machines/session-machine.ts restored from the snapshot, started, subscribed',
+      'objects/session': null,
+      'bytes/session': round(m.actorBytes),
+    },
+    {
+      kind: 'for comparison, measured alone: the session record as a plain JSON object',
+      'objects/session': null,
+      'bytes/session': round(m.recordBytes),
+    },
   ];
 }
 
@@ -99,9 +113,14 @@ async function residentByCreate(ctx: BenchContext, n: number, rows: Row[]): Prom
       });
       const base = await snapshot(server);
       const t0 = performance.now();
-      const r = await closedLoop(32, 3_600_000, async () => {
-        await client.create('hello', { provider: ctx.provider });
-      }, n);
+      const r = await closedLoop(
+        32,
+        3_600_000,
+        async () => {
+          await client.create('hello', { provider: ctx.provider });
+        },
+        n,
+      );
       if (r.errors) throw new Error(`creating resident sessions failed: ${r.firstError}`);
       const at = await snapshot(server);
       const row = perSessionRow('create+turn over HTTP', n, base, at, (performance.now() - t0) / 1000);
@@ -129,9 +148,14 @@ async function heapBreakdown(ctx: BenchContext, root: string, ids: string[], n: 
     await server.gc();
     await server.heapSnapshot(before);
     let next = ids.length - n;
-    await closedLoop(32, 3_600_000, async () => {
-      await client.status(ids[next++]);
-    }, n);
+    await closedLoop(
+      32,
+      3_600_000,
+      async () => {
+        await client.status(ids[next++]);
+      },
+      n,
+    );
     await server.gc();
     await server.heapSnapshot(after);
   } finally {
@@ -149,7 +173,13 @@ async function heapBreakdown(ctx: BenchContext, root: string, ids: string[], n: 
 }
 
 /** Resident memory of stored sessions hydrated by GET status, at each size (one server, growing). */
-async function residentByHydrate(ctx: BenchContext, template: SessionTemplate, sizes: number[], rows: Row[], breakdown: Row[]): Promise<Map<number, { heap: number; anon: number }>> {
+async function residentByHydrate(
+  ctx: BenchContext,
+  template: SessionTemplate,
+  sizes: number[],
+  rows: Row[],
+  breakdown: Row[],
+): Promise<Map<number, { heap: number; anon: number }>> {
   const out = new Map<number, { heap: number; anon: number }>();
   const max = Math.max(...sizes);
   await withTempRoot(ctx, async (root) => {
@@ -157,7 +187,14 @@ async function residentByHydrate(ctx: BenchContext, template: SessionTemplate, s
     const t0 = performance.now();
     const pop = await populate(realmDir, template, max, { sample: max });
     ctx.log(`  populated ${max} stored sessions in ${round(pop.elapsedMs / 1000)} s (${round(pop.perSec)}/s)`);
-    const server = await startServer({ stateRoot: root, realm: 'hydrate', llmUrl: ctx.fake.url, pin: ctx.pin, maxResident: max * 2, nodeFlags: ctx.nodeFlags });
+    const server = await startServer({
+      stateRoot: root,
+      realm: 'hydrate',
+      llmUrl: ctx.fake.url,
+      pin: ctx.pin,
+      maxResident: max * 2,
+      nodeFlags: ctx.nodeFlags,
+    });
     const client = new WarrenClient(server.url, 32);
     try {
       // Warm-up on sessions that are not part of the measured set.
@@ -169,9 +206,14 @@ async function residentByHydrate(ctx: BenchContext, template: SessionTemplate, s
       let setup = (performance.now() - t0) / 1000;
       for (const size of [...sizes].sort((a, b) => a - b)) {
         const t1 = performance.now();
-        const r = await closedLoop(32, 3_600_000, async () => {
-          await client.status(pop.sampleIds[next++]);
-        }, size - next);
+        const r = await closedLoop(
+          32,
+          3_600_000,
+          async () => {
+            await client.status(pop.sampleIds[next++]);
+          },
+          size - next,
+        );
         if (r.errors) throw new Error(`hydrating sessions failed: ${r.firstError}`);
         const at = await snapshot(server);
         setup += (performance.now() - t1) / 1000;
@@ -180,7 +222,9 @@ async function residentByHydrate(ctx: BenchContext, template: SessionTemplate, s
         row['p99 ms'] = round(r.latency.p99);
         rows.push(row);
         out.set(size, { heap: Number(row['heapUsed KB/session']), anon: Number(row['RssAnon KB/session']) });
-        ctx.log(`  ${size} resident (hydrated): heap ${row['heapUsed KB/session']} KB, RssAnon ${row['RssAnon KB/session']} KB per session`);
+        ctx.log(
+          `  ${size} resident (hydrated): heap ${row['heapUsed KB/session']} KB, RssAnon ${row['RssAnon KB/session']} KB per session`,
+        );
       }
     } finally {
       await client.close();
@@ -188,7 +232,7 @@ async function residentByHydrate(ctx: BenchContext, template: SessionTemplate, s
     }
     // Self sizes from heap snapshots, on a separate server (a snapshot inflates RSS for the rest of a run).
     const n = Math.min(10_000, Math.min(...sizes), Math.floor(pop.sampleIds.length / 2));
-    breakdown.push(...await heapBreakdown(ctx, root, pop.sampleIds, n));
+    breakdown.push(...(await heapBreakdown(ctx, root, pop.sampleIds, n)));
   });
   return out;
 }
@@ -199,10 +243,14 @@ async function storedLatency(ctx: BenchContext, template: SessionTemplate, store
     const realmDir = await prepareRealm(root, 'stored', ctx.fake.url);
     const pop = await populate(realmDir, template, stored, {
       sample: 5000,
-      progress: (d) => { if (d % 200_000 === 0) ctx.log(`  populated ${d}…`); },
+      progress: (d) => {
+        if (d % 200_000 === 0) ctx.log(`  populated ${d}…`);
+      },
     });
     const bytes = du(join(realmDir, 'store'));
-    ctx.log(`  populated ${stored} stored sessions in ${round(pop.elapsedMs / 1000)} s (${round(pop.perSec)}/s, compaction ${round(pop.compactMs / 1000)} s), store ${round(bytes / MB)} MB`);
+    ctx.log(
+      `  populated ${stored} stored sessions in ${round(pop.elapsedMs / 1000)} s (${round(pop.perSec)}/s, compaction ${round(pop.compactMs / 1000)} s), store ${round(bytes / MB)} MB`,
+    );
     const server = await startServer({ stateRoot: root, realm: 'stored', llmUrl: ctx.fake.url, pin: ctx.pin, nodeFlags: ctx.nodeFlags });
     const client = new WarrenClient(server.url, 1);
     try {
@@ -211,21 +259,44 @@ async function storedLatency(ctx: BenchContext, template: SessionTemplate, store
       });
       const add = (op: string, m: Measured): void => {
         rows.push({
-          measure: `turn latency, c=1: ${op}`, sessions: stored, 'heapUsed KB/session': null, 'RssAnon KB/session': null, 'RSS KB/session': null,
-          'server RSS MB': round(m.rssMB), 'p50 ms': round(m.latency.p50), 'p99 ms': round(m.latency.p99), 'setup s': round(pop.elapsedMs / 1000),
-          'store MB': round(bytes / MB), 'server CPU ms/turn': round(m.cpuMsPerOp),
+          measure: `turn latency, c=1: ${op}`,
+          sessions: stored,
+          'heapUsed KB/session': null,
+          'RssAnon KB/session': null,
+          'RSS KB/session': null,
+          'server RSS MB': round(m.rssMB),
+          'p50 ms': round(m.latency.p50),
+          'p99 ms': round(m.latency.p99),
+          'setup s': round(pop.elapsedMs / 1000),
+          'store MB': round(bytes / MB),
+          'server CPU ms/turn': round(m.cpuMsPerOp),
         });
         ctx.log(`  ${stored} stored, ${op}: p50 ${round(m.latency.p50)} ms, p99 ${round(m.latency.p99)} ms`);
       };
-      add('create+turn', await measured(server, () => closedLoop(1, ctx.durationMs, async () => {
-        await client.create('hello', { provider: ctx.provider });
-      })));
+      add(
+        'create+turn',
+        await measured(server, () =>
+          closedLoop(1, ctx.durationMs, async () => {
+            await client.create('hello', { provider: ctx.provider });
+          }),
+        ),
+      );
       // Cold: each continue hits a stored session that is not resident (hydrate + turn).
       let i = 0;
       const ids = pop.sampleIds;
-      add('continue on a cold stored session (hydrate + turn)', await measured(server, () => closedLoop(1, ctx.durationMs, async () => {
-        await client.continue(ids[i++ % ids.length], 'hello again');
-      }, ids.length)));
+      add(
+        'continue on a cold stored session (hydrate + turn)',
+        await measured(server, () =>
+          closedLoop(
+            1,
+            ctx.durationMs,
+            async () => {
+              await client.continue(ids[i++ % ids.length], 'hello again');
+            },
+            ids.length,
+          ),
+        ),
+      );
     } finally {
       await client.close();
       await server.stop();
@@ -250,21 +321,35 @@ export const memoryScenario: Scenario = {
     return {
       id: 'memory',
       title: this.title,
-      columns: ['measure', 'sessions', 'heapUsed KB/session', 'RssAnon KB/session', 'RSS KB/session', 'server RSS MB', 'p50 ms', 'p99 ms', 'server CPU ms/turn', 'store MB', 'setup s'],
+      columns: [
+        'measure',
+        'sessions',
+        'heapUsed KB/session',
+        'RssAnon KB/session',
+        'RSS KB/session',
+        'server RSS MB',
+        'p50 ms',
+        'p99 ms',
+        'server CPU ms/turn',
+        'store MB',
+        'setup s',
+      ],
       rows,
       notes: [
-        'Resident = a SessionActor held in the supervisor registry. An idle session sheds its live XState actor, event hub and writer after 2 s (it keeps its record and the machine\'s persisted snapshot, and wakes into a live actor on its next command), so measurements are taken 3 s after the last command. The server runs with idleEvictMs = 1 h and maxResidentSessions above the count, so nothing is evicted from the registry during the measurement.',
+        "Resident = a SessionActor held in the supervisor registry. An idle session sheds its live XState actor, event hub and writer after 2 s (it keeps its record and the machine's persisted snapshot, and wakes into a live actor on its next command), so measurements are taken 3 s after the last command. The server runs with idleEvictMs = 1 h and maxResidentSessions above the count, so nothing is evicted from the registry during the measurement.",
         'Per-session figures are (after − before) / sessions, each read after 4× gc() in the server (node --expose-gc); RssAnon excludes the LMDB file pages mapped into RSS.',
         `Stored sessions are written through the Store (bench/populate.ts: openLmdbStore + commit of putSession and putRows records copied from a session the server wrote), in batches of 2,000, into a scratch environment that is then copied with compaction into the realm's store; the event ledger is not copied. Each stored session holds ${JSON.parse(template.json).rows.length} transcript rows.`,
         'Why compaction: loaded in place, the bulk transactions leave a large LMDB free-page list, and every later commit pays for it until the pages are reused (measured: 42-70 ms of server CPU per create+turn for ~6 s after loading 100k sessions, 150 ms per turn with 1M); a realm grown turn by turn does not carry such a list. See the report notes on bulk writes.',
         'The hydrated sessions are measured on one server as the count grows; the created ones on a fresh server.',
         'Cold continue: each turn hits a stored session that is not resident, so it includes hydration (record, ledger seq and row count reads) before the turn.',
       ],
-      extraTables: [{
-        title: 'What one hydrated idle session adds to the heap (V8 heap snapshots before/after, self sizes, top kinds)',
-        columns: ['kind', 'objects/session', 'bytes/session'],
-        rows: breakdown,
-      }],
+      extraTables: [
+        {
+          title: 'What one hydrated idle session adds to the heap (V8 heap snapshots before/after, self sizes, top kinds)',
+          columns: ['kind', 'objects/session', 'bytes/session'],
+          rows: breakdown,
+        },
+      ],
       targets: [
         check(`memory per resident idle session at ${largest.toLocaleString('en-US')} (RssAnon)`, at ? at.anon : null, 5, 'KB', 'memory'),
         check(`memory per resident idle session at ${largest.toLocaleString('en-US')} (heapUsed)`, at ? at.heap : null, 5, 'KB', 'memory'),

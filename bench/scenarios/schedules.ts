@@ -25,14 +25,20 @@ function heapMb(): number {
 
 async function createMany(url: string, n: number, body: (i: number) => unknown, width = 32): Promise<void> {
   let next = 0;
-  await Promise.all(Array.from({ length: width }, async () => {
-    while (next < n) {
-      const i = next++;
-      const res = await fetch(`${url}/schedules`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body(i)) });
-      if (res.status !== 200) throw new Error(`create schedule: ${res.status} ${await res.text()}`);
-      await res.arrayBuffer();
-    }
-  }));
+  await Promise.all(
+    Array.from({ length: width }, async () => {
+      while (next < n) {
+        const i = next++;
+        const res = await fetch(`${url}/schedules`, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json' },
+          body: JSON.stringify(body(i)),
+        });
+        if (res.status !== 200) throw new Error(`create schedule: ${res.status} ${await res.text()}`);
+        await res.arrayBuffer();
+      }
+    }),
+  );
 }
 
 async function runSize(ctx: BenchContext, n: number): Promise<Row> {
@@ -47,8 +53,14 @@ async function runSize(ctx: BenchContext, n: number): Promise<Row> {
       return echoReply(req);
     });
     const app = await createApp({
-      host: '127.0.0.1', port: 0, stateRoot: root, contextRoot: root, realm: 'bench-schedules', logger: pino({ level: 'warn' }),
-      providerOverrides: { scripted: provider }, clock,
+      host: '127.0.0.1',
+      port: 0,
+      stateRoot: root,
+      contextRoot: root,
+      realm: 'bench-schedules',
+      logger: pino({ level: 'warn' }),
+      providerOverrides: { scripted: provider },
+      clock,
     });
     try {
       const before = heapMb();
@@ -56,7 +68,12 @@ async function runSize(ctx: BenchContext, n: number): Promise<Row> {
       await createMany(app.url, n, (i) => ({
         name: `s${i}`,
         trigger: { type: 'once', due_at_utc: new Date(due).toISOString() },
-        target: { target_kind: 'session', type: 'materialize_on_demand_session', create: { provider: 'scripted' }, action: { type: 'prompt', prompt: `tick ${i}` } },
+        target: {
+          target_kind: 'session',
+          type: 'materialize_on_demand_session',
+          create: { provider: 'scripted' },
+          action: { type: 'prompt', prompt: `tick ${i}` },
+        },
       }));
       const createMs = performance.now() - created;
       const heldMb = heapMb() - before;
@@ -72,7 +89,7 @@ async function runSize(ctx: BenchContext, n: number): Promise<Row> {
         'creates/s': round((n * 1000) / createMs),
         'heap MB': round(heldMb),
         'schedules/MB': heldMb > 0 ? round(n / heldMb) : null,
-        'fired': calls.length,
+        fired: calls.length,
         'lag p50 ms': round(lag.p50),
         'lag p99 ms': round(lag.p99),
         'lag max ms': round(lag.max),
@@ -92,13 +109,14 @@ export const schedulesScenario: Scenario = {
     const rows: Row[] = [];
     for (const n of sizes) rows.push(await runSize(ctx, n));
     return {
-      id: 'schedules', title: this.title,
+      id: 'schedules',
+      title: this.title,
       columns: ['schedules', 'creates/s', 'heap MB', 'schedules/MB', 'fired', 'lag p50 ms', 'lag p99 ms', 'lag max ms', 'all settled ms'],
       rows,
       notes: [
         'In-process (createApp, scripted provider, lmdb realm). Each schedule is a once trigger with a materialize-on-demand session target, so each firing creates a session and runs its first turn.',
         'heap MB: heapUsed after GC, after creating the schedules minus before (schedule actors resident, one planned occurrence each, plus the wheel).',
-        'Lag: real time from moving the fake clock to the shared due time to each turn\'s model call (claim, dispatching write, session creation, turn start); all settled: until every turn committed and every occurrence was recorded completed.',
+        "Lag: real time from moving the fake clock to the shared due time to each turn's model call (claim, dispatching write, session creation, turn start); all settled: until every turn committed and every occurrence was recorded completed.",
       ],
       targets: [],
     };

@@ -45,9 +45,11 @@ export const sseScenario: Scenario = {
             const e0 = fan.events();
             const t0 = fan.truncated();
             fan.resetLatencies();
-            const m = await measured(server, () => closedLoop(1, ctx.durationMs, async () => {
-              await client.continue(id, 'go on');
-            }));
+            const m = await measured(server, () =>
+              closedLoop(1, ctx.durationMs, async () => {
+                await client.continue(id, 'go on');
+              }),
+            );
             // Let the last frames arrive (delivery follows the durable commit by a little).
             await new Promise((r) => setTimeout(r, 200));
             const events = fan.events() - e0;
@@ -81,7 +83,19 @@ export const sseScenario: Scenario = {
     return {
       id: 'sse',
       title: this.title,
-      columns: ['mode', 'subscribers', 'events/s delivered', 'tokens/s offered', 'token→client p50 ms', 'token→client p99 ms', 'latency samples', 'server CPU util', 'RSS MB', 'stream_truncated frames', 'turns'],
+      columns: [
+        'mode',
+        'subscribers',
+        'events/s delivered',
+        'tokens/s offered',
+        'token→client p50 ms',
+        'token→client p99 ms',
+        'latency samples',
+        'server CPU util',
+        'RSS MB',
+        'stream_truncated frames',
+        'turns',
+      ],
       rows,
       notes: [
         'Events are every SSE event frame a subscriber receives (text_delta plus run/turn lifecycle events), summed over subscribers, per second of the measured window.',
@@ -90,7 +104,18 @@ export const sseScenario: Scenario = {
       ],
       targets: [
         check(`SSE events/s to ${n.toLocaleString('en-US')} subscribers (best mode)`, Math.round(best), 100_000, 'events/s', 'sse', true),
-        ...(paced100p99 !== null ? [{ target: 'SSE token→client p99 at 100 tokens/s (reported, no target)', bound: '—', measured: paced100p99, unit: 'ms', met: null, where: 'sse' }] : []),
+        ...(paced100p99 !== null
+          ? [
+              {
+                target: 'SSE token→client p99 at 100 tokens/s (reported, no target)',
+                bound: '—',
+                measured: paced100p99,
+                unit: 'ms',
+                met: null,
+                where: 'sse',
+              },
+            ]
+          : []),
       ],
     };
   },

@@ -25,11 +25,15 @@ export const structuredScenario: Scenario = {
               await client.create('warm-up', opts);
             });
             const calls0 = ctx.fake.stats.requests;
-            const m = await measured(server, () => closedLoop(c, ctx.durationMs, async () => {
-              await client.create('answer in JSON', opts);
-            }));
+            const m = await measured(server, () =>
+              closedLoop(c, ctx.durationMs, async () => {
+                await client.create('answer in JSON', opts);
+              }),
+            );
             const callsPerTurn = (ctx.fake.stats.requests - calls0) / Math.max(1, m.ops);
-            ctx.log(`  ${variant} c=${c}: ${round(m.opsPerSec)} turns/s, p50 ${round(m.latency.p50)} ms, CPU ${round(m.cpuMsPerOp)} ms/turn`);
+            ctx.log(
+              `  ${variant} c=${c}: ${round(m.opsPerSec)} turns/s, p50 ${round(m.latency.p50)} ms, CPU ${round(m.cpuMsPerOp)} ms/turn`,
+            );
             rows.push({ ...turnRow({ variant, c }, m), 'model calls/turn': round(callsPerTurn) });
           } finally {
             await client.close();

@@ -29,11 +29,15 @@ export const toolsScenario: Scenario = {
                 await client.create('warm-up', opts);
               });
               const calls0 = ctx.fake.stats.requests;
-              const m = await measured(server, () => closedLoop(c, ctx.durationMs, async () => {
-                await client.create('what time is it?', opts);
-              }));
+              const m = await measured(server, () =>
+                closedLoop(c, ctx.durationMs, async () => {
+                  await client.create('what time is it?', opts);
+                }),
+              );
               const callsPerTurn = (ctx.fake.stats.requests - calls0) / Math.max(1, m.ops);
-              ctx.log(`  ${tool.name} c=${c}: ${round(m.opsPerSec)} turns/s, p50 ${round(m.latency.p50)} ms, CPU ${round(m.cpuMsPerOp)} ms/turn`);
+              ctx.log(
+                `  ${tool.name} c=${c}: ${round(m.opsPerSec)} turns/s, p50 ${round(m.latency.p50)} ms, CPU ${round(m.cpuMsPerOp)} ms/turn`,
+              );
               rows.push({ ...turnRow({ tool: tool.name, c }, m), 'model calls/turn': round(callsPerTurn) });
             } finally {
               await client.close();

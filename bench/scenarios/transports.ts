@@ -10,10 +10,15 @@ export const transportsScenario: Scenario = {
   title: 'HTTP transports: uWS vs node:http (create+turn)',
   async run(ctx: BenchContext): Promise<ScenarioResult> {
     const levels = ctx.concurrencies.filter((c) => c <= 10);
-    const { rows, rates } = await compareVariants(ctx, levels.length ? levels : [1], [
-      { key: 'uws', value: 'uWS', server: { transport: 'uws' } },
-      { key: 'node', value: 'node:http', server: { transport: 'node' } },
-    ], 'transport');
+    const { rows, rates } = await compareVariants(
+      ctx,
+      levels.length ? levels : [1],
+      [
+        { key: 'uws', value: 'uWS', server: { transport: 'uws' } },
+        { key: 'node', value: 'node:http', server: { transport: 'node' } },
+      ],
+      'transport',
+    );
     const notes = ['lmdb backend; uWS and node:http alternate per concurrency so that drift hits both.'];
     for (const c of levels) {
       const u = rates.get(`uws:${c}`);

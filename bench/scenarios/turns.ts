@@ -23,7 +23,18 @@ export function turnRow(label: Record<string, string | number>, m: Measured): Ro
   };
 }
 
-export const TURN_COLUMNS = ['turns/s', 'p50 ms', 'p99 ms', 'server CPU ms/turn', 'server CPU util', 'kernel share of CPU', 'RSS MB', 'LMDB commits/turn', 'turns', 'errors'];
+export const TURN_COLUMNS = [
+  'turns/s',
+  'p50 ms',
+  'p99 ms',
+  'server CPU ms/turn',
+  'server CPU util',
+  'kernel share of CPU',
+  'RSS MB',
+  'LMDB commits/turn',
+  'turns',
+  'errors',
+];
 
 /** Closed-loop warm-up: create+turn for `ms` (JIT, connection pools, LMDB pages). */
 export async function warmUp(ctx: BenchContext, client: WarrenClient, c: number, o: TurnOptions = {}): Promise<void> {
@@ -33,10 +44,18 @@ export async function warmUp(ctx: BenchContext, client: WarrenClient, c: number,
 }
 
 /** Measured create+turn loop (POST /sessions with a prompt) at concurrency c. */
-export function measureCreate(ctx: BenchContext, server: ServerHandle, client: WarrenClient, c: number, o: TurnOptions = {}): Promise<Measured> {
-  return measured(server, () => closedLoop(c, ctx.durationMs, async () => {
-    await client.create('hello', { provider: ctx.provider, ...o });
-  }));
+export function measureCreate(
+  ctx: BenchContext,
+  server: ServerHandle,
+  client: WarrenClient,
+  c: number,
+  o: TurnOptions = {},
+): Promise<Measured> {
+  return measured(server, () =>
+    closedLoop(c, ctx.durationMs, async () => {
+      await client.create('hello', { provider: ctx.provider, ...o });
+    }),
+  );
 }
 
 /** Turns per session the continue loop aims for, so transcripts stay short and alike across runs. */
@@ -46,20 +65,33 @@ const TURNS_PER_SESSION = 16;
  * Measured continue loop at concurrency c. Each worker owns a slice of a session pool created up front
  * (sized from the expected rate) and cycles through it, so no two requests race on one session.
  */
-export async function measureContinue(ctx: BenchContext, server: ServerHandle, client: WarrenClient, c: number, expectedRate: number): Promise<Measured & { meanTurnsPerSession: number }> {
+export async function measureContinue(
+  ctx: BenchContext,
+  server: ServerHandle,
+  client: WarrenClient,
+  c: number,
+  expectedRate: number,
+): Promise<Measured & { meanTurnsPerSession: number }> {
   const perWorker = Math.max(2, Math.ceil((expectedRate * (ctx.durationMs / 1000) * 1.5) / TURNS_PER_SESSION / c));
   const pool: string[][] = Array.from({ length: c }, () => []);
-  await closedLoop(Math.min(64, c * perWorker), 600_000, async () => {
-    const id = await client.create('seed', { provider: ctx.provider });
-    pool.find((p) => p.length < perWorker)?.push(id);
-  }, c * perWorker);
+  await closedLoop(
+    Math.min(64, c * perWorker),
+    600_000,
+    async () => {
+      const id = await client.create('seed', { provider: ctx.provider });
+      pool.find((p) => p.length < perWorker)?.push(id);
+    },
+    c * perWorker,
+  );
   if (pool.some((p) => p.length === 0)) throw new Error('could not create the session pool for the continue loop');
   const cursor = new Array<number>(c).fill(0);
-  const m = await measured(server, () => closedLoop(c, ctx.durationMs, async (w) => {
-    const slice = pool[w];
-    const id = slice[cursor[w]++ % slice.length];
-    await client.continue(id, 'and then?');
-  }));
+  const m = await measured(server, () =>
+    closedLoop(c, ctx.durationMs, async (w) => {
+      const slice = pool[w];
+      const id = slice[cursor[w]++ % slice.length];
+      await client.continue(id, 'and then?');
+    }),
+  );
   return { ...m, meanTurnsPerSession: 1 + m.ops / (c * perWorker) };
 }
 
@@ -76,12 +108,18 @@ export const turnsScenario: Scenario = {
         try {
           await warmUp(ctx, client, c);
           const create = await measureCreate(ctx, server, client, c);
-          ctx.log(`  c=${c} create+turn: ${round(create.opsPerSec)} turns/s, p50 ${round(create.latency.p50)} ms, CPU ${round(create.cpuMsPerOp)} ms/turn`);
+          ctx.log(
+            `  c=${c} create+turn: ${round(create.opsPerSec)} turns/s, p50 ${round(create.latency.p50)} ms, CPU ${round(create.cpuMsPerOp)} ms/turn`,
+          );
           rows.push(turnRow({ op: 'create+turn', c }, create));
           const cont = await measureContinue(ctx, server, client, c, create.opsPerSec);
-          ctx.log(`  c=${c} continue: ${round(cont.opsPerSec)} turns/s, p50 ${round(cont.latency.p50)} ms, CPU ${round(cont.cpuMsPerOp)} ms/turn`);
+          ctx.log(
+            `  c=${c} continue: ${round(cont.opsPerSec)} turns/s, p50 ${round(cont.latency.p50)} ms, CPU ${round(cont.cpuMsPerOp)} ms/turn`,
+          );
           rows.push(turnRow({ op: 'continue', c }, cont));
-          notes.push(`continue c=${c}: ${round(cont.meanTurnsPerSession)} turns per session on average at the end (history read on every turn grows with it).`);
+          notes.push(
+            `continue c=${c}: ${round(cont.meanTurnsPerSession)} turns per session on average at the end (history read on every turn grows with it).`,
+          );
           byC.set(c, { create, cont });
         } finally {
           await client.close();
@@ -119,9 +157,11 @@ export const turnsScenario: Scenario = {
             const base = byC.get(c)?.create;
             if (base) {
               const perToken = ((m.cpuMsPerOp - base.cpuMsPerOp) / (more - tokens)) * 1000;
-              notes.push(perToken > 0
-                ? `Each streamed token costs about ${round(perToken)} µs of server CPU (create+turn at c=${c} with ${more} vs ${tokens} tokens per reply, on different servers); every token is a text_delta event and a ledger entry.`
-                : `The per-token cost was not resolvable in this run (create+turn at c=${c}: ${round(m.cpuMsPerOp)} ms/turn with ${more} tokens vs ${round(base.cpuMsPerOp)} with ${tokens}; run-to-run noise is larger).`);
+              notes.push(
+                perToken > 0
+                  ? `Each streamed token costs about ${round(perToken)} µs of server CPU (create+turn at c=${c} with ${more} vs ${tokens} tokens per reply, on different servers); every token is a text_delta event and a ledger entry.`
+                  : `The per-token cost was not resolvable in this run (create+turn at c=${c}: ${round(m.cpuMsPerOp)} ms/turn with ${more} tokens vs ${round(base.cpuMsPerOp)} with ${tokens}; run-to-run noise is larger).`,
+              );
               ctx.log(`  c=${c} ${more} tokens/reply: ${round(m.cpuMsPerOp)} ms CPU/turn → ${round(perToken)} µs per token`);
             }
           } finally {
@@ -139,13 +179,28 @@ export const turnsScenario: Scenario = {
         await closedLoop(c, Math.min(ctx.warmupMs, 1000), () => floor.call());
         const r = await closedLoop(c, ctx.durationMs, () => floor.call());
         ctx.log(`  c=${c} floor: ${round(r.opsPerSec)} calls/s, p50 ${round(r.latency.p50)} ms`);
-        rows.push({ op: 'floor: fake LLM direct', c, 'turns/s': round(r.opsPerSec), 'p50 ms': round(r.latency.p50), 'p99 ms': round(r.latency.p99), 'server CPU ms/turn': null, 'server CPU util': null, 'RSS MB': null, turns: r.ops, errors: r.errors });
+        rows.push({
+          op: 'floor: fake LLM direct',
+          c,
+          'turns/s': round(r.opsPerSec),
+          'p50 ms': round(r.latency.p50),
+          'p99 ms': round(r.latency.p99),
+          'server CPU ms/turn': null,
+          'server CPU util': null,
+          'RSS MB': null,
+          turns: r.ops,
+          errors: r.errors,
+        });
       } finally {
         await floor.close();
       }
     }
-    notes.push(`Each concurrency runs on a fresh server (${ctx.provider} wire, ${ctx.fake.knobs.tokens} tokens per reply, streamed in one chunk), after ${ctx.warmupMs} ms of warm-up; ${ctx.durationMs} ms measured per row.`);
-    notes.push('The floor row is the load generator calling the fake LLM directly with the body Warren sends: what the client and fake cost on their core, without Warren.');
+    notes.push(
+      `Each concurrency runs on a fresh server (${ctx.provider} wire, ${ctx.fake.knobs.tokens} tokens per reply, streamed in one chunk), after ${ctx.warmupMs} ms of warm-up; ${ctx.durationMs} ms measured per row.`,
+    );
+    notes.push(
+      'The floor row is the load generator calling the fake LLM directly with the body Warren sends: what the client and fake cost on their core, without Warren.',
+    );
     const c1 = byC.get(1);
     const c10 = byC.get(10);
     const targets = [

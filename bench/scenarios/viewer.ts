@@ -26,14 +26,18 @@ export const viewerScenario: Scenario = {
       try {
         open = await measureCreate(ctx, server, client, c);
         rows.push(turnRow({ viewer: 'one open', c }, open));
-        notes.push(`the viewer received ${viewer.events()} frames (${round(viewer.events() / Math.max(1, open.ops))} transitions per turn), ${viewer.truncated()} truncation markers`);
+        notes.push(
+          `the viewer received ${viewer.events()} frames (${round(viewer.events() / Math.max(1, open.ops))} transitions per turn), ${viewer.truncated()} truncation markers`,
+        );
       } finally {
         viewer.close();
       }
       const after = await measureCreate(ctx, server, client, c);
       rows.push(turnRow({ viewer: 'none (after)', c }, after));
       const base = (before.cpuMsPerOp + after.cpuMsPerOp) / 2;
-      notes.push(`CPU per turn with one viewer open: ${round(open.cpuMsPerOp)} ms vs ${round(base)} ms without (${round((100 * open.cpuMsPerOp) / base)}%).`);
+      notes.push(
+        `CPU per turn with one viewer open: ${round(open.cpuMsPerOp)} ms vs ${round(base)} ms without (${round((100 * open.cpuMsPerOp) / base)}%).`,
+      );
       ctx.log(`  viewer: ${round(open.cpuMsPerOp)} ms/turn open vs ${round(base)} ms/turn closed`);
     });
     notes.push('Inspection is off while no viewer is subscribed: no XState inspection observer is attached to any actor.');

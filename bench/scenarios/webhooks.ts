@@ -34,7 +34,8 @@ export const webhooksScenario: Scenario = {
         const before = await measureCreate(ctx, server, client, c);
         rows.push(turnRow({ webhooks: 'none', c }, before));
         const sub = await fetch(`${server.url}/webhooks`, {
-          method: 'POST', headers: { 'content-type': 'application/json' },
+          method: 'POST',
+          headers: { 'content-type': 'application/json' },
           body: JSON.stringify({ url: hookUrl, secret: `whsec_${randomBytes(32).toString('base64')}` }),
         }).then((r) => r.json() as Promise<{ id: string }>);
         const one = await measureCreate(ctx, server, client, c);
@@ -43,7 +44,9 @@ export const webhooksScenario: Scenario = {
         const after = await measureCreate(ctx, server, client, c);
         rows.push(turnRow({ webhooks: 'none (after)', c }, after));
         const base = (before.cpuMsPerOp + after.cpuMsPerOp) / 2;
-        notes.push(`CPU per turn with one subscription: ${round(one.cpuMsPerOp)} ms vs ${round(base)} ms without (${round((100 * one.cpuMsPerOp) / base)}%); the receiver got ${received} deliveries for ${one.ops} turns in the window (deliveries trail the turns, so a few may land after it).`);
+        notes.push(
+          `CPU per turn with one subscription: ${round(one.cpuMsPerOp)} ms vs ${round(base)} ms without (${round((100 * one.cpuMsPerOp) / base)}%); the receiver got ${received} deliveries for ${one.ops} turns in the window (deliveries trail the turns, so a few may land after it).`,
+        );
         ctx.log(`  webhooks: ${round(one.cpuMsPerOp)} ms/turn with one subscription vs ${round(base)} ms/turn without`);
       });
     } finally {

@@ -35,8 +35,13 @@ async function populateGraph(realmDir: string, n: number): Promise<number> {
       const now = base + i;
       const at = new Date(now).toISOString();
       const fields: ItemFields = {
-        id: `work_${uuidv7(now)}`, title: `item ${i}`, priority: PRIORITIES[i % 3]!, labels: [`team-${i % 8}`],
-        created_at: at, updated_at: at, external_refs: [],
+        id: `work_${uuidv7(now)}`,
+        title: `item ${i}`,
+        priority: PRIORITIES[i % 3]!,
+        labels: [`team-${i % 8}`],
+        created_at: at,
+        updated_at: at,
+        external_refs: [],
       };
       let rec = newItemRecord(fields, { kind: 'self_attest' });
       if (i % 10 === 0) rec = applyToItem(rec, { type: 'item.close', outcome: 'completed', expectedRevision: 1, by: HOST_CALLER, now }).rec;
@@ -45,7 +50,17 @@ async function populateGraph(realmDir: string, n: number): Promise<number> {
       if (i % 4 === 3) {
         const edge: WorkEdge = { realm_id: REALM, namespace: 'default', from_id: prev, to_id: fields.id, kind: 'blocks', created_at: at };
         ops.push(putEdgeOp('default', edge));
-        ops.push(putEventOp('default', { seq: ++seq, realm_id: REALM, namespace: 'default', item_id: prev, kind: 'linked', at, payload: { edge } }));
+        ops.push(
+          putEventOp('default', {
+            seq: ++seq,
+            realm_id: REALM,
+            namespace: 'default',
+            item_id: prev,
+            kind: 'linked',
+            at,
+            payload: { edge },
+          }),
+        );
       }
       prev = fields.id;
       if (ops.length >= BATCH) {
@@ -72,7 +87,9 @@ export const workgraphScenario: Scenario = {
   title: 'WorkGraph reads (ready, snapshot) vs graph size',
   async run(ctx: BenchContext): Promise<ScenarioResult> {
     // WARREN_BENCH_WG_SIZES=1000,100000 overrides the sizes (e.g. one 100k smoke check in a quick run).
-    const env = process.env.WARREN_BENCH_WG_SIZES?.split(',').map(Number).filter((n) => Number.isInteger(n) && n > 0);
+    const env = process.env.WARREN_BENCH_WG_SIZES?.split(',')
+      .map(Number)
+      .filter((n) => Number.isInteger(n) && n > 0);
     const sizes = env?.length ? env : ctx.quick ? [1_000, 10_000] : [1_000, 10_000, 100_000];
     const rows: Row[] = [];
     const targets: TargetCheck[] = [];
@@ -89,11 +106,24 @@ export const workgraphScenario: Scenario = {
           const hydrateMs = performance.now() - h0;
           const measure = async (what: string, path: string, maxOps: number) => {
             let bytes = 0;
-            const r = await closedLoop(1, ctx.durationMs, async () => {
-              bytes = await get(pool, path);
-            }, maxOps);
+            const r = await closedLoop(
+              1,
+              ctx.durationMs,
+              async () => {
+                bytes = await get(pool, path);
+              },
+              maxOps,
+            );
             if (r.errors) throw new Error(`${what}: ${r.firstError}`);
-            rows.push({ items: n, read: what, ops: r.ops, 'p50 ms': round(r.latency.p50), 'p99 ms': round(r.latency.p99), 'response KB': round(bytes / 1024), 'first read (hydrate) ms': round(hydrateMs) });
+            rows.push({
+              items: n,
+              read: what,
+              ops: r.ops,
+              'p50 ms': round(r.latency.p50),
+              'p99 ms': round(r.latency.p99),
+              'response KB': round(bytes / 1024),
+              'first read (hydrate) ms': round(hydrateMs),
+            });
             ctx.log(`  workgraph n=${n} ${what}: p50 ${round(r.latency.p50)} ms, p99 ${round(r.latency.p99)} ms`);
             return r;
           };
@@ -101,7 +131,9 @@ export const workgraphScenario: Scenario = {
           await measure('ready (all)', '/workgraph/ready', ctx.quick ? 50 : 500);
           const snap = await measure('snapshot', '/workgraph/snapshot', ctx.quick ? 5 : 50);
           if (n === Math.max(...sizes)) {
-            targets.push(check(`ready?limit=50 p99 at ${n.toLocaleString('en-US')} items`, round(ready50.latency.p99), 100, 'ms', 'workgraph'));
+            targets.push(
+              check(`ready?limit=50 p99 at ${n.toLocaleString('en-US')} items`, round(ready50.latency.p99), 100, 'ms', 'workgraph'),
+            );
             targets.push(check(`snapshot p50 at ${n.toLocaleString('en-US')} items`, round(snap.latency.p50), 5_000, 'ms', 'workgraph'));
           }
         } finally {

@@ -4,14 +4,60 @@
 import { errorFromResponse } from './errors.ts';
 import { sseFrames, type SseOptions } from './sse.ts';
 import type {
-  ActorDetail, ActorList, ActorListQuery, ActorTransition, ArchiveResponse, CancelResponse, CapabilitiesResponse, ConfigEnvelope,
-  ConfigPatchBody, ConfigPutBody, ContinueSessionRequest, CreateSessionRequest, History, HostInfo, InterruptResponse, LedgerPage,
-  MachineGraph, ModelCatalog, RealmDetail, RealmList, RuntimeCapabilities, RuntimeHealth, SessionDetail, SessionEventEnvelope,
-  SessionList, SessionLoaded, SessionStatus, SessionStreamItem, SessionTimeline, StreamTruncated, SystemContextRequest,
-  SystemContextResponse, SystemPromptRequest, SystemPromptResponse, TurnResponse, HelpRequest, HelpResponse,
-  BindingCleared, BindingResolved, BindingStatus, BindingTestReport, DeviceCompleteRequest, DeviceOutcome, DeviceStartRequest,
-  DeviceStartResponse, LoginCompleteRequest, LoginReady, LoginStartRequest, LoginStartResponse, ProfileList, RealmQuery,
-  StoreCredentialsRequest, StoreCredentialsResponse, TestBindingRequest,
+  ActorDetail,
+  ActorList,
+  ActorListQuery,
+  ActorTransition,
+  ArchiveResponse,
+  CancelResponse,
+  CapabilitiesResponse,
+  ConfigEnvelope,
+  ConfigPatchBody,
+  ConfigPutBody,
+  ContinueSessionRequest,
+  CreateSessionRequest,
+  History,
+  HostInfo,
+  InterruptResponse,
+  LedgerPage,
+  MachineGraph,
+  ModelCatalog,
+  RealmDetail,
+  RealmList,
+  RuntimeCapabilities,
+  RuntimeHealth,
+  SessionDetail,
+  SessionEventEnvelope,
+  SessionList,
+  SessionLoaded,
+  SessionStatus,
+  SessionStreamItem,
+  SessionTimeline,
+  StreamTruncated,
+  SystemContextRequest,
+  SystemContextResponse,
+  SystemPromptRequest,
+  SystemPromptResponse,
+  TurnResponse,
+  HelpRequest,
+  HelpResponse,
+  BindingCleared,
+  BindingResolved,
+  BindingStatus,
+  BindingTestReport,
+  DeviceCompleteRequest,
+  DeviceOutcome,
+  DeviceStartRequest,
+  DeviceStartResponse,
+  LoginCompleteRequest,
+  LoginReady,
+  LoginStartRequest,
+  LoginStartResponse,
+  ProfileList,
+  RealmQuery,
+  StoreCredentialsRequest,
+  StoreCredentialsResponse,
+  TestBindingRequest,
 } from './types.ts';
 
 export { WarrenError, isWarrenError } from './errors.ts';
@@ -38,9 +84,22 @@ type Query = Record<string, string | number | undefined>;
  * not send decodes as false (SPEC.md "Runtime host", "Versioning").
  */
 const HOST_FEATURE_FLAGS: Record<keyof RuntimeCapabilities['features'], false> = {
-  runtime_backed_sessions: false, mobs: false, multi_host_mobs: false, mcp_live: false, comms: false, blobs: false,
-  session_events: false, session_streams: false, schedules: false, skills: false, event_replay: false, artifacts: false,
-  approvals: false, external_members: false, secure_remote_rpc: false, durable_jobs: false,
+  runtime_backed_sessions: false,
+  mobs: false,
+  multi_host_mobs: false,
+  mcp_live: false,
+  comms: false,
+  blobs: false,
+  session_events: false,
+  session_streams: false,
+  schedules: false,
+  skills: false,
+  event_replay: false,
+  artifacts: false,
+  approvals: false,
+  external_members: false,
+  secure_remote_rpc: false,
+  durable_jobs: false,
 };
 
 function decodeHostCapabilities(caps: RuntimeCapabilities): RuntimeCapabilities {
@@ -57,24 +116,38 @@ export class WarrenClient {
   private readonly base: string;
   private readonly doFetch: typeof fetch;
 
-  constructor(baseUrl: string, private readonly opts: ClientOptions = {}) {
+  constructor(
+    baseUrl: string,
+    private readonly opts: ClientOptions = {},
+  ) {
     this.base = baseUrl.replace(/\/+$/, '');
     this.doFetch = opts.fetch ?? ((input, init) => fetch(input, init));
   }
 
   /** One request; JSON in and out. Any route, including ones this client has no method for yet. */
-  async request<T>(method: string, path: string, init: { body?: unknown; query?: Query; headers?: Record<string, string>; signal?: AbortSignal } = {}): Promise<T> {
+  async request<T>(
+    method: string,
+    path: string,
+    init: { body?: unknown; query?: Query; headers?: Record<string, string>; signal?: AbortSignal } = {},
+  ): Promise<T> {
     const res = await this.raw(method, path, init);
     const text = await res.text();
     if (!res.ok) throw errorFromResponse(res.status, text, res.headers.get('x-request-id') ?? undefined);
     return ((res.headers.get('content-type') ?? '').startsWith('application/json') && text ? JSON.parse(text) : text) as T;
   }
 
-  private raw(method: string, path: string, init: { body?: unknown; query?: Query; headers?: Record<string, string>; signal?: AbortSignal }): Promise<Response> {
+  private raw(
+    method: string,
+    path: string,
+    init: { body?: unknown; query?: Query; headers?: Record<string, string>; signal?: AbortSignal },
+  ): Promise<Response> {
     const headers: Record<string, string> = { ...this.opts.headers, ...init.headers };
     if (init.body !== undefined) headers['content-type'] = 'application/json';
     return this.doFetch(this.url(path, init.query), {
-      method, headers, signal: init.signal, body: init.body === undefined ? undefined : JSON.stringify(init.body),
+      method,
+      headers,
+      signal: init.signal,
+      body: init.body === undefined ? undefined : JSON.stringify(init.body),
     });
   }
 
@@ -94,7 +167,11 @@ export class WarrenClient {
     return this.request('POST', '/sessions', { body, headers: this.turnHeaders(o), signal: o.signal });
   }
   continueSession(id: string, body: Omit<ContinueSessionRequest, 'session_id'>, o: CallOptions = {}): Promise<TurnResponse> {
-    return this.request('POST', `/sessions/${enc(id)}/messages`, { body: { session_id: id, ...body }, headers: this.turnHeaders(o), signal: o.signal });
+    return this.request('POST', `/sessions/${enc(id)}/messages`, {
+      body: { session_id: id, ...body },
+      headers: this.turnHeaders(o),
+      signal: o.signal,
+    });
   }
   /** POST /help: a help session answers a question about Warren from its documentation. */
   help(body: HelpRequest, o: CallOptions = {}): Promise<HelpResponse> {
@@ -138,11 +215,17 @@ export class WarrenClient {
    */
   async *sessionEvents(id: string, opts: Omit<SseOptions, 'fetch'> & { afterSeq?: number } = {}): AsyncGenerator<SessionStreamItem> {
     const lastEventId = opts.afterSeq !== undefined ? String(opts.afterSeq) : opts.lastEventId;
-    for await (const f of sseFrames(this.url(`/sessions/${enc(id)}/events`), { ...opts, lastEventId, fetch: this.doFetch, headers: { ...this.opts.headers, ...opts.headers } })) {
+    for await (const f of sseFrames(this.url(`/sessions/${enc(id)}/events`), {
+      ...opts,
+      lastEventId,
+      fetch: this.doFetch,
+      headers: { ...this.opts.headers, ...opts.headers },
+    })) {
       if (f.event === 'done') return;
       if (f.event === 'session_loaded') yield { type: 'session_loaded', data: JSON.parse(f.data) as SessionLoaded };
       else if (f.event === 'stream_truncated') yield { type: 'stream_truncated', data: JSON.parse(f.data) as StreamTruncated };
-      else if (f.id !== undefined) yield { type: 'event', event: f.event, id: Number(f.id), data: JSON.parse(f.data) as SessionEventEnvelope };
+      else if (f.id !== undefined)
+        yield { type: 'event', event: f.event, id: Number(f.id), data: JSON.parse(f.data) as SessionEventEnvelope };
     }
   }
 
@@ -242,8 +325,15 @@ export class WarrenClient {
     return this.request('GET', `/inspect/sessions/${enc(sessionId)}/timeline`, { query });
   }
   /** Actor transitions as they happen (inspection is on only while some stream is open). */
-  async *inspectEvents(filter: { kind?: string; id?: string } = {}, opts: Omit<SseOptions, 'fetch'> = {}): AsyncGenerator<InspectStreamItem> {
-    for await (const f of sseFrames(this.url('/inspect/events', filter), { ...opts, fetch: this.doFetch, headers: { ...this.opts.headers, ...opts.headers } })) {
+  async *inspectEvents(
+    filter: { kind?: string; id?: string } = {},
+    opts: Omit<SseOptions, 'fetch'> = {},
+  ): AsyncGenerator<InspectStreamItem> {
+    for await (const f of sseFrames(this.url('/inspect/events', filter), {
+      ...opts,
+      fetch: this.doFetch,
+      headers: { ...this.opts.headers, ...opts.headers },
+    })) {
       if (f.event === 'done') return;
       const data = JSON.parse(f.data) as unknown;
       if (f.event === 'transition' && f.id !== undefined) yield { type: 'transition', id: Number(f.id), data: data as ActorTransition };

@@ -2,37 +2,105 @@
 // contracts (type-only imports: nothing of the server is loaded at run time).
 import type { Static } from 'typebox';
 import type {
-  BindingCleared, BindingResolved, BindingStatus, BindingTestReport, DeviceCompleteRequest, DeviceOutcome as DeviceOutcomeSchema, DeviceStartRequest,
-  DeviceStartResponse, LoginCompleteRequest, LoginReady, LoginStartRequest, LoginStartResponse, ProfileList, RealmQuery,
-  StoreCredentialsRequest, StoreCredentialsResponse, TestBindingRequest,
+  BindingCleared,
+  BindingResolved,
+  BindingStatus,
+  BindingTestReport,
+  DeviceCompleteRequest,
+  DeviceOutcome as DeviceOutcomeSchema,
+  DeviceStartRequest,
+  DeviceStartResponse,
+  LoginCompleteRequest,
+  LoginReady,
+  LoginStartRequest,
+  LoginStartResponse,
+  ProfileList,
+  RealmQuery,
+  StoreCredentialsRequest,
+  StoreCredentialsResponse,
+  TestBindingRequest,
 } from '../../contracts/auth.ts';
 import type { ConfigEnvelope, ConfigPatchBody, ConfigPutBody } from '../../contracts/config.ts';
 import type { EventEnvelope, LedgerPage as LedgerPageSchema } from '../../contracts/events.ts';
 import type {
-  ActorDetail, ActorList, ActorListQuery, ActorTransition, MachineGraph, SessionTimeline,
+  ActorDetail,
+  ActorList,
+  ActorListQuery,
+  ActorTransition,
+  MachineGraph,
+  SessionTimeline,
 } from '../../contracts/routes-observe.ts';
 import type {
-  CapabilitiesResponse, HostInfo, ModelCatalog, RealmDetail, RealmList, RuntimeCapabilities, RuntimeHealth,
+  CapabilitiesResponse,
+  HostInfo,
+  ModelCatalog,
+  RealmDetail,
+  RealmList,
+  RuntimeCapabilities,
+  RuntimeHealth,
 } from '../../contracts/routes-system.ts';
 import type {
-  ArchiveResponse as ArchiveSchema, CancelResponse as CancelSchema, ContinueSessionRequest, CreateSessionRequest,
-  History as HistorySchema, InterruptResponse as InterruptSchema, SessionDetail as DetailSchema, SessionList as ListSchema,
-  SessionStatus as StatusSchema, SystemContextRequest, SystemContextResponse as SysCtxSchema, SystemPromptRequest,
-  SystemPromptResponse as SysPromptSchema, TurnResponse,
+  ArchiveResponse as ArchiveSchema,
+  CancelResponse as CancelSchema,
+  ContinueSessionRequest,
+  CreateSessionRequest,
+  History as HistorySchema,
+  InterruptResponse as InterruptSchema,
+  SessionDetail as DetailSchema,
+  SessionList as ListSchema,
+  SessionStatus as StatusSchema,
+  SystemContextRequest,
+  SystemContextResponse as SysCtxSchema,
+  SystemPromptRequest,
+  SystemPromptResponse as SysPromptSchema,
+  TurnResponse,
 } from '../../contracts/session.ts';
 import type { HelpResponse } from '../../contracts/routes-help.ts';
 import type { HelpRequest } from '../../contracts/turn-features.ts';
 
 export type {
-  BindingCleared, BindingResolved, BindingStatus, BindingTestReport, DeviceCompleteRequest, DeviceStartRequest,
-  DeviceStartResponse, LoginCompleteRequest, LoginReady, LoginStartRequest, LoginStartResponse, ProfileList, RealmQuery,
-  StoreCredentialsRequest, StoreCredentialsResponse, TestBindingRequest,
+  BindingCleared,
+  BindingResolved,
+  BindingStatus,
+  BindingTestReport,
+  DeviceCompleteRequest,
+  DeviceStartRequest,
+  DeviceStartResponse,
+  LoginCompleteRequest,
+  LoginReady,
+  LoginStartRequest,
+  LoginStartResponse,
+  ProfileList,
+  RealmQuery,
+  StoreCredentialsRequest,
+  StoreCredentialsResponse,
+  TestBindingRequest,
 };
 export type DeviceOutcome = Static<typeof DeviceOutcomeSchema>;
 export type {
-  ActorDetail, ActorList, ActorListQuery, ActorTransition, CapabilitiesResponse, ConfigEnvelope, ConfigPatchBody, ConfigPutBody,
-  ContinueSessionRequest, CreateSessionRequest, HostInfo, MachineGraph, ModelCatalog, RealmDetail, RealmList, RuntimeCapabilities,
-  RuntimeHealth, SessionTimeline, SystemContextRequest, SystemPromptRequest, TurnResponse, HelpRequest, HelpResponse,
+  ActorDetail,
+  ActorList,
+  ActorListQuery,
+  ActorTransition,
+  CapabilitiesResponse,
+  ConfigEnvelope,
+  ConfigPatchBody,
+  ConfigPutBody,
+  ContinueSessionRequest,
+  CreateSessionRequest,
+  HostInfo,
+  MachineGraph,
+  ModelCatalog,
+  RealmDetail,
+  RealmList,
+  RuntimeCapabilities,
+  RuntimeHealth,
+  SessionTimeline,
+  SystemContextRequest,
+  SystemPromptRequest,
+  TurnResponse,
+  HelpRequest,
+  HelpResponse,
 };
 export type SessionDetail = Static<typeof DetailSchema>;
 export type SessionList = Static<typeof ListSchema>;
@@ -49,10 +117,27 @@ export type SessionEventEnvelope = Static<typeof EventEnvelope>;
 
 /** Session event kinds Warren emits (SPEC.md "Events"); `payload.type` holds one of them. */
 export type SessionEventKind =
-  | 'run_started' | 'run_completed' | 'run_failed' | 'turn_started' | 'turn_completed' | 'text_delta' | 'text_complete'
-  | 'reasoning_delta' | 'tool_call_requested' | 'tool_result_received' | 'tool_execution_started' | 'tool_execution_completed'
-  | 'tool_execution_timed_out' | 'budget_warning' | 'retrying' | 'hook_started' | 'hook_completed' | 'hook_failed'
-  | 'hook_denied' | 'extraction_succeeded' | 'extraction_failed';
+  | 'run_started'
+  | 'run_completed'
+  | 'run_failed'
+  | 'turn_started'
+  | 'turn_completed'
+  | 'text_delta'
+  | 'text_complete'
+  | 'reasoning_delta'
+  | 'tool_call_requested'
+  | 'tool_result_received'
+  | 'tool_execution_started'
+  | 'tool_execution_completed'
+  | 'tool_execution_timed_out'
+  | 'budget_warning'
+  | 'retrying'
+  | 'hook_started'
+  | 'hook_completed'
+  | 'hook_failed'
+  | 'hook_denied'
+  | 'extraction_succeeded'
+  | 'extraction_failed';
 
 /** `session_loaded`: the first frame of every connection. */
 export interface SessionLoaded {

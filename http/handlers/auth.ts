@@ -11,10 +11,22 @@ export function authHandlers(auth: AuthService, logins: AuthLogins): HandlerTabl
   return {
     ...on(AUTH_ROUTE.profilesList, async (ctx) => ({ status: 200, body: await auth.list(ctx.query.realm_id) })),
     ...on(AUTH_ROUTE.profilesStore, async (ctx) => ({ status: 201, body: await auth.store(ctx.body) })),
-    ...on(AUTH_ROUTE.bindingsGet, async (ctx) => ({ status: 200, body: await auth.get(ctx.params.binding_id, ctx.query.realm_id, ctx.query.profile_id) })),
-    ...on(AUTH_ROUTE.bindingsClear, async (ctx) => ({ status: 200, body: await auth.clear(ctx.params.binding_id, ctx.query.realm_id, ctx.query.profile_id, 'delete') })),
-    ...on(AUTH_ROUTE.bindingsLogout, async (ctx) => ({ status: 200, body: await auth.clear(ctx.params.binding_id, ctx.query.realm_id, ctx.query.profile_id, 'release') })),
-    ...on(AUTH_ROUTE.bindingsStatus, async (ctx) => ({ status: 200, body: await auth.status(ctx.params.binding_id, ctx.query.realm_id, ctx.query.profile_id) })),
+    ...on(AUTH_ROUTE.bindingsGet, async (ctx) => ({
+      status: 200,
+      body: await auth.get(ctx.params.binding_id, ctx.query.realm_id, ctx.query.profile_id),
+    })),
+    ...on(AUTH_ROUTE.bindingsClear, async (ctx) => ({
+      status: 200,
+      body: await auth.clear(ctx.params.binding_id, ctx.query.realm_id, ctx.query.profile_id, 'delete'),
+    })),
+    ...on(AUTH_ROUTE.bindingsLogout, async (ctx) => ({
+      status: 200,
+      body: await auth.clear(ctx.params.binding_id, ctx.query.realm_id, ctx.query.profile_id, 'release'),
+    })),
+    ...on(AUTH_ROUTE.bindingsStatus, async (ctx) => ({
+      status: 200,
+      body: await auth.status(ctx.params.binding_id, ctx.query.realm_id, ctx.query.profile_id),
+    })),
     ...on(AUTH_ROUTE.bindingsTest, async (ctx) => {
       const body = ctx.body;
       const r = await auth.test(ctx.params.binding_id, body.realm_id, body.profile_id);

@@ -14,7 +14,11 @@ import { parseSessionId } from './session-id.ts';
 import { clientRequestId, turnBody } from './sessions.ts';
 
 export function busyContinue(follow: FollowUps, realmId: string) {
-  return async (ctx: RouteContext<typeof SESSION_ROUTE['continue']>, policy: 'enqueue' | 'steer', detached: boolean): Promise<HandlerResult> => {
+  return async (
+    ctx: RouteContext<(typeof SESSION_ROUTE)['continue']>,
+    policy: 'enqueue' | 'steer',
+    detached: boolean,
+  ): Promise<HandlerResult> => {
     const id = parseSessionId(ctx.params.id, realmId);
     const rid = clientRequestId(ctx) ?? `${detached ? 'req' : 'auto'}_${randomUUID()}`;
     const accepted = await follow.submit(id, ctx.body, rid, policy, detached);
@@ -33,8 +37,15 @@ export function detachedAnswers(records: DetachedRequests, realmId: string, log:
   return {
     queuedOps: (rid, sessionId) => [records.putOp({ ...waiting(rid, sessionId), status: 'queued' })],
     hooks: (rid) => detachedHooks(records, 'continue', rid, realmId, log).hooks,
-    settleOps: (rid, sessionId, result) => [records.putOp(records.finished(waiting(rid, sessionId), 'reply' in result
-      ? { status: 'completed', response: turnBody(realmId, result.reply) }
-      : { status: result.cancelled ? 'cancelled' : 'failed', error: errorResponse(result.error, log) }))],
+    settleOps: (rid, sessionId, result) => [
+      records.putOp(
+        records.finished(
+          waiting(rid, sessionId),
+          'reply' in result
+            ? { status: 'completed', response: turnBody(realmId, result.reply) }
+            : { status: result.cancelled ? 'cancelled' : 'failed', error: errorResponse(result.error, log) },
+        ),
+      ),
+    ],
   };
 }

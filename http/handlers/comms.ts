@@ -42,7 +42,10 @@ export function commsHandlers(host: CommsHost, realmId: string, webhookSecret: s
     ...on(COMMS_ROUTE.externalEvent, async (ctx) => {
       const env = ctx.body;
       if (env.kind === 'peer_response_terminal') {
-        throw new ServiceError('BAD_REQUEST', 'kind peer_response_terminal is reserved here: use POST /sessions/{id}/peer-response-terminal');
+        throw new ServiceError(
+          'BAD_REQUEST',
+          'kind peer_response_terminal is reserved here: use POST /sessions/{id}/peer-response-terminal',
+        );
       }
       checkSecret(ctx);
       const id = parseSessionId(ctx.params.id, realmId);
@@ -55,7 +58,10 @@ export function commsHandlers(host: CommsHost, realmId: string, webhookSecret: s
       const body = ctx.body;
       // SPEC "Peer terminal response": peer_id is the canonical routing id; display names are not accepted.
       if (!isCanonicalPeerId(body.peer_id)) {
-        throw new ServiceError('BAD_REQUEST', `peer_id must be a canonical peer id (<session id> or <session id>@<host:port>), not a display name: ${body.peer_id}`);
+        throw new ServiceError(
+          'BAD_REQUEST',
+          `peer_id must be a canonical peer id (<session id> or <session id>@<host:port>), not a display name: ${body.peer_id}`,
+        );
       }
       return admitting(() => host.peerResponseTerminal(id, body));
     }),

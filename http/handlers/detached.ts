@@ -22,7 +22,12 @@ function turnError(kind: 'create' | 'continue', sessionId: string, realmId: stri
   if (kind === 'continue') return err;
   const ref = `${realmId}:${sessionId}`;
   if (isServiceError(err) && err.code === 'REQUEST_CANCELLED') {
-    return new ServiceError('REQUEST_CANCELLED', 'request cancelled', { session_id: sessionId, session_ref: ref, session_created: true, resumable: true });
+    return new ServiceError('REQUEST_CANCELLED', 'request cancelled', {
+      session_id: sessionId,
+      session_ref: ref,
+      session_created: true,
+      resumable: true,
+    });
   }
   return sessionCreatedWithTurnFailure(sessionId, ref, err);
 }
@@ -45,10 +50,19 @@ export function detachedHooks(records: DetachedRequests, kind: 'create' | 'conti
       return [records.putOp(base)];
     },
     onPendingDurable: () => durable(),
-    commitOps: (outcome) => [records.putOp(records.finished(base!, { status: 'completed', response: turnBody(realmId, { sessionId: base!.session_id, ...outcome }) }))],
-    failOps: (err, cancelled) => [records.putOp(records.finished(base!, {
-      status: cancelled ? 'cancelled' : 'failed', error: envelope(turnError(kind, base!.session_id, realmId, err), log),
-    }))],
+    commitOps: (outcome) => [
+      records.putOp(
+        records.finished(base!, { status: 'completed', response: turnBody(realmId, { sessionId: base!.session_id, ...outcome }) }),
+      ),
+    ],
+    failOps: (err, cancelled) => [
+      records.putOp(
+        records.finished(base!, {
+          status: cancelled ? 'cancelled' : 'failed',
+          error: envelope(turnError(kind, base!.session_id, realmId, err), log),
+        }),
+      ),
+    ],
   };
   return { hooks, pendingDurable, accepted: (): DetachedRecord | null => base };
 }
@@ -60,13 +74,20 @@ export function detachedStarter(sup: SessionHost, records: DetachedRequests, rea
     const pathId = kind === 'continue' ? parseSessionId(ctx.params.id, realmId) : '';
     const handle = sup.requests.begin(rid);
     const { hooks, pendingDurable, accepted: record } = detachedHooks(records, kind, rid, realmId, ctx.log);
-    const run = kind === 'create'
-      ? createSession(sup, ctx.body, rid, handle.signal, handle.markCommitting, undefined, hooks)
-      : continueSession(sup, pathId, ctx.body, rid, handle.signal, handle.markCommitting, hooks);
+    const run =
+      kind === 'create'
+        ? createSession(sup, ctx.body, rid, handle.signal, handle.markCommitting, undefined, hooks)
+        : continueSession(sup, pathId, ctx.body, rid, handle.signal, handle.markCommitting, hooks);
     const settled = run.finally(() => handle.finish());
     // Settled in the background once answered; its outcome is in the request record.
     settled.catch(() => {});
-    const early = await Promise.race([pendingDurable.then(() => null), settled.then(() => null, (err: unknown) => ({ err }))]);
+    const early = await Promise.race([
+      pendingDurable.then(() => null),
+      settled.then(
+        () => null,
+        (err: unknown) => ({ err }),
+      ),
+    ]);
     const accepted = record();
     if (!accepted) {
       const err = early?.err;
@@ -83,7 +104,12 @@ export function acceptedAsync(sessionId: string, rid: string): HandlerResult {
   return {
     status: 202,
     headers: { location: statusUrl, 'preference-applied': 'respond-async' },
-    body: { session_id: sessionId, request_id: rid, status_url: statusUrl, events_url: `/sessions/${sessionId}/events?request_id=${encodeURIComponent(rid)}` },
+    body: {
+      session_id: sessionId,
+      request_id: rid,
+      status_url: statusUrl,
+      events_url: `/sessions/${sessionId}/events?request_id=${encodeURIComponent(rid)}`,
+    },
   };
 }
 
@@ -95,7 +121,11 @@ export function detachedHandlers(records: DetachedRequests, ttlMs: () => number)
       return {
         status: 200,
         body: {
-          request_id: r.request_id, session_id: r.session_id, kind: r.kind, status: r.status, created_at: iso(r.created_ms),
+          request_id: r.request_id,
+          session_id: r.session_id,
+          kind: r.kind,
+          status: r.status,
+          created_at: iso(r.created_ms),
           ...(r.first_seq !== undefined ? { first_seq: r.first_seq } : {}),
           ...(r.finished_ms !== undefined ? { finished_at: iso(r.finished_ms), expires_at: iso(r.finished_ms + ttlMs()) } : {}),
           ...(r.response !== undefined ? { response: r.response } : {}),

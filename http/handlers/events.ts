@@ -32,7 +32,14 @@ export function eventHandlers(sup: SessionHost, realmId: string, opts: EventHand
    * Streams `hub` (a local session's, or a ledger tail's) from `afterSeq`. Called with no await since the
    * hub was read: the delivered cursor and the subscription see one consistent hub state.
    */
-  async function stream(ctx: HandlerContext, id: string, hub: EventHub, subscribe: (s: SseSubscriber) => () => void, messageCount: number, afterSeq: number | undefined): Promise<{ streamed: true }> {
+  async function stream(
+    ctx: HandlerContext,
+    id: string,
+    hub: EventHub,
+    subscribe: (s: SseSubscriber) => () => void,
+    messageCount: number,
+    afterSeq: number | undefined,
+  ): Promise<{ streamed: true }> {
     const { res } = ctx;
     if (res.aborted) return { streamed: true };
     // Every entry up to upTo was delivered (and is durable); every later one reaches this subscriber.
@@ -43,7 +50,10 @@ export function eventHandlers(sup: SessionHost, realmId: string, opts: EventHand
       'x-accel-buffering': 'no',
     });
     let unsubscribe = (): void => {};
-    const sub = new SseSubscriber(id, res, afterSeq === undefined ? upTo : Math.min(afterSeq, upTo), () => unsubscribe(), { ...opts.sse, log: ctx.log });
+    const sub = new SseSubscriber(id, res, afterSeq === undefined ? upTo : Math.min(afterSeq, upTo), () => unsubscribe(), {
+      ...opts.sse,
+      log: ctx.log,
+    });
     if (afterSeq !== undefined) sub.beginReplay();
     unsubscribe = subscribe(sub);
     try {

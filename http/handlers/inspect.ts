@@ -27,7 +27,9 @@ export function inspectHandlers(obs: Observability, realmId: string, opts: { sse
       const body: Record<string, unknown> = { actor: d.actor, recent_events: d.recent };
       if (d.session) {
         body.session = {
-          turn_phase: d.session.turnPhase, message_count: d.session.messageCount, transcript_tail: d.session.transcriptTail,
+          turn_phase: d.session.turnPhase,
+          message_count: d.session.messageCount,
+          transcript_tail: d.session.transcriptTail,
           ledger_tail: d.session.ledgerTail.map((e) => envelopeOf(d.actor.id, e)),
         };
       }
@@ -57,7 +59,11 @@ export function inspectHandlers(obs: Observability, realmId: string, opts: { sse
       const { inspector } = obs;
       const upTo = inspector.lastSeq;
       let unsubscribe = (): void => {};
-      const sub = new SseSubscriber('inspect', res, upTo, () => unsubscribe(), { ...opts.sse, log: ctx.log, onTruncated: obs.inspectSseTruncated });
+      const sub = new SseSubscriber('inspect', res, upTo, () => unsubscribe(), {
+        ...opts.sse,
+        log: ctx.log,
+        onTruncated: obs.inspectSseTruncated,
+      });
       unsubscribe = inspector.subscribe(sub, { kind: ctx.query.kind, id: ctx.query.id });
       await sub.control('inspect_loaded', { type: 'inspect_loaded', last_seq: upTo });
       return { streamed: true };

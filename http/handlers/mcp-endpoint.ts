@@ -30,7 +30,13 @@ const SKIP = new Set(['host', 'connection', 'content-length', 'transfer-encoding
 
 /** Statuses the SDK transport answers, mapped onto the error table (406 Not Acceptable is a bad request). */
 const STATUS_CODE: Record<number, ErrorCode> = {
-  400: 'BAD_REQUEST', 404: 'NOT_FOUND', 405: 'METHOD_NOT_ALLOWED', 406: 'BAD_REQUEST', 409: 'CONFLICT', 413: 'PAYLOAD_TOO_LARGE', 415: 'UNSUPPORTED_MEDIA_TYPE',
+  400: 'BAD_REQUEST',
+  404: 'NOT_FOUND',
+  405: 'METHOD_NOT_ALLOWED',
+  406: 'BAD_REQUEST',
+  409: 'CONFLICT',
+  413: 'PAYLOAD_TOO_LARGE',
+  415: 'UNSUPPORTED_MEDIA_TYPE',
 };
 
 /** The SDK's server side, imported on the first MCP session (it costs most of a second at startup). */
@@ -52,8 +58,13 @@ let serverSdk: ReturnType<typeof loadServerSdk> | undefined;
 
 /** A single JSON-RPC `initialize` request (what opens an MCP session). */
 function isInitialize(body: unknown): boolean {
-  return typeof body === 'object' && body !== null && !Array.isArray(body) && (body as { method?: unknown }).method === 'initialize'
-    && 'id' in body;
+  return (
+    typeof body === 'object' &&
+    body !== null &&
+    !Array.isArray(body) &&
+    (body as { method?: unknown }).method === 'initialize' &&
+    'id' in body
+  );
 }
 
 export function mcpEndpoint(opts: McpEndpointOptions): McpEndpoint {
@@ -68,7 +79,11 @@ export function mcpEndpoint(opts: McpEndpointOptions): McpEndpoint {
     server.setRequestHandler(sdk.ListToolsRequestSchema, () => ({ tools: opts.tools.list() }));
     server.setRequestHandler(sdk.CallToolRequestSchema, async (req, extra) => {
       const r = await opts.tools.call(req.params.name, req.params.arguments, { signal: extra.signal });
-      return { content: [{ type: 'text', text: r.text }], ...(r.structured ? { structuredContent: r.structured } : {}), ...(r.is_error ? { isError: true } : {}) };
+      return {
+        content: [{ type: 'text', text: r.text }],
+        ...(r.structured ? { structuredContent: r.structured } : {}),
+        ...(r.is_error ? { isError: true } : {}),
+      };
     });
     const transport: WebStandardStreamableHTTPServerTransport = new sdk.Transport({
       sessionIdGenerator: () => randomUUID(),

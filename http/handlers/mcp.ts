@@ -12,8 +12,17 @@ export function mcpHandlers(live: McpLive, realmId: string): HandlerTable {
   const bare = <B extends { session_id: string }>(body: B): B => ({ ...body, session_id: bareSessionId(body.session_id, realmId) });
   return {
     ...on(MCP_ROUTE.add, async (ctx) => ({ status: 200, body: await live.add(parseSessionId(ctx.params.id, realmId), bare(ctx.body)) })),
-    ...on(MCP_ROUTE.remove, async (ctx) => ({ status: 200, body: await live.remove(parseSessionId(ctx.params.id, realmId), bare(ctx.body)) })),
-    ...on(MCP_ROUTE.reload, async (ctx) => ({ status: 200, body: await live.reload(parseSessionId(ctx.params.id, realmId), bare(ctx.body)) })),
-    ...on(MCP_ROUTE.status, async (ctx) => ({ status: 200, body: await live.status(parseSessionId(ctx.params.id, realmId), ctx.query.wait === 'settled') })),
+    ...on(MCP_ROUTE.remove, async (ctx) => ({
+      status: 200,
+      body: await live.remove(parseSessionId(ctx.params.id, realmId), bare(ctx.body)),
+    })),
+    ...on(MCP_ROUTE.reload, async (ctx) => ({
+      status: 200,
+      body: await live.reload(parseSessionId(ctx.params.id, realmId), bare(ctx.body)),
+    })),
+    ...on(MCP_ROUTE.status, async (ctx) => ({
+      status: 200,
+      body: await live.status(parseSessionId(ctx.params.id, realmId), ctx.query.wait === 'settled'),
+    })),
   };
 }

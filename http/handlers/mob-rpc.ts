@@ -18,14 +18,26 @@ import { on, type HandlerTable } from '../handler.ts';
 import type { WebSocketRoute } from '../transport.ts';
 
 type Id = string | number | null;
-interface RpcError { code: number; message: string; data?: unknown }
+interface RpcError {
+  code: number;
+  message: string;
+  data?: unknown;
+}
 type Reply = { jsonrpc: '2.0'; id: Id; result: unknown } | { jsonrpc: '2.0'; id: Id; error: RpcError };
 
-const fail = (id: Id, code: number, message: string, data?: unknown): Reply => ({ jsonrpc: '2.0', id, error: { code, message, ...(data !== undefined ? { data } : {}) } });
+const fail = (id: Id, code: number, message: string, data?: unknown): Reply => ({
+  jsonrpc: '2.0',
+  id,
+  error: { code, message, ...(data !== undefined ? { data } : {}) },
+});
 
 function errorOf(err: unknown, log: Logger): RpcError {
   if (isServiceError(err)) {
-    return { code: ERROR_TABLE[err.code].rpc, message: err.message, data: { code: err.code, ...(err.details !== undefined ? { details: err.details } : {}) } };
+    return {
+      code: ERROR_TABLE[err.code].rpc,
+      message: err.message,
+      data: { code: err.code, ...(err.details !== undefined ? { details: err.details } : {}) },
+    };
   }
   log.error({ err }, 'json-rpc method failed');
   return { code: -32603, message: 'internal error' };
@@ -36,8 +48,10 @@ async function one(rt: MobRuntime, msg: unknown, caller: Caller, log: Logger): P
   const m = msg as Record<string, unknown>;
   const hasId = Object.hasOwn(m, 'id');
   const id = (typeof m.id === 'string' || typeof m.id === 'number' || m.id === null ? m.id : null) as Id;
-  if (m.jsonrpc !== '2.0' || typeof m.method !== 'string' || (hasId && id !== m.id)) return fail(id, -32600, 'invalid request: jsonrpc must be "2.0", method a string, id a string, number or null');
-  if (m.params !== undefined && (typeof m.params !== 'object' || m.params === null || Array.isArray(m.params))) return fail(id, -32602, 'params must be an object');
+  if (m.jsonrpc !== '2.0' || typeof m.method !== 'string' || (hasId && id !== m.id))
+    return fail(id, -32600, 'invalid request: jsonrpc must be "2.0", method a string, id a string, number or null');
+  if (m.params !== undefined && (typeof m.params !== 'object' || m.params === null || Array.isArray(m.params)))
+    return fail(id, -32602, 'params must be an object');
   let reply: Reply;
   if (!isRpcMethod(m.method)) reply = fail(id, -32601, `method not found: ${m.method}`);
   else {
@@ -75,10 +89,17 @@ export function mobRpcHandlers(rt: MobRuntime): HandlerTable {
 }
 
 /** Upgrade headers that describe the socket, not the caller: never sent on with a routed call. */
-const SOCKET_HEADERS = /^(host|connection|upgrade|content-length|content-type|transfer-encoding|keep-alive|sec-websocket-.*|x-warren-forwarded-by)$/;
+const SOCKET_HEADERS =
+  /^(host|connection|upgrade|content-length|content-type|transfer-encoding|keep-alive|sec-websocket-.*|x-warren-forwarded-by)$/;
 
 /** One call read from the socket, on the node holding the mob it names (`calls`: the cluster's routing), or here. */
-async function routedOne(rt: MobRuntime, calls: OwnerCalls, msg: unknown, headers: Record<string, string>, log: Logger): Promise<Reply | null> {
+async function routedOne(
+  rt: MobRuntime,
+  calls: OwnerCalls,
+  msg: unknown,
+  headers: Record<string, string>,
+  log: Logger,
+): Promise<Reply | null> {
   const mob = rpcResourceOf(msg);
   if (!mob) return one(rt, msg, callerOf(headers), log);
   const m = msg as { id?: unknown };
@@ -97,7 +118,13 @@ async function routedOne(rt: MobRuntime, calls: OwnerCalls, msg: unknown, header
 }
 
 /** handleRpcText with each call naming a mob routed to the node holding it. */
-async function handleRoutedText(rt: MobRuntime, calls: OwnerCalls, text: string, headers: Record<string, string>, log: Logger): Promise<Reply | Reply[] | null> {
+async function handleRoutedText(
+  rt: MobRuntime,
+  calls: OwnerCalls,
+  text: string,
+  headers: Record<string, string>,
+  log: Logger,
+): Promise<Reply | Reply[] | null> {
   let msg: unknown;
   try {
     msg = JSON.parse(text);

@@ -14,14 +14,27 @@ import { on, type HandlerContext, type HandlerResult, type HandlerTable } from '
 import { MobStream } from '../mob-stream.ts';
 
 /** Typed mob codes that keep their own status; everything else falls back to 400. */
-const TYPED = new Set(['ScopeDenied', 'STALE_CURSOR', 'STALE_FENCE', 'SESSION_BUSY', 'PROVIDER_ERROR', 'AGENT_ERROR', 'BUDGET_EXHAUSTED', 'INTERNAL_ERROR', 'SERVICE_UNAVAILABLE']);
+const TYPED = new Set([
+  'ScopeDenied',
+  'STALE_CURSOR',
+  'STALE_FENCE',
+  'SESSION_BUSY',
+  'PROVIDER_ERROR',
+  'AGENT_ERROR',
+  'BUDGET_EXHAUSTED',
+  'INTERNAL_ERROR',
+  'SERVICE_UNAVAILABLE',
+]);
 
 async function fallback(run: () => Promise<HandlerResult>): Promise<HandlerResult> {
   try {
     return await run();
   } catch (err) {
     if (isServiceError(err) && !TYPED.has(err.code) && err.code !== 'BAD_REQUEST') {
-      throw new ServiceError('BAD_REQUEST', err.message, { cause_code: err.code, ...(err.details && typeof err.details === 'object' ? err.details : {}) });
+      throw new ServiceError('BAD_REQUEST', err.message, {
+        cause_code: err.code,
+        ...(err.details && typeof err.details === 'object' ? err.details : {}),
+      });
     }
     throw err;
   }
@@ -56,7 +69,8 @@ export function mobHandlers(rt: MobRuntime): HandlerTable {
       await guard(ctx, 'MobRead');
       const mob = await host.get(ctx.params.id);
       const member = ctx.query.member;
-      if (member !== undefined && !mob.members.has(member) && !mob.record.retired_helpers?.some((r) => r.agent_identity === member)) throw new ServiceError('NOT_FOUND', `no member ${member} in mob ${mob.id}`);
+      if (member !== undefined && !mob.members.has(member) && !mob.record.retired_helpers?.some((r) => r.agent_identity === member))
+        throw new ServiceError('NOT_FOUND', `no member ${member} in mob ${mob.id}`);
       // A cursor the ledger no longer holds (or never had) is refused before the stream opens: 410 STALE_CURSOR.
       const after = await rt.ledger.resolveCursor(cursorFrom(ctx, ctx.query.after_cursor));
       const stream = open(ctx);
@@ -77,7 +91,8 @@ export function mobHandlers(rt: MobRuntime): HandlerTable {
         else sendStructural(e);
       });
       const offAgent = host.agentEvents.subscribe(mob.id, (env) => {
-        if (!member || (env.event as { agent_id?: string }).agent_id === member) stream.send((env.event as { event_type: string }).event_type, env);
+        if (!member || (env.event as { agent_id?: string }).agent_id === member)
+          stream.send((env.event as { event_type: string }).event_type, env);
       });
       stream.onEnd(() => {
         offLedger();
@@ -105,8 +120,17 @@ export function mobHandlers(rt: MobRuntime): HandlerTable {
       await guard(ctx, 'MobRead');
       const q = ctx.query;
       const filter: MobEventFilter = {
-        ...(q.mob_id ? { mob_id: q.mob_id } : {}), ...(q.kinds ? { kinds: q.kinds.split(',').map((k) => k.trim()).filter(Boolean) } : {}),
-        ...(q.agent_identity ? { agent_identity: q.agent_identity } : {}), ...(q.run_id ? { run_id: q.run_id } : {}),
+        ...(q.mob_id ? { mob_id: q.mob_id } : {}),
+        ...(q.kinds
+          ? {
+              kinds: q.kinds
+                .split(',')
+                .map((k) => k.trim())
+                .filter(Boolean),
+            }
+          : {}),
+        ...(q.agent_identity ? { agent_identity: q.agent_identity } : {}),
+        ...(q.run_id ? { run_id: q.run_id } : {}),
       };
       let last = await rt.ledger.resolveCursor(cursorFrom(ctx, q.after_cursor));
       const stream = open(ctx);
@@ -134,77 +158,123 @@ export function mobHandlers(rt: MobRuntime): HandlerTable {
       return { streamed: true };
     }),
 
-    ...on(MOB_ROUTE.spawnHelper, (ctx) => fallback(async () => {
-      await guard(ctx, 'HelperControl');
-      const b = ctx.body;
-      return ok(await spawnHelper(host, ctx.params.id, { prompt: b.prompt, result_label: b.result_label, max_text_bytes: b.max_text_bytes, agent_identity: b.agent_identity, ...(b.role_name ? { role_name: b.role_name } : {}), ...(b.model_override ? { model_override: b.model_override } : {}) }));
-    })),
+    ...on(MOB_ROUTE.spawnHelper, (ctx) =>
+      fallback(async () => {
+        await guard(ctx, 'HelperControl');
+        const b = ctx.body;
+        return ok(
+          await spawnHelper(host, ctx.params.id, {
+            prompt: b.prompt,
+            result_label: b.result_label,
+            max_text_bytes: b.max_text_bytes,
+            agent_identity: b.agent_identity,
+            ...(b.role_name ? { role_name: b.role_name } : {}),
+            ...(b.model_override ? { model_override: b.model_override } : {}),
+          }),
+        );
+      }),
+    ),
 
-    ...on(MOB_ROUTE.forkHelper, (ctx) => fallback(async () => {
-      await guard(ctx, 'HelperControl');
-      const b = ctx.body;
-      return ok(await forkHelper(host, ctx.params.id, {
-        prompt: b.prompt, result_label: b.result_label, max_text_bytes: b.max_text_bytes, agent_identity: b.agent_identity, source_member_id: b.source_member_id,
-        ...(b.role_name ? { role_name: b.role_name } : {}), ...(b.model_override ? { model_override: b.model_override } : {}), ...(b.fork_context ? { fork_context: b.fork_context } : {}),
-      }));
-    })),
+    ...on(MOB_ROUTE.forkHelper, (ctx) =>
+      fallback(async () => {
+        await guard(ctx, 'HelperControl');
+        const b = ctx.body;
+        return ok(
+          await forkHelper(host, ctx.params.id, {
+            prompt: b.prompt,
+            result_label: b.result_label,
+            max_text_bytes: b.max_text_bytes,
+            agent_identity: b.agent_identity,
+            source_member_id: b.source_member_id,
+            ...(b.role_name ? { role_name: b.role_name } : {}),
+            ...(b.model_override ? { model_override: b.model_override } : {}),
+            ...(b.fork_context ? { fork_context: b.fork_context } : {}),
+          }),
+        );
+      }),
+    ),
 
-    ...on(MOB_ROUTE.waitKickoff, (ctx) => fallback(async () => {
-      await guard(ctx, 'MobRead');
-      const mob = await host.get(ctx.params.id);
-      const members = await host.waitKickoff(mob, ctx.body?.member_ids, ctx.body?.timeout_ms);
-      return ok({ members: members.map((m) => rt.memberSnapshot(mob, m)) });
-    })),
+    ...on(MOB_ROUTE.waitKickoff, (ctx) =>
+      fallback(async () => {
+        await guard(ctx, 'MobRead');
+        const mob = await host.get(ctx.params.id);
+        const members = await host.waitKickoff(mob, ctx.body?.member_ids, ctx.body?.timeout_ms);
+        return ok({ members: members.map((m) => rt.memberSnapshot(mob, m)) });
+      }),
+    ),
 
-    ...on(MOB_ROUTE.wireBatch, (ctx) => fallback(async () => {
-      await guard(ctx, 'MemberWire');
-      const mob = await host.live(ctx.params.id);
-      host.fence(mob, ctx.body);
-      return ok(await host.wiring.wire(mob, ctx.body.edges));
-    })),
+    ...on(MOB_ROUTE.wireBatch, (ctx) =>
+      fallback(async () => {
+        await guard(ctx, 'MemberWire');
+        const mob = await host.live(ctx.params.id);
+        host.fence(mob, ctx.body);
+        return ok(await host.wiring.wire(mob, ctx.body.edges));
+      }),
+    ),
 
-    ...on(MOB_ROUTE.memberStatus, (ctx) => fallback(async () => {
-      await guard(ctx, 'MobRead');
-      const mob = await host.get(ctx.params.id);
-      return ok(rt.memberSnapshot(mob, host.memberRecord(mob, ctx.params.agent_identity)));
-    })),
+    ...on(MOB_ROUTE.memberStatus, (ctx) =>
+      fallback(async () => {
+        await guard(ctx, 'MobRead');
+        const mob = await host.get(ctx.params.id);
+        return ok(rt.memberSnapshot(mob, host.memberRecord(mob, ctx.params.agent_identity)));
+      }),
+    ),
 
-    ...on(MOB_ROUTE.memberHistory, (ctx) => fallback(async () => {
-      await guard(ctx, 'MobRead');
-      const mob = await host.get(ctx.params.id);
-      const rec = host.memberRecord(mob, ctx.params.agent_identity);
-      const from = Number(ctx.query.from_index ?? 0);
-      const limit = ctx.query.limit !== undefined ? Number(ctx.query.limit) : 100;
-      const { total, rows } = rec.session_id && (await host.sessions.exists(rec.session_id)) ? await host.sessions.history(rec.session_id, from, limit) : { total: 0, rows: [] };
-      const next = from + rows.length;
-      return ok({
-        generation: rec.generation,
-        page: { from_index: from, message_count: total, messages: rows, ...(next < total ? { next_index: next } : {}), complete: next >= total },
-        provenance: 'host_claimed',
-      });
-    })),
+    ...on(MOB_ROUTE.memberHistory, (ctx) =>
+      fallback(async () => {
+        await guard(ctx, 'MobRead');
+        const mob = await host.get(ctx.params.id);
+        const rec = host.memberRecord(mob, ctx.params.agent_identity);
+        const from = Number(ctx.query.from_index ?? 0);
+        const limit = ctx.query.limit !== undefined ? Number(ctx.query.limit) : 100;
+        const { total, rows } =
+          rec.session_id && (await host.sessions.exists(rec.session_id))
+            ? await host.sessions.history(rec.session_id, from, limit)
+            : { total: 0, rows: [] };
+        const next = from + rows.length;
+        return ok({
+          generation: rec.generation,
+          page: {
+            from_index: from,
+            message_count: total,
+            messages: rows,
+            ...(next < total ? { next_index: next } : {}),
+            complete: next >= total,
+          },
+          provenance: 'host_claimed',
+        });
+      }),
+    ),
 
-    ...on(MOB_ROUTE.memberCancel, (ctx) => fallback(async () => {
-      await guard(ctx, 'MemberLifecycle');
-      await host.cancel(await host.live(ctx.params.id), ctx.params.agent_identity);
-      return ok({ cancelled: true });
-    })),
+    ...on(MOB_ROUTE.memberCancel, (ctx) =>
+      fallback(async () => {
+        await guard(ctx, 'MemberLifecycle');
+        await host.cancel(await host.live(ctx.params.id), ctx.params.agent_identity);
+        return ok({ cancelled: true });
+      }),
+    ),
 
-    ...on(MOB_ROUTE.memberRespawn, (ctx) => fallback(async () => {
-      await guard(ctx, 'MemberLifecycle');
-      const mob = await host.live(ctx.params.id);
-      host.fence(mob, ctx.body ?? {}, ctx.params.agent_identity);
-      return ok(await host.respawn(mob, ctx.params.agent_identity, ctx.body?.initial_message));
-    })),
+    ...on(MOB_ROUTE.memberRespawn, (ctx) =>
+      fallback(async () => {
+        await guard(ctx, 'MemberLifecycle');
+        const mob = await host.live(ctx.params.id);
+        host.fence(mob, ctx.body ?? {}, ctx.params.agent_identity);
+        return ok(await host.respawn(mob, ctx.params.agent_identity, ctx.body?.initial_message));
+      }),
+    ),
 
-    ...on(MOB_ROUTE.hosts, (ctx) => fallback(async () => {
-      await guard(ctx, 'MobRead');
-      return ok({ hosts: await rt.placement.hosts(await host.get(ctx.params.id)) });
-    })),
+    ...on(MOB_ROUTE.hosts, (ctx) =>
+      fallback(async () => {
+        await guard(ctx, 'MobRead');
+        return ok({ hosts: await rt.placement.hosts(await host.get(ctx.params.id)) });
+      }),
+    ),
 
-    ...on(MOB_ROUTE.routeInstalls, (ctx) => fallback(async () => {
-      await guard(ctx, 'MobRead');
-      return ok(await rt.placement.routeInstalls(await host.get(ctx.params.id)));
-    })),
+    ...on(MOB_ROUTE.routeInstalls, (ctx) =>
+      fallback(async () => {
+        await guard(ctx, 'MobRead');
+        return ok(await rt.placement.routeInstalls(await host.get(ctx.params.id)));
+      }),
+    ),
   };
 }

@@ -19,12 +19,15 @@ export function scheduleHandlers(deps: ScheduleHandlerDeps): HandlerTable {
   const { host } = deps;
   const call = scheduleCall(host);
   /** Binds a route's handler behind the `[tools] schedule_enabled` switch; its result answers 200. */
-  const gate = <R extends RouteDef, T>(route: R, fn: (ctx: RouteContext<R>) => Promise<T>): HandlerTable => on(route, async (ctx) => {
-    if (!deps.enabled()) {
-      throw new ServiceError('CAPABILITY_UNAVAILABLE', 'schedules are disabled by config ([tools] schedule_enabled = false)', { capability: 'schedule' });
-    }
-    return { status: 200, body: await fn(ctx) };
-  });
+  const gate = <R extends RouteDef, T>(route: R, fn: (ctx: RouteContext<R>) => Promise<T>): HandlerTable =>
+    on(route, async (ctx) => {
+      if (!deps.enabled()) {
+        throw new ServiceError('CAPABILITY_UNAVAILABLE', 'schedules are disabled by config ([tools] schedule_enabled = false)', {
+          capability: 'schedule',
+        });
+      }
+      return { status: 200, body: await fn(ctx) };
+    });
   return {
     ...gate(SCHEDULE_ROUTE.create, async (ctx) => (await host.create(ctx.body)).view()),
     ...gate(SCHEDULE_ROUTE.list, async () => ({ schedules: await host.list() })),

@@ -10,7 +10,8 @@ export function parseSessionId(raw: string, realmId: string): string {
   const realm = colon >= 0 ? raw.slice(0, colon) : null;
   const id = colon >= 0 ? raw.slice(colon + 1) : raw;
   if (!UUID.test(id)) throw new ServiceError('BAD_REQUEST', `Invalid session locator: ${raw}`);
-  if (realm !== null && realm !== realmId) throw new ServiceError('BAD_REQUEST', `session locator names realm '${realm}', this server serves '${realmId}'`);
+  if (realm !== null && realm !== realmId)
+    throw new ServiceError('BAD_REQUEST', `session locator names realm '${realm}', this server serves '${realmId}'`);
   return id.toLowerCase();
 }
 

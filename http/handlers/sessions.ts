@@ -3,7 +3,12 @@
 import { randomUUID } from 'node:crypto';
 import { isServiceError, ServiceError } from '../../contracts/errors.ts';
 import {
-  appendSystemContext, continueSession, createSession, CreatedWithTurnFailure, replaceSystemPrompt, type TurnReply,
+  appendSystemContext,
+  continueSession,
+  createSession,
+  CreatedWithTurnFailure,
+  replaceSystemPrompt,
+  type TurnReply,
 } from '../../actors/session-commands.ts';
 import type { SessionHost } from '../../actors/session-host.ts';
 import { historyPage, listSessions, sessionDetail } from '../../actors/session-queries.ts';
@@ -59,7 +64,10 @@ function intParam(value: string | undefined): number | undefined {
 
 /** Handlers of SESSION_ROUTES (except the event stream and ledger, see events.ts). */
 export function sessionHandlers(sup: SessionHost, realmId: string, createExtras?: Partial<SessionSettings>): HandlerTable {
-  const withRequest = async <T>(ctx: HandlerContext, run: (rid: string, signal: AbortSignal, onCommitting: () => void) => Promise<T>): Promise<T> => {
+  const withRequest = async <T>(
+    ctx: HandlerContext,
+    run: (rid: string, signal: AbortSignal, onCommitting: () => void) => Promise<T>,
+  ): Promise<T> => {
     const rid = clientRequestId(ctx) ?? `auto-${randomUUID()}`;
     const handle = sup.requests.begin(rid);
     try {
@@ -74,7 +82,9 @@ export function sessionHandlers(sup: SessionHost, realmId: string, createExtras?
       const detached = prefersAsync(ctx) ? turnExtensions(sup).respondAsync : undefined;
       if (detached) return detached('create', ctx);
       try {
-        const reply = await withRequest(ctx, (rid, signal, onCommitting) => createSession(sup, ctx.body, rid, signal, onCommitting, createExtras));
+        const reply = await withRequest(ctx, (rid, signal, onCommitting) =>
+          createSession(sup, ctx.body, rid, signal, onCommitting, createExtras),
+        );
         return { status: 200, body: turnBody(realmId, reply) };
       } catch (err) {
         if (err instanceof CreatedWithTurnFailure) {
@@ -82,12 +92,23 @@ export function sessionHandlers(sup: SessionHost, realmId: string, createExtras?
           // A cancelled first turn answers as cancelled (499, wire-notes §11 item 1), still carrying the
           // resumable identity of the session that was durably created (SPEC "Rules for turns").
           if (isServiceError(err.cause) && err.cause.code === 'REQUEST_CANCELLED') {
-            throw new ServiceError('REQUEST_CANCELLED', 'request cancelled', { session_id: err.sessionId, session_ref: ref, session_created: true, resumable: true });
+            throw new ServiceError('REQUEST_CANCELLED', 'request cancelled', {
+              session_id: err.sessionId,
+              session_ref: ref,
+              session_created: true,
+              resumable: true,
+            });
           }
           // A budget or a hook that stopped the first turn answers with its own status (429, 403).
           if (isServiceError(err.cause) && (err.cause.code === 'BUDGET_EXHAUSTED' || err.cause.code === 'HOOK_DENIED')) {
             const details = (err.cause.details ?? {}) as Record<string, unknown>;
-            throw new ServiceError(err.cause.code, err.cause.message, { ...details, session_id: err.sessionId, session_ref: ref, session_created: true, resumable: true });
+            throw new ServiceError(err.cause.code, err.cause.message, {
+              ...details,
+              session_id: err.sessionId,
+              session_ref: ref,
+              session_created: true,
+              resumable: true,
+            });
           }
           throw sessionCreatedWithTurnFailure(err.sessionId, ref, err.cause);
         }
@@ -166,7 +187,9 @@ export function sessionHandlers(sup: SessionHost, realmId: string, createExtras?
           ...(limit !== undefined ? { limit } : {}),
           has_more: offset + rows.length < total,
           // A user row without a role predates transcript_role: it was the caller's own prompt.
-          messages: rows.map((m) => (m.role === 'user' && m.transcript_role === undefined ? { ...m, transcript_role: 'conversational' } : m)),
+          messages: rows.map((m) =>
+            m.role === 'user' && m.transcript_role === undefined ? { ...m, transcript_role: 'conversational' } : m,
+          ),
         },
       };
     }),
@@ -183,7 +206,14 @@ export function sessionHandlers(sup: SessionHost, realmId: string, createExtras?
       // (SystemPromptResponse in /openapi.json declares exactly these members).
       return {
         status: 200,
-        body: { session_id: id, key: body.key, version: r.version, message_index: r.message_index, status: r.status, transcript_revision: r.transcript_revision },
+        body: {
+          session_id: id,
+          key: body.key,
+          version: r.version,
+          message_index: r.message_index,
+          status: r.status,
+          transcript_revision: r.transcript_revision,
+        },
       };
     }),
     ...on(SESSION_ROUTE.interrupt, async (ctx) => {

@@ -127,7 +127,11 @@ function runtimeHealth(deps: SystemDeps): RuntimeHealth {
     }
   }
   const sorted = Object.fromEntries(Object.entries(checks).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)));
-  const health: RuntimeHealth = { contract_version: { ...CONTRACT_VERSION }, status: measured === 0 || degraded ? 'degraded' : 'ok', checks: sorted };
+  const health: RuntimeHealth = {
+    contract_version: { ...CONTRACT_VERSION },
+    status: measured === 0 || degraded ? 'degraded' : 'ok',
+    checks: sorted,
+  };
   if (Object.keys(reasons).length) health.reasons = reasons;
   if (cluster) health.cluster = cluster;
   return health;

@@ -8,13 +8,16 @@ import type { HandlerContext, HandlerResult, RouteContext } from '../handler.ts'
 
 /** A create or a continue request, each with the body its own route validated. */
 export type TurnRequest =
-  | ['create', RouteContext<typeof SESSION_ROUTE.create>]
-  | ['continue', RouteContext<typeof SESSION_ROUTE['continue']>];
+  ['create', RouteContext<typeof SESSION_ROUTE.create>] | ['continue', RouteContext<(typeof SESSION_ROUTE)['continue']>];
 
 export interface TurnExtensions {
   respondAsync?(...request: TurnRequest): Promise<HandlerResult>;
   /** A continue with busy_policy enqueue or steer (actors/busy); `detached` when it prefers respond-async. */
-  busyContinue?(ctx: RouteContext<typeof SESSION_ROUTE['continue']>, policy: 'enqueue' | 'steer', detached: boolean): Promise<HandlerResult>;
+  busyContinue?(
+    ctx: RouteContext<(typeof SESSION_ROUTE)['continue']>,
+    policy: 'enqueue' | 'steer',
+    detached: boolean,
+  ): Promise<HandlerResult>;
   /** The seq of a detached request's first event on that session. */
   requestStartSeq?(requestId: string, sessionId: string): Promise<number>;
 }

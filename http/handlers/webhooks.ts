@@ -10,7 +10,12 @@ const iso = (ms: number) => new Date(ms).toISOString();
 
 function deliveryView(r: DeliveryRecord) {
   return {
-    webhook_id: r.id, session_id: r.session_id, seq: r.seq, event: r.event, status: r.status, attempts: r.attempts,
+    webhook_id: r.id,
+    session_id: r.session_id,
+    seq: r.seq,
+    event: r.event,
+    status: r.status,
+    attempts: r.attempts,
     created_at: iso(r.created_ms),
     ...(r.status === 'pending' ? { next_attempt_at: iso(r.next_attempt_ms) } : {}),
     ...(r.delivered_ms !== undefined ? { delivered_at: iso(r.delivered_ms) } : {}),

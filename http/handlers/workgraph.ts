@@ -10,14 +10,19 @@ import { on, type HandlerContext, type HandlerTable } from '../handler.ts';
 
 /** Every value of a repeatable query key, comma lists split, empties dropped. */
 function many(ctx: HandlerContext, key: string): string[] | undefined {
-  const values = ctx.queryAll.getAll(key).flatMap((v) => v.split(',')).map((v) => v.trim()).filter((v) => v !== '');
+  const values = ctx.queryAll
+    .getAll(key)
+    .flatMap((v) => v.split(','))
+    .map((v) => v.trim())
+    .filter((v) => v !== '');
   return values.length > 0 ? values : undefined;
 }
 
 function statuses(ctx: HandlerContext): WorkStatus[] | undefined {
   const values = many(ctx, 'statuses');
   for (const v of values ?? []) {
-    if (!(WORK_STATUSES as readonly string[]).includes(v)) throw new ServiceError('BAD_REQUEST', `unknown status '${v}'; expected one of ${WORK_STATUSES.join(', ')}`);
+    if (!(WORK_STATUSES as readonly string[]).includes(v))
+      throw new ServiceError('BAD_REQUEST', `unknown status '${v}'; expected one of ${WORK_STATUSES.join(', ')}`);
   }
   return values as WorkStatus[] | undefined;
 }
@@ -48,14 +53,21 @@ export function workGraphHandlers(host: WorkGraphHost): HandlerTable {
     ...on(WORKGRAPH_ROUTE.items, async (ctx) => ({ status: 200, body: { items: await host.list(listQuery(host, ctx)) } })),
     ...on(WORKGRAPH_ROUTE.item, async (ctx) => {
       host.checkRealm(ctx.query.realm_id);
-      return { status: 200, body: await host.get({ item_id: ctx.params.id, ...(ctx.query.namespace ? { namespace: ctx.query.namespace } : {}) }) };
+      return {
+        status: 200,
+        body: await host.get({ item_id: ctx.params.id, ...(ctx.query.namespace ? { namespace: ctx.query.namespace } : {}) }),
+      };
     }),
     ...on(WORKGRAPH_ROUTE.ready, async (ctx) => {
       const q = ctx.query;
       host.checkRealm(q.realm_id);
       const labels = many(ctx, 'labels');
       const limit = count(q.limit);
-      const items = await host.ready({ ...(q.namespace ? { namespace: q.namespace } : {}), ...(labels ? { labels } : {}), ...(limit !== undefined ? { limit } : {}) });
+      const items = await host.ready({
+        ...(q.namespace ? { namespace: q.namespace } : {}),
+        ...(labels ? { labels } : {}),
+        ...(limit !== undefined ? { limit } : {}),
+      });
       return { status: 200, body: { items } };
     }),
     ...on(WORKGRAPH_ROUTE.snapshot, async (ctx) => ({ status: 200, body: await host.snapshot(listQuery(host, ctx)) })),
@@ -63,7 +75,8 @@ export function workGraphHandlers(host: WorkGraphHost): HandlerTable {
       const q = ctx.query;
       host.checkRealm(q.realm_id);
       // Events are one ordered log per namespace: a cross-namespace read has no single seq order (wire-notes 2.5).
-      if (q.all_namespaces === 'true') throw new ServiceError('BAD_REQUEST', 'events are read per namespace; all_namespaces=true is not supported');
+      if (q.all_namespaces === 'true')
+        throw new ServiceError('BAD_REQUEST', 'events are read per namespace; all_namespaces=true is not supported');
       const limit = count(q.limit);
       const page = await host.events({
         ...(q.namespace ? { namespace: q.namespace } : {}),

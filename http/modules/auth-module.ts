@@ -15,7 +15,13 @@ export function authModule(ctx: ModuleContext): ModuleUnit {
   if (!ctx.realm.dir) throw new Error('the auth module needs the realm directory (RealmInfo.dir)');
   const key = openRealmKey(join(ctx.realm.dir, REALM_KEY_FILE));
   const credentials = new CredentialStore(deps.store, key, ctx.realm.realmId, () => ctx.config.current());
-  const authDeps = { credentials, config: () => ctx.config.current(), env: ctx.env, now: ctx.clock('auth'), log: deps.log.child({ component: 'auth' }) };
+  const authDeps = {
+    credentials,
+    config: () => ctx.config.current(),
+    env: ctx.env,
+    now: ctx.clock('auth'),
+    log: deps.log.child({ component: 'auth' }),
+  };
   const auth = new AuthService(authDeps);
   const logins = new AuthLogins(auth, authDeps);
   // Sessions resolve `auth_binding` selectors and realm default bindings through this service.

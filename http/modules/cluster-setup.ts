@@ -12,21 +12,36 @@ import { leasedResourceOf } from '../cluster-resources.ts';
 /** The forwarding layer's options: request ids known here, and the forwarded-requests counter. */
 export function clusterForwardOptions(node: ClusterNode, supervisor: Supervisor, observe: Observability, log: Logger): ForwardOptions {
   const registers = [observe.metrics.registry];
-  const forwarded = new Counter({ name: 'warren_cluster_forwarded_requests_total', help: 'Requests this node proxied to the node owning the session or mob', registers });
+  const forwarded = new Counter({
+    name: 'warren_cluster_forwarded_requests_total',
+    help: 'Requests this node proxied to the node owning the session or mob',
+    registers,
+  });
   // Read at scrape time from the lease book (takeovers happen inside hydration, not in the HTTP layer).
   new Counter({
-    name: 'warren_cluster_lease_takeovers_total', help: 'Leases (sessions, mobs, work bindings) this node took over from an expired owner', registers,
+    name: 'warren_cluster_lease_takeovers_total',
+    help: 'Leases (sessions, mobs, work bindings) this node took over from an expired owner',
+    registers,
     collect() {
       this.reset();
       this.inc(node.leases.takeovers);
     },
   });
   new Counter({
-    name: 'warren_cluster_leases_lost_total', help: 'Leases (sessions, mobs, work bindings) this node found taken over by another node', registers,
+    name: 'warren_cluster_leases_lost_total',
+    help: 'Leases (sessions, mobs, work bindings) this node found taken over by another node',
+    registers,
     collect() {
       this.reset();
       this.inc(node.leases.lost);
     },
   });
-  return { node, log, knowsRequest: (id) => supervisor.requests.knows(id), onForward: () => forwarded.inc(), calls: supervisor.deps.ownerCalls, resourceOf: leasedResourceOf };
+  return {
+    node,
+    log,
+    knowsRequest: (id) => supervisor.requests.knows(id),
+    onForward: () => forwarded.inc(),
+    calls: supervisor.deps.ownerCalls,
+    resourceOf: leasedResourceOf,
+  };
 }

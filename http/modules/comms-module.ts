@@ -10,7 +10,12 @@ import type { ModuleContext, ModuleUnit } from '../module-unit.ts';
 
 export function commsModule(ctx: ModuleContext): ModuleUnit {
   const { deps } = ctx.supervisor;
-  const host = new CommsHost({ sessions: ctx.sessions(), config: () => ctx.config.current(), log: deps.log.child({ component: 'comms' }), now: deps.now });
+  const host = new CommsHost({
+    sessions: ctx.sessions(),
+    config: () => ctx.config.current(),
+    log: deps.log.child({ component: 'comms' }),
+    now: deps.now,
+  });
   // An empty variable disables the check, like an unset one (wire-notes §11 item 15).
   const secret = ctx.env.WARREN_WEBHOOK_SECRET || undefined;
   // Cluster: a peer envelope for a session another node hosts is admitted there (CommsHost.acceptInRealm).

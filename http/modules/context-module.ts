@@ -29,15 +29,14 @@ export function contextModule(ctx: ModuleContext): ModuleUnit {
       {
         id: 'memory_store',
         gate: null,
-        description: () => (ctx.config.current().memory.embeddings
-          ? 'Semantic memory store: hybrid search (full-text plus vector embeddings) over what compaction removed'
-          : 'Semantic memory store: full-text search only (no embeddings endpoint configured) over what compaction removed'),
+        description: () =>
+          ctx.config.current().memory.embeddings
+            ? 'Semantic memory store: hybrid search (full-text plus vector embeddings) over what compaction removed'
+            : 'Semantic memory store: full-text search only (no embeddings endpoint configured) over what compaction removed',
       },
     ],
     tools: {
-      tools: ({ sessionId, settings }) => (settings.memory === true
-        ? memoryTools(memory, sessionId)
-        : []),
+      tools: ({ sessionId, settings }) => (settings.memory === true ? memoryTools(memory, sessionId) : []),
     },
   };
 }

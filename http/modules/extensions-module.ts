@@ -18,21 +18,37 @@ import type { ModuleContext, ModuleUnit } from '../module-unit.ts';
 const EXTENSIONS: ExtensionInfo[] = [
   {
     name: 'webhooks',
-    description: 'Signed outbound webhooks (Standard Webhooks: webhook-id, webhook-timestamp, webhook-signature) from a durable outbox written with the events they report; at least once, ordered per session, retried with backoff, dead-lettered after webhook_max_attempts.',
+    description:
+      'Signed outbound webhooks (Standard Webhooks: webhook-id, webhook-timestamp, webhook-signature) from a durable outbox written with the events they report; at least once, ordered per session, retried with backoff, dead-lettered after webhook_max_attempts.',
     routes: WEBHOOK_ROUTES.map((r) => `${r.method} ${r.path}`),
-    config_keys: ['webhooks', 'extensions.webhook_max_attempts', 'extensions.webhook_initial_backoff_ms', 'extensions.webhook_max_backoff_ms', 'extensions.webhook_timeout_ms', 'extensions.webhook_concurrency'],
+    config_keys: [
+      'webhooks',
+      'extensions.webhook_max_attempts',
+      'extensions.webhook_initial_backoff_ms',
+      'extensions.webhook_max_backoff_ms',
+      'extensions.webhook_timeout_ms',
+      'extensions.webhook_concurrency',
+    ],
   },
   {
     name: 'detached_turns',
-    description: 'POST /sessions and POST /sessions/{id}/messages with `Prefer: respond-async` answer 202 {session_id, request_id, status_url, events_url} once the pending input is durable; GET /requests/{request_id} reports queued | running | completed (the synchronous response) | failed (its error envelope) | cancelled, truthfully after a restart; results expire after extensions.detached_result_ttl_secs (then 404 with details.reason "expired"). GET /sessions/{id}/events?request_id= starts at that turn\'s first event.',
-    routes: ['POST /sessions', 'POST /sessions/{id}/messages', ...DETACHED_ROUTES.map((r) => `${r.method} ${r.path}`), 'POST /requests/{request_id}/cancel', 'GET /sessions/{id}/events'],
+    description:
+      'POST /sessions and POST /sessions/{id}/messages with `Prefer: respond-async` answer 202 {session_id, request_id, status_url, events_url} once the pending input is durable; GET /requests/{request_id} reports queued | running | completed (the synchronous response) | failed (its error envelope) | cancelled, truthfully after a restart; results expire after extensions.detached_result_ttl_secs (then 404 with details.reason "expired"). GET /sessions/{id}/events?request_id= starts at that turn\'s first event.',
+    routes: [
+      'POST /sessions',
+      'POST /sessions/{id}/messages',
+      ...DETACHED_ROUTES.map((r) => `${r.method} ${r.path}`),
+      'POST /requests/{request_id}/cancel',
+      'GET /sessions/{id}/events',
+    ],
     request_headers: ['Prefer: respond-async'],
     request_fields: ['GET /sessions/{id}/events?request_id='],
     config_keys: ['extensions.detached_result_ttl_secs'],
   },
   {
     name: 'busy_policies',
-    description: 'POST /sessions/{id}/messages accepts busy_policy: reject (default: 409 SESSION_BUSY while a turn runs) | enqueue (a durable follow-up run in order after the current turn; 503 SERVICE_UNAVAILABLE when extensions.max_queued_turns wait) | steer (injected as a user message before the running turn\'s next model call and answered with that turn\'s response; a turn that ends first leaves it to run as the next turn). Without Prefer: respond-async the request waits for its turn; with it, 202 at once and GET /requests/{id} reports queued, then the turn. Interrupt cancels only the running turn (the queue goes on); archive drops the queue. Queued follow-ups survive a restart and run at startup. Create accepts and ignores busy_policy.',
+    description:
+      "POST /sessions/{id}/messages accepts busy_policy: reject (default: 409 SESSION_BUSY while a turn runs) | enqueue (a durable follow-up run in order after the current turn; 503 SERVICE_UNAVAILABLE when extensions.max_queued_turns wait) | steer (injected as a user message before the running turn's next model call and answered with that turn's response; a turn that ends first leaves it to run as the next turn). Without Prefer: respond-async the request waits for its turn; with it, 202 at once and GET /requests/{id} reports queued, then the turn. Interrupt cancels only the running turn (the queue goes on); archive drops the queue. Queued follow-ups survive a restart and run at startup. Create accepts and ignores busy_policy.",
     routes: ['POST /sessions/{id}/messages', 'GET /requests/{request_id}', 'POST /requests/{request_id}/cancel'],
     request_headers: ['Prefer: respond-async'],
     request_fields: ['busy_policy'],
@@ -45,7 +61,11 @@ const DEFAULT_MAX_QUEUED_TURNS = 16;
 export function extensionsModule(ctx: ModuleContext): ModuleUnit {
   const { deps } = ctx.supervisor;
   const webhooks = new WebhookService({
-    store: deps.store, log: deps.log.child({ component: 'webhooks' }), config: () => ctx.config.current(), now: ctx.clock('webhooks'), env: ctx.env,
+    store: deps.store,
+    log: deps.log.child({ component: 'webhooks' }),
+    config: () => ctx.config.current(),
+    now: ctx.clock('webhooks'),
+    env: ctx.env,
   });
   deps.ledgerOutbox = webhooks;
   const ttlMs = () => (ctx.config.current().extensions?.detached_result_ttl_secs ?? 3600) * 1000;
@@ -55,7 +75,8 @@ export function extensionsModule(ctx: ModuleContext): ModuleUnit {
   // A follow-up still queued (busy policies) has no first event yet: its stream starts at the live tail.
   slot.requestStartSeq = (rid, sid) => detached.firstSeq(rid, sid, async () => (await ctx.sessions().get(sid)).hub.lastSeq + 1);
   const followUps = new FollowUps(ctx.sessions(), {
-    log: deps.log.child({ component: 'busy' }), now: ctx.clock('busy'),
+    log: deps.log.child({ component: 'busy' }),
+    now: ctx.clock('busy'),
     maxQueued: () => ctx.config.current().extensions?.max_queued_turns ?? DEFAULT_MAX_QUEUED_TURNS,
     detached: detachedAnswers(detached, ctx.realm.realmId, deps.log.child({ component: 'busy' })),
   });

@@ -15,8 +15,12 @@ import type { ModuleContext, ModuleUnit } from '../module-unit.ts';
 export function mcpModule(ctx: ModuleContext): ModuleUnit {
   const { deps } = ctx.supervisor;
   const live = new McpLive({
-    sessions: ctx.sessions(), store: deps.store, log: deps.log.child({ component: 'mcp' }), config: () => ctx.config.current(),
-    contextRoot: ctx.realm.contextRoot, clientInfo: { name: 'warren', version: WARREN_VERSION },
+    sessions: ctx.sessions(),
+    store: deps.store,
+    log: deps.log.child({ component: 'mcp' }),
+    config: () => ctx.config.current(),
+    contextRoot: ctx.realm.contextRoot,
+    clientInfo: { name: 'warren', version: WARREN_VERSION },
   });
   const registry = exposedTools(ctx.supervisor);
   registry.register(...sessionExposedTools(ctx.sessions(), ctx.realm.realmId));

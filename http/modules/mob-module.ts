@@ -14,7 +14,12 @@ import { mobRpcHandlers, mobRpcSocket } from '../handlers/mob-rpc.ts';
 import type { ModuleContext, ModuleUnit } from '../module-unit.ts';
 
 export function mobModule(ctx: ModuleContext): ModuleUnit {
-  const rt = new MobRuntime({ supervisor: ctx.supervisor, sessions: ctx.sessions(), now: ctx.clock('mob'), baseUrl: ctx.baseUrl, eventRetention: ctx.config.current().mob?.event_retention,
+  const rt = new MobRuntime({
+    supervisor: ctx.supervisor,
+    sessions: ctx.sessions(),
+    now: ctx.clock('mob'),
+    baseUrl: ctx.baseUrl,
+    eventRetention: ctx.config.current().mob?.event_retention,
     placement: {
       hostId: () => hostIdentity(ctx.realm).host_id,
       ...(ctx.supervisor.deps.cluster ? { cluster: ctx.supervisor.deps.cluster } : {}),

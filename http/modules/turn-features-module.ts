@@ -23,7 +23,11 @@ export function turnFeaturesModule(ctx: ModuleContext): ModuleUnit {
       return { ...reply, body: { ...(reply.body as object), execution_mode: body.execution_mode ?? 'explain_only' } };
     }),
     configKeys: ['budget', 'hooks'],
-    capabilities: [{ id: 'structured_output', gate: null }, { id: 'hooks', gate: null }, { id: 'help', gate: null }],
+    capabilities: [
+      { id: 'structured_output', gate: null },
+      { id: 'hooks', gate: null },
+      { id: 'help', gate: null },
+    ],
     close: () => service.slots.drained(),
   };
 }

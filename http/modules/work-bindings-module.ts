@@ -18,7 +18,9 @@ export function workBindingsModule(ctx: ModuleContext): ModuleUnit {
   if (!ports) return { name: 'work-bindings' };
   const halt = ctx.env.WARREN_TEST_BINDING_HALT_AT;
   const host = new BindingHost({
-    supervisor: ctx.supervisor, ports, now: ctx.clock('work_bindings'),
+    supervisor: ctx.supervisor,
+    ports,
+    now: ctx.clock('work_bindings'),
     ...(halt && HALT_PHASES.includes(halt) ? { haltAt: halt as HaltPhase } : {}),
   });
   exposedTools(ctx.supervisor).register(...bindingTools(host));

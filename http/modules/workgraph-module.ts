@@ -12,7 +12,10 @@ import type { ModuleContext, ModuleUnit } from '../module-unit.ts';
 
 export function workgraphModule(ctx: ModuleContext): ModuleUnit {
   const { deps } = ctx.supervisor;
-  const host = new WorkGraphHost({ store: deps.store, realmId: ctx.realm.realmId, now: deps.now, log: deps.log.child({ component: 'workgraph' }) }, ctx.supervisor.registry);
+  const host = new WorkGraphHost(
+    { store: deps.store, realmId: ctx.realm.realmId, now: deps.now, log: deps.log.child({ component: 'workgraph' }) },
+    ctx.supervisor.registry,
+  );
   provideWorkGraph(ctx.supervisor, host);
   const tools = workGraphTools(host);
   host.resumeLeases().catch((err: unknown) => deps.log.error({ err }, 'workgraph lease resume failed'));
@@ -21,9 +24,12 @@ export function workgraphModule(ctx: ModuleContext): ModuleUnit {
   // nodes racing for one expiry commit it once).
   let sweep: NodeJS.Timeout | undefined;
   if (deps.cluster) {
-    sweep = setInterval(() => {
-      host.resumeLeases().catch((err: unknown) => deps.log.warn({ err }, 'workgraph lease resume failed'));
-    }, Math.max(1_000, deps.cluster.report().lease_ms));
+    sweep = setInterval(
+      () => {
+        host.resumeLeases().catch((err: unknown) => deps.log.warn({ err }, 'workgraph lease resume failed'));
+      },
+      Math.max(1_000, deps.cluster.report().lease_ms),
+    );
     sweep.unref();
   }
   return {

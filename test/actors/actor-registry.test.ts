@@ -51,7 +51,7 @@ describe('actor registry', () => {
     await registry.close();
   });
 
-  it('runs a serialized kind\'s commands one at a time in arrival order, a failure not blocking the next', async () => {
+  it("runs a serialized kind's commands one at a time in arrival order, a failure not blocking the next", async () => {
     const { registry, table } = setup(new Map([['a', 0]]), { serialized: true });
     const order: string[] = [];
     let release!: () => void;
@@ -80,7 +80,11 @@ describe('actor registry', () => {
 
   it('evicts beyond maxResident (LRU) and idle actors, and a re-hydration sees the flushed state', async () => {
     let clock = 0;
-    const stored = new Map([['a', 1], ['b', 2], ['c', 3]]);
+    const stored = new Map([
+      ['a', 1],
+      ['b', 2],
+      ['c', 3],
+    ]);
     const { registry, table, stops } = setup(stored, { now: () => clock });
     const a = await table.get('a');
     await table.get('b');

@@ -35,8 +35,22 @@ if (!pgServer.ok) {
     const url = await server.createDatabase();
     const [sa, sb] = await Promise.all([openPostgresStore({ url }), openPostgresStore({ url })]);
     t.after(() => Promise.all([sa.close(), sb.close()]));
-    const a = new ClusterNode({ sql: PostgresCluster.of(sa)!, store: sa, log: silent, leaseMs: LEASE, nodeId: 'a', advertiseUrl: 'http://a' });
-    const b = new ClusterNode({ sql: PostgresCluster.of(sb)!, store: sb, log: silent, leaseMs: LEASE, nodeId: 'b', advertiseUrl: 'http://b' });
+    const a = new ClusterNode({
+      sql: PostgresCluster.of(sa)!,
+      store: sa,
+      log: silent,
+      leaseMs: LEASE,
+      nodeId: 'a',
+      advertiseUrl: 'http://a',
+    });
+    const b = new ClusterNode({
+      sql: PostgresCluster.of(sb)!,
+      store: sb,
+      log: silent,
+      leaseMs: LEASE,
+      nodeId: 'b',
+      advertiseUrl: 'http://b',
+    });
     const lostOnA: string[] = [];
     a.onLost((kind, id) => lostOnA.push(`${kind}:${id}`));
     return { sa, sb, a, b, lostOnA, wa: a.fence(sa), wb: b.fence(sb) };
@@ -47,14 +61,23 @@ if (!pgServer.ok) {
       const { sa, sb, a, b, lostOnA, wa, wb } = await twoNodes(t);
 
       // A creates the session: its first write claims the lease (token 1).
-      await wa.commit([{ op: 'putSession', session: sessionRecord('s', 1) }, { op: 'appendLedger', sessionId: 's', entries: entries(1) }]);
+      await wa.commit([
+        { op: 'putSession', session: sessionRecord('s', 1) },
+        { op: 'appendLedger', sessionId: 's', entries: entries(1) },
+      ]);
       const first = await sa.getRecord<LeaseValue>(LEASE_NS, 'session:s');
       assert.equal(first?.node_id, 'a');
       assert.equal(first?.rev, 1);
       // B cannot host it while A's lease is live, nor write to it.
-      await assert.rejects(b.claim('session', 's'), (err) => isServiceError(err) && err.code === 'SERVICE_UNAVAILABLE' && (err.details as { owner_node: string }).owner_node === 'a');
-      await assert.rejects(wb.commit([{ op: 'appendLedger', sessionId: 's', entries: entries(2) }]), (err) => isServiceError(err) && err.code === 'CONFLICT');
-      assert.deepEqual((await b.route('s')), { local: false, nodeId: 'a', url: 'http://a', lease: first });
+      await assert.rejects(
+        b.claim('session', 's'),
+        (err) => isServiceError(err) && err.code === 'SERVICE_UNAVAILABLE' && (err.details as { owner_node: string }).owner_node === 'a',
+      );
+      await assert.rejects(
+        wb.commit([{ op: 'appendLedger', sessionId: 's', entries: entries(2) }]),
+        (err) => isServiceError(err) && err.code === 'CONFLICT',
+      );
+      assert.deepEqual(await b.route('s'), { local: false, nodeId: 'a', url: 'http://a', lease: first });
       // Renewal extends A's lease and keeps its token.
       await a.leases.renewAll();
       const renewed = await sa.getRecord<LeaseValue>(LEASE_NS, 'session:s');
@@ -77,8 +100,13 @@ if (!pgServer.ok) {
       assert.equal(b.leases.takeovers, 1);
 
       // A wakes up and commits as if it still owned the session: refused inside the transaction, nothing lands.
-      await assert.rejects(wa.commit([{ op: 'appendLedger', sessionId: 's', entries: entries(2) }, { op: 'putRecord', ns: 'x', key: 'y', value: 1 }]),
-        (err) => isServiceError(err) && err.code === 'CONFLICT');
+      await assert.rejects(
+        wa.commit([
+          { op: 'appendLedger', sessionId: 's', entries: entries(2) },
+          { op: 'putRecord', ns: 'x', key: 'y', value: 1 },
+        ]),
+        (err) => isServiceError(err) && err.code === 'CONFLICT',
+      );
       assert.equal(await sa.lastLedgerSeq('s'), 1);
       assert.equal(await sa.getRecord('x', 'y'), undefined);
       assert.deepEqual(lostOnA, ['session:s']);
@@ -91,7 +119,7 @@ if (!pgServer.ok) {
       assert.equal(await sb.getRecord(LEASE_NS, 'session:s'), undefined);
     });
 
-    it('fences a mob\'s and a work binding\'s writes once their leases were taken over', async (t) => {
+    it("fences a mob's and a work binding's writes once their leases were taken over", async (t) => {
       const { sa, sb, a, b, lostOnA, wa, wb } = await twoNodes(t);
       const conflict = (err: unknown): boolean => isServiceError(err) && err.code === 'CONFLICT';
 
@@ -103,12 +131,23 @@ if (!pgServer.ok) {
       // B can neither host them nor write a flow run, a ledger event or the binding while A's leases are live.
       await assert.rejects(b.claim('mob', 'm1'), (err) => isServiceError(err) && err.code === 'SERVICE_UNAVAILABLE');
       await assert.rejects(wb.commit([{ op: 'putRecord', ns: 'mob.runs', key: 'm1/r1', value: { mob_id: 'm1' } }]), conflict);
-      await assert.rejects(wb.commit([{ op: 'putRecord', ns: 'mob.events', key: '000000000001', value: { mob_id: 'm1', cursor: 1 } }]), conflict);
+      await assert.rejects(
+        wb.commit([{ op: 'putRecord', ns: 'mob.events', key: '000000000001', value: { mob_id: 'm1', cursor: 1 } }]),
+        conflict,
+      );
       await assert.rejects(wb.commit([{ op: 'putRecord', ns: 'work.bindings', key: 'wbind_1', value: { n: 2 } }]), conflict);
-      assert.deepEqual(await b.route('m1', 'mob'), { local: false, nodeId: 'a', url: 'http://a', lease: await sa.getRecord<LeaseValue>(LEASE_NS, 'mob:m1') });
+      assert.deepEqual(await b.route('m1', 'mob'), {
+        local: false,
+        nodeId: 'a',
+        url: 'http://a',
+        lease: await sa.getRecord<LeaseValue>(LEASE_NS, 'mob:m1'),
+      });
 
       // A pauses (no renewal): B takes both over once they expired on the database clock.
-      for (const [kind, id] of [['mob', 'm1'], ['work_binding', 'wbind_1']] as const) {
+      for (const [kind, id] of [
+        ['mob', 'm1'],
+        ['work_binding', 'wbind_1'],
+      ] as const) {
         for (;;) {
           try {
             await b.claim(kind, id);
@@ -121,7 +160,10 @@ if (!pgServer.ok) {
       assert.equal((await sb.getRecord<LeaseValue>(LEASE_NS, 'mob:m1'))?.rev, 2);
       // A wakes and writes as the owner: every write is refused inside its transaction, nothing lands.
       await assert.rejects(wa.commit([{ op: 'putRecord', ns: 'mob.runs', key: 'm1/r1', value: { mob_id: 'm1', by: 'a' } }]), conflict);
-      await assert.rejects(wa.commit([{ op: 'putRecord', ns: 'mob.events', key: '000000000001', value: { mob_id: 'm1', by: 'a' } }]), conflict);
+      await assert.rejects(
+        wa.commit([{ op: 'putRecord', ns: 'mob.events', key: '000000000001', value: { mob_id: 'm1', by: 'a' } }]),
+        conflict,
+      );
       await assert.rejects(wa.commit([{ op: 'putRecord', ns: 'work.bindings', key: 'wbind_1', value: { by: 'a' } }]), conflict);
       await assert.rejects(wa.commit([{ op: 'putRecord', ns: 'mob', key: 'm1', value: { by: 'a' } }]), conflict);
       assert.equal(await sa.getRecord('mob.runs', 'm1/r1'), undefined);
@@ -134,7 +176,7 @@ if (!pgServer.ok) {
       assert.deepEqual(await sb.getRecord('mob.runs', 'm1/r1'), { mob_id: 'm1', by: 'b' });
     });
 
-    it('two nodes hosting one WorkGraph namespace never lose each other\'s writes', async (t) => {
+    it("two nodes hosting one WorkGraph namespace never lose each other's writes", async (t) => {
       const url = await server.createDatabase();
       const [sa, sb] = await Promise.all([openPostgresStore({ url }), openPostgresStore({ url })]);
       t.after(() => Promise.all([sa.close(), sb.close()]));
@@ -145,11 +187,17 @@ if (!pgServer.ok) {
       // Both actors create items at once; each message reads the namespace, a commit refused by the head
       // check runs again on the state re-read.
       const PER_NODE = 15;
-      await Promise.all([onA, onB].flatMap((actor, n) => Array.from({ length: PER_NODE }, (_, i) =>
-        actor.send((tx) => createItem(tx, { title: `n${n}-${i}` })))));
+      await Promise.all(
+        [onA, onB].flatMap((actor, n) =>
+          Array.from({ length: PER_NODE }, (_, i) => actor.send((tx) => createItem(tx, { title: `n${n}-${i}` }))),
+        ),
+      );
       const stored = await loadNamespace(sa, 'shared');
       assert.equal(stored.items.length, 2 * PER_NODE);
-      assert.deepEqual(stored.events.map((e) => e.seq), Array.from({ length: 2 * PER_NODE }, (_, i) => i + 1));
+      assert.deepEqual(
+        stored.events.map((e) => e.seq),
+        Array.from({ length: 2 * PER_NODE }, (_, i) => i + 1),
+      );
       assert.equal(new Set(stored.events.map((e) => e.item_id)).size, 2 * PER_NODE);
       assert.equal(stored.seq, 2 * PER_NODE);
       assert.equal(stored.rev, 2 * PER_NODE);

@@ -1,12 +1,33 @@
 // The compaction trigger and split rules (SPEC.md "Limits"), as pure functions.
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { compactionThreshold, estimateHistoryTokens, estimateTokens, extendHistory, historyStats, jsonSize, requestJsonBytes, shouldCompact, splitForCompaction, type TriggerInputs } from '../../actors/compaction-policy.ts';
+import {
+  compactionThreshold,
+  estimateHistoryTokens,
+  estimateTokens,
+  extendHistory,
+  historyStats,
+  jsonSize,
+  requestJsonBytes,
+  shouldCompact,
+  splitForCompaction,
+  type TriggerInputs,
+} from '../../actors/compaction-policy.ts';
 import type { Message } from '../../contracts/transcript.ts';
 
 const at = '2024-01-01T00:00:00.000Z';
-const user = (text: string, role?: 'injected_context' | 'compaction_summary'): Message => ({ role: 'user', content: text, created_at: at, ...(role ? { transcript_role: role } : {}) });
-const reply = (text: string): Message => ({ role: 'block_assistant', blocks: [{ block_type: 'text', data: { text } }], stop_reason: 'end_turn', created_at: at });
+const user = (text: string, role?: 'injected_context' | 'compaction_summary'): Message => ({
+  role: 'user',
+  content: text,
+  created_at: at,
+  ...(role ? { transcript_role: role } : {}),
+});
+const reply = (text: string): Message => ({
+  role: 'block_assistant',
+  blocks: [{ block_type: 'text', data: { text } }],
+  stop_reason: 'end_turn',
+  created_at: at,
+});
 const system = (text: string): Message => ({ role: 'system', content: text, created_at: at });
 
 function turns(n: number, size = 10): Message[] {
@@ -27,7 +48,9 @@ describe('compaction threshold', () => {
 
 describe('compaction trigger', () => {
   it('never fires on the first turn, whatever the sizes', () => {
-    const d = shouldCompact(inputs([system('s'.repeat(10_000))], { threshold: 1, lastInputTokens: 10, requestBytes: 10, maxRequestBytes: 1 }));
+    const d = shouldCompact(
+      inputs([system('s'.repeat(10_000))], { threshold: 1, lastInputTokens: 10, requestBytes: 10, maxRequestBytes: 1 }),
+    );
     assert.equal(d.compact, false);
   });
 
@@ -60,7 +83,10 @@ describe('compaction split', () => {
   it('keeps the last recent turns with their injected context, and the system rows in order', () => {
     const history = [system('s0'), ...turns(3), system('s1'), user('ctx', 'injected_context'), user('u3'), reply('a3'), ...turns(3)];
     const split = splitForCompaction(history, 4)!;
-    assert.deepEqual(split.systemRows.map((r) => (r as { content: string }).content), ['s0', 's1']);
+    assert.deepEqual(
+      split.systemRows.map((r) => (r as { content: string }).content),
+      ['s0', 's1'],
+    );
     assert.equal(split.recent[0].role, 'user');
     assert.equal((split.recent[0] as { transcript_role?: string }).transcript_role, 'injected_context');
     assert.equal(split.recent.length, 3 + 6);
@@ -73,7 +99,12 @@ describe('remembered JSON sizes', () => {
   it('estimateTokens and requestJsonBytes equal what serialising the whole request gives', () => {
     const rows = [
       { role: 'user', content: 'héllo ✓ "quoted"', created_at: '2026-01-01T00:00:00.000Z' },
-      { role: 'block_assistant', blocks: [{ block_type: 'text', data: { text: 'ok' } }], stop_reason: 'end_turn', created_at: '2026-01-01T00:00:00.000Z' },
+      {
+        role: 'block_assistant',
+        blocks: [{ block_type: 'text', data: { text: 'ok' } }],
+        stop_reason: 'end_turn',
+        created_at: '2026-01-01T00:00:00.000Z',
+      },
       { role: 'user', content: [{ type: 'text', text: 'x' }], created_at: '2026-01-01T00:00:00.000Z', transcript_role: undefined },
     ];
     const tools = [{ name: 't', description: 'ünïcode', input_schema: { type: 'object' } }];
@@ -94,7 +125,13 @@ describe('history stats carried across commits', () => {
   it('a history extended turn by turn has the stats of the same rows measured afresh', () => {
     let h: Message[] = turns(2);
     historyStats(h); // measured once, then only extended
-    const steps: Message[][] = [[user('next ✓')], [reply('r')], [user('summary', 'compaction_summary')], [user('ctx', 'injected_context'), user('after')], turns(3)];
+    const steps: Message[][] = [
+      [user('next ✓')],
+      [reply('r')],
+      [user('summary', 'compaction_summary')],
+      [user('ctx', 'injected_context'), user('after')],
+      turns(3),
+    ];
     for (const rows of steps) {
       h = extendHistory(h, rows);
       const fresh = [...h];
@@ -102,7 +139,13 @@ describe('history stats carried across commits', () => {
       assert.equal(estimateHistoryTokens(h), estimateTokens(fresh));
       assert.equal(estimateHistoryTokens(h), Math.ceil(JSON.stringify(fresh).length / 4));
     }
-    assert.deepEqual(historyStats(h), { length: h.length, rowChars: historyStats([...h]).rowChars, since: 4, total: 7, compactedBefore: true });
+    assert.deepEqual(historyStats(h), {
+      length: h.length,
+      rowChars: historyStats([...h]).rowChars,
+      since: 4,
+      total: 7,
+      compactedBefore: true,
+    });
   });
 
   it('an array that grew in place is measured again', () => {
@@ -118,9 +161,15 @@ describe('jsonSize', () => {
   it('matches JSON.stringify on nested values, unicode, escapes, undefined members and shared parts', () => {
     const schema = { type: 'object', properties: { a: { type: 'string', enum: ['x', 'ÿ'] } }, required: ['a'] };
     const values: unknown[] = [
-      {}, [], [1, 'two', null, true, undefined], { a: undefined, b: 1.5, c: 'q"\\\n\u2028', d: [{ e: '✓' }] },
-      { name: 't', description: undefined, input_schema: schema }, { name: 'u', input_schema: schema }, { at: new Date(0) },
-      [{ block_type: 'text', data: { text: '\ud83d\ude00 emoji' } }], { n: -0, big: 1e21, nan: NaN },
+      {},
+      [],
+      [1, 'two', null, true, undefined],
+      { a: undefined, b: 1.5, c: 'q"\\\n\u2028', d: [{ e: '✓' }] },
+      { name: 't', description: undefined, input_schema: schema },
+      { name: 'u', input_schema: schema },
+      { at: new Date(0) },
+      [{ block_type: 'text', data: { text: '\ud83d\ude00 emoji' } }],
+      { n: -0, big: 1e21, nan: NaN },
     ];
     for (const v of values) {
       const text = JSON.stringify(v);

@@ -41,8 +41,18 @@ const seqRange = (from: number, to: number): number[] => Array.from({ length: to
 
 async function setup(pollMs: number, idleMs = 60_000): Promise<{ store: Store; tails: LedgerTails }> {
   const store = createMemoryStore();
-  await store.commit([{ op: 'putSession', session: sessionRecord(ID, 1000) }, { op: 'appendLedger', sessionId: ID, entries: entries(1, 2, 3) }]);
-  const tails = new LedgerTails({ store, log: pino({ level: 'silent' }), pollMs: () => pollMs, idleMs, hostsHere: () => false, now: Date.now });
+  await store.commit([
+    { op: 'putSession', session: sessionRecord(ID, 1000) },
+    { op: 'appendLedger', sessionId: ID, entries: entries(1, 2, 3) },
+  ]);
+  const tails = new LedgerTails({
+    store,
+    log: pino({ level: 'silent' }),
+    pollMs: () => pollMs,
+    idleMs,
+    hostsHere: () => false,
+    now: Date.now,
+  });
   return { store, tails };
 }
 
@@ -122,10 +132,18 @@ describe('ledger tails', () => {
       },
     });
     const other = '22222222-2222-4222-8222-222222222222';
-    await base.commit([{ op: 'putSession', session: sessionRecord(ID, 1000) }, { op: 'putSession', session: sessionRecord(other, 1000) }]);
+    await base.commit([
+      { op: 'putSession', session: sessionRecord(ID, 1000) },
+      { op: 'putSession', session: sessionRecord(other, 1000) },
+    ]);
     const headCalls: string[][] = [];
     const tails = new LedgerTails({
-      store, log: pino({ level: 'silent' }), pollMs: () => 10, idleMs: 60_000, hostsHere: () => false, now: Date.now,
+      store,
+      log: pino({ level: 'silent' }),
+      pollMs: () => 10,
+      idleMs: 60_000,
+      hostsHere: () => false,
+      now: Date.now,
       async heads(ids) {
         headCalls.push([...ids]);
         const out = new Map<string, { head: number; archived: boolean | null }>();
@@ -144,12 +162,12 @@ describe('ledger tails', () => {
     await until(() => headCalls.filter((ids) => ids.length === 2).length >= 3, 'three heads reads of both sessions');
     assert.equal(ledgerReads, 0, 'nothing moved: no ledger read');
     await base.commit([{ op: 'appendLedger', sessionId: ID, entries: entries(1, 2, 3) }]);
-    await until(() => busy.seqs.length === 3, 'the busy session\'s entries');
+    await until(() => busy.seqs.length === 3, "the busy session's entries");
     assert.deepEqual(busy.seqs, [1, 2, 3]);
     assert.deepEqual(quiet.seqs, []);
     assert.equal(ledgerReads, 1, 'one ledger read, for the session whose head moved');
     await base.commit([{ op: 'putSession', session: sessionRecord(other, 1000, { archived: true }) }]);
-    await until(() => quiet.closed !== undefined, 'the archived session\'s stream to end');
+    await until(() => quiet.closed !== undefined, "the archived session's stream to end");
     assert.equal(quiet.closed, 'archived');
     assert.equal(busy.closed, undefined);
     assert.ok(headCalls.every((ids) => ids.length <= 2));

@@ -11,7 +11,15 @@ const settle = () => new Promise((r) => setTimeout(r, 20));
 describe('MCP live: sessions without servers', () => {
   it('remembers at most noneKeptMax of them and reloads a forgotten one on its next turn', async (t) => {
     const { sessions, store, deps, dir } = await openTestRuntime(t, { provider: createScriptedProvider([]) });
-    const live = new McpLive({ sessions, store, log: deps.log, config: deps.config, contextRoot: dir, clientInfo: { name: 't', version: '0' }, noneKeptMax: 3 });
+    const live = new McpLive({
+      sessions,
+      store,
+      log: deps.log,
+      config: deps.config,
+      contextRoot: dir,
+      clientInfo: { name: 't', version: '0' },
+      noneKeptMax: 3,
+    });
     t.after(() => live.close());
     // The first boundary of each session starts the load in the background and gives no tools.
     for (let i = 0; i < 3; i++) assert.deepEqual(live.toolsAtBoundary(`s${i}`), []);

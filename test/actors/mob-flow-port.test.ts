@@ -30,12 +30,19 @@ describe('mob flow-run port', () => {
     const rt = new MobRuntime({ supervisor: sup, sessions, now: () => Date.now(), baseUrl: () => 'http://x' });
     await rt.start();
     const mob = await rt.host.create({
-      mob_id: 'p', definition: {
+      mob_id: 'p',
+      definition: {
         members: [{ agent_identity: 'a' }],
         flows: [
           { flow_id: 'ok', steps: [{ step_id: 's', member: 'a', prompt: 'do {{input}}' }] },
           { flow_id: 'bad', steps: [{ step_id: 's', member: 'a', prompt: 'break' }] },
-          { flow_id: 'slow', steps: [{ step_id: 's', member: 'a', prompt: 'hang' }, { step_id: 't', member: 'a', prompt: 'never reached' }] },
+          {
+            flow_id: 'slow',
+            steps: [
+              { step_id: 's', member: 'a', prompt: 'hang' },
+              { step_id: 't', member: 'a', prompt: 'never reached' },
+            ],
+          },
         ],
       },
     });
@@ -57,7 +64,10 @@ describe('mob flow-run port', () => {
     assert.equal(ok?.output, 'echo: do it');
     assert.deepEqual(ok?.activation, { input: 'it', opaque: [1] });
 
-    assert.deepEqual(seen.map((r) => [r.run_id, r.status]), [['r-ok', 'completed']]);
+    assert.deepEqual(
+      seen.map((r) => [r.run_id, r.status]),
+      [['r-ok', 'completed']],
+    );
     assert.equal(await rt.flows.getFlowRun('p', 'nope'), undefined);
     await assert.rejects(rt.flows.startFlowRun({ mobId: 'p', flowId: 'missing', runId: 'r-x' }), { code: 'BAD_REQUEST' });
     await assert.rejects(rt.flows.startFlowRun({ mobId: 'nope', flowId: 'ok', runId: 'r-y' }), { code: 'NOT_FOUND' });

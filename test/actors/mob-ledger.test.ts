@@ -25,9 +25,18 @@ describe('mob ledger', () => {
       a.append({ mob_id: 'm1', kind: 'member_spawned', agent_identity: 'x' }),
     ]);
     assert.deepEqual(live, [1, 2, 3]);
-    assert.deepEqual((await a.range(0, 10, { mob_id: 'm1' })).map((e) => e.cursor), [1, 3]);
-    assert.deepEqual((await a.range(1, 10, { kinds: ['mob_created'] })).map((e) => e.cursor), [2]);
-    assert.deepEqual((await a.range(0, 10, { agent_identity: 'x' })).map((e) => e.kind), ['member_spawned']);
+    assert.deepEqual(
+      (await a.range(0, 10, { mob_id: 'm1' })).map((e) => e.cursor),
+      [1, 3],
+    );
+    assert.deepEqual(
+      (await a.range(1, 10, { kinds: ['mob_created'] })).map((e) => e.cursor),
+      [2],
+    );
+    assert.deepEqual(
+      (await a.range(0, 10, { agent_identity: 'x' })).map((e) => e.kind),
+      ['member_spawned'],
+    );
     await a.flushed();
 
     // A second ledger on the same store (another process on the realm) starts after the head.
@@ -40,7 +49,16 @@ describe('mob ledger', () => {
     const e = await a.append({ mob_id: 'm1', kind: 'mob_destroyed' });
     assert.equal(e.cursor, 5);
     const all = await b.range(0, 100);
-    assert.deepEqual(all.map((x) => [x.cursor, x.mob_id]), [[1, 'm1'], [2, 'm2'], [3, 'm1'], [4, 'm3'], [5, 'm1']]);
+    assert.deepEqual(
+      all.map((x) => [x.cursor, x.mob_id]),
+      [
+        [1, 'm1'],
+        [2, 'm2'],
+        [3, 'm1'],
+        [4, 'm3'],
+        [5, 'm1'],
+      ],
+    );
     assert.equal(new Set(all.map((x) => x.event_id)).size, 5);
   });
 });

@@ -18,19 +18,52 @@ async function setup(t: { after(fn: () => Promise<void>): void }) {
   });
   const provider = createScriptedProvider([{ text: 'one' }, { text: 'two' }]);
   const deps: SessionDeps = {
-    store, log: pino({ level: 'silent' }), realmId: 'r', contextRoot: dir.path,
+    store,
+    log: pino({ level: 'silent' }),
+    realmId: 'r',
+    contextRoot: dir.path,
     providers: { resolve: () => ({ provider, name: 'scripted', model: 'scripted' }) },
-    config: () => defaultConfig(), buildToolset: () => null, now: Date.now,
+    config: () => defaultConfig(),
+    buildToolset: () => null,
+    now: Date.now,
   };
   const state: PersistedState = {
-    v: 1, machine: null, sysctx: {}, prompts: {}, revision: 0,
-    settings: { model: 'scripted', provider: 'scripted', max_tokens: 100, system_prompt_disabled: false, builtins: false, shell: false, keep_alive: false },
+    v: 1,
+    machine: null,
+    sysctx: {},
+    prompts: {},
+    revision: 0,
+    settings: {
+      model: 'scripted',
+      provider: 'scripted',
+      max_tokens: 100,
+      system_prompt_disabled: false,
+      builtins: false,
+      shell: false,
+      keep_alive: false,
+    },
   };
-  const record: SessionRecord = { v: 2, session_id: 's1', created_at_ms: 1, updated_at_ms: 1, archived: false, labels: {}, message_count: 0, total_tokens: 0, state };
+  const record: SessionRecord = {
+    v: 2,
+    session_id: 's1',
+    created_at_ms: 1,
+    updated_at_ms: 1,
+    archived: false,
+    labels: {},
+    message_count: 0,
+    total_tokens: 0,
+    state,
+  };
   return { store, deps, record, provider };
 }
 
-const turn = (requestId: string) => ({ requestId, kind: 'continue' as const, prompt: 'hi', signal: new AbortController().signal, onCommitting: () => {} });
+const turn = (requestId: string) => ({
+  requestId,
+  kind: 'continue' as const,
+  prompt: 'hi',
+  signal: new AbortController().signal,
+  onCommitting: () => {},
+});
 
 describe('session core (real lmdb)', () => {
   it('sheds the live actor of an idle session and wakes it with its state on the next turn', async (t) => {
@@ -69,12 +102,24 @@ describe('session core (real lmdb)', () => {
     // reach the next model call.
     await actor.mutate((state) => {
       state.revision++;
-      return { ops: [{ op: 'putRows', sessionId: 's1', fromIndex: 0, rows: [{ role: 'system', content: 'ctx-rewritten', created_at: '2026-01-01T00:00:00.000Z' }] }] };
+      return {
+        ops: [
+          {
+            op: 'putRows',
+            sessionId: 's1',
+            fromIndex: 0,
+            rows: [{ role: 'system', content: 'ctx-rewritten', created_at: '2026-01-01T00:00:00.000Z' }],
+          },
+        ],
+      };
     });
     await actor.runTurn(turn('r2'));
     const second = provider.requests[1];
     assert.match(second.system ?? '', /ctx-rewritten/);
-    assert.deepEqual(second.messages.map((m) => m.role), ['block_assistant', 'user']);
+    assert.deepEqual(
+      second.messages.map((m) => m.role),
+      ['block_assistant', 'user'],
+    );
     assert.equal((await store.readRows('s1')).total, 4);
   });
 });

@@ -7,13 +7,41 @@ import { openTestRuntime } from '../helpers/runtime.ts';
 
 function record(id: string, now: number): SessionRecord {
   const state: PersistedState = {
-    v: 1, machine: null, sysctx: {}, prompts: {}, revision: 0,
-    settings: { model: 'scripted', provider: 'scripted', max_tokens: 100, system_prompt_disabled: false, builtins: false, shell: false, keep_alive: false },
+    v: 1,
+    machine: null,
+    sysctx: {},
+    prompts: {},
+    revision: 0,
+    settings: {
+      model: 'scripted',
+      provider: 'scripted',
+      max_tokens: 100,
+      system_prompt_disabled: false,
+      builtins: false,
+      shell: false,
+      keep_alive: false,
+    },
   };
-  return { v: 2, session_id: id, created_at_ms: now, updated_at_ms: now, archived: false, labels: {}, message_count: 0, total_tokens: 0, state };
+  return {
+    v: 2,
+    session_id: id,
+    created_at_ms: now,
+    updated_at_ms: now,
+    archived: false,
+    labels: {},
+    message_count: 0,
+    total_tokens: 0,
+    state,
+  };
 }
 
-const turn = (requestId: string) => ({ requestId, kind: 'continue' as const, prompt: 'hi', signal: new AbortController().signal, onCommitting: () => {} });
+const turn = (requestId: string) => ({
+  requestId,
+  kind: 'continue' as const,
+  prompt: 'hi',
+  signal: new AbortController().signal,
+  onCommitting: () => {},
+});
 
 describe('session host in the actor registry (real lmdb, injected clock)', () => {
   it('sheds quiet sessions, evicts long-idle ones, and hydrates them back intact', async (t) => {
@@ -44,7 +72,10 @@ describe('session host in the actor registry (real lmdb, injected clock)', () =>
   });
 
   it('evicts the least recently used idle actors beyond maxResident', async (t) => {
-    const { sessions: sup } = await openTestRuntime(t, { provider: createScriptedProvider([]), policy: { idleEvictMs: 600_000, shedAfterMs: 600_000, maxResident: 3 } });
+    const { sessions: sup } = await openTestRuntime(t, {
+      provider: createScriptedProvider([]),
+      policy: { idleEvictMs: 600_000, shedAfterMs: 600_000, maxResident: 3 },
+    });
     for (const id of ['a', 'b', 'c']) await sup.adopt(record(id, 1)).persist();
     await sup.get('a'); // 'a' becomes most recently used
     await sup.adopt(record('d', 1)).persist();

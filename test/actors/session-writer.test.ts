@@ -34,11 +34,17 @@ describe('session writer (real lmdb)', () => {
     const { w, delivered } = writer(store);
     w.appendEvent(ev(1));
     w.appendEvent(ev(2));
-    const done = w.commit([{ op: 'putSession', session: sessionRecord(SID, 1) }, { op: 'putRows', sessionId: SID, fromIndex: 0, rows: [userRow('a')] }]);
+    const done = w.commit([
+      { op: 'putSession', session: sessionRecord(SID, 1) },
+      { op: 'putRows', sessionId: SID, fromIndex: 0, rows: [userRow('a')] },
+    ]);
     assert.deepEqual(delivered, [], 'nothing is live before it is durable');
     await done;
     assert.deepEqual(delivered, [1, 2]);
-    assert.deepEqual((await store.readLedger(SID, 0)).map((e) => e.seq), [1, 2]);
+    assert.deepEqual(
+      (await store.readLedger(SID, 0)).map((e) => e.seq),
+      [1, 2],
+    );
     assert.equal((await store.readRows(SID)).total, 1);
     assert.equal(w.halted, false);
   });
@@ -92,7 +98,14 @@ describe('session writer (real lmdb)', () => {
   it('a deferred write waits for the next commit and shares its one store commit; flushed() releases it', async (t) => {
     const store = await withStore(t);
     let commits = 0;
-    const counted: Store = Object.create(store, { commit: { value: (ops: Parameters<Store['commit']>[0]) => { commits++; return store.commit(ops); } } });
+    const counted: Store = Object.create(store, {
+      commit: {
+        value: (ops: Parameters<Store['commit']>[0]) => {
+          commits++;
+          return store.commit(ops);
+        },
+      },
+    });
     const { w, delivered } = writer(counted);
     const pending = w.commitDeferred([{ op: 'putSession', session: sessionRecord(SID, 0) }], 60_000);
     w.appendEvent(ev(1));
@@ -100,7 +113,10 @@ describe('session writer (real lmdb)', () => {
     await Promise.resolve();
     assert.equal(commits, 0, 'nothing issued while deferred');
     assert.deepEqual(delivered, []);
-    const done = w.commit([{ op: 'putSession', session: sessionRecord(SID, 0, { message_count: 1 }) }, { op: 'putRows', sessionId: SID, fromIndex: 0, rows: [userRow('a')] }]);
+    const done = w.commit([
+      { op: 'putSession', session: sessionRecord(SID, 0, { message_count: 1 }) },
+      { op: 'putRows', sessionId: SID, fromIndex: 0, rows: [userRow('a')] },
+    ]);
     await Promise.all([pending, done]);
     assert.equal(commits, 1, 'one transaction for both writes');
     assert.deepEqual(delivered, [1]);
@@ -118,9 +134,15 @@ describe('session writer (real lmdb)', () => {
     w.appendEvent(ev(2));
     await w.commit([{ op: 'putSession', session: sessionRecord(SID, 0) }]);
     for (const seq of [3, 4, 5]) w.appendEvent(ev(seq));
-    await w.commit([{ op: 'putSession', session: sessionRecord(SID, 0) }, { op: 'dropLedger', sessionId: SID, ranges: [[2, 4]] }]);
+    await w.commit([
+      { op: 'putSession', session: sessionRecord(SID, 0) },
+      { op: 'dropLedger', sessionId: SID, ranges: [[2, 4]] },
+    ]);
     assert.deepEqual(delivered, [1, 2, 3, 4, 5]);
-    assert.deepEqual((await store.readLedger(SID, 0)).map((e) => e.seq), [1, 5]);
+    assert.deepEqual(
+      (await store.readLedger(SID, 0)).map((e) => e.seq),
+      [1, 5],
+    );
     assert.equal(await store.lastLedgerSeq(SID), 5);
   });
 });

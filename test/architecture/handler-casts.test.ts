@@ -38,7 +38,7 @@ describe('handler context casts', () => {
       'const body = hctx.body as HelpRequest;',
       'const q = (ctx: HandlerContext): RealmQuery => ctx.query as RealmQuery;',
       'phase: ctx.query.phase as OccurrencePhase | undefined,',
-      "const v = (ctx.body) as Thing;",
+      'const v = (ctx.body) as Thing;',
       "const v = ctx.body['x'] as Thing;",
     ];
     const fine = [

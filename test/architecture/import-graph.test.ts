@@ -108,7 +108,9 @@ function buildGraph(): Graph {
         graph.packages.push({ from, name: packageName(specifier) });
         continue;
       }
-      const target = relative(ROOT, resolve(ROOT, dirname(from), specifier)).split(sep).join('/');
+      const target = relative(ROOT, resolve(ROOT, dirname(from), specifier))
+        .split(sep)
+        .join('/');
       if (!specifier.endsWith('.ts')) graph.problems.push(`${from}: import '${specifier}' must spell out the .ts file`);
       else if (!existsSync(join(ROOT, target))) graph.problems.push(`${from}: import '${specifier}' does not exist`);
       graph.edges.push({ from, to: target, typeOnly, specifier });
@@ -128,23 +130,32 @@ describe('import graph', () => {
       "export type { Y } from './re-type.ts';",
       "import './side.ts';",
       // Split so that this file's own text holds no dynamic import for the walker to follow.
-      "const m = await imp" + "ort('./dyn.ts');",
-      "const s = 'not an import from \"./nope.ts\"';",
+      'const m = await imp' + "ort('./dyn.ts');",
+      'const s = \'not an import from "./nope.ts"\';',
     ].join('\n');
-    assert.deepEqual(extractImports(source).sort((p, q) => p.specifier.localeCompare(q.specifier)), [
-      { specifier: '../types.ts', typeOnly: true },
-      { specifier: './dyn.ts', typeOnly: false },
-      { specifier: './multi.ts', typeOnly: false },
-      { specifier: './re-type.ts', typeOnly: true },
-      { specifier: './re.ts', typeOnly: false },
-      { specifier: './side.ts', typeOnly: false },
-    ]);
+    assert.deepEqual(
+      extractImports(source).sort((p, q) => p.specifier.localeCompare(q.specifier)),
+      [
+        { specifier: '../types.ts', typeOnly: true },
+        { specifier: './dyn.ts', typeOnly: false },
+        { specifier: './multi.ts', typeOnly: false },
+        { specifier: './re-type.ts', typeOnly: true },
+        { specifier: './re.ts', typeOnly: false },
+        { specifier: './side.ts', typeOnly: false },
+      ],
+    );
   });
 
   it('walks the real tree', () => {
     assert.ok(graph.files.length > 50, `only ${graph.files.length} files found`);
-    assert.ok(graph.edges.some((e) => e.from === 'app.ts' && e.to.startsWith('http/')), 'app.ts -> http/ edge seen');
-    assert.ok(graph.edges.some((e) => e.from === 'main.ts' && e.to === 'app.ts'), 'main.ts dynamic import of app.ts seen');
+    assert.ok(
+      graph.edges.some((e) => e.from === 'app.ts' && e.to.startsWith('http/')),
+      'app.ts -> http/ edge seen',
+    );
+    assert.ok(
+      graph.edges.some((e) => e.from === 'main.ts' && e.to === 'app.ts'),
+      'main.ts dynamic import of app.ts seen',
+    );
   });
 
   it('every file lives in a known area of the layout', () => {
@@ -184,8 +195,14 @@ describe('import graph', () => {
 
   it('client/ imports contracts/ type-only, so the client loads nothing of the server at run time', () => {
     const runtime = graph.edges.filter((e) => areaOf(e.from) === 'client' && areaOf(e.to) === 'contracts' && !e.typeOnly);
-    assert.deepEqual(runtime.map((e) => `${e.from} -> ${e.to}`), []);
-    assert.ok(graph.edges.some((e) => areaOf(e.from) === 'client' && areaOf(e.to) === 'contracts'), 'client types come from contracts/');
+    assert.deepEqual(
+      runtime.map((e) => `${e.from} -> ${e.to}`),
+      [],
+    );
+    assert.ok(
+      graph.edges.some((e) => areaOf(e.from) === 'client' && areaOf(e.to) === 'contracts'),
+      'client types come from contracts/',
+    );
   });
 
   it('only app.ts, main.ts, cli/, tests and bench import http/, config/ or app.ts', () => {

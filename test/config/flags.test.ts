@@ -7,12 +7,15 @@ import { FlagError, HELP_TEXT, parseCli, parseServeArgs } from '../../config/fla
 const DEFAULTS = { isolated: false, exposePaths: false, httpTransport: 'auto', logLevel: 'info' };
 
 function rejects(argv: string[], pattern: RegExp): void {
-  assert.throws(() => parseServeArgs(argv), (err: unknown) => {
-    assert.ok(err instanceof FlagError, 'FlagError expected');
-    assert.match(err.message, pattern);
-    assert.ok(!err.message.includes('\n'), 'one-line reason');
-    return true;
-  });
+  assert.throws(
+    () => parseServeArgs(argv),
+    (err: unknown) => {
+      assert.ok(err instanceof FlagError, 'FlagError expected');
+      assert.match(err.message, pattern);
+      assert.ok(!err.message.includes('\n'), 'one-line reason');
+      return true;
+    },
+  );
 }
 
 describe('parseServeArgs', () => {
@@ -23,25 +26,69 @@ describe('parseServeArgs', () => {
 
   it('parses every option in the "--opt value" form', () => {
     const opts = parseServeArgs([
-      '--realm', 'team_a-1', '--instance', 'node-1', '--realm-backend', 'jsonl',
-      '--state-root', '/tmp/w/state', '--context-root', 'proj', '--user-config-root', '/tmp/w/user',
-      '--expose-paths', '--host', '0.0.0.0', '--port', '0', '--http-transport', 'node', '--log-level', 'debug',
+      '--realm',
+      'team_a-1',
+      '--instance',
+      'node-1',
+      '--realm-backend',
+      'jsonl',
+      '--state-root',
+      '/tmp/w/state',
+      '--context-root',
+      'proj',
+      '--user-config-root',
+      '/tmp/w/user',
+      '--expose-paths',
+      '--host',
+      '0.0.0.0',
+      '--port',
+      '0',
+      '--http-transport',
+      'node',
+      '--log-level',
+      'debug',
     ]);
     assert.deepEqual(opts, {
-      realm: 'team_a-1', isolated: false, instance: 'node-1', realmBackend: 'jsonl',
-      stateRoot: '/tmp/w/state', contextRoot: resolve('proj'), userConfigRoot: '/tmp/w/user',
-      exposePaths: true, host: '0.0.0.0', port: 0, httpTransport: 'node', logLevel: 'debug',
+      realm: 'team_a-1',
+      isolated: false,
+      instance: 'node-1',
+      realmBackend: 'jsonl',
+      stateRoot: '/tmp/w/state',
+      contextRoot: resolve('proj'),
+      userConfigRoot: '/tmp/w/user',
+      exposePaths: true,
+      host: '0.0.0.0',
+      port: 0,
+      httpTransport: 'node',
+      logLevel: 'debug',
     });
   });
 
   it('parses every option in the "--opt=value" form', () => {
     const opts = parseServeArgs([
-      '--isolated', '--instance=i1', '--realm-backend=memory', '--state-root=/s', '--context-root=/c',
-      '--user-config-root=/u', '--host=::1', '--port=65535', '--http-transport=uws', '--log-level=silent',
+      '--isolated',
+      '--instance=i1',
+      '--realm-backend=memory',
+      '--state-root=/s',
+      '--context-root=/c',
+      '--user-config-root=/u',
+      '--host=::1',
+      '--port=65535',
+      '--http-transport=uws',
+      '--log-level=silent',
     ]);
     assert.deepEqual(opts, {
-      isolated: true, exposePaths: false, instance: 'i1', realmBackend: 'memory', stateRoot: '/s',
-      contextRoot: '/c', userConfigRoot: '/u', host: '::1', port: 65535, httpTransport: 'uws', logLevel: 'silent',
+      isolated: true,
+      exposePaths: false,
+      instance: 'i1',
+      realmBackend: 'memory',
+      stateRoot: '/s',
+      contextRoot: '/c',
+      userConfigRoot: '/u',
+      host: '::1',
+      port: 65535,
+      httpTransport: 'uws',
+      logLevel: 'silent',
     });
     assert.equal(parseServeArgs(['--realm=r']).realm, 'r');
   });
@@ -66,8 +113,18 @@ describe('parseServeArgs', () => {
   });
 
   it('rejects missing and empty values', () => {
-    for (const name of ['--realm', '--instance', '--realm-backend', '--state-root', '--context-root',
-      '--user-config-root', '--host', '--port', '--http-transport', '--log-level']) {
+    for (const name of [
+      '--realm',
+      '--instance',
+      '--realm-backend',
+      '--state-root',
+      '--context-root',
+      '--user-config-root',
+      '--host',
+      '--port',
+      '--http-transport',
+      '--log-level',
+    ]) {
       rejects([name], new RegExp(`${name} needs a value`));
       rejects([name, '--expose-paths'], new RegExp(`${name} needs a value`));
       rejects([`${name}=`], new RegExp(`${name} needs a non-empty value`));
@@ -118,8 +175,21 @@ describe('parseCli', () => {
   });
 
   it('documents every option in HELP_TEXT', () => {
-    for (const name of ['--realm', '--isolated', '--instance', '--realm-backend', '--state-root', '--context-root',
-      '--user-config-root', '--expose-paths', '--host', '--port', '--http-transport', '--log-level', '--help']) {
+    for (const name of [
+      '--realm',
+      '--isolated',
+      '--instance',
+      '--realm-backend',
+      '--state-root',
+      '--context-root',
+      '--user-config-root',
+      '--expose-paths',
+      '--host',
+      '--port',
+      '--http-transport',
+      '--log-level',
+      '--help',
+    ]) {
       assert.ok(HELP_TEXT.includes(name), `${name} missing from help`);
     }
   });

@@ -65,8 +65,11 @@ describe('RealmConfig', () => {
     const envelope = rc.envelope();
     assert.equal(envelope.instance_id, 'node-1');
     assert.deepEqual(envelope.resolved_paths, {
-      root: realm.dir, manifest_path: realm.manifestPath, config_path: realm.configPath,
-      config_state_path: realm.configStatePath, store_dir: realm.storeDir,
+      root: realm.dir,
+      manifest_path: realm.manifestPath,
+      config_path: realm.configPath,
+      config_state_path: realm.configStatePath,
+      store_dir: realm.storeDir,
     });
     assert.ok(checkEnvelope.Check(envelope));
   });
@@ -130,7 +133,10 @@ describe('RealmConfig', () => {
     const rc = await RealmConfig.open(realm, { exposePaths: false, logger });
     await rc.patch({ rest: { port: 1111 } });
     const before = await readFile(realm.configPath, 'utf8');
-    await assert.rejects(rc.patch({ patch: { rest: { port: 2222 } }, expected_generation: 0 }), isBadRequest(/^Generation conflict: expected 0, current 1$/));
+    await assert.rejects(
+      rc.patch({ patch: { rest: { port: 2222 } }, expected_generation: 0 }),
+      isBadRequest(/^Generation conflict: expected 0, current 1$/),
+    );
     await assert.rejects(rc.replace({ config: {}, expected_generation: 5 }), isBadRequest(/^Generation conflict: expected 5, current 1$/));
     assert.equal(await readFile(realm.configPath, 'utf8'), before);
     assert.equal(await diskGeneration(realm), 1);

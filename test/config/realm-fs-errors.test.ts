@@ -38,7 +38,10 @@ describe('state root problems', () => {
       return;
     }
     const got = await openFails(join(ro.path, 'realms'));
-    assert.match(got.message, new RegExp(`^cannot open the realm directory ${ro.path}/realms/r1: the file system holding ${ro.path} is read-only$`));
+    assert.match(
+      got.message,
+      new RegExp(`^cannot open the realm directory ${ro.path}/realms/r1: the file system holding ${ro.path} is read-only$`),
+    );
     assert.deepEqual([got.at, got.code], [ro.path, 'EROFS']);
   });
 

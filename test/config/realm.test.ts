@@ -35,7 +35,10 @@ describe('realm paths', () => {
     assert.equal(appDataBase('linux', { XDG_DATA_HOME: '/xdg' }, '/home/u'), '/xdg/warren');
     assert.equal(appDataBase('linux', { XDG_DATA_HOME: 'relative' }, '/home/u'), '/home/u/.local/share/warren');
     assert.equal(appDataBase('darwin', {}, '/Users/u'), '/Users/u/Library/Application Support/warren');
-    assert.equal(appDataBase('win32', { APPDATA: 'C:\\Users\\u\\AppData\\Roaming' }, 'C:\\Users\\u'), 'C:\\Users\\u\\AppData\\Roaming\\warren');
+    assert.equal(
+      appDataBase('win32', { APPDATA: 'C:\\Users\\u\\AppData\\Roaming' }, 'C:\\Users\\u'),
+      'C:\\Users\\u\\AppData\\Roaming\\warren',
+    );
     assert.equal(appDataBase('win32', {}, 'C:\\Users\\u'), 'C:\\Users\\u\\AppData\\Roaming\\warren');
   });
 
@@ -110,7 +113,12 @@ describe('openRealm', () => {
     for (const realm of opened) assert.equal(realm.backend, pinned);
     const manifest = JSON.parse(await readFile(join(stateRoot, 'shared', 'realm_manifest.json'), 'utf8')) as Record<string, unknown>;
     assert.equal(manifest.backend, pinned);
-    assert.deepEqual((await readdir(join(stateRoot, 'shared'))).sort(), ['config.toml', 'config_state.json', 'realm_manifest.json', 'store']);
+    assert.deepEqual((await readdir(join(stateRoot, 'shared'))).sort(), [
+      'config.toml',
+      'config_state.json',
+      'realm_manifest.json',
+      'store',
+    ]);
   });
 
   it('pins a new realm to sqlite when asked', async () => {
@@ -126,7 +134,8 @@ describe('openRealm', () => {
     const backendHint = 'cassandra' as unknown as 'sqlite';
     await assert.rejects(
       openRealm({ realm: 'pg', stateRoot, backendHint, isolated: false, logger: capturingLogger().logger }),
-      (err: unknown) => err instanceof ServiceError && /cassandra.*supported backends: lmdb, sqlite, postgres, jsonl, memory/.test(err.message),
+      (err: unknown) =>
+        err instanceof ServiceError && /cassandra.*supported backends: lmdb, sqlite, postgres, jsonl, memory/.test(err.message),
     );
     await assert.rejects(readdir(join(stateRoot, 'pg')), { code: 'ENOENT' });
   });

@@ -5,9 +5,7 @@ import { mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { ServiceError } from '../../contracts/errors.ts';
-import {
-  ConfigFileError, defaultConfig, loadConfigFile, mergePatch, validateConfig, writeConfigFileAtomic,
-} from '../../config/toml.ts';
+import { ConfigFileError, defaultConfig, loadConfigFile, mergePatch, validateConfig, writeConfigFileAtomic } from '../../config/toml.ts';
 
 let dir = '';
 before(async () => {
@@ -18,13 +16,16 @@ after(async () => {
 });
 
 function invalid(value: unknown, pattern: RegExp, label?: 'config' | 'patch'): void {
-  assert.throws(() => validateConfig(value, label), (err: unknown) => {
-    assert.ok(err instanceof ServiceError);
-    assert.equal(err.code, 'BAD_REQUEST');
-    assert.equal(err.status, 400);
-    assert.match(err.message, pattern);
-    return true;
-  });
+  assert.throws(
+    () => validateConfig(value, label),
+    (err: unknown) => {
+      assert.ok(err instanceof ServiceError);
+      assert.equal(err.code, 'BAD_REQUEST');
+      assert.equal(err.status, 400);
+      assert.match(err.message, pattern);
+      return true;
+    },
+  );
 }
 
 describe('defaultConfig', () => {
@@ -33,8 +34,15 @@ describe('defaultConfig', () => {
       rest: { host: '127.0.0.1', port: 8080 },
       agent: { model: '', max_tokens_per_turn: 16384, structured_output_retries: 2, budget_warning_threshold: 0.8 },
       tools: {
-        builtins_enabled: false, shell_enabled: false, schedule_enabled: true, workgraph_enabled: false,
-        comms_enabled: false, mob_enabled: false, default_timeout_secs: 600, max_concurrent: 10, mcp_servers: [],
+        builtins_enabled: false,
+        shell_enabled: false,
+        schedule_enabled: true,
+        workgraph_enabled: false,
+        comms_enabled: false,
+        mob_enabled: false,
+        default_timeout_secs: 600,
+        max_concurrent: 10,
+        mcp_servers: [],
       },
       shell: { program: 'bash', timeout_secs: 30, max_output_chars: 100000 },
       retry: { max_retries: 3, initial_delay_ms: 500, max_delay_ms: 30000, multiplier: 2 },
@@ -59,7 +67,12 @@ describe('defaultConfig', () => {
 
 describe('validateConfig', () => {
   it('fills defaults around partial sections and keeps unknown keys', () => {
-    const input = { rest: { port: 9000 }, agent: { extra: 'x' }, custom: { a: [1, 2] }, providers: { openai: { base_url: 'http://x', other: 1 } } };
+    const input = {
+      rest: { port: 9000 },
+      agent: { extra: 'x' },
+      custom: { a: [1, 2] },
+      providers: { openai: { base_url: 'http://x', other: 1 } },
+    };
     const cfg = validateConfig(input);
     assert.equal(cfg.rest.port, 9000);
     assert.equal(cfg.rest.host, '127.0.0.1');
@@ -99,7 +112,10 @@ describe('loadConfigFile / writeConfigFileAtomic', () => {
 
   it('loads a partial file and applies defaults', async () => {
     const file = join(dir, 'partial.toml');
-    await writeFile(file, '[rest]\nport = 9191\n\n[agent]\nmodel = "claude-x"\n\n[providers.self_hosted]\nbase_url = "http://127.0.0.1:11434"\n');
+    await writeFile(
+      file,
+      '[rest]\nport = 9191\n\n[agent]\nmodel = "claude-x"\n\n[providers.self_hosted]\nbase_url = "http://127.0.0.1:11434"\n',
+    );
     const cfg = await loadConfigFile(file);
     assert.equal(cfg.rest.port, 9191);
     assert.equal(cfg.agent.model, 'claude-x');
@@ -138,7 +154,10 @@ describe('loadConfigFile / writeConfigFileAtomic', () => {
     await writeConfigFileAtomic(file, cfg);
     assert.deepEqual(await loadConfigFile(file), cfg);
     assert.match(await readFile(file, 'utf8'), /^# Warren realm config/);
-    assert.deepEqual((await readdir(dir)).filter((f) => f.startsWith('round')), ['round.toml']);
+    assert.deepEqual(
+      (await readdir(dir)).filter((f) => f.startsWith('round')),
+      ['round.toml'],
+    );
   });
 });
 
@@ -153,7 +172,11 @@ describe('mergePatch (RFC 7396)', () => {
     [{ a: 'c' }, { a: ['b'] }, { a: ['b'] }],
     [{ a: { b: 'c' } }, { a: { b: 'd', c: null } }, { a: { b: 'd' } }],
     [{ a: [{ b: 'c' }] }, { a: [1] }, { a: [1] }],
-    [['a', 'b'], ['c', 'd'], ['c', 'd']],
+    [
+      ['a', 'b'],
+      ['c', 'd'],
+      ['c', 'd'],
+    ],
     [{ a: 'b' }, ['c'], ['c']],
     [{ a: 'foo' }, null, null],
     [{ a: 'foo' }, 'bar', 'bar'],
@@ -169,10 +192,19 @@ describe('mergePatch (RFC 7396)', () => {
   }
 
   it('matches the RFC section 3 example', () => {
-    const target = { title: 'Goodbye!', author: { givenName: 'John', familyName: 'Doe' }, tags: ['example', 'sample'], content: 'This will be unchanged' };
+    const target = {
+      title: 'Goodbye!',
+      author: { givenName: 'John', familyName: 'Doe' },
+      tags: ['example', 'sample'],
+      content: 'This will be unchanged',
+    };
     const patch = { title: 'Hello!', phoneNumber: '+01-123-456-7890', author: { familyName: null }, tags: ['example'] };
     assert.deepEqual(mergePatch(target, patch), {
-      title: 'Hello!', author: { givenName: 'John' }, tags: ['example'], content: 'This will be unchanged', phoneNumber: '+01-123-456-7890',
+      title: 'Hello!',
+      author: { givenName: 'John' },
+      tags: ['example'],
+      content: 'This will be unchanged',
+      phoneNumber: '+01-123-456-7890',
     });
   });
 

@@ -10,7 +10,15 @@ import { request } from 'undici';
 import type { HttpRequest, HttpResponder, TransportKind } from '../../http/transport.ts';
 import { deferred } from '../helpers/gates.ts';
 import {
-  boot, echoHandler, get, JSON_CT, MAX_BODY, parseResponses, RawClient, type Echo, type RawResponse,
+  boot,
+  echoHandler,
+  get,
+  JSON_CT,
+  MAX_BODY,
+  parseResponses,
+  RawClient,
+  type Echo,
+  type RawResponse,
 } from '../helpers/transport-harness.ts';
 
 const GET_STREAM = 'GET /stream HTTP/1.1\r\nHost: test\r\n\r\n';
@@ -45,12 +53,42 @@ const EDGE_CASES: EdgeCase[] = [
     closes: true,
     uws: 'documented uWebSockets.js deviation: HTTP/1.0 requests get no answer at all',
   },
-  { name: 'answers 400 to a NUL byte in a header value', raw: 'GET /x HTTP/1.1\r\nHost: t\r\nX-A: a\0b\r\n\r\n', expect: badRequest, closes: true, uws: UWS_DROPS },
-  { name: 'answers 400 to a header line without a colon', raw: 'GET /x HTTP/1.1\r\nHost: t\r\nNoColonHere\r\n\r\n', expect: badRequest, closes: true, uws: UWS_DROPS },
+  {
+    name: 'answers 400 to a NUL byte in a header value',
+    raw: 'GET /x HTTP/1.1\r\nHost: t\r\nX-A: a\0b\r\n\r\n',
+    expect: badRequest,
+    closes: true,
+    uws: UWS_DROPS,
+  },
+  {
+    name: 'answers 400 to a header line without a colon',
+    raw: 'GET /x HTTP/1.1\r\nHost: t\r\nNoColonHere\r\n\r\n',
+    expect: badRequest,
+    closes: true,
+    uws: UWS_DROPS,
+  },
   { name: 'answers 400 to bare LF line endings', raw: 'GET /x HTTP/1.1\nHost: t\n\n', expect: badRequest, closes: true, uws: UWS_DROPS },
-  { name: 'answers 400 to a space in the request target', raw: 'GET /a b HTTP/1.1\r\nHost: t\r\n\r\n', expect: badRequest, closes: true, uws: UWS_DROPS },
-  { name: 'answers 400 to an obs-fold header continuation', raw: 'GET /x HTTP/1.1\r\nHost: t\r\nX-A: a\r\n b\r\n\r\n', expect: badRequest, closes: true, uws: UWS_DROPS },
-  { name: 'answers 400 to an HTTP/2 connection preface', raw: 'PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n', expect: badRequest, closes: true, uws: UWS_DROPS },
+  {
+    name: 'answers 400 to a space in the request target',
+    raw: 'GET /a b HTTP/1.1\r\nHost: t\r\n\r\n',
+    expect: badRequest,
+    closes: true,
+    uws: UWS_DROPS,
+  },
+  {
+    name: 'answers 400 to an obs-fold header continuation',
+    raw: 'GET /x HTTP/1.1\r\nHost: t\r\nX-A: a\r\n b\r\n\r\n',
+    expect: badRequest,
+    closes: true,
+    uws: UWS_DROPS,
+  },
+  {
+    name: 'answers 400 to an HTTP/2 connection preface',
+    raw: 'PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n',
+    expect: badRequest,
+    closes: true,
+    uws: UWS_DROPS,
+  },
   {
     name: 'serves an absolute-form request target as its origin form',
     raw: 'GET http://t/abs/path?q=1 HTTP/1.1\r\nHost: t\r\n\r\n',
@@ -196,27 +234,34 @@ export function httpServerConformance(kind: TransportKind): void {
       assert.deepEqual(await get(b, '/after'), { status: 200, text: 'ok' });
     });
 
-    it('answers `Expect: 100-continue` with 413 before the body when the declared length is over the limit', { skip: kind === 'uws' ? 'documented uWebSockets.js deviation: it sends 100 Continue itself before JavaScript sees the request' : false }, async (t) => {
-      const seen: HttpRequest[] = [];
-      const b = await boot(t, kind, (req, res) => {
-        seen.push(req);
-        if (req.bodyTooLarge) res.send(413, JSON_CT, '{"error":"too large","code":"PAYLOAD_TOO_LARGE"}');
-        else res.send(200, {}, req.body);
-      });
-      const raw = await RawClient.open(b.port);
-      raw.socket.write(`POST /x HTTP/1.1\r\nHost: test\r\nContent-Length: ${MAX_BODY + 1}\r\nExpect: 100-continue\r\n\r\n`);
-      await raw.waitFor((c) => parseResponses(c.buffer()).length === 1);
-      assert.match(raw.buffer().toString('latin1'), /^HTTP\/1\.1 413 /, 'no 100 Continue before the 413');
-      await raw.waitFor((c) => c.closed);
-      assert.equal(seen[0].bodyTooLarge, true);
-      // Within the limit the client gets its 100 Continue and the body is read.
-      const ok = await RawClient.open(b.port);
-      ok.socket.write('POST /x HTTP/1.1\r\nHost: test\r\nContent-Length: 5\r\nExpect: 100-continue\r\n\r\n');
-      await ok.waitFor((c) => c.buffer().toString('latin1').startsWith('HTTP/1.1 100 Continue\r\n\r\n'));
-      ok.socket.write('hello');
-      await ok.waitFor((c) => c.buffer().includes('hello'));
-      ok.socket.destroy();
-    });
+    it(
+      'answers `Expect: 100-continue` with 413 before the body when the declared length is over the limit',
+      {
+        skip:
+          kind === 'uws' ? 'documented uWebSockets.js deviation: it sends 100 Continue itself before JavaScript sees the request' : false,
+      },
+      async (t) => {
+        const seen: HttpRequest[] = [];
+        const b = await boot(t, kind, (req, res) => {
+          seen.push(req);
+          if (req.bodyTooLarge) res.send(413, JSON_CT, '{"error":"too large","code":"PAYLOAD_TOO_LARGE"}');
+          else res.send(200, {}, req.body);
+        });
+        const raw = await RawClient.open(b.port);
+        raw.socket.write(`POST /x HTTP/1.1\r\nHost: test\r\nContent-Length: ${MAX_BODY + 1}\r\nExpect: 100-continue\r\n\r\n`);
+        await raw.waitFor((c) => parseResponses(c.buffer()).length === 1);
+        assert.match(raw.buffer().toString('latin1'), /^HTTP\/1\.1 413 /, 'no 100 Continue before the 413');
+        await raw.waitFor((c) => c.closed);
+        assert.equal(seen[0].bodyTooLarge, true);
+        // Within the limit the client gets its 100 Continue and the body is read.
+        const ok = await RawClient.open(b.port);
+        ok.socket.write('POST /x HTTP/1.1\r\nHost: test\r\nContent-Length: 5\r\nExpect: 100-continue\r\n\r\n');
+        await ok.waitFor((c) => c.buffer().toString('latin1').startsWith('HTTP/1.1 100 Continue\r\n\r\n'));
+        ok.socket.write('hello');
+        await ok.waitFor((c) => c.buffer().includes('hello'));
+        ok.socket.destroy();
+      },
+    );
 
     for (const edge of EDGE_CASES) {
       it(edge.name, { skip: kind === 'uws' ? (edge.uws ?? false) : false }, async (t) => {
@@ -439,7 +484,10 @@ export function httpServerConformance(kind: TransportKind): void {
           return `${r.statusCode} ${await r.body.text()}`;
         }),
       );
-      assert.deepEqual(replies, Array.from({ length: 100 }, (_, i) => `200 body-${i}`));
+      assert.deepEqual(
+        replies,
+        Array.from({ length: 100 }, (_, i) => `200 body-${i}`),
+      );
     });
   });
 }

@@ -30,7 +30,10 @@ export function recordAndCommitConformance(factory: StoreFactory, fresh: (t: Tes
         { op: 'deleteRecord', ns: 'ns', key: 'never-there' },
       ]);
       assert.equal(await store.getRecord('ns', 'a'), undefined);
-      assert.deepEqual((await store.listRecords('ns')).map((r) => r.key), ['b', 'c']);
+      assert.deepEqual(
+        (await store.listRecords('ns')).map((r) => r.key),
+        ['b', 'c'],
+      );
     });
 
     it('keeps namespaces apart, including one that prefixes another', async (t) => {
@@ -55,11 +58,14 @@ export function recordAndCommitConformance(factory: StoreFactory, fresh: (t: Tes
         { op: 'checkRecord', ns: 'cas', key: 'k', rev: null },
         { op: 'putRecord', ns: 'cas', key: 'k', value: { rev: 1, owner: 'a' } },
       ]);
-      await assert.rejects(store.commit([
-        { op: 'checkRecord', ns: 'cas', key: 'k', rev: null },
-        { op: 'putRecord', ns: 'cas', key: 'k', value: { rev: 1, owner: 'b' } },
-        { op: 'putRecord', ns: 'cas', key: 'other', value: 'x' },
-      ]), withCode('CONFLICT'));
+      await assert.rejects(
+        store.commit([
+          { op: 'checkRecord', ns: 'cas', key: 'k', rev: null },
+          { op: 'putRecord', ns: 'cas', key: 'k', value: { rev: 1, owner: 'b' } },
+          { op: 'putRecord', ns: 'cas', key: 'other', value: 'x' },
+        ]),
+        withCode('CONFLICT'),
+      );
       assert.deepEqual(await store.getRecord('cas', 'k'), { rev: 1, owner: 'a' });
       assert.equal(await store.getRecord('cas', 'other'), undefined);
       // A matching rev holds; a stale one fails even when the check comes after the writes in the batch.
@@ -67,10 +73,13 @@ export function recordAndCommitConformance(factory: StoreFactory, fresh: (t: Tes
         { op: 'putRecord', ns: 'cas', key: 'k', value: { rev: 2, owner: 'b' } },
         { op: 'checkRecord', ns: 'cas', key: 'k', rev: 1 },
       ]);
-      await assert.rejects(store.commit([
-        { op: 'putRecord', ns: 'cas', key: 'k', value: { rev: 3, owner: 'c' } },
-        { op: 'checkRecord', ns: 'cas', key: 'k', rev: 1 },
-      ]), withCode('CONFLICT'));
+      await assert.rejects(
+        store.commit([
+          { op: 'putRecord', ns: 'cas', key: 'k', value: { rev: 3, owner: 'c' } },
+          { op: 'checkRecord', ns: 'cas', key: 'k', rev: 1 },
+        ]),
+        withCode('CONFLICT'),
+      );
       assert.deepEqual(await store.getRecord('cas', 'k'), { rev: 2, owner: 'b' });
       // A record without an integer rev matches no rev and is not absent.
       await store.commit([{ op: 'putRecord', ns: 'cas', key: 'plain', value: 'v' }]);
@@ -83,10 +92,16 @@ export function recordAndCommitConformance(factory: StoreFactory, fresh: (t: Tes
     it('checkRecord: of concurrent claims on one rev exactly one wins', async (t) => {
       const store = await fresh(t);
       await store.commit([{ op: 'putRecord', ns: 'cas', key: 'occ', value: { rev: 1, owner: null } }]);
-      const claim = (owner: string) => store.commit([
-        { op: 'checkRecord', ns: 'cas', key: 'occ', rev: 1 },
-        { op: 'putRecord', ns: 'cas', key: 'occ', value: { rev: 2, owner } },
-      ]).then(() => owner, () => null);
+      const claim = (owner: string) =>
+        store
+          .commit([
+            { op: 'checkRecord', ns: 'cas', key: 'occ', rev: 1 },
+            { op: 'putRecord', ns: 'cas', key: 'occ', value: { rev: 2, owner } },
+          ])
+          .then(
+            () => owner,
+            () => null,
+          );
       const results = await Promise.all(['a', 'b', 'c', 'd'].map(claim));
       const winners = results.filter((r) => r !== null);
       assert.equal(winners.length, 1);
@@ -95,10 +110,13 @@ export function recordAndCommitConformance(factory: StoreFactory, fresh: (t: Tes
 
     it('checkRecord: rejects a malformed rev before writing', async (t) => {
       const store = await fresh(t);
-      await assert.rejects(store.commit([
-        { op: 'putRecord', ns: 'cas', key: 'x', value: 1 },
-        { op: 'checkRecord', ns: 'cas', key: 'x', rev: 1.5 },
-      ]), withCode('SESSION_STORE_ERROR'));
+      await assert.rejects(
+        store.commit([
+          { op: 'putRecord', ns: 'cas', key: 'x', value: 1 },
+          { op: 'checkRecord', ns: 'cas', key: 'x', rev: 1.5 },
+        ]),
+        withCode('SESSION_STORE_ERROR'),
+      );
       assert.equal(await store.getRecord('cas', 'x'), undefined);
     });
 
@@ -155,7 +173,10 @@ export function recordAndCommitConformance(factory: StoreFactory, fresh: (t: Tes
       await store.commit([{ op: 'putRecord', ns: 'deep', key: 'ok', value: nest(MAX_STORED_DEPTH) }]);
       assert.deepEqual(await store.getRecord('deep', 'ok'), nest(MAX_STORED_DEPTH));
       for (const depth of [MAX_STORED_DEPTH + 1, 20_000]) {
-        await assert.rejects(store.commit(wholeBatch({ op: 'putRecord', ns: 'deep', key: 'no', value: nest(depth) })), withCode('SESSION_STORE_ERROR'));
+        await assert.rejects(
+          store.commit(wholeBatch({ op: 'putRecord', ns: 'deep', key: 'no', value: nest(depth) })),
+          withCode('SESSION_STORE_ERROR'),
+        );
         const deepSession = sessionRecord('y', 2, { state: { pending: { prompt: nest(depth) } } });
         await assert.rejects(store.commit([{ op: 'putSession', session: deepSession }]), withCode('SESSION_STORE_ERROR'));
       }
@@ -293,10 +314,7 @@ export function recordAndCommitConformance(factory: StoreFactory, fresh: (t: Tes
       const store = await fresh(t);
       const cyclic: Record<string, unknown> = { a: 1 };
       cyclic.self = { back: cyclic };
-      await assert.rejects(
-        store.commit([{ op: 'putRecord', ns: 'ns', key: 'cyclic', value: cyclic }]),
-        withCode('SESSION_STORE_ERROR'),
-      );
+      await assert.rejects(store.commit([{ op: 'putRecord', ns: 'ns', key: 'cyclic', value: cyclic }]), withCode('SESSION_STORE_ERROR'));
       let deep: unknown = 'bottom';
       for (let i = 0; i < 200; i++) deep = i % 2 ? { d: deep } : [deep];
       await store.commit([{ op: 'putRecord', ns: 'ns', key: 'deep', value: deep }]);
@@ -345,10 +363,7 @@ export function recordAndCommitConformance(factory: StoreFactory, fresh: (t: Tes
         assert.deepEqual(await second.listRecords('ns'), [{ key: 'keep', value: { v: 1 } }]);
 
         // The reopened store keeps enforcing the stored state.
-        await assert.rejects(
-          second.commit([{ op: 'appendLedger', sessionId: 's1', entries: entries(3) }]),
-          withCode('CONFLICT'),
-        );
+        await assert.rejects(second.commit([{ op: 'appendLedger', sessionId: 's1', entries: entries(3) }]), withCode('CONFLICT'));
         await second.commit([
           { op: 'appendLedger', sessionId: 's1', entries: entries(4) },
           { op: 'putRows', sessionId: 's1', fromIndex: 2, rows: [userRow('c')] },

@@ -31,7 +31,13 @@ export function storeConformance(name: string, factory: StoreFactory): void {
 
       it('lists by creation time then id, with offset and limit', async (t) => {
         const store = await fresh(t);
-        const order: Array<[string, number]> = [['d', 30], ['b', 10], ['c', 20], ['a', 10], ['e', 5]];
+        const order: Array<[string, number]> = [
+          ['d', 30],
+          ['b', 10],
+          ['c', 20],
+          ['a', 10],
+          ['e', 5],
+        ];
         await store.commit(order.map(([id, at]) => ({ op: 'putSession', session: sessionRecord(id, at) })));
         assert.deepEqual(ids(await store.listSessions()), ['e', 'a', 'b', 'c', 'd']);
         assert.deepEqual(ids(await store.listSessions({ offset: 1, limit: 2 })), ['a', 'b']);
@@ -72,8 +78,10 @@ export function storeConformance(name: string, factory: StoreFactory): void {
     describe('label index', () => {
       it('lists the sessions carrying every label (AND), in creation order, paged after the filter', async (t) => {
         const store = await fresh(t);
-        const put = (id: string, at: number, labels: Record<string, string>, archived = false): StoreOp =>
-          ({ op: 'putSession', session: sessionRecord(id, at, { labels, archived }) });
+        const put = (id: string, at: number, labels: Record<string, string>, archived = false): StoreOp => ({
+          op: 'putSession',
+          session: sessionRecord(id, at, { labels, archived }),
+        });
         await store.commit([
           put('d', 40, { team: 'a', env: 'prod' }),
           put('b', 20, { team: 'a' }),
@@ -85,15 +93,34 @@ export function storeConformance(name: string, factory: StoreFactory): void {
         const byLabels = async (labels: Array<[string, string]>, page: { offset?: number; limit?: number } = {}) =>
           ids(await store.listSessions({ labels, ...page }));
         assert.deepEqual(await byLabels([['team', 'a']]), ['a', 'b', 'd']);
-        assert.deepEqual(await byLabels([['team', 'a'], ['env', 'prod']]), ['a', 'd']);
-        assert.deepEqual(await byLabels([['env', 'prod'], ['team', 'a']], { offset: 1, limit: 5 }), ['d']);
+        assert.deepEqual(
+          await byLabels([
+            ['team', 'a'],
+            ['env', 'prod'],
+          ]),
+          ['a', 'd'],
+        );
+        assert.deepEqual(
+          await byLabels(
+            [
+              ['env', 'prod'],
+              ['team', 'a'],
+            ],
+            { offset: 1, limit: 5 },
+          ),
+          ['d'],
+        );
         assert.deepEqual(await byLabels([['team', 'a']], { limit: 2 }), ['a', 'b']);
         assert.deepEqual(await byLabels([['team', 'c']]), []);
         assert.deepEqual(await byLabels([['team', 'a=b']]), []);
         assert.deepEqual(ids(await store.listSessions({ labels: [['team', 'a']], includeArchived: true })), ['x', 'a', 'b', 'd']);
 
         // Label changes, archive and a moved creation time keep the index exact.
-        await store.commit([put('b', 20, { team: 'b' }), put('d', 40, { team: 'a', env: 'prod' }, true), put('a', 60, { team: 'a', env: 'prod' })]);
+        await store.commit([
+          put('b', 20, { team: 'b' }),
+          put('d', 40, { team: 'a', env: 'prod' }, true),
+          put('a', 60, { team: 'a', env: 'prod' }),
+        ]);
         assert.deepEqual(await byLabels([['team', 'a']]), ['a']);
         assert.deepEqual(await byLabels([['team', 'b']]), ['b', 'c']);
         await store.commit([put('d', 40, { team: 'a' })]);
@@ -103,8 +130,21 @@ export function storeConformance(name: string, factory: StoreFactory): void {
       it('matches label keys and values exactly, whatever characters they hold', async (t) => {
         const store = await fresh(t);
         const odd = { 'k\u0000=': 'v\nw', constructor: 'c', '': 'empty' };
-        await store.commit([{ op: 'putSession', session: sessionRecord('s', 1, { labels: odd }) }, { op: 'putSession', session: sessionRecord('t', 2) }]);
-        assert.deepEqual(ids(await store.listSessions({ labels: [['k\u0000=', 'v\nw'], ['', 'empty']] })), ['s']);
+        await store.commit([
+          { op: 'putSession', session: sessionRecord('s', 1, { labels: odd }) },
+          { op: 'putSession', session: sessionRecord('t', 2) },
+        ]);
+        assert.deepEqual(
+          ids(
+            await store.listSessions({
+              labels: [
+                ['k\u0000=', 'v\nw'],
+                ['', 'empty'],
+              ],
+            }),
+          ),
+          ['s'],
+        );
         assert.deepEqual(ids(await store.listSessions({ labels: [['constructor', 'c']] })), ['s']);
         assert.deepEqual(ids(await store.listSessions({ labels: [['k\u0000', '=v\nw']] })), []);
       });
@@ -122,10 +162,20 @@ export function storeConformance(name: string, factory: StoreFactory): void {
 
       it('reads ledger entries of the current version (absent or v: 1) and refuses any other version', async (t) => {
         const store = await fresh(t);
-        const entry = (seq: number, v?: number) => ({ seq, kind: 'run_started', timestamp_ms: seq, payload: {}, ...(v === undefined ? {} : { v }) }) as LedgerEntry;
+        const entry = (seq: number, v?: number) =>
+          ({ seq, kind: 'run_started', timestamp_ms: seq, payload: {}, ...(v === undefined ? {} : { v }) }) as LedgerEntry;
         await store.commit([{ op: 'appendLedger', sessionId: 's', entries: [entry(1), entry(2, 1)] }]);
-        assert.deepEqual((await store.readLedger('s', 0)).map((e) => [e.seq, e.v]), [[1, undefined], [2, 1]]);
-        await assert.rejects(store.commit([{ op: 'appendLedger', sessionId: 's', entries: [entry(3, 2)] }]), withCode('SESSION_STORE_ERROR'));
+        assert.deepEqual(
+          (await store.readLedger('s', 0)).map((e) => [e.seq, e.v]),
+          [
+            [1, undefined],
+            [2, 1],
+          ],
+        );
+        await assert.rejects(
+          store.commit([{ op: 'appendLedger', sessionId: 's', entries: [entry(3, 2)] }]),
+          withCode('SESSION_STORE_ERROR'),
+        );
         assert.equal((await store.readLedger('s', 0)).length, 2);
       });
 
@@ -193,10 +243,7 @@ export function storeConformance(name: string, factory: StoreFactory): void {
       it('refuses a write that would leave a gap, with CONFLICT', async (t) => {
         const store = await fresh(t);
         await store.commit([{ op: 'putRows', sessionId: 's', fromIndex: 0, rows: [userRow('a')] }]);
-        await assert.rejects(
-          store.commit([{ op: 'putRows', sessionId: 's', fromIndex: 2, rows: [userRow('c')] }]),
-          withCode('CONFLICT'),
-        );
+        await assert.rejects(store.commit([{ op: 'putRows', sessionId: 's', fromIndex: 2, rows: [userRow('c')] }]), withCode('CONFLICT'));
         assert.equal((await store.readRows('s')).total, 1);
       });
 
@@ -231,37 +278,48 @@ export function storeConformance(name: string, factory: StoreFactory): void {
         assert.equal(await store.lastLedgerSeq('s'), 5);
       });
 
-      it('drops ledger ranges after the batch\'s own appends; reads skip them and the seq goes on', async (t) => {
+      it("drops ledger ranges after the batch's own appends; reads skip them and the seq goes on", async (t) => {
         const store = await fresh(t);
         await store.commit([{ op: 'appendLedger', sessionId: 's', entries: entries(1, 2, 3) }]);
         await store.commit([{ op: 'appendLedger', sessionId: 'other', entries: entries(1, 2) }]);
         // The drop is listed first but applies after the append of the same batch.
         await store.commit([
-          { op: 'dropLedger', sessionId: 's', ranges: [[2, 2], [4, 5]] },
+          {
+            op: 'dropLedger',
+            sessionId: 's',
+            ranges: [
+              [2, 2],
+              [4, 5],
+            ],
+          },
           { op: 'appendLedger', sessionId: 's', entries: entries(4, 5, 6) },
         ]);
         assert.deepEqual(await store.readLedger('s', 0), entries(1, 3, 6));
         assert.deepEqual(await store.readLedger('s', 1, 1), entries(3));
         assert.deepEqual(await store.readLedger('s', 3), entries(6));
         assert.equal(await store.lastLedgerSeq('s'), 6);
-        await store.commit([{ op: 'dropLedger', sessionId: 's', ranges: [[1, 3]] }, { op: 'dropLedger', sessionId: 'none', ranges: [[1, 9]] }]);
+        await store.commit([
+          { op: 'dropLedger', sessionId: 's', ranges: [[1, 3]] },
+          { op: 'dropLedger', sessionId: 'none', ranges: [[1, 9]] },
+        ]);
         assert.deepEqual(await store.readLedger('s', 0), entries(6));
         await store.commit([{ op: 'appendLedger', sessionId: 's', entries: entries(7) }]);
         assert.deepEqual(await store.readLedger('s', 0), entries(6, 7));
         assert.equal(await store.lastLedgerSeq('s'), 7);
         assert.deepEqual(await store.readLedger('other', 0), entries(1, 2), 'other sessions keep theirs');
         for (const ranges of [[[0, 1]], [[3, 2]], [[1]], 'x']) {
-          await assert.rejects(store.commit([{ op: 'dropLedger', sessionId: 's', ranges } as unknown as StoreOp]), withCode('SESSION_STORE_ERROR'), JSON.stringify(ranges));
+          await assert.rejects(
+            store.commit([{ op: 'dropLedger', sessionId: 's', ranges } as unknown as StoreOp]),
+            withCode('SESSION_STORE_ERROR'),
+            JSON.stringify(ranges),
+          );
         }
       });
 
       it('refuses a seq at or below the last one, with CONFLICT', async (t) => {
         const store = await fresh(t);
         await store.commit([{ op: 'appendLedger', sessionId: 's', entries: entries(1, 2) }]);
-        await assert.rejects(
-          store.commit([{ op: 'appendLedger', sessionId: 's', entries: entries(2, 3) }]),
-          withCode('CONFLICT'),
-        );
+        await assert.rejects(store.commit([{ op: 'appendLedger', sessionId: 's', entries: entries(2, 3) }]), withCode('CONFLICT'));
         await assert.rejects(
           store.commit([
             { op: 'appendLedger', sessionId: 's', entries: entries(3) },

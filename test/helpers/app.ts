@@ -13,12 +13,20 @@ export interface TestApp extends App {
 }
 
 /** Starts an app; registers cleanup on `t`. `config` is written as the realm's config.toml first. */
-export async function startApp(t: TestContext, script: Script = [], opts: AppOptions & { config?: Record<string, unknown> } = {}): Promise<TestApp> {
+export async function startApp(
+  t: TestContext,
+  script: Script = [],
+  opts: AppOptions & { config?: Record<string, unknown> } = {},
+): Promise<TestApp> {
   const dir = await tmpDir('warren-it-');
   if (opts.config) await writeRealmConfig(dir.path, 'test-realm', opts.config);
   const provider = createScriptedProvider(script);
   const app = await createApp({
-    host: '127.0.0.1', port: 0, stateRoot: dir.path, contextRoot: dir.path, realm: 'test-realm',
+    host: '127.0.0.1',
+    port: 0,
+    stateRoot: dir.path,
+    contextRoot: dir.path,
+    realm: 'test-realm',
     logger: pino({ level: 'silent' }),
     providerOverrides: { openai: provider, anthropic: provider, gemini: provider, scripted: provider },
     ...opts,
@@ -43,7 +51,8 @@ export function startClusterNode(t: TestContext, url: string, o: ClusterNodeOpti
   const { script = [], cluster, config, ...opts } = o;
   return startApp(t, script, {
     ...opts,
-    realmBackend: 'postgres', env: { ...process.env, WARREN_DATABASE_URL: url },
+    realmBackend: 'postgres',
+    env: { ...process.env, WARREN_DATABASE_URL: url },
     config: { ...config, cluster: { lease_ms: 1500, ...cluster } },
   });
 }
@@ -55,7 +64,13 @@ export interface JsonReply {
 }
 
 /** One JSON request. */
-export async function call(base: string, method: string, path: string, body?: unknown, headers: Record<string, string> = {}): Promise<JsonReply> {
+export async function call(
+  base: string,
+  method: string,
+  path: string,
+  body?: unknown,
+  headers: Record<string, string> = {},
+): Promise<JsonReply> {
   const res = await fetch(base + path, {
     method,
     headers: body === undefined ? headers : { 'content-type': 'application/json', ...headers },

@@ -49,7 +49,8 @@ export function bindingScript(hang?: { text: string; entered?: () => void; relea
   };
 }
 
-export async function rpc(url: string, method: string, params: unknown): Promise<any> { // eslint-disable-line @typescript-eslint/no-explicit-any -- JSON
+export async function rpc(url: string, method: string, params: unknown): Promise<any> {
+  // eslint-disable-line @typescript-eslint/no-explicit-any -- JSON
   const res = await call(url, 'POST', '/rpc', { jsonrpc: '2.0', id: 1, method, params });
   assert.equal(res.status, 200, JSON.stringify(res.body));
   assert.equal(res.body.error, undefined, JSON.stringify(res.body.error));
@@ -64,7 +65,11 @@ export async function createMob(url: string, mobId = 'crew'): Promise<void> {
 }
 
 /** A new work item (through the workgraph_create tool of an agent session). */
-export async function createItem(url: string, title: string, extra: Record<string, unknown> = {}): Promise<{ id: string; revision: number }> {
+export async function createItem(
+  url: string,
+  title: string,
+  extra: Record<string, unknown> = {},
+): Promise<{ id: string; revision: number }> {
   return (await agentOk(url, 'workgraph_create', { title, ...extra })).result;
 }
 
@@ -83,7 +88,11 @@ export async function mcpClient(t: Pick<TestContext, 'after'>, url: string): Pro
   await client.connect(new StreamableHTTPClientTransport(new URL(`${url}/mcp`)));
   t.after(() => client.close());
   const tool = async (name: string, args: Record<string, unknown>): Promise<ToolResult> => {
-    const r = (await client.callTool({ name, arguments: args })) as { isError?: boolean; structuredContent?: unknown; content: Array<{ text?: string }> };
+    const r = (await client.callTool({ name, arguments: args })) as {
+      isError?: boolean;
+      structuredContent?: unknown;
+      content: Array<{ text?: string }>;
+    };
     return { isError: r.isError, structured: r.structuredContent, text: r.content[0]?.text ?? '' };
   };
   const ok = async (name: string, args: Record<string, unknown>) => {

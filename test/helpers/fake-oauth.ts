@@ -45,7 +45,13 @@ export async function startFakeOAuth(): Promise<FakeOAuth> {
     n++;
     const access = `fake-access-${n}-${b64url(Buffer.from(String(Math.random())))}`;
     fake.issued.push(access);
-    const body: Record<string, unknown> = { access_token: access, token_type: 'Bearer', expires_in: script?.expiresIn ?? fallbackExpires, scope: 'inference profile', account_id: 'acct-1' };
+    const body: Record<string, unknown> = {
+      access_token: access,
+      token_type: 'Bearer',
+      expires_in: script?.expiresIn ?? fallbackExpires,
+      scope: 'inference profile',
+      account_id: 'acct-1',
+    };
     if (!script?.noRefreshToken) body.refresh_token = `fake-refresh-${n}`;
     json(res, 200, body);
   };
@@ -53,7 +59,11 @@ export async function startFakeOAuth(): Promise<FakeOAuth> {
     const url = new URL(req.url ?? '/', 'http://x');
     if (req.method === 'GET' && url.pathname === '/authorize') {
       const code = `code-${++n}`;
-      codes.set(code, { challenge: url.searchParams.get('code_challenge') ?? '', method: url.searchParams.get('code_challenge_method') ?? '', redirect: url.searchParams.get('redirect_uri') ?? '' });
+      codes.set(code, {
+        challenge: url.searchParams.get('code_challenge') ?? '',
+        method: url.searchParams.get('code_challenge_method') ?? '',
+        redirect: url.searchParams.get('redirect_uri') ?? '',
+      });
       const back = new URL(url.searchParams.get('redirect_uri') ?? 'http://127.0.0.1/');
       back.searchParams.set('code', code);
       back.searchParams.set('state', url.searchParams.get('state') ?? '');
@@ -65,7 +75,14 @@ export async function startFakeOAuth(): Promise<FakeOAuth> {
     req.on('end', () => {
       const form = Object.fromEntries(new URLSearchParams(Buffer.concat(chunks).toString('utf8')));
       if (url.pathname === '/device') {
-        return json(res, 200, { device_code: `dev-${++n}`, user_code: 'ABCD-EFGH', verification_uri: `${fake.url}/activate`, verification_uri_complete: `${fake.url}/activate?code=ABCD-EFGH`, expires_in: 600, interval: fake.deviceInterval });
+        return json(res, 200, {
+          device_code: `dev-${++n}`,
+          user_code: 'ABCD-EFGH',
+          verification_uri: `${fake.url}/activate`,
+          verification_uri_complete: `${fake.url}/activate?code=ABCD-EFGH`,
+          expires_in: 600,
+          interval: fake.deviceInterval,
+        });
       }
       if (url.pathname !== '/token') return json(res, 404, { error: 'not_found' });
       fake.tokenRequests.push(form);
@@ -73,7 +90,16 @@ export async function startFakeOAuth(): Promise<FakeOAuth> {
       if (form.grant_type === 'authorization_code') {
         const c = codes.get(form.code);
         codes.delete(form.code);
-        const verified = c && c.method === 'S256' && c.challenge === b64url(createHash('sha256').update(form.code_verifier ?? '').digest()) && c.redirect === form.redirect_uri;
+        const verified =
+          c &&
+          c.method === 'S256' &&
+          c.challenge ===
+            b64url(
+              createHash('sha256')
+                .update(form.code_verifier ?? '')
+                .digest(),
+            ) &&
+          c.redirect === form.redirect_uri;
         if (!verified) return json(res, 400, { error: 'invalid_grant' });
         return issue(res, undefined, fake.expiresIn);
       }
@@ -91,8 +117,11 @@ export async function startFakeOAuth(): Promise<FakeOAuth> {
   const fake: FakeOAuth = {
     url: `http://127.0.0.1:${port}`,
     config: (scopes = ['inference']) => ({
-      client_id: 'warren-test', authorization_endpoint: `${fake.url}/authorize`, token_endpoint: `${fake.url}/token`,
-      device_authorization_endpoint: `${fake.url}/device`, scopes,
+      client_id: 'warren-test',
+      authorization_endpoint: `${fake.url}/authorize`,
+      token_endpoint: `${fake.url}/token`,
+      device_authorization_endpoint: `${fake.url}/device`,
+      scopes,
     }),
     tokenRequests: [],
     issued: [],
@@ -101,10 +130,11 @@ export async function startFakeOAuth(): Promise<FakeOAuth> {
     expiresIn: 3600,
     deviceInterval: 0,
     nextGrant: (grant) => new Promise((resolve) => waiters.push({ grant, resolve })),
-    close: () => new Promise<void>((resolve) => {
-      server.closeAllConnections();
-      server.close(() => resolve());
-    }),
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.closeAllConnections();
+        server.close(() => resolve());
+      }),
   };
   return fake;
 }

@@ -25,7 +25,9 @@ process.stdin.on('end', () => {
 };
 
 /** Writes the hook scripts into `dir`; returns a command runtime for one of them. */
-export async function writeHookScripts(dir: string): Promise<(script: keyof typeof SCRIPTS | string, env?: Record<string, string>) => Record<string, unknown>> {
+export async function writeHookScripts(
+  dir: string,
+): Promise<(script: keyof typeof SCRIPTS | string, env?: Record<string, string>) => Record<string, unknown>> {
   for (const [name, text] of Object.entries(SCRIPTS)) await writeFile(join(dir, name), text);
   return (script, env = {}) => ({ type: 'command', command: process.execPath, args: [join(dir, script)], env });
 }
@@ -56,10 +58,11 @@ export async function startHookServer(): Promise<HookServer> {
       waiters.push({ n, d });
       return d.promise;
     },
-    close: () => new Promise<void>((resolve) => {
-      server.closeAllConnections();
-      server.close(() => resolve());
-    }),
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.closeAllConnections();
+        server.close(() => resolve());
+      }),
   };
   const server = createServer((req, res: ServerResponse) => {
     let body = '';
@@ -79,5 +82,7 @@ export async function startHookServer(): Promise<HookServer> {
   return state;
 }
 
-export const DENY = JSON.stringify({ decision: { decision: 'deny', hook_id: 'x', reason_code: 'policy_violation', message: 'not today', payload: { rule: 7 } } });
+export const DENY = JSON.stringify({
+  decision: { decision: 'deny', hook_id: 'x', reason_code: 'policy_violation', message: 'not today', payload: { rule: 7 } },
+});
 export const ALLOW = JSON.stringify({ decision: { decision: 'allow' } });

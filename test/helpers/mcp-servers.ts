@@ -49,7 +49,9 @@ export async function startHttpMcpServer(label: string, port = 0): Promise<HttpM
       let transport = typeof sid === 'string' ? streams.get(sid) : undefined;
       if (!transport) {
         if (typeof sid === 'string') {
-          res.writeHead(404, { 'content-type': 'application/json' }).end(JSON.stringify({ jsonrpc: '2.0', error: { code: -32001, message: 'Session not found' }, id: null }));
+          res
+            .writeHead(404, { 'content-type': 'application/json' })
+            .end(JSON.stringify({ jsonrpc: '2.0', error: { code: -32001, message: 'Session not found' }, id: null }));
           return;
         }
         const fresh = new StreamableHTTPServerTransport({

@@ -5,7 +5,11 @@ import { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import { CallToolRequestSchema, ListToolsRequestSchema } from '@modelcontextprotocol/sdk/types.js';
 
 const TOOLS = [
-  { name: 'echo', description: 'Echoes its text', inputSchema: { type: 'object', properties: { text: { type: 'string' } }, required: ['text'] } },
+  {
+    name: 'echo',
+    description: 'Echoes its text',
+    inputSchema: { type: 'object', properties: { text: { type: 'string' } }, required: ['text'] },
+  },
   { name: 'pid', description: 'The server process id', inputSchema: { type: 'object', properties: {} } },
   { name: 'crash', description: 'Ends the server process', inputSchema: { type: 'object', properties: {} } },
   { name: 'fail', description: 'Answers an error result', inputSchema: { type: 'object', properties: {} } },

@@ -14,8 +14,15 @@ let nextId = 1;
 /** One JSON-RPC 2.0 request; `principal` is sent as x-warren-principal. */
 export async function rpc(base: string, method: string, params: unknown = {}, principal?: string): Promise<RpcReply> {
   const id = nextId++;
-  const res = await call(base, 'POST', '/rpc', { jsonrpc: '2.0', id, method, params }, principal ? { 'x-warren-principal': principal } : {});
-  if (res.status !== 200 || res.body?.jsonrpc !== '2.0' || res.body.id !== id) throw new Error(`bad rpc reply: ${res.status} ${JSON.stringify(res.body)}`);
+  const res = await call(
+    base,
+    'POST',
+    '/rpc',
+    { jsonrpc: '2.0', id, method, params },
+    principal ? { 'x-warren-principal': principal } : {},
+  );
+  if (res.status !== 200 || res.body?.jsonrpc !== '2.0' || res.body.id !== id)
+    throw new Error(`bad rpc reply: ${res.status} ${JSON.stringify(res.body)}`);
   return { status: res.status, ...(res.body.error ? { error: res.body.error } : { result: res.body.result }) };
 }
 
@@ -33,12 +40,17 @@ export const TEAM = {
     { agent_identity: 'writer', role: 'worker' },
     { agent_identity: 'reviewer', role: 'worker' },
   ],
-  wiring: [{ a: 'planner', b: 'writer' }, { a: 'writer', b: 'reviewer' }],
-  flows: [{
-    flow_id: 'draft',
-    steps: [
-      { step_id: 'write', member: 'writer', prompt: 'write about {{input}}' },
-      { step_id: 'review', member: 'reviewer', prompt: 'review: {{input}}' },
-    ],
-  }],
+  wiring: [
+    { a: 'planner', b: 'writer' },
+    { a: 'writer', b: 'reviewer' },
+  ],
+  flows: [
+    {
+      flow_id: 'draft',
+      steps: [
+        { step_id: 'write', member: 'writer', prompt: 'write about {{input}}' },
+        { step_id: 'review', member: 'reviewer', prompt: 'review: {{input}}' },
+      ],
+    },
+  ],
 };

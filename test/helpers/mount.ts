@@ -42,7 +42,11 @@ function installHook(): void {
  * Mounts a tmpfs of `sizeBytes` (read-only when asked) on a new temp directory and registers its
  * unmount on `t`. Returns `{ skip }` when this machine cannot mount one.
  */
-export async function mountTmpfs(t: Pick<TestContext, 'after'>, sizeBytes: number, opts: { readOnly?: boolean } = {}): Promise<Mounted | { skip: string }> {
+export async function mountTmpfs(
+  t: Pick<TestContext, 'after'>,
+  sizeBytes: number,
+  opts: { readOnly?: boolean } = {},
+): Promise<Mounted | { skip: string }> {
   const reason = mountUnavailableReason();
   if (reason) return { skip: reason };
   const dir = await tmpDir('warren-mnt-');

@@ -18,16 +18,29 @@ export interface TestRuntime {
   sessions: SessionHost;
 }
 
-export async function openTestRuntime(t: TestContext, opts: { provider: Provider; now?: () => number; policy?: Partial<SessionPolicy> }): Promise<TestRuntime> {
+export async function openTestRuntime(
+  t: TestContext,
+  opts: { provider: Provider; now?: () => number; policy?: Partial<SessionPolicy> },
+): Promise<TestRuntime> {
   const dir = await tmpDir('warren-runtime-');
   const store = await openLmdbStore(dir.path);
   const deps: RuntimeDeps = {
-    store, log: pino({ level: 'silent' }), realmId: 'r', contextRoot: dir.path,
+    store,
+    log: pino({ level: 'silent' }),
+    realmId: 'r',
+    contextRoot: dir.path,
     providers: { resolve: () => ({ provider: opts.provider, name: 'scripted', model: 'scripted' }) },
-    config: () => defaultConfig(), now: opts.now ?? Date.now,
+    config: () => defaultConfig(),
+    now: opts.now ?? Date.now,
   };
   const runtime = new Supervisor(deps);
-  const sessions = new SessionHost(runtime, { idleEvictMs: 60_000, shedAfterMs: 2_000, maxResident: 100, overdueRunMs: 60_000, ...opts.policy });
+  const sessions = new SessionHost(runtime, {
+    idleEvictMs: 60_000,
+    shedAfterMs: 2_000,
+    maxResident: 100,
+    overdueRunMs: 60_000,
+    ...opts.policy,
+  });
   t.after(async () => {
     await runtime.close();
     await store.close();

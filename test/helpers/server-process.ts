@@ -83,7 +83,11 @@ function installExitHook(): void {
  * Writes `<stateRoot>/<realm>/config.toml` from a partial config (defaults applied, validated). Call it
  * before the first start (the realm keeps an existing file) or between a kill and the next start.
  */
-export async function writeRealmConfig(stateRoot: string, realm: string, config: Partial<Config> | Record<string, unknown>): Promise<string> {
+export async function writeRealmConfig(
+  stateRoot: string,
+  realm: string,
+  config: Partial<Config> | Record<string, unknown>,
+): Promise<string> {
   const dir = join(stateRoot, realm);
   await mkdir(dir, { recursive: true });
   const file = join(dir, CONFIG_FILE);
@@ -95,15 +99,29 @@ export async function writeRealmConfig(stateRoot: string, realm: string, config:
 export async function startServerProcess(opts: StartServerOptions): Promise<ServerProcess> {
   installExitHook();
   const args = [
-    '--import', 'tsx', opts.entry ?? MAIN, 'serve',
-    '--host', '127.0.0.1', '--port', '0',
-    '--state-root', opts.stateRoot, '--realm', opts.realm,
-    '--log-level', opts.logLevel ?? 'info',
+    '--import',
+    'tsx',
+    opts.entry ?? MAIN,
+    'serve',
+    '--host',
+    '127.0.0.1',
+    '--port',
+    '0',
+    '--state-root',
+    opts.stateRoot,
+    '--realm',
+    opts.realm,
+    '--log-level',
+    opts.logLevel ?? 'info',
     ...(opts.backend ? ['--realm-backend', opts.backend] : []),
     ...(opts.args ?? []),
   ];
   // The node binary itself, no shell in between: `pid` is the server, so SIGKILL hits the server.
-  const child = spawn(process.execPath, args, { cwd: REPO, env: opts.env ?? process.env, stdio: opts.ipc ? ['ignore', 'pipe', 'pipe', 'ipc'] : ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, args, {
+    cwd: REPO,
+    env: opts.env ?? process.env,
+    stdio: opts.ipc ? ['ignore', 'pipe', 'pipe', 'ipc'] : ['ignore', 'pipe', 'pipe'],
+  });
   live.add(child);
   const logs: LogLine[] = [];
   let stderr = '';
@@ -157,7 +175,13 @@ export async function startServerProcess(opts: StartServerOptions): Promise<Serv
     const url = await new Promise<string>((resolve, reject) => {
       onListening = resolve;
       child.once('error', reject);
-      exited.then((e) => reject(new Error(`warren exited before listening (code ${e.code}, signal ${e.signal}): ${stderr.trim() || JSON.stringify(logs.slice(-5))}`)));
+      exited.then((e) =>
+        reject(
+          new Error(
+            `warren exited before listening (code ${e.code}, signal ${e.signal}): ${stderr.trim() || JSON.stringify(logs.slice(-5))}`,
+          ),
+        ),
+      );
       timer = setTimeout(() => reject(new Error(`warren did not log 'listening' within ${timeoutMs} ms: ${stderr.trim()}`)), timeoutMs);
     });
     return {
@@ -168,11 +192,12 @@ export async function startServerProcess(opts: StartServerOptions): Promise<Serv
       exited,
       hasExited: () => exitInfo !== null,
       kill,
-      request: (message) => new Promise((resolve, reject) => {
-        if (!child.send) return reject(new Error('no IPC channel (start with ipc: true)'));
-        child.once('message', resolve);
-        child.send(message as never);
-      }),
+      request: (message) =>
+        new Promise((resolve, reject) => {
+          if (!child.send) return reject(new Error('no IPC channel (start with ipc: true)'));
+          child.once('message', resolve);
+          child.send(message as never);
+        }),
     };
   } catch (err) {
     await kill('SIGKILL');

@@ -6,7 +6,14 @@ import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 
 /** Writes `<root>/<folder>/SKILL.md` with front matter, plus resource files. */
-export async function writeSkill(root: string, folder: string, name: string, description: string, body: string, resources: Record<string, string> = {}): Promise<void> {
+export async function writeSkill(
+  root: string,
+  folder: string,
+  name: string,
+  description: string,
+  body: string,
+  resources: Record<string, string> = {},
+): Promise<void> {
   const dir = join(root, folder);
   await mkdir(dir, { recursive: true });
   await writeFile(join(dir, 'SKILL.md'), `---\nname: ${name}\ndescription: ${description}\n---\n${body}\n`);
@@ -17,11 +24,18 @@ export async function writeSkill(root: string, folder: string, name: string, des
 }
 
 function git(cwd: string, ...args: string[]): void {
-  execFileSync('git', args, { cwd, stdio: 'ignore', env: { ...process.env, GIT_AUTHOR_NAME: 't', GIT_AUTHOR_EMAIL: 't@t', GIT_COMMITTER_NAME: 't', GIT_COMMITTER_EMAIL: 't@t' } });
+  execFileSync('git', args, {
+    cwd,
+    stdio: 'ignore',
+    env: { ...process.env, GIT_AUTHOR_NAME: 't', GIT_AUTHOR_EMAIL: 't@t', GIT_COMMITTER_NAME: 't', GIT_COMMITTER_EMAIL: 't@t' },
+  });
 }
 
 /** A git repository at `dir` whose first commit holds the given skills; returns its file:// URL. */
-export async function gitSkillRepo(dir: string, skills: Array<{ folder: string; name: string; description: string; body: string }>): Promise<string> {
+export async function gitSkillRepo(
+  dir: string,
+  skills: Array<{ folder: string; name: string; description: string; body: string }>,
+): Promise<string> {
   await mkdir(dir, { recursive: true });
   git(dir, 'init', '--quiet', '-b', 'main');
   for (const s of skills) await writeSkill(dir, s.folder, s.name, s.description, s.body);

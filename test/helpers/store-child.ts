@@ -16,12 +16,17 @@ import type { Store } from '../../storage/store.ts';
  */
 export async function appendContended(store: Store, sessionId: string, writer: string, count: number): Promise<number> {
   let conflicts = 0;
-  for (let done = 0; done < count; ) {
+  for (let done = 0; done < count;) {
     const seq = (await store.lastLedgerSeq(sessionId)) + 1;
     const { total } = await store.readRows(sessionId, 0, 0);
     try {
       await store.commit([
-        { op: 'putRows', sessionId, fromIndex: total, rows: [{ role: 'user', content: `${writer} ${seq}`, created_at: '2026-01-01T00:00:00.000Z' }] },
+        {
+          op: 'putRows',
+          sessionId,
+          fromIndex: total,
+          rows: [{ role: 'user', content: `${writer} ${seq}`, created_at: '2026-01-01T00:00:00.000Z' }],
+        },
         { op: 'appendLedger', sessionId, entries: [{ seq, kind: 'write', timestamp_ms: seq, payload: { writer } }] },
       ]);
       done++;

@@ -52,11 +52,17 @@ export async function twoProcessContention(t: TestContext, backend: string, dir:
   assert.equal(child2?.labels.pid, String(child.pid));
   assert.equal(await store.countSessions(), 2);
   const ledger = await store.readLedger('shared', 0);
-  assert.deepEqual(ledger.map((e) => e.seq), Array.from({ length: 2 * perWriter }, (_, i) => i + 1));
+  assert.deepEqual(
+    ledger.map((e) => e.seq),
+    Array.from({ length: 2 * perWriter }, (_, i) => i + 1),
+  );
   const writers = ledger.map((e) => (e.payload as { writer: string }).writer);
   assert.equal(writers.filter((w) => w === 'parent').length, perWriter);
   assert.equal(writers.filter((w) => w === 'child').length, perWriter);
   const { rows, total } = await store.readRows('shared');
   assert.equal(total, 2 * perWriter);
-  assert.deepEqual(rows.map((r) => (r.role === 'user' ? r.content : r.role)), ledger.map((e) => `${writers[e.seq - 1]} ${e.seq}`));
+  assert.deepEqual(
+    rows.map((r) => (r.role === 'user' ? r.content : r.role)),
+    ledger.map((e) => `${writers[e.seq - 1]} ${e.seq}`),
+  );
 }

@@ -11,7 +11,18 @@ export function textFrames(wire: Wire, text: string): string[] {
   switch (wire) {
     case 'anthropic':
       return [
-        typed({ type: 'message_start', message: { id: 'msg_1', type: 'message', role: 'assistant', model: 'm', content: [], stop_reason: null, usage: { input_tokens: 10, output_tokens: 1 } } }),
+        typed({
+          type: 'message_start',
+          message: {
+            id: 'msg_1',
+            type: 'message',
+            role: 'assistant',
+            model: 'm',
+            content: [],
+            stop_reason: null,
+            usage: { input_tokens: 10, output_tokens: 1 },
+          },
+        }),
         typed({ type: 'content_block_start', index: 0, content_block: { type: 'text', text: '' } }),
         typed({ type: 'content_block_delta', index: 0, delta: { type: 'text_delta', text } }),
         typed({ type: 'content_block_stop', index: 0 }),
@@ -21,24 +32,47 @@ export function textFrames(wire: Wire, text: string): string[] {
     case 'openai':
       return [
         typed({ type: 'response.created', response: { id: 'resp_1', status: 'in_progress', output: [] } }),
-        typed({ type: 'response.output_item.added', output_index: 0, item: { id: 'msg_1', type: 'message', role: 'assistant', content: [] } }),
+        typed({
+          type: 'response.output_item.added',
+          output_index: 0,
+          item: { id: 'msg_1', type: 'message', role: 'assistant', content: [] },
+        }),
         typed({ type: 'response.content_part.added', output_index: 0, content_index: 0, part: { type: 'output_text', text: '' } }),
         typed({ type: 'response.output_text.delta', item_id: 'msg_1', output_index: 0, content_index: 0, delta: text }),
         typed({ type: 'response.output_text.done', item_id: 'msg_1', output_index: 0, content_index: 0, text }),
         typed({ type: 'response.output_item.done', output_index: 0, item: { id: 'msg_1', type: 'message', role: 'assistant' } }),
-        typed({ type: 'response.completed', response: { id: 'resp_1', status: 'completed', usage: { input_tokens: 10, output_tokens: 5, total_tokens: 15 } } }),
+        typed({
+          type: 'response.completed',
+          response: { id: 'resp_1', status: 'completed', usage: { input_tokens: 10, output_tokens: 5, total_tokens: 15 } },
+        }),
       ];
     case 'gemini':
       return [
         frame({ candidates: [{ content: { role: 'model', parts: [{ text }] }, index: 0 }], responseId: 'r-1', modelVersion: 'm' }),
-        frame({ candidates: [{ content: { role: 'model', parts: [{ text: '' }] }, index: 0, finishReason: 'STOP' }], usageMetadata: { promptTokenCount: 10, candidatesTokenCount: 5, totalTokenCount: 15 } }),
+        frame({
+          candidates: [{ content: { role: 'model', parts: [{ text: '' }] }, index: 0, finishReason: 'STOP' }],
+          usageMetadata: { promptTokenCount: 10, candidatesTokenCount: 5, totalTokenCount: 15 },
+        }),
       ];
     case 'self_hosted': {
       const chunk = (delta: Record<string, unknown>, finish: string | null = null) =>
-        frame({ id: 'chatcmpl-1', object: 'chat.completion.chunk', created: 1, model: 'm', choices: [{ index: 0, delta, finish_reason: finish }] });
+        frame({
+          id: 'chatcmpl-1',
+          object: 'chat.completion.chunk',
+          created: 1,
+          model: 'm',
+          choices: [{ index: 0, delta, finish_reason: finish }],
+        });
       return [
-        chunk({ role: 'assistant', content: '' }), chunk({ content: text }), chunk({}, 'stop'),
-        frame({ id: 'chatcmpl-1', object: 'chat.completion.chunk', choices: [], usage: { prompt_tokens: 10, completion_tokens: 5, total_tokens: 15 } }),
+        chunk({ role: 'assistant', content: '' }),
+        chunk({ content: text }),
+        chunk({}, 'stop'),
+        frame({
+          id: 'chatcmpl-1',
+          object: 'chat.completion.chunk',
+          choices: [],
+          usage: { prompt_tokens: 10, completion_tokens: 5, total_tokens: 15 },
+        }),
         frame('[DONE]'),
       ];
     }

@@ -44,24 +44,34 @@ export async function startReceiver(secret: string, decide: Receiver['decide'] =
   let server: Server;
   let port = 0;
   const check = () => {
-    for (const w of [...waiters]) if (w.pred(received)) {
-      waiters.splice(waiters.indexOf(w), 1);
-      w.resolve();
-    }
+    for (const w of [...waiters])
+      if (w.pred(received)) {
+        waiters.splice(waiters.indexOf(w), 1);
+        w.resolve();
+      }
   };
   const handle = (req: IncomingMessage, res: ServerResponse) => {
     const chunks: Buffer[] = [];
     req.on('data', (c: Buffer) => chunks.push(c));
     req.on('end', () => {
       const raw = Buffer.concat(chunks).toString('utf8');
-      const headers = { 'webhook-id': String(req.headers['webhook-id']), 'webhook-timestamp': String(req.headers['webhook-timestamp']), 'webhook-signature': String(req.headers['webhook-signature']) };
+      const headers = {
+        'webhook-id': String(req.headers['webhook-id']),
+        'webhook-timestamp': String(req.headers['webhook-timestamp']),
+        'webhook-signature': String(req.headers['webhook-signature']),
+      };
       let verified = true;
       try {
         wh.verify(raw, headers);
       } catch {
         verified = false;
       }
-      const base = { id: headers['webhook-id'], timestamp: headers['webhook-timestamp'], verified, body: JSON.parse(raw) as Received['body'] };
+      const base = {
+        id: headers['webhook-id'],
+        timestamp: headers['webhook-timestamp'],
+        verified,
+        body: JSON.parse(raw) as Received['body'],
+      };
       const answer = self.decide(base, received.length);
       received.push({ ...base, answer });
       if (answer === 'hang') hanging.add(res);
@@ -72,29 +82,32 @@ export async function startReceiver(secret: string, decide: Receiver['decide'] =
       check();
     });
   };
-  const listen = () => new Promise<void>((resolve) => {
-    server = createServer(handle);
-    server.listen(port, '127.0.0.1', () => {
-      port = (server.address() as AddressInfo).port;
-      resolve();
+  const listen = () =>
+    new Promise<void>((resolve) => {
+      server = createServer(handle);
+      server.listen(port, '127.0.0.1', () => {
+        port = (server.address() as AddressInfo).port;
+        resolve();
+      });
     });
-  });
   await listen();
   const self: Receiver = {
     url: `http://127.0.0.1:${port}/hook`,
     received,
     acked,
     decide,
-    until: (pred) => new Promise<void>((resolve) => {
-      waiters.push({ pred, resolve });
-      check();
-    }),
-    stop: () => new Promise<void>((resolve) => {
-      for (const res of hanging) res.destroy();
-      hanging.clear();
-      server.closeAllConnections();
-      server.close(() => resolve());
-    }),
+    until: (pred) =>
+      new Promise<void>((resolve) => {
+        waiters.push({ pred, resolve });
+        check();
+      }),
+    stop: () =>
+      new Promise<void>((resolve) => {
+        for (const res of hanging) res.destroy();
+        hanging.clear();
+        server.closeAllConnections();
+        server.close(() => resolve());
+      }),
     restart: listen,
   };
   return self;
@@ -110,4 +123,3 @@ export async function settled(base: string, id: string, expected: number): Promi
     await new Promise((r) => setTimeout(r, 10));
   }
 }
-

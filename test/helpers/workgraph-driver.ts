@@ -57,7 +57,8 @@ function parseOrText(content: string): unknown {
 /** The scripted model of the driver (pass it to startApp). */
 export const workGraphDriver: Script = (req: ProviderRequest): ScriptedReply => {
   const messages = req.messages;
-  const cmd = JSON.parse(plainText((messages[lastUserIndex(messages)] as Extract<Row, { role: 'user' }>).content)) as { tool?: string; args?: unknown } | ClaimOne;
+  const cmd = JSON.parse(plainText((messages[lastUserIndex(messages)] as Extract<Row, { role: 'user' }>).content)) as
+    { tool?: string; args?: unknown } | ClaimOne;
   if ('claim_one' in cmd) return claimOneStep(cmd, messages);
   const prev = lastCall(messages);
   if (prev) return { text: JSON.stringify({ is_error: prev.is_error, result: parseOrText(prev.content) }) };
@@ -77,9 +78,10 @@ export interface ToolAnswer {
  */
 export async function agentTool(base: string, tool: string, args: unknown, sessionId?: string): Promise<ToolAnswer> {
   const prompt = JSON.stringify({ tool, args });
-  const res = sessionId === undefined
-    ? await call(base, 'POST', '/sessions', { prompt, enable_workgraph: true })
-    : await call(base, 'POST', `/sessions/${sessionId}/messages`, { session_id: sessionId, prompt });
+  const res =
+    sessionId === undefined
+      ? await call(base, 'POST', '/sessions', { prompt, enable_workgraph: true })
+      : await call(base, 'POST', `/sessions/${sessionId}/messages`, { session_id: sessionId, prompt });
   if (res.status !== 200) throw new Error(`${tool}: ${res.status} ${JSON.stringify(res.body)}`);
   const out = JSON.parse(res.body.text) as { is_error: boolean; result: unknown };
   return { sessionId: res.body.session_id, is_error: out.is_error, result: out.result };

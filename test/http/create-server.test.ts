@@ -47,13 +47,19 @@ describe('createHttpServer', () => {
   it('auto picks node:http (the default), even where uWebSockets.js loads', async (t) => {
     const { server, logs } = await start(t, 'auto');
     assert.equal(server.kind, 'node');
-    assert.deepEqual(logs.map((l) => [l.level, l.msg, l.transport]), [[30, 'http transport selected', 'node']]);
+    assert.deepEqual(
+      logs.map((l) => [l.level, l.msg, l.transport]),
+      [[30, 'http transport selected', 'node']],
+    );
   });
 
   it('uws gives uWebSockets.js where its native binding loads and logs it', { skip: nativeReason }, async (t) => {
     const { server, logs } = await start(t, 'uws');
     assert.equal(server.kind, 'uws');
-    assert.deepEqual(logs.map((l) => [l.level, l.msg, l.transport]), [[30, 'http transport selected', 'uws']]);
+    assert.deepEqual(
+      logs.map((l) => [l.level, l.msg, l.transport]),
+      [[30, 'http transport selected', 'uws']],
+    );
   });
 
   it('node gives the node:http transport', async (t) => {

@@ -4,13 +4,7 @@ import assert from 'node:assert/strict';
 import { Writable } from 'node:stream';
 import { pino, type Logger } from 'pino';
 import { busyOnCreate, durableResumeHold, ServiceError } from '../../contracts/errors.ts';
-import {
-  authErrorBody,
-  errorResponse,
-  sessionCreatedWithTurnFailure,
-  webhookInboxFull,
-  webhookUnauthorized,
-} from '../../http/errors.ts';
+import { authErrorBody, errorResponse, sessionCreatedWithTurnFailure, webhookInboxFull, webhookUnauthorized } from '../../http/errors.ts';
 
 function capture(): { log: Logger; lines: Array<Record<string, unknown>> } {
   const lines: Array<Record<string, unknown>> = [];
@@ -109,23 +103,20 @@ describe('irregular error cases', () => {
   });
 
   it('durableResumeHold is 409 SESSION_NOT_RUNNING with the durable_resume_hold payload', () => {
-    assert.deepEqual(
-      errorResponse(durableResumeHold('s-4', 'evidence_quarantined'), log),
-      {
-        status: 409,
-        body: {
-          error: 'session is held for durable recovery: s-4',
-          code: 'SESSION_NOT_RUNNING',
-          details: {
-            durable_resume_hold: {
-              hold_class: 'evidence_quarantined',
-              session_error_code: 'SESSION_DURABLE_EVIDENCE_QUARANTINED',
-              session_id: 's-4',
-              content_retained: true,
-            },
+    assert.deepEqual(errorResponse(durableResumeHold('s-4', 'evidence_quarantined'), log), {
+      status: 409,
+      body: {
+        error: 'session is held for durable recovery: s-4',
+        code: 'SESSION_NOT_RUNNING',
+        details: {
+          durable_resume_hold: {
+            hold_class: 'evidence_quarantined',
+            session_error_code: 'SESSION_DURABLE_EVIDENCE_QUARANTINED',
+            session_id: 's-4',
+            content_retained: true,
           },
         },
       },
-    );
+    });
   });
 });

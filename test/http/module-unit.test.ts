@@ -15,13 +15,38 @@ import { composeModules, type ModuleFactory } from '../../http/module-unit.ts';
 import { createMemoryStore } from '../../storage/memory-store.ts';
 
 const later: RouteDef[] = [
-  { id: 'widgets.list', method: 'GET', path: '/widgets', summary: 'later', response: { status: 200 }, errors: ['CAPABILITY_UNAVAILABLE'], capability: 'widgets' },
-  { id: 'gadgets.list', method: 'GET', path: '/gadgets', summary: 'later', response: { status: 200 }, errors: ['CAPABILITY_UNAVAILABLE'], capability: 'gadgets' },
+  {
+    id: 'widgets.list',
+    method: 'GET',
+    path: '/widgets',
+    summary: 'later',
+    response: { status: 200 },
+    errors: ['CAPABILITY_UNAVAILABLE'],
+    capability: 'widgets',
+  },
+  {
+    id: 'gadgets.list',
+    method: 'GET',
+    path: '/gadgets',
+    summary: 'later',
+    response: { status: 200 },
+    errors: ['CAPABILITY_UNAVAILABLE'],
+    capability: 'gadgets',
+  },
 ];
 
 const widgetsModule: ModuleFactory = () => ({
   name: 'widgets',
-  routes: [{ id: 'widgets.list', method: 'GET', path: '/widgets', summary: 'List widgets', response: { status: 200, schema: Type.Object({}) }, errors: [] }],
+  routes: [
+    {
+      id: 'widgets.list',
+      method: 'GET',
+      path: '/widgets',
+      summary: 'List widgets',
+      response: { status: 200, schema: Type.Object({}) },
+      errors: [],
+    },
+  ],
   handlers: { 'widgets.list': () => ({ status: 200, body: {} }) },
   capabilities: [{ id: 'widgets' }, { id: 'schedule', gate: null }],
   configKeys: ['widgets'],
@@ -29,15 +54,27 @@ const widgetsModule: ModuleFactory = () => ({
 
 function compose(modules: ModuleFactory[]) {
   const supervisor = new Supervisor({
-    store: createMemoryStore(), log: pino({ level: 'silent' }), realmId: 'r', contextRoot: '/tmp',
-    providers: { resolve: () => { throw new Error('no providers in this test'); } },
-    config: () => defaultConfig(), now: Date.now,
+    store: createMemoryStore(),
+    log: pino({ level: 'silent' }),
+    realmId: 'r',
+    contextRoot: '/tmp',
+    providers: {
+      resolve: () => {
+        throw new Error('no providers in this test');
+      },
+    },
+    config: () => defaultConfig(),
+    now: Date.now,
   });
   const composed = composeModules(modules, {
-    supervisor, sessionPolicy: { idleEvictMs: 1_000, shedAfterMs: 1_000, maxResident: 10, overdueRunMs: 1_000 },
+    supervisor,
+    sessionPolicy: { idleEvictMs: 1_000, shedAfterMs: 1_000, maxResident: 10, overdueRunMs: 1_000 },
     realm: { realmId: 'r', backend: 'memory', contextRoot: '/tmp' },
     config: { envelope: () => ({}), replace: async () => ({}), patch: async () => ({}), current: () => defaultConfig() },
-    modelCatalog: () => ({}), openapi: () => ({}), baseUrl: () => '', later,
+    modelCatalog: () => ({}),
+    openapi: () => ({}),
+    baseUrl: () => '',
+    later,
   });
   return { supervisor, ...composed };
 }
@@ -45,20 +82,35 @@ function compose(modules: ModuleFactory[]) {
 describe('module units', () => {
   it('a module serving a later route replaces its stub; the rest refuse via the capability registry', async () => {
     const { supervisor, routes, handlers } = compose([widgetsModule]);
-    assert.deepEqual(routes.map((r) => r.id), ['widgets.list', 'gadgets.list']);
+    assert.deepEqual(
+      routes.map((r) => r.id),
+      ['widgets.list', 'gadgets.list'],
+    );
     assert.equal(routes[0].summary, 'List widgets');
     assert.equal(supervisor.capabilities.isBuilt('widgets'), true);
     assert.equal(supervisor.capabilities.status('schedule'), 'Available', 'a null gate overrides the standard one');
     assert.equal(supervisor.capabilities.runtime().features.schedules, true);
-    assert.throws(() => handlers['gadgets.list']({} as HandlerContext), (err) => isServiceError(err) && err.code === 'CAPABILITY_UNAVAILABLE' && (err.details as { capability: string }).capability === 'gadgets');
+    assert.throws(
+      () => handlers['gadgets.list']({} as HandlerContext),
+      (err) =>
+        isServiceError(err) && err.code === 'CAPABILITY_UNAVAILABLE' && (err.details as { capability: string }).capability === 'gadgets',
+    );
     assert.throws(() => supervisor.capabilities.require('hooks', 'hook overrides'), /hook overrides is not built/);
     await supervisor.close();
   });
 
   it('fails at startup on two owners of a capability, a handler or a config key, or an unregistered kind', () => {
-    const clash = (patch: object): ModuleFactory => (ctx) => ({ ...widgetsModule(ctx), name: 'other', routes: [], handlers: {}, capabilities: [], configKeys: [], ...patch });
-    assert.throws(() => compose([widgetsModule, clash({ capabilities: [{ id: 'widgets' }] })]), /capability widgets declared by both widgets and other/);
-    assert.throws(() => compose([widgetsModule, clash({ handlers: { 'widgets.list': () => ({ status: 200, body: {} }) } })]), /registered by two modules/);
+    const clash =
+      (patch: object): ModuleFactory =>
+      (ctx) => ({ ...widgetsModule(ctx), name: 'other', routes: [], handlers: {}, capabilities: [], configKeys: [], ...patch });
+    assert.throws(
+      () => compose([widgetsModule, clash({ capabilities: [{ id: 'widgets' }] })]),
+      /capability widgets declared by both widgets and other/,
+    );
+    assert.throws(
+      () => compose([widgetsModule, clash({ handlers: { 'widgets.list': () => ({ status: 200, body: {} }) } })]),
+      /registered by two modules/,
+    );
     assert.throws(() => compose([widgetsModule, clash({ configKeys: ['widgets'] })]), /config key widgets claimed by both/);
     assert.throws(() => compose([clash({ actorKinds: ['ghost'] })]), /did not register/);
     assert.throws(() => compose([widgetsModule, widgetsModule]), /module registered twice/);

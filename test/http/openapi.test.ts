@@ -68,7 +68,9 @@ describe('openapi projection', () => {
   it('declares every path template parameter', () => {
     for (const route of catalog) {
       const op = doc.paths[route.path][route.method.toLowerCase()];
-      const declared = list(op.parameters).filter((p) => String(p.in) === 'path').map((p) => p.name);
+      const declared = list(op.parameters)
+        .filter((p) => String(p.in) === 'path')
+        .map((p) => p.name);
       const template = [...route.path.matchAll(/\{([^{}]+)\}/g)].map((m) => m[1]);
       assert.deepEqual(declared, template, route.id);
     }
@@ -113,9 +115,15 @@ describe('openapi projection', () => {
       { name: 'limit', in: 'query', required: true, schema: { type: 'string', description: 'page size' }, description: 'page size' },
       { name: 'after', in: 'query', required: false, schema: { type: 'string' } },
     ]);
-    assert.deepEqual(list(op.parameters).find((p) => String(p.in) === 'header'), {
-      name: 'x-warren-request-id', in: 'header', required: false, schema: { type: 'string' },
-    });
+    assert.deepEqual(
+      list(op.parameters).find((p) => String(p.in) === 'header'),
+      {
+        name: 'x-warren-request-id',
+        in: 'header',
+        required: false,
+        schema: { type: 'string' },
+      },
+    );
     assert.deepEqual(op.responses['404']['x-error-codes'], ['SESSION_NOT_FOUND', 'SKILL_NOT_FOUND']);
     assert.deepEqual(op.responses['404'].content['application/json'].schema, { $ref: '#/components/schemas/ErrorEnvelope' });
     for (const status of ['400', '409', '413', '415', '500']) assert.ok(op.responses[status], status);
@@ -131,7 +139,11 @@ describe('openapi projection', () => {
 
   it('refuses two different schemas under one $id', () => {
     const clash: RouteDef = {
-      id: 'clash', method: 'GET', path: '/clash', summary: 'x', errors: [],
+      id: 'clash',
+      method: 'GET',
+      path: '/clash',
+      summary: 'x',
+      errors: [],
       response: { status: 200, schema: Type.Object({ other: Type.String() }, { $id: 'ConfigEnvelope' }) },
     };
     assert.throws(() => buildOpenApi([...SYSTEM_ROUTES, clash], { title: 't', version: '1' }), /ConfigEnvelope/);

@@ -15,12 +15,22 @@ const MAX_BODY = 64;
 
 const routes: RouteDef[] = [
   {
-    id: 'echo.post', method: 'POST', path: '/echo/{name}', summary: 'echo',
-    body: Type.Object({ n: Type.Integer() }), response: { status: 200 }, errors: [],
+    id: 'echo.post',
+    method: 'POST',
+    path: '/echo/{name}',
+    summary: 'echo',
+    body: Type.Object({ n: Type.Integer() }),
+    response: { status: 200 },
+    errors: [],
   },
   {
-    id: 'items.get', method: 'GET', path: '/items/{id}', summary: 'item',
-    query: Type.Object({ limit: Type.Optional(Type.String({ pattern: '^[0-9]+$' })) }), response: { status: 200 }, errors: [],
+    id: 'items.get',
+    method: 'GET',
+    path: '/items/{id}',
+    summary: 'item',
+    query: Type.Object({ limit: Type.Optional(Type.String({ pattern: '^[0-9]+$' })) }),
+    response: { status: 200 },
+    errors: [],
   },
   { id: 'items.delete', method: 'DELETE', path: '/items/{id}', summary: 'del', response: { status: 200 }, errors: [] },
   { id: 'items.special', method: 'GET', path: '/items/special', summary: 'static', response: { status: 200 }, errors: [] },
@@ -29,8 +39,14 @@ const routes: RouteDef[] = [
   { id: 'fail.plain', method: 'GET', path: '/fail/plain', summary: 'x', response: { status: 200 }, errors: [] },
   { id: 'text.get', method: 'GET', path: '/text', summary: 'x', response: { status: 200, contentType: 'text/plain' }, errors: [] },
   {
-    id: 'later.widget', method: 'POST', path: '/later/{id}', summary: 'not built',
-    body: Type.Object({ strict: Type.Boolean() }), response: { status: 200 }, errors: [], capability: 'widgets',
+    id: 'later.widget',
+    method: 'POST',
+    path: '/later/{id}',
+    summary: 'not built',
+    body: Type.Object({ strict: Type.Boolean() }),
+    response: { status: 200 },
+    errors: [],
+    capability: 'widgets',
   },
   { id: 'later.nocap', method: 'GET', path: '/nocap', summary: 'not built', response: { status: 200 }, errors: [] },
 ];
@@ -60,7 +76,11 @@ const sink = new Writable({
 const logger = pino({ level: 'debug' }, sink);
 
 describe('router', () => {
-  const server = createNodeServer({ handler: createRouter({ routes, handlers, logger, maxBodyBytes: MAX_BODY }), maxBodyBytes: MAX_BODY, logger });
+  const server = createNodeServer({
+    handler: createRouter({ routes, handlers, logger, maxBodyBytes: MAX_BODY }),
+    maxBodyBytes: MAX_BODY,
+    logger,
+  });
   let base = '';
   before(async () => {
     const { port } = await server.listen('127.0.0.1', 0);
@@ -244,11 +264,20 @@ describe('router (direct)', () => {
     const res: HttpResponder = {
       aborted: true,
       onAbort() {},
-      send() { sent++; },
-      startStream() { sent++; },
-      write() { sent++; return true; },
+      send() {
+        sent++;
+      },
+      startStream() {
+        sent++;
+      },
+      write() {
+        sent++;
+        return true;
+      },
       onDrain() {},
-      end() { sent++; },
+      end() {
+        sent++;
+      },
     };
     const req = { method: 'GET', path: '/items/special', query: '', headers: {}, body: Buffer.alloc(0), bodyTooLarge: false };
     await route(req, res);
@@ -258,13 +287,22 @@ describe('router (direct)', () => {
 
   it('refuses a handler key that matches no catalog route', () => {
     assert.throws(
-      () => createRouter({ routes, handlers: { ...handlers, 'ghost.route': () => ({ status: 200, body: {} }) }, logger: pino({ level: 'silent' }), maxBodyBytes: MAX_BODY }),
+      () =>
+        createRouter({
+          routes,
+          handlers: { ...handlers, 'ghost.route': () => ({ status: 200, body: {} }) },
+          logger: pino({ level: 'silent' }),
+          maxBodyBytes: MAX_BODY,
+        }),
       /ghost\.route/,
     );
   });
 
   it('refuses a duplicate method and path', () => {
     const dup: RouteDef = { ...routes[0], id: 'echo.dup' };
-    assert.throws(() => createRouter({ routes: [...routes, dup], handlers, logger: pino({ level: 'silent' }), maxBodyBytes: MAX_BODY }), /duplicate route/);
+    assert.throws(
+      () => createRouter({ routes: [...routes, dup], handlers, logger: pino({ level: 'silent' }), maxBodyBytes: MAX_BODY }),
+      /duplicate route/,
+    );
   });
 });

@@ -46,7 +46,18 @@ function freshDeps(): SystemDeps {
     baseUrl: () => base,
     routes: () => routes,
     openapi: () => openapiDoc,
-    capabilities: registryOf(['sessions', 'streaming', 'structured_output', 'builtins', 'shell', 'schedule', 'work_graph', 'session_store', 'skills', 'event_replay']),
+    capabilities: registryOf([
+      'sessions',
+      'streaming',
+      'structured_output',
+      'builtins',
+      'shell',
+      'schedule',
+      'work_graph',
+      'session_store',
+      'skills',
+      'event_replay',
+    ]),
   };
 }
 
@@ -112,10 +123,27 @@ describe('system handlers', () => {
     const rows = r.json.capabilities as Array<{ id: string; description: string; status: unknown }>;
     assert.deepEqual(
       rows.map((c) => c.id),
-      ['sessions', 'streaming', 'structured_output', 'hooks', 'builtins', 'shell', 'comms', 'memory_store', 'schedule',
-        'work_graph', 'session_store', 'session_compaction', 'skills', 'mcp_live'],
+      [
+        'sessions',
+        'streaming',
+        'structured_output',
+        'hooks',
+        'builtins',
+        'shell',
+        'comms',
+        'memory_store',
+        'schedule',
+        'work_graph',
+        'session_store',
+        'session_compaction',
+        'skills',
+        'mcp_live',
+      ],
     );
-    assert.deepEqual(rows.map((c) => c.id), [...CAPABILITY_IDS]);
+    assert.deepEqual(
+      rows.map((c) => c.id),
+      [...CAPABILITY_IDS],
+    );
     const status = Object.fromEntries(rows.map((c) => [c.id, c.status]));
     assert.equal(status.sessions, 'Available');
     assert.equal(status.shell, 'Available');

@@ -16,8 +16,12 @@ function warren(args: string[], stdin = ''): Promise<{ code: number | null; stdo
   const child = spawn(process.execPath, ['--import', 'tsx', 'main.ts', 'auth', ...args], { cwd: REPO, stdio: ['pipe', 'pipe', 'pipe'] });
   let stdout = '';
   let stderr = '';
-  child.stdout.on('data', (c: Buffer) => { stdout += c.toString(); });
-  child.stderr.on('data', (c: Buffer) => { stderr += c.toString(); });
+  child.stdout.on('data', (c: Buffer) => {
+    stdout += c.toString();
+  });
+  child.stderr.on('data', (c: Buffer) => {
+    stderr += c.toString();
+  });
   child.stdin.end(stdin);
   return new Promise((resolve) => child.on('close', (code) => resolve({ code, stdout, stderr })));
 }
@@ -58,7 +62,12 @@ describe('warren auth (CLI)', () => {
 
   it('parses options (pure)', () => {
     assert.deepEqual(parseAuthArgs(['status', '--realm=r', '--binding', 'b', '--profile', 'p'], { WARREN_URL: 'http://h:1/' }), {
-      sub: 'status', url: 'http://h:1', realm: 'r', binding: 'b', profile: 'p', method: 'api_key',
+      sub: 'status',
+      url: 'http://h:1',
+      realm: 'r',
+      binding: 'b',
+      profile: 'p',
+      method: 'api_key',
     });
     assert.throws(() => parseAuthArgs(['status', '--realm', 'r']), FlagError);
     assert.throws(() => parseAuthArgs(['store', '--realm', 'r', '--binding', 'b']), /--provider/);

@@ -11,14 +11,20 @@ const R = 'test-realm';
 const REDIRECT = 'http://127.0.0.1:53682/callback';
 const target = { provider: 'anthropic', realm_id: R, binding_id: 'claude' };
 
-interface Rig { app: TestApp; oauth: FakeOAuth; clock: { now: number } }
+interface Rig {
+  app: TestApp;
+  oauth: FakeOAuth;
+  clock: { now: number };
+}
 
 async function rig(t: TestContext, auth: Record<string, unknown> = {}): Promise<Rig> {
   const oauth = await startFakeOAuth();
   t.after(() => oauth.close());
   const clock = { now: Date.parse('2030-01-01T00:00:00Z') };
   const app = await startApp(t, [], { clocks: { auth: () => clock.now } });
-  const patch = await call(app.url, 'PATCH', '/config', { auth: { refresh_skew_secs: 300, ...auth, oauth: { anthropic: oauth.config() } } });
+  const patch = await call(app.url, 'PATCH', '/config', {
+    auth: { refresh_skew_secs: 300, ...auth, oauth: { anthropic: oauth.config() } },
+  });
   assert.equal(patch.status, 200, JSON.stringify(patch.body));
   return { app, oauth, clock };
 }
@@ -48,8 +54,14 @@ describe('OAuth loopback login (PKCE S256)', () => {
     const done = await call(r.app.url, 'POST', '/auth/login/complete', { ...target, code, state, redirect_uri: REDIRECT });
     assert.equal(done.status, 200, JSON.stringify(done.body));
     assert.deepEqual(done.body, {
-      realm_id: R, binding_id: 'claude', auth_binding: { realm: R, binding: 'claude' }, profile_id: 'claude', provider: 'anthropic',
-      scopes: ['inference', 'profile'], has_refresh_token: true, expires_at: new Date(r.clock.now + 3600_000).toISOString(),
+      realm_id: R,
+      binding_id: 'claude',
+      auth_binding: { realm: R, binding: 'claude' },
+      profile_id: 'claude',
+      provider: 'anthropic',
+      scopes: ['inference', 'profile'],
+      has_refresh_token: true,
+      expires_at: new Date(r.clock.now + 3600_000).toISOString(),
     });
     // The fake provider verified the verifier against the challenge (it answers invalid_grant otherwise).
     assert.match(r.oauth.tokenRequests[0].code_verifier, /^[A-Za-z0-9_-]{43}$/);
@@ -82,7 +94,12 @@ describe('OAuth loopback login (PKCE S256)', () => {
     assert.match(unconfigured.body.error, /auth\.oauth\.openai/);
     // A wrong code: the provider refuses the grant (400), and the state is consumed.
     const start2 = await call(r.app.url, 'POST', '/auth/login/start', { ...target, redirect_uri: REDIRECT });
-    const bad = await call(r.app.url, 'POST', '/auth/login/complete', { ...target, code: 'forged', state: start2.body.state, redirect_uri: REDIRECT });
+    const bad = await call(r.app.url, 'POST', '/auth/login/complete', {
+      ...target,
+      code: 'forged',
+      state: start2.body.state,
+      redirect_uri: REDIRECT,
+    });
     assert.equal(bad.status, 400);
     assert.match(bad.body.error, /invalid_grant/);
     // Nothing was stored: the binding does not exist.
@@ -170,7 +187,10 @@ describe('token lifetime and refresh', () => {
     const r = await rig(t);
     r.oauth.deviceScript.push({ ok: true, noRefreshToken: true });
     const s = await call(r.app.url, 'POST', '/auth/login/device/start', target);
-    assert.equal((await call(r.app.url, 'POST', '/auth/login/device/complete', { ...target, device_code: s.body.device_code })).status, 200);
+    assert.equal(
+      (await call(r.app.url, 'POST', '/auth/login/device/complete', { ...target, device_code: s.body.device_code })).status,
+      200,
+    );
     assert.equal((await status(r)).state, 'valid');
     r.clock.now += 3_400_000;
     const expiring = await status(r);

@@ -14,7 +14,14 @@ import { call, startApp } from '../helpers/app.ts';
 const R = 'test-realm';
 const SECRET = 'sk-stored-secret-0123456789';
 const store = (url: string, extra: Record<string, unknown> = {}) =>
-  call(url, 'POST', '/auth/profiles', { realm_id: R, binding_id: 'main', provider: 'anthropic', auth_method: 'api_key', secret: SECRET, ...extra });
+  call(url, 'POST', '/auth/profiles', {
+    realm_id: R,
+    binding_id: 'main',
+    provider: 'anthropic',
+    auth_method: 'api_key',
+    secret: SECRET,
+    ...extra,
+  });
 
 function assertErrorOnly(res: { status: number; body: unknown }, status: number): void {
   assert.equal(res.status, status, JSON.stringify(res.body));
@@ -28,8 +35,13 @@ describe('auth binding routes', () => {
     const stored = await store(app.url);
     assert.equal(stored.status, 201);
     assert.deepEqual(stored.body, {
-      realm_id: R, binding_id: 'main', auth_binding: { realm: R, binding: 'main' }, profile_id: 'main',
-      provider: 'anthropic', auth_method: 'api_key', stored: true,
+      realm_id: R,
+      binding_id: 'main',
+      auth_binding: { realm: R, binding: 'main' },
+      profile_id: 'main',
+      provider: 'anthropic',
+      auth_method: 'api_key',
+      stored: true,
     });
     const list = await call(app.url, 'GET', `/auth/profiles?realm_id=${R}`);
     assert.equal(list.status, 200);
@@ -41,19 +53,32 @@ describe('auth binding routes', () => {
     });
     const got = await call(app.url, 'GET', `/auth/bindings/main?realm_id=${R}`);
     assert.deepEqual(got.body, {
-      auth_binding: { realm: R, binding: 'main' }, binding_id: 'main', profile_id: 'main',
+      auth_binding: { realm: R, binding: 'main' },
+      binding_id: 'main',
+      profile_id: 'main',
       auth_profile: { id: 'main', provider: 'anthropic', auth_method: 'api_key', source_kind: 'managed_store' },
     });
     const tested = await call(app.url, 'POST', '/auth/bindings/main/test', { realm_id: R });
     assert.deepEqual(tested, { ...tested, status: 200 });
     assert.deepEqual(tested.body, {
-      state: 'valid', auth_binding: { realm: R, binding: 'main' }, binding_id: 'main', profile_id: 'main',
-      provider: 'anthropic', backend_profile_id: 'anthropic', has_credential: true,
+      state: 'valid',
+      auth_binding: { realm: R, binding: 'main' },
+      binding_id: 'main',
+      profile_id: 'main',
+      provider: 'anthropic',
+      backend_profile_id: 'anthropic',
+      has_credential: true,
     });
     const status = await call(app.url, 'GET', `/auth/bindings/main/status?realm_id=${R}`);
     assert.deepEqual(status.body, {
-      realm_id: R, binding_id: 'main', auth_binding: { realm: R, binding: 'main' }, profile_id: 'main',
-      provider: 'anthropic', auth_method: 'api_key', state: 'valid', has_refresh_token: false,
+      realm_id: R,
+      binding_id: 'main',
+      auth_binding: { realm: R, binding: 'main' },
+      profile_id: 'main',
+      provider: 'anthropic',
+      auth_method: 'api_key',
+      state: 'valid',
+      has_refresh_token: false,
     });
     for (const r of [stored, list, got, tested, status]) assert.ok(!JSON.stringify(r.body).includes(SECRET));
   });
@@ -73,7 +98,13 @@ describe('auth binding routes', () => {
     const app = await startApp(t);
     await store(app.url);
     const out = await call(app.url, 'POST', `/auth/bindings/main/logout?realm_id=${R}`);
-    assert.deepEqual(out.body, { realm_id: R, binding_id: 'main', auth_binding: { realm: R, binding: 'main' }, profile_id: 'main', cleared: true });
+    assert.deepEqual(out.body, {
+      realm_id: R,
+      binding_id: 'main',
+      auth_binding: { realm: R, binding: 'main' },
+      profile_id: 'main',
+      cleared: true,
+    });
     assert.equal((await call(app.url, 'GET', `/auth/bindings/main/status?realm_id=${R}`)).body.state, 'released');
     const tested = await call(app.url, 'POST', '/auth/bindings/main/test', { realm_id: R });
     assert.equal(tested.body.has_credential, false);
@@ -101,7 +132,15 @@ describe('auth binding routes', () => {
     assertErrorOnly(await call(app.url, 'DELETE', `/auth/bindings/ghost?realm_id=${R}`), 404);
     assertErrorOnly(await call(app.url, 'POST', `/auth/bindings/ghost/logout?realm_id=${R}`), 404);
     assertErrorOnly(await call(app.url, 'POST', '/auth/bindings/main/test', { realm_id: 'other' }), 404);
-    assertErrorOnly(await call(app.url, 'POST', '/auth/login/start', { provider: 'anthropic', realm_id: R, binding_id: 'b', redirect_uri: 'http://127.0.0.1:1/cb' }), 400);
+    assertErrorOnly(
+      await call(app.url, 'POST', '/auth/login/start', {
+        provider: 'anthropic',
+        realm_id: R,
+        binding_id: 'b',
+        redirect_uri: 'http://127.0.0.1:1/cb',
+      }),
+      400,
+    );
     await store(app.url);
     // A stored profile keeps its method and provider.
     assertErrorOnly(await store(app.url, { auth_method: 'static_bearer' }), 400);
@@ -123,19 +162,35 @@ describe('auth binding routes', () => {
   it('config bindings join a configured backend profile; env-sourced profiles report missing_credential when unset', async (t) => {
     const app = await startApp(t, [], { env: { TEAM_KEY: 'from-env' } });
     const patch = await call(app.url, 'PATCH', '/config', {
-      realm: { [R]: {
-        backend: { local: { provider: 'openai', base_url: 'http://127.0.0.1:9/v1' } },
-        auth: { envkey: { provider: 'openai', auth_method: 'api_key', source_kind: 'env', env: 'TEAM_KEY' }, nokey: { provider: 'openai', source_kind: 'env', env: 'UNSET_KEY' } },
-        binding: { team: { backend_profile: 'local', auth_profile: 'envkey' }, broken: { backend_profile: 'local', auth_profile: 'nokey' } },
-      } },
+      realm: {
+        [R]: {
+          backend: { local: { provider: 'openai', base_url: 'http://127.0.0.1:9/v1' } },
+          auth: {
+            envkey: { provider: 'openai', auth_method: 'api_key', source_kind: 'env', env: 'TEAM_KEY' },
+            nokey: { provider: 'openai', source_kind: 'env', env: 'UNSET_KEY' },
+          },
+          binding: {
+            team: { backend_profile: 'local', auth_profile: 'envkey' },
+            broken: { backend_profile: 'local', auth_profile: 'nokey' },
+          },
+        },
+      },
     });
     assert.equal(patch.status, 200, JSON.stringify(patch.body));
     const list = await call(app.url, 'GET', `/auth/profiles?realm_id=${R}`);
-    assert.deepEqual(list.body.backend_profiles, [{ id: 'local', provider: 'openai', backend_kind: 'default', base_url: 'http://127.0.0.1:9/v1' }]);
+    assert.deepEqual(list.body.backend_profiles, [
+      { id: 'local', provider: 'openai', backend_kind: 'default', base_url: 'http://127.0.0.1:9/v1' },
+    ]);
     assert.equal((await call(app.url, 'GET', `/auth/bindings/team/status?realm_id=${R}`)).body.state, 'valid');
     assert.equal((await call(app.url, 'GET', `/auth/bindings/broken/status?realm_id=${R}`)).body.state, 'missing_credential');
     // An env-sourced profile is not the managed store's to write.
-    const refused = await call(app.url, 'POST', '/auth/profiles', { realm_id: R, binding_id: 'team', provider: 'openai', auth_method: 'api_key', secret: 'x' });
+    const refused = await call(app.url, 'POST', '/auth/profiles', {
+      realm_id: R,
+      binding_id: 'team',
+      provider: 'openai',
+      auth_method: 'api_key',
+      secret: 'x',
+    });
     assertErrorOnly(refused, 400);
   });
 
@@ -153,7 +208,14 @@ describe('auth binding routes', () => {
     }
     // Same realm, same key: the credential is still valid after a restart.
     const reopen = async () => {
-      const app = await createApp({ host: '127.0.0.1', port: 0, stateRoot: first.stateRoot, contextRoot: first.stateRoot, realm: R, logger: pino({ level: 'silent' }) });
+      const app = await createApp({
+        host: '127.0.0.1',
+        port: 0,
+        stateRoot: first.stateRoot,
+        contextRoot: first.stateRoot,
+        realm: R,
+        logger: pino({ level: 'silent' }),
+      });
       t.after(() => app.close());
       return app;
     };

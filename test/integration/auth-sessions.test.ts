@@ -20,7 +20,18 @@ const MODEL = 'claude-sonnet-4-6';
 
 const ev = (data: { type: string } & Record<string, unknown>): string => frame(data, data.type);
 const reply = sseReply([
-  ev({ type: 'message_start', message: { id: 'm', type: 'message', role: 'assistant', model: MODEL, content: [], stop_reason: null, usage: { input_tokens: 3, output_tokens: 1 } } }),
+  ev({
+    type: 'message_start',
+    message: {
+      id: 'm',
+      type: 'message',
+      role: 'assistant',
+      model: MODEL,
+      content: [],
+      stop_reason: null,
+      usage: { input_tokens: 3, output_tokens: 1 },
+    },
+  }),
   ev({ type: 'content_block_start', index: 0, content_block: { type: 'text', text: '' } }),
   ev({ type: 'content_block_delta', index: 0, delta: { type: 'text_delta', text: 'ok' } }),
   ev({ type: 'content_block_stop', index: 0 }),
@@ -28,7 +39,13 @@ const reply = sseReply([
   ev({ type: 'message_stop' }),
 ]);
 
-interface Rig { app: TestApp; vendor: FakeVendor; logs: string[]; responses: unknown[]; clock: { now: number } }
+interface Rig {
+  app: TestApp;
+  vendor: FakeVendor;
+  logs: string[];
+  responses: unknown[];
+  clock: { now: number };
+}
 
 async function rig(t: TestContext, realmSection: Record<string, unknown> = {}, extraConfig: Record<string, unknown> = {}): Promise<Rig> {
   const vendor = await startFakeVendor([reply]);
@@ -43,7 +60,13 @@ async function rig(t: TestContext, realmSection: Record<string, unknown> = {}, e
   });
   const patch = await call(app.url, 'PATCH', '/config', {
     providers: { anthropic: { base_url: vendor.url } },
-    realm: { [R]: { backend: { fake: { provider: 'anthropic', base_url: vendor.url } }, binding: { claude: { backend_profile: 'fake' } }, ...realmSection } },
+    realm: {
+      [R]: {
+        backend: { fake: { provider: 'anthropic', base_url: vendor.url } },
+        binding: { claude: { backend_profile: 'fake' } },
+        ...realmSection,
+      },
+    },
     ...extraConfig,
   });
   assert.equal(patch.status, 200, JSON.stringify(patch.body));
@@ -85,7 +108,10 @@ describe('credential selector on create and continue', () => {
   it('refuses an unknown binding, another realm and a provider mismatch with 400 before creating anything', async (t) => {
     const r = await rig(t);
     await storeSecret(r, 'claude', SECRET);
-    for (const auth_binding of [{ realm: R, binding: 'ghost' }, { realm: 'elsewhere', binding: 'claude' }]) {
+    for (const auth_binding of [
+      { realm: R, binding: 'ghost' },
+      { realm: 'elsewhere', binding: 'claude' },
+    ]) {
       const res = await req(r, 'POST', '/sessions', { prompt: 'hi', model: MODEL, auth_binding });
       assert.equal(res.status, 400, JSON.stringify(res.body));
       assert.equal(res.body.code, 'BAD_REQUEST');
@@ -118,10 +144,18 @@ describe('credential selector on create and continue', () => {
     const created = await req(r, 'POST', '/sessions', { prompt: 'hi', model: MODEL, auth_binding: { realm: R, binding: 'claude' } });
     const id = created.body.session_id;
     assert.equal(lastHeaders(r)['x-api-key'], SECRET);
-    const bad = await req(r, 'POST', `/sessions/${id}/messages`, { session_id: id, prompt: 'x', auth_binding: { realm: R, binding: 'ghost' } });
+    const bad = await req(r, 'POST', `/sessions/${id}/messages`, {
+      session_id: id,
+      prompt: 'x',
+      auth_binding: { realm: R, binding: 'ghost' },
+    });
     assert.equal(bad.status, 400);
     assert.equal(r.vendor.requests.length, 1);
-    const swapped = await req(r, 'POST', `/sessions/${id}/messages`, { session_id: id, prompt: 'again', auth_binding: { realm: R, binding: 'bearer' } });
+    const swapped = await req(r, 'POST', `/sessions/${id}/messages`, {
+      session_id: id,
+      prompt: 'again',
+      auth_binding: { realm: R, binding: 'bearer' },
+    });
     assert.equal(swapped.status, 200, JSON.stringify(swapped.body));
     assert.equal(lastHeaders(r).authorization, `Bearer ${SECRET2}`);
     assert.equal(lastHeaders(r)['x-api-key'], undefined);
@@ -136,12 +170,25 @@ describe('credential selector on create and continue', () => {
     const r = await rig(t, {}, { auth: { refresh_skew_secs: 300, oauth: { anthropic: oauth.config() } } });
     oauth.deviceScript.push({ ok: true });
     const d = await req(r, 'POST', '/auth/login/device/start', { provider: 'anthropic', realm_id: R, binding_id: 'claude' });
-    assert.equal((await req(r, 'POST', '/auth/login/device/complete', { provider: 'anthropic', realm_id: R, binding_id: 'claude', device_code: d.body.device_code })).status, 200);
+    assert.equal(
+      (
+        await req(r, 'POST', '/auth/login/device/complete', {
+          provider: 'anthropic',
+          realm_id: R,
+          binding_id: 'claude',
+          device_code: d.body.device_code,
+        })
+      ).status,
+      200,
+    );
     const first = await req(r, 'POST', '/sessions', { prompt: 'hi', model: MODEL, auth_binding: { realm: R, binding: 'claude' } });
     assert.equal(first.status, 200, JSON.stringify(first.body));
     assert.equal(lastHeaders(r).authorization, `Bearer ${oauth.issued[0]}`);
     r.clock.now += 3_400_000; // inside the 300 s window before the 3600 s expiry
-    const second = await req(r, 'POST', `/sessions/${first.body.session_id}/messages`, { session_id: first.body.session_id, prompt: 'again' });
+    const second = await req(r, 'POST', `/sessions/${first.body.session_id}/messages`, {
+      session_id: first.body.session_id,
+      prompt: 'again',
+    });
     assert.equal(second.status, 200);
     assert.equal(oauth.issued.length, 2);
     assert.equal(lastHeaders(r).authorization, `Bearer ${oauth.issued[1]}`);
@@ -153,12 +200,21 @@ describe('credential selector on create and continue', () => {
   it('no secret appears in logs, history, ledger, responses or realm files', async (t) => {
     const oauth = await startFakeOAuth();
     t.after(() => oauth.close());
-    const r = await rig(t, { binding: { claude: { backend_profile: 'fake' }, bearer: { backend_profile: 'fake' } } }, { auth: { oauth: { anthropic: oauth.config() } } });
+    const r = await rig(
+      t,
+      { binding: { claude: { backend_profile: 'fake' }, bearer: { backend_profile: 'fake' } } },
+      { auth: { oauth: { anthropic: oauth.config() } } },
+    );
     await storeSecret(r, 'claude', SECRET);
     await storeSecret(r, 'bearer', SECRET2, 'static_bearer');
     oauth.deviceScript.push({ ok: true });
     const d = await req(r, 'POST', '/auth/login/device/start', { provider: 'anthropic', realm_id: R, binding_id: 'tok' });
-    await req(r, 'POST', '/auth/login/device/complete', { provider: 'anthropic', realm_id: R, binding_id: 'tok', device_code: d.body.device_code });
+    await req(r, 'POST', '/auth/login/device/complete', {
+      provider: 'anthropic',
+      realm_id: R,
+      binding_id: 'tok',
+      device_code: d.body.device_code,
+    });
     const created = await req(r, 'POST', '/sessions', { prompt: 'hi', model: MODEL, auth_binding: { realm: R, binding: 'claude' } });
     const id = created.body.session_id;
     await req(r, 'POST', `/sessions/${id}/messages`, { session_id: id, prompt: 'x', auth_binding: { realm: R, binding: 'bearer' } });
@@ -176,9 +232,13 @@ describe('credential selector on create and continue', () => {
     const sent = JSON.stringify(r.vendor.requests.map((q) => q.headers));
     for (const s of [SECRET, SECRET2, oauth.issued[0]]) assert.ok(sent.includes(s));
     const secrets = [SECRET, SECRET2, ENV_KEY, ...oauth.issued, 'fake-refresh-'];
-    const haystacks: Array<[string, string]> = [['logs', r.logs.join('\n')], ['responses', JSON.stringify(r.responses)]];
+    const haystacks: Array<[string, string]> = [
+      ['logs', r.logs.join('\n')],
+      ['responses', JSON.stringify(r.responses)],
+    ];
     const files = await readdir(r.app.stateRoot, { recursive: true, withFileTypes: true });
-    for (const f of files.filter((e) => e.isFile())) haystacks.push([f.name, (await readFile(join(f.parentPath, f.name))).toString('latin1')]);
+    for (const f of files.filter((e) => e.isFile()))
+      haystacks.push([f.name, (await readFile(join(f.parentPath, f.name))).toString('latin1')]);
     assert.ok(r.logs.length > 10, 'trace logging captured lines');
     for (const [where, text] of haystacks) {
       for (const s of secrets) assert.ok(!text.includes(s), `${s} found in ${where}`);

@@ -29,7 +29,9 @@ async function assertAlive(url: string): Promise<void> {
 
 function deferred(): { promise: Promise<void>; resolve: () => void } {
   let resolve!: () => void;
-  const promise = new Promise<void>((r) => { resolve = r; });
+  const promise = new Promise<void>((r) => {
+    resolve = r;
+  });
   return { promise, resolve };
 }
 
@@ -65,8 +67,14 @@ async function appWithBodyLimit(t: TestContext, transport: 'uws' | 'node', maxBo
   const provider = createScriptedProvider([]);
   const boot = async () => {
     const app = await createApp({
-      host: '127.0.0.1', port: 0, stateRoot: dir.path, contextRoot: dir.path, realm: 'limits', httpTransport: transport,
-      logger: pino({ level: 'silent' }), providerOverrides: { openai: provider, anthropic: provider, gemini: provider },
+      host: '127.0.0.1',
+      port: 0,
+      stateRoot: dir.path,
+      contextRoot: dir.path,
+      realm: 'limits',
+      httpTransport: transport,
+      logger: pino({ level: 'silent' }),
+      providerOverrides: { openai: provider, anthropic: provider, gemini: provider },
     });
     apps.push(app);
     return app;
@@ -83,11 +91,20 @@ for (const transport of ['uws', 'node'] as const) {
 
     it('malformed JSON, invalid UTF-8 and empty bodies answer 400 BAD_REQUEST', async (t) => {
       const app = await startApp(t, [], opts);
-      for (const [method, path] of [['POST', '/sessions'], ['PATCH', '/config'], ['PUT', '/config'], ['POST', `/sessions/${UUID}/messages`]]) {
+      for (const [method, path] of [
+        ['POST', '/sessions'],
+        ['PATCH', '/config'],
+        ['PUT', '/config'],
+        ['POST', `/sessions/${UUID}/messages`],
+      ]) {
         assertEnvelope(await call(app.url, method, path, '{"prompt": "x",', JSON_HEADERS), 400, 'BAD_REQUEST');
         assertEnvelope(await call(app.url, method, path, '', JSON_HEADERS), 400, 'BAD_REQUEST');
       }
-      const res = await fetch(`${app.url}/sessions`, { method: 'POST', headers: JSON_HEADERS, body: Buffer.from([0x7b, 0xff, 0xfe, 0x7d]) });
+      const res = await fetch(`${app.url}/sessions`, {
+        method: 'POST',
+        headers: JSON_HEADERS,
+        body: Buffer.from([0x7b, 0xff, 0xfe, 0x7d]),
+      });
       assert.equal(res.status, 400);
       assert.equal(((await res.json()) as { code: string }).code, 'BAD_REQUEST');
       await assertAlive(app.url);
@@ -98,7 +115,10 @@ for (const transport of ['uws', 'node'] as const) {
       const res = await call(app.url, 'POST', '/sessions', { prompt: 5 });
       assertEnvelope(res, 400, 'BAD_REQUEST');
       assert.ok(Array.isArray(res.body.details.errors) && res.body.details.errors.length > 0);
-      assert.ok(res.body.details.errors.some((e: { path: string }) => e.path === '/prompt'), JSON.stringify(res.body.details));
+      assert.ok(
+        res.body.details.errors.some((e: { path: string }) => e.path === '/prompt'),
+        JSON.stringify(res.body.details),
+      );
       const missing = await call(app.url, 'POST', '/sessions', { model: 'gpt-5.5' });
       assertEnvelope(missing, 400, 'BAD_REQUEST');
       const query = await call(app.url, 'GET', '/sessions?limit=abc');
@@ -154,7 +174,12 @@ for (const transport of ['uws', 'node'] as const) {
           else controller.enqueue(new TextEncoder().encode(next));
         },
       });
-      const chunked = await fetch(`${app.url}/sessions`, { method: 'POST', headers: JSON_HEADERS, body: stream, duplex: 'half' } as RequestInit);
+      const chunked = await fetch(`${app.url}/sessions`, {
+        method: 'POST',
+        headers: JSON_HEADERS,
+        body: stream,
+        duplex: 'half',
+      } as RequestInit);
       assert.equal(chunked.status, 413);
       assert.equal(((await chunked.json()) as { code: string }).code, 'PAYLOAD_TOO_LARGE');
       await assertAlive(app.url);
@@ -162,8 +187,16 @@ for (const transport of ['uws', 'node'] as const) {
 
     it('an unknown route answers 404 {error, code: NOT_FOUND}', async (t) => {
       const app = await startApp(t, [], opts);
-      for (const [method, path] of [['GET', '/nope'], ['GET', '/'], ['GET', '/health/'], ['GET', '//health'], ['GET', '/HEALTH'],
-        ['POST', `/sessions/${UUID}/nope`], ['GET', '/sessions/a/b/c/d/e'], ['DELETE', '/nope/x']]) {
+      for (const [method, path] of [
+        ['GET', '/nope'],
+        ['GET', '/'],
+        ['GET', '/health/'],
+        ['GET', '//health'],
+        ['GET', '/HEALTH'],
+        ['POST', `/sessions/${UUID}/nope`],
+        ['GET', '/sessions/a/b/c/d/e'],
+        ['DELETE', '/nope/x'],
+      ]) {
         const res = await call(app.url, method, path);
         assertEnvelope(res, 404, 'NOT_FOUND');
         assert.deepEqual(Object.keys(res.body).sort(), ['code', 'error'], `${method} ${path}`);
@@ -174,8 +207,11 @@ for (const transport of ['uws', 'node'] as const) {
     it('a known path with the wrong method answers 405 with Allow', async (t) => {
       const app = await startApp(t, [], opts);
       const cases: Array<[string, string, string]> = [
-        ['DELETE', '/health', 'GET'], ['PUT', '/sessions', 'GET, POST'], ['POST', '/config', 'GET, PATCH, PUT'],
-        ['PATCH', `/sessions/${UUID}`, 'DELETE, GET'], ['GET', `/sessions/${UUID}/messages`, 'POST'],
+        ['DELETE', '/health', 'GET'],
+        ['PUT', '/sessions', 'GET, POST'],
+        ['POST', '/config', 'GET, PATCH, PUT'],
+        ['PATCH', `/sessions/${UUID}`, 'DELETE, GET'],
+        ['GET', `/sessions/${UUID}/messages`, 'POST'],
       ];
       for (const [method, path, allow] of cases) {
         const res = await call(app.url, method, path, method === 'GET' ? undefined : {});
@@ -191,14 +227,16 @@ for (const transport of ['uws', 'node'] as const) {
         assertEnvelope(await call(app.url, 'POST', '/sessions', '{"prompt":"x"}', { 'content-type': type }), 415, 'UNSUPPORTED_MEDIA_TYPE');
         assertEnvelope(await call(app.url, 'PATCH', '/config', '{}', { 'content-type': type }), 415, 'UNSUPPORTED_MEDIA_TYPE');
       }
-      const merge = await call(app.url, 'PATCH', '/config', '{"custom":{"merge":true}}', { 'content-type': 'application/merge-patch+json' });
+      const merge = await call(app.url, 'PATCH', '/config', '{"custom":{"merge":true}}', {
+        'content-type': 'application/merge-patch+json',
+      });
       assert.equal(merge.status, 200, JSON.stringify(merge.body));
       const charset = await call(app.url, 'POST', '/sessions', '{"prompt":"x"}', { 'content-type': 'Application/JSON; charset=utf-8' });
       assert.equal(charset.status, 200, JSON.stringify(charset.body));
       await assertAlive(app.url);
     });
 
-    it('an invalid session locator answers 400; another realm\'s locator 400; an unknown id 404', async (t) => {
+    it("an invalid session locator answers 400; another realm's locator 400; an unknown id 404", async (t) => {
       const app = await startApp(t, [], opts);
       for (const locator of ['not-a-uuid', `${UUID}x`, 'a'.repeat(2000), `other-realm:${UUID}`, `test-realm:nope`, '%E0%A4%A']) {
         assertEnvelope(await call(app.url, 'GET', `/sessions/${locator}`), 400, 'BAD_REQUEST');
@@ -226,11 +264,15 @@ for (const transport of ['uws', 'node'] as const) {
     it('a client that aborts while its turn runs does not hurt the server, and the turn still commits', async (t) => {
       const entered = deferred();
       const release = deferred();
-      const app = await startApp(t, (_req, index) => {
-        if (index > 0) return { text: 'next' };
-        entered.resolve();
-        return { text: 'late', waitFor: release.promise };
-      }, opts);
+      const app = await startApp(
+        t,
+        (_req, index) => {
+          if (index > 0) return { text: 'next' };
+          entered.resolve();
+          return { text: 'late', waitFor: release.promise };
+        },
+        opts,
+      );
       const ac = new AbortController();
       const pending = fetch(`${app.url}/sessions`, { method: 'POST', headers: JSON_HEADERS, body: '{"prompt":"slow"}', signal: ac.signal });
       await entered.promise;

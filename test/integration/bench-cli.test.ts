@@ -26,7 +26,21 @@ describe('warren bench CLI', { timeout: 200_000 }, () => {
     const app = await startApp(t, [], { providerOverrides: {}, env: { ANTHROPIC_API_KEY: 'bench-key' } });
     const before = await call(app.url, 'GET', '/config');
     const out = join(app.stateRoot, 'bench.json');
-    const run = await warren(['--url', app.url, '--configure', '--concurrency', '2', '--duration', '300', '--warmup', '0', '--history', '2', '--out', out]);
+    const run = await warren([
+      '--url',
+      app.url,
+      '--configure',
+      '--concurrency',
+      '2',
+      '--duration',
+      '300',
+      '--warmup',
+      '0',
+      '--history',
+      '2',
+      '--out',
+      out,
+    ]);
     assert.equal(run.code, 0, run.stderr);
     assert.match(run.stdout, /^\| scenario \| c \| turns\/s \| p50 ms \| p99 ms \| server CPU ms\/turn \| RSS MB \| turns \| errors \|/);
     assert.match(run.stdout, /\| create \| 2 \|/);
@@ -35,7 +49,13 @@ describe('warren bench CLI', { timeout: 200_000 }, () => {
     assert.equal(doc.url, app.url);
     assert.equal(doc.provider.wire, 'anthropic');
     assert.equal(doc.provider.bundled_fake, true);
-    assert.deepEqual(doc.rows.map((r: { scenario: string; concurrency: number }) => [r.scenario, r.concurrency]), [['create', 2], ['continue', 2]]);
+    assert.deepEqual(
+      doc.rows.map((r: { scenario: string; concurrency: number }) => [r.scenario, r.concurrency]),
+      [
+        ['create', 2],
+        ['continue', 2],
+      ],
+    );
     for (const r of doc.rows) {
       assert.ok(r.turns > 0, `${r.scenario}: turns were counted`);
       assert.equal(r.errors, 0, r.first_error);

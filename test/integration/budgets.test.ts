@@ -51,7 +51,12 @@ for (const transport of ['node', 'uws'] as const) {
       assert.equal(res.status, 429, JSON.stringify(res.body));
       assert.equal(res.body.code, 'BUDGET_EXHAUSTED');
       assert.deepEqual(
-        { type: res.body.details.budget_type, limit: res.body.details.limit, used: res.body.details.used, kind: res.body.details.error.kind },
+        {
+          type: res.body.details.budget_type,
+          limit: res.body.details.limit,
+          used: res.body.details.used,
+          kind: res.body.details.error.kind,
+        },
         { type: 'tokens', limit: 100, used: 110, kind: 'budget_exhausted' },
       );
       assert.equal(app.provider.requests.length, 2, 'no third model call');
@@ -72,7 +77,10 @@ for (const transport of ['node', 'uws'] as const) {
       assert.equal(ok.status, 200, JSON.stringify(ok.body));
       assert.equal(ok.body.tool_calls, 1);
       const warned = (await events(app.url, id)).filter((e) => e.type === 'budget_warning');
-      assert.deepEqual(warned.map((w) => [w.budget_type, w.used, w.limit, w.percent]), [['tool_calls', 1, 2, 0.5]]);
+      assert.deepEqual(
+        warned.map((w) => [w.budget_type, w.used, w.limit, w.percent]),
+        [['tool_calls', 1, 2, 0.5]],
+      );
       await setConfig(app.url, { budget: { max_tool_calls: 1 } });
       const before = (await call(app.url, 'GET', `/sessions/${id}`)).body.message_count;
       const res = await call(app.url, 'POST', `/sessions/${id}/messages`, { session_id: id, prompt: 'two tools' });
@@ -80,7 +88,10 @@ for (const transport of ['node', 'uws'] as const) {
       assert.equal(res.body.details.budget_type, 'tool_calls');
       assert.equal(res.body.details.limit, 1);
       const ev = await events(app.url, id);
-      assert.ok(!ev.slice(ev.findLastIndex((e) => e.type === 'run_started')).some((e) => e.type === 'tool_execution_started'), 'no tool ran');
+      assert.ok(
+        !ev.slice(ev.findLastIndex((e) => e.type === 'run_started')).some((e) => e.type === 'tool_execution_started'),
+        'no tool ran',
+      );
       assert.equal(ev.filter((e) => e.type === 'run_failed').at(-1)?.terminal_cause_kind, 'budget_exhausted');
       await assertNothingKept(app.url, id, before);
       assert.ok(before > count);
@@ -104,7 +115,10 @@ for (const transport of ['node', 'uws'] as const) {
       open.resolve();
       const res = await pending;
       assert.equal(res.status, 429, JSON.stringify(res.body));
-      assert.deepEqual([res.body.details.budget_type, res.body.details.scope, res.body.details.limit, res.body.details.error.kind], ['time', 'run', 60_000, 'time_budget_exceeded']);
+      assert.deepEqual(
+        [res.body.details.budget_type, res.body.details.scope, res.body.details.limit, res.body.details.error.kind],
+        ['time', 'run', 60_000, 'time_budget_exceeded'],
+      );
       assert.equal(res.body.details.used, 61_000);
       const ev = await events(app.url, id);
       assert.equal(ev.filter((e) => e.type === 'run_failed').at(-1)?.terminal_cause_kind, 'time_budget_exceeded');

@@ -16,47 +16,52 @@ import { queuedIs, terminal, untilStatus } from '../helpers/follow-ups.ts';
 
 const ASYNC = { prefer: 'respond-async' };
 
-for (const backend of ['lmdb', 'sqlite'] as const) describe(`busy policies across kill -9 (${backend})`, () => {
-  it('queued follow-ups survive SIGKILL and run in order at the next start', async (t) => {
-    const dir = await tmpDir('warren-busy-kill-');
-    t.after(() => dir.cleanup());
-    const realm = 'busy-kill';
-    await writeRealmConfig(dir.path, realm, { providers: { scripted: { replies: [{ text: 'first' }, { text: 'never', delay_ms: 600_000 }] } } });
-    const first = await startServerProcess({ stateRoot: dir.path, realm, backend, t });
-    const sid = (await call(first.url, 'POST', '/sessions', { prompt: 'a', provider: 'scripted' })).body.session_id as string;
-    const running = await call(first.url, 'POST', `/sessions/${sid}/messages`, { session_id: sid, prompt: 'b' }, ASYNC);
-    assert.equal(running.status, 202);
-    const c = await call(first.url, 'POST', `/sessions/${sid}/messages`, { session_id: sid, prompt: 'c', busy_policy: 'enqueue' }, ASYNC);
-    const d = await call(first.url, 'POST', `/sessions/${sid}/messages`, { session_id: sid, prompt: 'd', busy_policy: 'enqueue' }, ASYNC);
-    // Steering the running turn never reaches (it is killed first) runs as a follow-up after the restart.
-    const e = await call(first.url, 'POST', `/sessions/${sid}/messages`, { session_id: sid, prompt: 'e', busy_policy: 'steer' }, ASYNC);
-    assert.deepEqual([c.status, d.status, e.status], [202, 202, 202]);
-    assert.deepEqual((await call(first.url, 'GET', `/sessions/${sid}/status`)).body.follow_ups, { queued: 2, steering: 1 });
-    assert.equal((await call(first.url, 'GET', c.body.status_url)).body.status, 'queued');
-    await first.kill('SIGKILL');
-    // The next process echoes (its script starts over, so it is emptied).
-    await writeRealmConfig(dir.path, realm, { providers: { scripted: { replies: [] } } });
-    const second = await startServerProcess({ stateRoot: dir.path, realm, backend, t });
-    const cut = await call(second.url, 'GET', running.body.status_url);
-    assert.equal(cut.body.status, 'failed');
-    assert.equal(cut.body.error.details.reason, 'interrupted_by_restart');
-    const cr = await terminal(second.url, c.body.request_id);
-    const dr = await terminal(second.url, d.body.request_id);
-    assert.equal(cr.status, 'completed', JSON.stringify(cr));
-    assert.equal(cr.response.text, 'echo: c');
-    assert.equal(dr.status, 'completed', JSON.stringify(dr));
-    assert.equal(dr.response.text, 'echo: d');
-    const er = await terminal(second.url, e.body.request_id);
-    assert.equal(er.status, 'completed', JSON.stringify(er));
-    assert.equal(er.response.text, 'echo: e');
-    const history = await call(second.url, 'GET', `/sessions/${sid}/history`);
-    const users = history.body.messages.filter((m: { role: string; transcript_role?: string }) => m.role === 'user' && m.transcript_role === 'conversational').map((m: { content: string }) => m.content);
-    assert.deepEqual(users, ['a', 'c', 'd', 'e']);
-    const next = await call(second.url, 'POST', `/sessions/${sid}/messages`, { session_id: sid, prompt: 'f' });
-    assert.equal(next.status, 200, JSON.stringify(next.body));
-    await second.kill('SIGKILL');
+for (const backend of ['lmdb', 'sqlite'] as const)
+  describe(`busy policies across kill -9 (${backend})`, () => {
+    it('queued follow-ups survive SIGKILL and run in order at the next start', async (t) => {
+      const dir = await tmpDir('warren-busy-kill-');
+      t.after(() => dir.cleanup());
+      const realm = 'busy-kill';
+      await writeRealmConfig(dir.path, realm, {
+        providers: { scripted: { replies: [{ text: 'first' }, { text: 'never', delay_ms: 600_000 }] } },
+      });
+      const first = await startServerProcess({ stateRoot: dir.path, realm, backend, t });
+      const sid = (await call(first.url, 'POST', '/sessions', { prompt: 'a', provider: 'scripted' })).body.session_id as string;
+      const running = await call(first.url, 'POST', `/sessions/${sid}/messages`, { session_id: sid, prompt: 'b' }, ASYNC);
+      assert.equal(running.status, 202);
+      const c = await call(first.url, 'POST', `/sessions/${sid}/messages`, { session_id: sid, prompt: 'c', busy_policy: 'enqueue' }, ASYNC);
+      const d = await call(first.url, 'POST', `/sessions/${sid}/messages`, { session_id: sid, prompt: 'd', busy_policy: 'enqueue' }, ASYNC);
+      // Steering the running turn never reaches (it is killed first) runs as a follow-up after the restart.
+      const e = await call(first.url, 'POST', `/sessions/${sid}/messages`, { session_id: sid, prompt: 'e', busy_policy: 'steer' }, ASYNC);
+      assert.deepEqual([c.status, d.status, e.status], [202, 202, 202]);
+      assert.deepEqual((await call(first.url, 'GET', `/sessions/${sid}/status`)).body.follow_ups, { queued: 2, steering: 1 });
+      assert.equal((await call(first.url, 'GET', c.body.status_url)).body.status, 'queued');
+      await first.kill('SIGKILL');
+      // The next process echoes (its script starts over, so it is emptied).
+      await writeRealmConfig(dir.path, realm, { providers: { scripted: { replies: [] } } });
+      const second = await startServerProcess({ stateRoot: dir.path, realm, backend, t });
+      const cut = await call(second.url, 'GET', running.body.status_url);
+      assert.equal(cut.body.status, 'failed');
+      assert.equal(cut.body.error.details.reason, 'interrupted_by_restart');
+      const cr = await terminal(second.url, c.body.request_id);
+      const dr = await terminal(second.url, d.body.request_id);
+      assert.equal(cr.status, 'completed', JSON.stringify(cr));
+      assert.equal(cr.response.text, 'echo: c');
+      assert.equal(dr.status, 'completed', JSON.stringify(dr));
+      assert.equal(dr.response.text, 'echo: d');
+      const er = await terminal(second.url, e.body.request_id);
+      assert.equal(er.status, 'completed', JSON.stringify(er));
+      assert.equal(er.response.text, 'echo: e');
+      const history = await call(second.url, 'GET', `/sessions/${sid}/history`);
+      const users = history.body.messages
+        .filter((m: { role: string; transcript_role?: string }) => m.role === 'user' && m.transcript_role === 'conversational')
+        .map((m: { content: string }) => m.content);
+      assert.deepEqual(users, ['a', 'c', 'd', 'e']);
+      const next = await call(second.url, 'POST', `/sessions/${sid}/messages`, { session_id: sid, prompt: 'f' });
+      assert.equal(next.status, 200, JSON.stringify(next.body));
+      await second.kill('SIGKILL');
+    });
   });
-});
 
 describe('busy policies across a graceful restart', () => {
   it('close interrupts the running turn only; the queue runs when the realm is opened again', async (t) => {
@@ -66,7 +71,12 @@ describe('busy policies across a graceful restart', () => {
     const open = async (script: Script) => {
       const provider = createScriptedProvider(script);
       const app = await createApp({
-        host: '127.0.0.1', port: 0, stateRoot: dir.path, contextRoot: dir.path, realm: 'busy-close', logger: pino({ level: 'silent' }),
+        host: '127.0.0.1',
+        port: 0,
+        stateRoot: dir.path,
+        contextRoot: dir.path,
+        realm: 'busy-close',
+        logger: pino({ level: 'silent' }),
         providerOverrides: { openai: provider, anthropic: provider, gemini: provider, scripted: provider },
       });
       return { app, provider };
@@ -86,6 +96,11 @@ describe('busy policies across a graceful restart', () => {
     const cr = await terminal(two.app.url, c.body.request_id);
     assert.equal(cr.status, 'completed', JSON.stringify(cr));
     await untilStatus(two.app.url, sid, (b) => b.state === 'idle');
-    assert.deepEqual(two.provider.requests.map((r) => r.messages.at(-1)?.role === 'user' ? plainText((r.messages.at(-1) as { content: ContentInput }).content) : ''), ['c', 'd']);
+    assert.deepEqual(
+      two.provider.requests.map((r) =>
+        r.messages.at(-1)?.role === 'user' ? plainText((r.messages.at(-1) as { content: ContentInput }).content) : '',
+      ),
+      ['c', 'd'],
+    );
   });
 });

@@ -20,7 +20,12 @@ const lastUser = (req: { messages: ProviderRequest['messages'] }) => {
   return m && m.role === 'user' ? plainText(m.content) : '';
 };
 
-const VARIANTS = [['node', 'lmdb'], ['uws', 'lmdb'], ['node', 'memory'], ['node', 'jsonl']] as const;
+const VARIANTS = [
+  ['node', 'lmdb'],
+  ['uws', 'lmdb'],
+  ['node', 'memory'],
+  ['node', 'jsonl'],
+] as const;
 for (const [transport, realmBackend] of VARIANTS) {
   describe(`busy policies over ${transport} (${realmBackend})`, () => {
     it('reject is the default 409; three enqueued continues run in order, each answered with its own turn', async (t) => {
@@ -44,8 +49,14 @@ for (const [transport, realmBackend] of VARIANTS) {
       gate.open.resolve();
       assert.equal((await first).body.text, 'first done');
       const bodies = await Promise.all(replies);
-      assert.deepEqual(bodies.map((r) => r.status), [200, 200, 200]);
-      assert.deepEqual(bodies.map((r) => r.body.text), ['echo: b', 'echo: c', 'echo: d']);
+      assert.deepEqual(
+        bodies.map((r) => r.status),
+        [200, 200, 200],
+      );
+      assert.deepEqual(
+        bodies.map((r) => r.body.text),
+        ['echo: b', 'echo: c', 'echo: d'],
+      );
       assert.deepEqual(app.provider.requests.slice(2).map(lastUser), ['b', 'c', 'd']);
       await until(app.url, sid, (b) => b.state === 'idle' && !b.follow_ups);
       const next = await call(app.url, 'POST', `/sessions/${sid}/messages`, { session_id: sid, prompt: 'e' });
@@ -58,7 +69,13 @@ for (const [transport, realmBackend] of VARIANTS) {
       const sid = await createSession(app.url);
       const first = call(app.url, 'POST', `/sessions/${sid}/messages`, { session_id: sid, prompt: 'a' });
       await gate.entered.promise;
-      const res = await call(app.url, 'POST', `/sessions/${sid}/messages`, { session_id: sid, prompt: 'later', busy_policy: 'enqueue' }, { ...ASYNC, 'x-warren-request-id': 'q-1' });
+      const res = await call(
+        app.url,
+        'POST',
+        `/sessions/${sid}/messages`,
+        { session_id: sid, prompt: 'later', busy_policy: 'enqueue' },
+        { ...ASYNC, 'x-warren-request-id': 'q-1' },
+      );
       assert.equal(res.status, 202, JSON.stringify(res.body));
       assert.equal(res.body.status_url, '/requests/q-1');
       assert.equal((await call(app.url, 'GET', '/requests/q-1')).body.status, 'queued');
@@ -69,7 +86,10 @@ for (const [transport, realmBackend] of VARIANTS) {
       await first;
       await events.until((c) => c.frames.filter((f) => f.event === 'run_completed').length === 2, 'both turns');
       const started = events.envelopes().filter((e) => e.payload.type === 'run_started');
-      assert.deepEqual(started.map((e) => (e.payload as unknown as { input: { content: string } }).input.content), ['later']);
+      assert.deepEqual(
+        started.map((e) => (e.payload as unknown as { input: { content: string } }).input.content),
+        ['later'],
+      );
       const done = await terminal(app.url, 'q-1');
       assert.equal(done.status, 'completed');
       assert.equal(done.response.text, 'echo: later');
@@ -97,7 +117,7 @@ describe('busy policies', () => {
     assert.equal((await terminal(app.url, one.body.request_id)).status, 'completed');
   });
 
-  it('steer is injected as a user message before the running turn\'s next model call and answered with that turn', async (t) => {
+  it("steer is injected as a user message before the running turn's next model call and answered with that turn", async (t) => {
     const toolGate = deferred();
     const entered = deferred();
     const script = (req: ProviderRequest, i: number): ScriptedReply => {
@@ -186,14 +206,26 @@ describe('busy policies', () => {
     const sid = await createSession(app.url, { prompt: 'hi', enable_builtins: true });
     const first = call(app.url, 'POST', `/sessions/${sid}/messages`, { session_id: sid, prompt: 'a' });
     await entered.promise;
-    const waiting = call(app.url, 'POST', `/sessions/${sid}/messages`, { session_id: sid, prompt: 'never', busy_policy: 'enqueue' }, { 'x-warren-request-id': 'w-1' });
+    const waiting = call(
+      app.url,
+      'POST',
+      `/sessions/${sid}/messages`,
+      { session_id: sid, prompt: 'never', busy_policy: 'enqueue' },
+      { 'x-warren-request-id': 'w-1' },
+    );
     await until(app.url, sid, queued(1));
     assert.deepEqual((await call(app.url, 'POST', '/requests/w-1/cancel')).body, { request_id: 'w-1', cancelled: true });
     const cancelled = await waiting;
     assert.equal(cancelled.status, 499);
     assert.equal(cancelled.body.code, 'REQUEST_CANCELLED');
     await until(app.url, sid, (b) => !b.follow_ups);
-    const steer = await call(app.url, 'POST', `/sessions/${sid}/messages`, { session_id: sid, prompt: 'steer async', busy_policy: 'steer' }, ASYNC);
+    const steer = await call(
+      app.url,
+      'POST',
+      `/sessions/${sid}/messages`,
+      { session_id: sid, prompt: 'steer async', busy_policy: 'steer' },
+      ASYNC,
+    );
     assert.equal(steer.status, 202);
     assert.equal((await call(app.url, 'GET', steer.body.status_url)).body.status, 'queued');
     toolGate.resolve();

@@ -25,17 +25,36 @@ import { startApp } from '../helpers/app.ts';
 
 const UWS_SKIP = uwsUnavailableReason();
 const DUMMY_UUID = '0190a1b2-c3d4-7e5f-8a9b-0c1d2e3f4a5b';
-const ALL_ROUTES = [...SYSTEM_ROUTES, ...SESSION_ROUTES, ...AUTH_ROUTES, ...MCP_ROUTES, ...MCP_ENDPOINT_ROUTES, ...OBSERVE_ROUTES, ...WORKGRAPH_ROUTES, ...SCHEDULE_ROUTES, ...SKILL_ROUTES, ...COMMS_ROUTES, ...MOB_ROUTES, ...LATER_ROUTES];
+const ALL_ROUTES = [
+  ...SYSTEM_ROUTES,
+  ...SESSION_ROUTES,
+  ...AUTH_ROUTES,
+  ...MCP_ROUTES,
+  ...MCP_ENDPOINT_ROUTES,
+  ...OBSERVE_ROUTES,
+  ...WORKGRAPH_ROUTES,
+  ...SCHEDULE_ROUTES,
+  ...SKILL_ROUTES,
+  ...COMMS_ROUTES,
+  ...MOB_ROUTES,
+  ...LATER_ROUTES,
+];
 
 /** Bodies that pass each route's schema, so the request reaches the handler; other body routes get {}. */
 function sampleBody(route: RouteDef, sessionId: string): unknown {
   switch (route.id) {
-    case 'sessions.create': return { prompt: 'coverage' };
-    case 'sessions.continue': return { session_id: sessionId, prompt: 'coverage' };
-    case 'sessions.system_context': return { content: { type: 'text', text: 'coverage context' } };
-    case 'sessions.system_prompt': return { key: 'coverage', content: 'be brief' };
-    case 'workgraph.goalStatus': return { binding_id: 'attention_none' };
-    default: return {};
+    case 'sessions.create':
+      return { prompt: 'coverage' };
+    case 'sessions.continue':
+      return { session_id: sessionId, prompt: 'coverage' };
+    case 'sessions.system_context':
+      return { content: { type: 'text', text: 'coverage context' } };
+    case 'sessions.system_prompt':
+      return { key: 'coverage', content: 'be brief' };
+    case 'workgraph.goalStatus':
+      return { binding_id: 'attention_none' };
+    default:
+      return {};
   }
 }
 
@@ -112,7 +131,8 @@ for (const transport of ['uws', 'node'] as const) {
       const app = await startApp(t, [], opts);
       const miss = await request(app.url, { ...SYSTEM_ROUTES[0], method: 'GET' }, '/zz-no-such-route', undefined);
       assert.equal(miss.status, 404);
-      const missError = (method: string, path: string) => String((miss.body as { error: string }).error).replace('GET /zz-no-such-route', `${method} ${path}`);
+      const missError = (method: string, path: string) =>
+        String((miss.body as { error: string }).error).replace('GET /zz-no-such-route', `${method} ${path}`);
       for (const route of ALL_ROUTES) {
         const path = concretePath(route, DUMMY_UUID);
         const answer = await request(app.url, route, path, route.body ? sampleBody(route, DUMMY_UUID) : undefined);
@@ -152,11 +172,15 @@ for (const transport of ['uws', 'node'] as const) {
           const where = `${route.method} ${path} body=${String(body)}`;
           assert.equal(res.status, 501, where);
           assert.match(res.headers.get('content-type') ?? '', /^application\/json/, where);
-          assert.deepEqual(await res.json(), {
-            error: `capability not available in this build: ${route.capability}`,
-            code: 'CAPABILITY_UNAVAILABLE',
-            details: { capability: route.capability },
-          }, where);
+          assert.deepEqual(
+            await res.json(),
+            {
+              error: `capability not available in this build: ${route.capability}`,
+              code: 'CAPABILITY_UNAVAILABLE',
+              details: { capability: route.capability },
+            },
+            where,
+          );
         }
       }
     });

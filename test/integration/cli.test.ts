@@ -41,7 +41,9 @@ function spawnWarren(t: TestContext, args: string[]): Spawned {
     if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
   });
   let stderr = '';
-  child.stderr!.on('data', (chunk: Buffer) => { stderr += chunk.toString(); });
+  child.stderr!.on('data', (chunk: Buffer) => {
+    stderr += chunk.toString();
+  });
   const exit = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) => {
     child.on('close', (code, signal) => resolve({ code, signal }));
   });
@@ -106,7 +108,18 @@ describe('warren serve (cli)', () => {
 
   it('creates a sqlite realm with --realm-backend sqlite: the manifest pins it and the store is one SQLite file', TIMEOUT, async (t) => {
     const root = await stateRoot(t);
-    const run = await startWarren(t, ['--port', '0', '--state-root', root, '--realm', 'sq', '--realm-backend', 'sqlite', '--http-transport', 'node']);
+    const run = await startWarren(t, [
+      '--port',
+      '0',
+      '--state-root',
+      root,
+      '--realm',
+      'sq',
+      '--realm-backend',
+      'sqlite',
+      '--http-transport',
+      'node',
+    ]);
     assert.equal(run.listening.backend, 'sqlite');
     const manifest = JSON.parse(await readFile(join(root, 'sq', 'realm_manifest.json'), 'utf8')) as { backend: string };
     assert.equal(manifest.backend, 'sqlite');

@@ -18,10 +18,16 @@ describe('@warren/client', () => {
     assert.equal(next.text, 'second answer');
     const history = await client.history(turn.session_id, { offset: 0, limit: 10 });
     assert.equal(history.message_count, 4);
-    assert.deepEqual(history.messages.map((m) => m.role), ['user', 'block_assistant', 'user', 'block_assistant']);
+    assert.deepEqual(
+      history.messages.map((m) => m.role),
+      ['user', 'block_assistant', 'user', 'block_assistant'],
+    );
     assert.equal((await client.sessionStatus(turn.session_id)).state, 'idle');
     const listed = await client.listSessions({ label: 'team=a' });
-    assert.deepEqual(listed.sessions.map((s) => s.session_id), [turn.session_id]);
+    assert.deepEqual(
+      listed.sessions.map((s) => s.session_id),
+      [turn.session_id],
+    );
     const page = await client.ledger(turn.session_id, { after_seq: 0, limit: 500 });
     assert.ok(page.events.some((e) => e.payload.type === 'run_completed'));
     assert.equal((await client.capabilities()).capabilities[0].id, 'sessions');
@@ -44,9 +50,12 @@ describe('@warren/client', () => {
       return true;
     });
     // The stream helper throws the same typed error for an HTTP error answer (never retried).
-    await assert.rejects(async () => {
-      for await (const item of client.sessionEvents(missing)) assert.fail(`unexpected ${item.type}`);
-    }, (err: unknown) => isWarrenError(err, 'SESSION_NOT_FOUND'));
+    await assert.rejects(
+      async () => {
+        for await (const item of client.sessionEvents(missing)) assert.fail(`unexpected ${item.type}`);
+      },
+      (err: unknown) => isWarrenError(err, 'SESSION_NOT_FOUND'),
+    );
   });
 
   it('resumes a cut event stream with Last-Event-ID: every event once, in order', async (t) => {
@@ -103,7 +112,11 @@ describe('@warren/client', () => {
     // Frames parsed before the cut are still delivered; the reconnect names the last one delivered.
     assert.equal(lastEventIds[1], String(lastBeforeReconnect), 'the reconnect carried the last seen id');
     assert.ok(seqs.at(-1)! > lastBeforeReconnect, 'events arrived after the reconnect');
-    assert.deepEqual(seqs, Array.from({ length: seqs.length }, (_, i) => seqs[0] + i), 'contiguous, no duplicates');
+    assert.deepEqual(
+      seqs,
+      Array.from({ length: seqs.length }, (_, i) => seqs[0] + i),
+      'contiguous, no duplicates',
+    );
   });
 
   it('reaches the auth routes typed, and their {error}-only failures as WarrenError code UNKNOWN', async (t) => {
@@ -123,6 +136,9 @@ describe('@warren/client', () => {
     const parser = new SseParser();
     const text = ': hi\r\nid: 7\r\nevent: x\r\ndata: one\r\ndata: two\r\n\r\nevent: done\ndata: {}\n\n';
     const frames = [...text].flatMap((ch) => parser.push(ch));
-    assert.deepEqual(frames, [{ id: '7', event: 'x', data: 'one\ntwo' }, { event: 'done', data: '{}' }]);
+    assert.deepEqual(frames, [
+      { id: '7', event: 'x', data: 'one\ntwo' },
+      { event: 'done', data: '{}' },
+    ]);
   });
 });

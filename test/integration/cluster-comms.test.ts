@@ -41,7 +41,7 @@ if (!pgServer.ok) {
   const server = pgServer.server;
 
   describe('comms across cluster nodes', () => {
-    it('sends from the sender\'s node and admits on the recipient\'s node, whichever node the request reached', async (t) => {
+    it("sends from the sender's node and admits on the recipient's node, whichever node the request reached", async (t) => {
       const url = await server.createDatabase();
       const [a, b, c] = [await node(t, url), await node(t, url), await node(t, url)];
       const alpha = await createAgent(a.url, 'alpha');
@@ -54,10 +54,16 @@ if (!pgServer.ok) {
       assert.deepEqual(sent.body.delivery, DURABLE);
       await waitRuns(c.url, beta, 2);
       assert.equal((await userTexts(c.url, beta)).at(-1), `[message from alpha (${alpha})] hello beta`);
-      assert.equal(prompts(b).length, 2, 'beta\'s woken turn ran on B');
+      assert.equal(prompts(b).length, 2, "beta's woken turn ran on B");
 
       // A checksum_token request through B: sent on A, answered by beta's runtime on B, back to alpha on A.
-      const req = await send(b.url, { kind: 'peer_request', session_id: alpha, to: beta, intent: 'checksum_token', params: { subject: 'warren' } });
+      const req = await send(b.url, {
+        kind: 'peer_request',
+        session_id: alpha,
+        to: beta,
+        intent: 'checksum_token',
+        params: { subject: 'warren' },
+      });
       assert.equal(req.status, 200, JSON.stringify(req.body));
       assert.deepEqual(req.body.delivery, DURABLE);
       await waitRuns(c.url, alpha, 2);
@@ -66,13 +72,16 @@ if (!pgServer.ok) {
         (await userTexts(b.url, alpha)).at(-1),
         `[response from beta (${beta}) to request ${req.body.request_id}: completed] {"request_intent":"checksum_token","request_subject":"warren","token":"${token}"}`,
       );
-      assert.equal(prompts(a).length, 2, 'alpha\'s woken turn ran on A');
+      assert.equal(prompts(a).length, 2, "alpha's woken turn ran on A");
       assert.equal(prompts(c).length, 0, 'nothing ran on C');
 
       // The peer list, asked on C for alpha.
       const peers = await call(c.url, 'GET', `/comms/peers?session_id=${alpha}`);
       assert.equal(peers.status, 200, JSON.stringify(peers.body));
-      assert.deepEqual(peers.body.peers.map((p: { peer_id: string; name: string }) => [p.peer_id, p.name]), [[beta, 'beta']]);
+      assert.deepEqual(
+        peers.body.peers.map((p: { peer_id: string; name: string }) => [p.peer_id, p.name]),
+        [[beta, 'beta']],
+      );
 
       // A recipient without comms is refused with the comms code, not with a 503.
       const plain = await createSession(b.url, { prompt: 'no comms here' });
@@ -93,7 +102,10 @@ if (!pgServer.ok) {
       t.after(() => client.close());
 
       const id = await createSession(a.url, { prompt: 'first' });
-      const next = (await client.callTool({ name: 'warren_session_continue', arguments: { session_id: id, prompt: 'via mcp on b' } })) as TextResult;
+      const next = (await client.callTool({
+        name: 'warren_session_continue',
+        arguments: { session_id: id, prompt: 'via mcp on b' },
+      })) as TextResult;
       assert.notEqual(next.isError, true, JSON.stringify(next));
       assert.equal(next.structuredContent?.text, 'echo: via mcp on b');
       assert.equal(next.structuredContent?.session_id, id);
@@ -101,13 +113,19 @@ if (!pgServer.ok) {
       assert.deepEqual(prompts(b), []);
       assert.equal((await call(b.url, 'GET', `/sessions/${id}`)).body.message_count, 4);
 
-      const missing = (await client.callTool({ name: 'warren_session_continue', arguments: { session_id: '00000000-0000-4000-8000-000000000000', prompt: 'x' } })) as TextResult;
+      const missing = (await client.callTool({
+        name: 'warren_session_continue',
+        arguments: { session_id: '00000000-0000-4000-8000-000000000000', prompt: 'x' },
+      })) as TextResult;
       assert.equal(missing.isError, true);
       assert.equal(missing.structuredContent?.code, 'SESSION_NOT_FOUND');
 
       // A leaves: nobody hosts the session, B takes it and runs the turn itself.
       await a.close();
-      const taken = (await client.callTool({ name: 'warren_session_continue', arguments: { session_id: id, prompt: 'after a left' } })) as TextResult;
+      const taken = (await client.callTool({
+        name: 'warren_session_continue',
+        arguments: { session_id: id, prompt: 'after a left' },
+      })) as TextResult;
       assert.notEqual(taken.isError, true, JSON.stringify(taken));
       assert.equal(taken.structuredContent?.text, 'echo: after a left');
       assert.deepEqual(prompts(b), ['after a left']);

@@ -33,7 +33,6 @@ function increasing(seqs: number[]): boolean {
   return seqs.every((s, i) => i === 0 || s > seqs[i - 1]);
 }
 
-
 const completions = (c: SseClient): number => kindsOf(c.envelopes()).filter((k) => k === 'run_completed').length;
 
 if (!pgServer.ok) {
@@ -85,7 +84,8 @@ if (!pgServer.ok) {
       assert.equal(one.status, 200, JSON.stringify(one.body));
       await sse.until((c) => completions(c) === 1, 'run_completed of turn 1 on B');
       const kinds = kindsOf(sse.envelopes());
-      for (const k of ['run_started', 'turn_started', 'text_complete', 'turn_completed', 'run_completed']) assert.ok(kinds.includes(k), `${k} in ${kinds}`);
+      for (const k of ['run_started', 'turn_started', 'text_complete', 'turn_completed', 'run_completed'])
+        assert.ok(kinds.includes(k), `${k} in ${kinds}`);
       assert.ok(kinds.indexOf('run_started') < kinds.indexOf('run_completed'));
       assert.ok(increasing(seqsOf(sse.envelopes())));
       assert.ok(sse.envelopes()[0].seq > loaded.last_seq);
@@ -112,13 +112,14 @@ if (!pgServer.ok) {
       // Every committed event after the reconnect point arrived (deltas the commit dropped may come too).
       const committed = (ledger.body.events as Array<{ seq: number }>).map((e) => e.seq);
       for (const s of committed) assert.ok(replayed.includes(s), `seq ${s} missing from the replayed stream ${replayed}`);
-      for (const s of committed.filter((x) => x > mid)) assert.ok(seqsOf(sse.envelopes()).includes(s), `seq ${s} missing from the live stream`);
+      for (const s of committed.filter((x) => x > mid))
+        assert.ok(seqsOf(sse.envelopes()).includes(s), `seq ${s} missing from the live stream`);
       assert.equal(sse.frames.filter((f) => f.event === 'session_loaded').length, 1);
 
       // Archiving (on the owner) ends the remote stream with done.
       const archived = await call(b.url, 'DELETE', `/sessions/${id}`);
       assert.equal(archived.status, 200, JSON.stringify(archived.body));
-      await replay.until((c) => c.ended, 'the archived session\'s stream to end');
+      await replay.until((c) => c.ended, "the archived session's stream to end");
       assert.equal(replay.frames.at(-1)!.event, 'done');
       assert.equal((await call(b.url, 'GET', `/sessions/${id}/events`)).status, 404);
 
@@ -173,14 +174,16 @@ if (!pgServer.ok) {
   });
 
   describe('an event stream on a third node across a SIGKILL of the owner', () => {
-    it('keeps receiving the new owner\'s events on the same connection', async (t) => {
+    it("keeps receiving the new owner's events on the same connection", async (t) => {
       const url = await server.createDatabase('warren_events_kill');
       const dir = await tmpDir('warren-cluster-events-');
       t.after(() => dir.cleanup());
       const realm = 'cluster';
       // Each process answers from the same list: the owner's third model call (the turn in flight when it
       // is killed) never answers; every other reply is immediate.
-      const replies = Array.from({ length: 50 }, (_, i) => (i === 2 ? { chunks: ['never ', 'sent'], delay_ms: 600_000 } : { chunks: [`r${i} `, 'done'] }));
+      const replies = Array.from({ length: 50 }, (_, i) =>
+        i === 2 ? { chunks: ['never ', 'sent'], delay_ms: 600_000 } : { chunks: [`r${i} `, 'done'] },
+      );
       await writeRealmConfig(dir.path, realm, { cluster: { lease_ms: LEASE_MS, tail_poll_ms: 50 }, providers: { scripted: { replies } } });
       const env = { ...process.env, WARREN_DATABASE_URL: url };
       const start = (): Promise<ServerProcess> => startServerProcess({ stateRoot: dir.path, realm, backend: 'postgres', env, t });
@@ -194,11 +197,17 @@ if (!pgServer.ok) {
       await sse.until((c) => c.frames.length >= 1, 'session_loaded');
       const before = await request(owner.url, 'POST', `/sessions/${id}/messages`, { session_id: id, prompt: 'p1' });
       assert.equal(before.status, 200, JSON.stringify(before.body));
-      await sse.until((c) => completions(c) === 1, 'the owner\'s run_completed on the watcher', 30_000);
+      await sse.until((c) => completions(c) === 1, "the owner's run_completed on the watcher", 30_000);
 
       // A turn in flight on the owner (the watcher has its run_started), then the owner is killed.
-      const inflight = request(owner.url, 'POST', `/sessions/${id}/messages`, { session_id: id, prompt: 'p-lost' }).catch(() => 'down' as const);
-      await sse.until((c) => kindsOf(c.envelopes()).filter((k) => k === 'run_started').length === 2, 'the in-flight turn\'s run_started', 30_000);
+      const inflight = request(owner.url, 'POST', `/sessions/${id}/messages`, { session_id: id, prompt: 'p-lost' }).catch(
+        () => 'down' as const,
+      );
+      await sse.until(
+        (c) => kindsOf(c.envelopes()).filter((k) => k === 'run_started').length === 2,
+        "the in-flight turn's run_started",
+        30_000,
+      );
       await owner.kill('SIGKILL');
       assert.equal(await inflight, 'down');
       // The survivor reached first takes the session over once the dead owner's lease expired.
@@ -206,7 +215,7 @@ if (!pgServer.ok) {
       assert.equal(after.status, 200, JSON.stringify(after.body));
       const info = await request(taker.url, 'GET', '/runtime/host_info');
       assert.ok(info.body.cluster.lease_takeovers >= 1, JSON.stringify(info.body.cluster));
-      await sse.until((c) => completions(c) === 2, 'the new owner\'s run_completed on the same connection', 30_000);
+      await sse.until((c) => completions(c) === 2, "the new owner's run_completed on the same connection", 30_000);
       assert.equal(sse.ended, false);
       assert.equal(sse.frames.filter((f) => f.event === 'session_loaded').length, 1);
       const seqs = seqsOf(sse.envelopes());
@@ -216,7 +225,9 @@ if (!pgServer.ok) {
       // The lost turn never committed: the history holds p0, p1 and p2 only.
       const history = await request(watcher.url, 'GET', `/sessions/${id}/history`);
       assert.equal(history.status, 200);
-      const users = (history.body.messages as Array<{ role: string; content: unknown }>).filter((m) => m.role === 'user').map((m) => m.content);
+      const users = (history.body.messages as Array<{ role: string; content: unknown }>)
+        .filter((m) => m.role === 'user')
+        .map((m) => m.content);
       assert.deepEqual(users, ['p0', 'p1', 'p2']);
     });
   });

@@ -24,8 +24,15 @@ const LEASE_MS = 1500;
 
 const pgServer = await testPostgres();
 
-interface Turn { prompt: string; outcome: 'acked' | 'unknown' }
-interface Sess { id: string; turns: Turn[]; held: boolean }
+interface Turn {
+  prompt: string;
+  outcome: 'acked' | 'unknown';
+}
+interface Sess {
+  id: string;
+  turns: Turn[];
+  held: boolean;
+}
 
 async function tryRequest(base: string, method: string, path: string, body?: unknown): Promise<Reply | 'down'> {
   try {
@@ -43,7 +50,7 @@ if (!pgServer.ok) {
   const server = pgServer.server;
 
   describe('three nodes on one postgres realm, one killed mid-load', () => {
-    it('keeps every acknowledged turn, commits none twice, and serves the dead node\'s sessions from the survivors', async (t) => {
+    it("keeps every acknowledged turn, commits none twice, and serves the dead node's sessions from the survivors", async (t) => {
       t.diagnostic(`seed=${SEED} rounds=${ROUNDS} (reproduce with WARREN_CLUSTER_SEED=${SEED})`);
       const rng = prng(SEED);
       const url = await server.createDatabase('warren_kill');
@@ -74,14 +81,23 @@ if (!pgServer.ok) {
       const sseTurn = await request(nodes[2].url, 'POST', `/sessions/${watched.id}/messages`, { session_id: watched.id, prompt: 'p-sse' });
       assert.equal(sseTurn.status, 200, JSON.stringify(sseTurn.body));
       watched.turns.push({ prompt: 'p-sse', outcome: 'acked' });
-      await sse.until((c) => kindsOf(c.envelopes()).filter((k) => k === 'run_completed').length >= 1, 'run_completed over SSE on a non-owner');
+      await sse.until(
+        (c) => kindsOf(c.envelopes()).filter((k) => k === 'run_completed').length >= 1,
+        'run_completed over SSE on a non-owner',
+      );
       const seen = sse.envelopes();
       sse.close();
       const replay = await openEvents(nodes[2].url, watched.id, { 'last-event-id': String(seen[0].seq) });
       await replay.until((c) => c.envelopes().some((e) => e.seq >= seen.at(-1)!.seq), 'Last-Event-ID replay from another node');
       // The ledger keeps a committed turn's text_complete, not its deltas: the replay is the live stream's durable part.
-      const replayed = replay.envelopes().map((e) => e.seq).filter((s) => s <= seen.at(-1)!.seq);
-      assert.ok(replayed.every((s, i) => s > seen[0].seq && (i === 0 || s > replayed[i - 1]) && seen.some((e) => e.seq === s)), `replayed ${replayed}`);
+      const replayed = replay
+        .envelopes()
+        .map((e) => e.seq)
+        .filter((s) => s <= seen.at(-1)!.seq);
+      assert.ok(
+        replayed.every((s, i) => s > seen[0].seq && (i === 0 || s > replayed[i - 1]) && seen.some((e) => e.seq === s)),
+        `replayed ${replayed}`,
+      );
       assert.equal(replayed.at(-1), seen.at(-1)!.seq);
       replay.close();
 
@@ -110,7 +126,8 @@ if (!pgServer.ok) {
                 turn.outcome = 'acked';
                 if (++acked === BEFORE_KILL) kill();
               } else if (reply.status === 409 && reply.body?.code === 'SESSION_NOT_RUNNING') sess.held = true;
-              else if (reply.status >= 500 && reply.status !== 503) forbidden.push(`${prompt}: ${reply.status} ${JSON.stringify(reply.body)}`);
+              else if (reply.status >= 500 && reply.status !== 503)
+                forbidden.push(`${prompt}: ${reply.status} ${JSON.stringify(reply.body)}`);
             }
             if (victim) after++;
           }
@@ -121,7 +138,9 @@ if (!pgServer.ok) {
         killAt = performance.now();
         await victim.kill('SIGKILL');
         await load;
-        t.diagnostic(`round ${round}: killed pid ${victim.pid} after ${acked} acked turns; load finished ${Math.round(performance.now() - killAt)} ms later`);
+        t.diagnostic(
+          `round ${round}: killed pid ${victim.pid} after ${acked} acked turns; load finished ${Math.round(performance.now() - killAt)} ms later`,
+        );
         if (round < ROUNDS - 1) nodes[nodes.indexOf(victim)] = await start();
       }
       assert.deepEqual(forbidden, []);
@@ -140,12 +159,20 @@ if (!pgServer.ok) {
         }
         const asked = new Set(sess.turns.map((x) => x.prompt));
         for (const p of prompts) assert.ok(asked.has(p), `unknown prompt ${p} in ${sess.id}`);
-        const again = await request(node.url, 'POST', `/sessions/${sess.id}/messages`, { session_id: sess.id, prompt: `p-final-${sess.id}` });
-        assert.ok(again.status === 200 || (again.status === 409 && again.body.code === 'SESSION_NOT_RUNNING'), `${sess.id}: ${again.status} ${JSON.stringify(again.body)}`);
+        const again = await request(node.url, 'POST', `/sessions/${sess.id}/messages`, {
+          session_id: sess.id,
+          prompt: `p-final-${sess.id}`,
+        });
+        assert.ok(
+          again.status === 200 || (again.status === 409 && again.body.code === 'SESSION_NOT_RUNNING'),
+          `${sess.id}: ${again.status} ${JSON.stringify(again.body)}`,
+        );
       }
       const info = await request(pick().url, 'GET', '/runtime/host_info');
       assert.equal(info.body.cluster.database.state, 'ok');
-      t.diagnostic(`acked turns: ${sessions.flatMap((s) => s.turns).filter((x) => x.outcome === 'acked').length}; takeovers on the reporting node: ${info.body.cluster.lease_takeovers}`);
+      t.diagnostic(
+        `acked turns: ${sessions.flatMap((s) => s.turns).filter((x) => x.outcome === 'acked').length}; takeovers on the reporting node: ${info.body.cluster.lease_takeovers}`,
+      );
     });
   });
 }

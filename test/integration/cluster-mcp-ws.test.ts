@@ -58,7 +58,14 @@ if (!pgServer.ok) {
       await createMob(a.url, 'crew-a');
       const item = await createItem(a.url, 'remote launch');
       const mb = await mcpClient(t, b.url);
-      const args = { item_id: item.id, expected_item_revision: item.revision, mob_id: 'crew-a', flow_id: 'review', idempotency_key: 'via-b', activation: { input: 'slow job' } };
+      const args = {
+        item_id: item.id,
+        expected_item_revision: item.revision,
+        mob_id: 'crew-a',
+        flow_id: 'review',
+        idempotency_key: 'via-b',
+        activation: { input: 'slow job' },
+      };
       const launched = (await mb.ok('warren_workgraph_flow_launch', args)).binding;
       assert.equal(launched.target.mob_id, 'crew-a');
       await entered.promise;
@@ -78,7 +85,10 @@ if (!pgServer.ok) {
       const missingRun = await mb.tool('warren_mob_flow_status', { mob_id: 'crew-a', run_id: 'nope' });
       assert.equal(missingRun.isError, true);
       assert.equal(missingRun.structured.code, 'NOT_FOUND', missingRun.text);
-      const refused = await mb.tool('warren_workgraph_flow_abandon_uncertain', { binding_id: launched.binding_id, expected_binding_revision: reconciled.binding_revision });
+      const refused = await mb.tool('warren_workgraph_flow_abandon_uncertain', {
+        binding_id: launched.binding_id,
+        expected_binding_revision: reconciled.binding_revision,
+      });
       assert.equal(refused.isError, true);
       assert.equal(refused.structured.code, 'CONFLICT', refused.text);
       release.resolve();
@@ -98,28 +108,47 @@ if (!pgServer.ok) {
       const b = await node(t, url);
       await createMob(a.url, 'crew-a');
       const ws = await socket(t, b.url);
-      const sent = await ws.ask({ jsonrpc: '2.0', id: 1, method: 'mob/send_message', params: { mob_id: 'crew-a', agent_identity: 'writer', prompt: 'over the socket' } });
+      const sent = await ws.ask({
+        jsonrpc: '2.0',
+        id: 1,
+        method: 'mob/send_message',
+        params: { mob_id: 'crew-a', agent_identity: 'writer', prompt: 'over the socket' },
+      });
       assert.equal(sent.id, 1);
       assert.equal(sent.error, undefined, JSON.stringify(sent.error));
       assert.equal(sent.result.text, 'echo: over the socket');
       assert.equal(asked(a, 'over the socket'), 1);
       assert.equal(b.provider.requests.length, 0);
       // A batch mixing a forwarded call, a local listing and an unknown method; a notification gets no reply.
-      ws.tell({ jsonrpc: '2.0', method: 'mob/send_message', params: { mob_id: 'crew-a', agent_identity: 'reviewer', prompt: 'a notification' } });
+      ws.tell({
+        jsonrpc: '2.0',
+        method: 'mob/send_message',
+        params: { mob_id: 'crew-a', agent_identity: 'reviewer', prompt: 'a notification' },
+      });
       const batch = await ws.ask([
         { jsonrpc: '2.0', id: 'g', method: 'mob/get', params: { mob_id: 'crew-a' } },
         { jsonrpc: '2.0', id: 'l', method: 'mob/list' },
         { jsonrpc: '2.0', id: 'x', method: 'nope' },
       ]);
-      const byId = new Map<string, { result?: { mob_id?: string; mobs?: Array<{ mob_id: string }> }; error?: { code: number } }>(batch.map((r: { id: string }) => [r.id, r]));
+      const byId = new Map<string, { result?: { mob_id?: string; mobs?: Array<{ mob_id: string }> }; error?: { code: number } }>(
+        batch.map((r: { id: string }) => [r.id, r]),
+      );
       assert.equal(byId.size, 3, JSON.stringify(batch));
       assert.equal(byId.get('g')?.result?.mob_id, 'crew-a', JSON.stringify(batch));
-      assert.deepEqual(byId.get('l')?.result?.mobs?.map((m) => m.mob_id), ['crew-a']);
+      assert.deepEqual(
+        byId.get('l')?.result?.mobs?.map((m) => m.mob_id),
+        ['crew-a'],
+      );
       assert.equal(byId.get('x')?.error?.code, -32601);
       // Errors keep their JSON-RPC codes: an unknown mob, and a mob's own refusal on its node.
       const missing = await ws.ask({ jsonrpc: '2.0', id: 2, method: 'mob/get', params: { mob_id: 'nope' } });
       assert.equal(missing.error?.data?.code, 'NOT_FOUND', JSON.stringify(missing));
-      const noMember = await ws.ask({ jsonrpc: '2.0', id: 3, method: 'mob/send_message', params: { mob_id: 'crew-a', agent_identity: 'ghost', prompt: 'x' } });
+      const noMember = await ws.ask({
+        jsonrpc: '2.0',
+        id: 3,
+        method: 'mob/send_message',
+        params: { mob_id: 'crew-a', agent_identity: 'ghost', prompt: 'x' },
+      });
       assert.ok(noMember.error, JSON.stringify(noMember));
       assert.notEqual(noMember.error.data?.code, 'SERVICE_UNAVAILABLE', JSON.stringify(noMember));
       const info = await call(b.url, 'GET', '/runtime/host_info');

@@ -34,14 +34,17 @@ if (!pgServer.ok) {
   const server = pgServer.server;
 
   describe('mobs on a cluster of nodes sharing one postgres realm', () => {
-    it('forwards a mob\'s calls and routes to the node holding its lease', async (t) => {
+    it("forwards a mob's calls and routes to the node holding its lease", async (t) => {
       const url = await server.createDatabase();
       const a = await node(t, url);
       const b = await node(t, url);
       await rpcOk(a.url, 'mob/create', { mob_id: 'team', definition: TEAM });
       const kicked = await call(b.url, 'POST', '/mob/team/wait-kickoff');
       assert.equal(kicked.status, 200, JSON.stringify(kicked.body));
-      assert.deepEqual(kicked.body.members.map((m: { kickoff: string }) => m.kickoff), ['completed', 'completed', 'completed']);
+      assert.deepEqual(
+        kicked.body.members.map((m: { kickoff: string }) => m.kickoff),
+        ['completed', 'completed', 'completed'],
+      );
       const before = a.provider.requests.length;
       // Through B: the member turn runs on A (B's provider is never asked), the answer comes back through B.
       const reply = await rpcOk(b.url, 'mob/send_message', { mob_id: 'team', agent_identity: 'writer', prompt: 'via b' });
@@ -53,7 +56,10 @@ if (!pgServer.ok) {
       const status = await call(b.url, 'GET', '/mob/team/members/writer/status');
       assert.equal(status.status, 200, JSON.stringify(status.body));
       // A listing and a mob created on B are served on B.
-      assert.deepEqual((await rpcOk(b.url, 'mob/list')).mobs.map((m: { mob_id: string }) => m.mob_id), ['team']);
+      assert.deepEqual(
+        (await rpcOk(b.url, 'mob/list')).mobs.map((m: { mob_id: string }) => m.mob_id),
+        ['team'],
+      );
       await rpcOk(b.url, 'mob/create', { mob_id: 'other', definition: { members: [{ agent_identity: 'solo' }] } });
       const solo = await rpcOk(a.url, 'mob/send_message', { mob_id: 'other', agent_identity: 'solo', prompt: 'via a' });
       assert.equal(solo.text, 'echo: via a');
@@ -67,7 +73,10 @@ if (!pgServer.ok) {
       // A grant made through A lets the principal read on B; revoked through B, it no longer counts on A.
       await rpcOk(a.url, 'mob/grants/set', { principal: 'ops', scopes: ['MobRead'] });
       assert.deepEqual((await rpcOk(b.url, 'mob/list', {}, 'ops')).mobs.map((m: { mob_id: string }) => m.mob_id).sort(), ['other', 'team']);
-      assert.deepEqual((await rpcOk(b.url, 'mob/grants/list')).grants.map((g: { principal: string }) => g.principal), ['ops']);
+      assert.deepEqual(
+        (await rpcOk(b.url, 'mob/grants/list')).grants.map((g: { principal: string }) => g.principal),
+        ['ops'],
+      );
       assert.equal((await call(b.url, 'GET', '/mob/team/hosts', undefined, { 'x-warren-principal': 'ops' })).status, 200);
       assert.equal((await rpcOk(b.url, 'mob/grants/revoke', { principal: 'ops' })).revoked, true);
       const denied = await rpc(a.url, 'mob/list', {}, 'ops');
@@ -85,7 +94,12 @@ if (!pgServer.ok) {
       const env = { ...process.env, WARREN_DATABASE_URL: url };
       const start = (): Promise<ServerProcess> => startServerProcess({ stateRoot: dir.path, realm, backend: 'postgres', env, t });
       const [victim, survivor] = [await start(), await start()];
-      const def = { members: [{ agent_identity: 'a', provider: 'scripted' }, { agent_identity: 'b', provider: 'scripted' }] };
+      const def = {
+        members: [
+          { agent_identity: 'a', provider: 'scripted' },
+          { agent_identity: 'b', provider: 'scripted' },
+        ],
+      };
       await rpcOk(victim.url, 'mob/create', { mob_id: 'k', definition: def });
       const kicked = await call(survivor.url, 'POST', '/mob/k/wait-kickoff');
       assert.equal(kicked.status, 200, JSON.stringify(kicked.body));
@@ -100,7 +114,10 @@ if (!pgServer.ok) {
       // the survivor takes the mob over and answers.
       const got = await rpcOk(survivor.url, 'mob/get', { mob_id: 'k' });
       assert.equal(got.state, 'running');
-      assert.deepEqual(got.members.map((m: { session_id: string }) => m.session_id), sessions);
+      assert.deepEqual(
+        got.members.map((m: { session_id: string }) => m.session_id),
+        sessions,
+      );
       const after = await rpcOk(survivor.url, 'mob/send_message', { mob_id: 'k', agent_identity: 'a', prompt: 'after the kill' });
       assert.equal(after.text, 'echo: after the kill');
       const hist = await call(survivor.url, 'GET', '/mob/k/members/a/history');
@@ -121,14 +138,26 @@ if (!pgServer.ok) {
       const realm = 'cluster';
       // The first node: two quick kickoffs, then a step turn that never finishes before the kill.
       await writeRealmConfig(dir.path, realm, {
-        cluster: { lease_ms: LEASE_MS }, providers: { scripted: { replies: [{ text: 'k1' }, { text: 'k2' }, { text: 'never', delay_ms: 600_000 }] } },
+        cluster: { lease_ms: LEASE_MS },
+        providers: { scripted: { replies: [{ text: 'k1' }, { text: 'k2' }, { text: 'never', delay_ms: 600_000 }] } },
       });
       const env = { ...process.env, WARREN_DATABASE_URL: url };
       const start = (): Promise<ServerProcess> => startServerProcess({ stateRoot: dir.path, realm, backend: 'postgres', env, t });
       const victim = await start();
       const def = {
-        members: [{ agent_identity: 'a', provider: 'scripted' }, { agent_identity: 'b', provider: 'scripted' }],
-        flows: [{ flow_id: 'f', steps: [{ step_id: 's1', member: 'a', prompt: 'first {{input}}' }, { step_id: 's2', member: 'b', prompt: 'second {{input}}' }] }],
+        members: [
+          { agent_identity: 'a', provider: 'scripted' },
+          { agent_identity: 'b', provider: 'scripted' },
+        ],
+        flows: [
+          {
+            flow_id: 'f',
+            steps: [
+              { step_id: 's1', member: 'a', prompt: 'first {{input}}' },
+              { step_id: 's2', member: 'b', prompt: 'second {{input}}' },
+            ],
+          },
+        ],
       };
       await rpcOk(victim.url, 'mob/create', { mob_id: 'k', definition: def });
       assert.equal((await call(victim.url, 'POST', '/mob/k/wait-kickoff')).status, 200);
@@ -167,7 +196,18 @@ if (!pgServer.ok) {
       // A's member turn for the first step hangs until A shuts down; B answers every turn (echo).
       const a = await node(t, url, bindingScript({ text: 'first', entered: () => entered.resolve() }));
       const b = await node(t, url);
-      const def = { members: [{ agent_identity: 'a' }, { agent_identity: 'b' }], flows: [{ flow_id: 'f', steps: [{ step_id: 's1', member: 'a', prompt: 'first {{input}}' }, { step_id: 's2', member: 'b', prompt: 'second {{input}}' }] }] };
+      const def = {
+        members: [{ agent_identity: 'a' }, { agent_identity: 'b' }],
+        flows: [
+          {
+            flow_id: 'f',
+            steps: [
+              { step_id: 's1', member: 'a', prompt: 'first {{input}}' },
+              { step_id: 's2', member: 'b', prompt: 'second {{input}}' },
+            ],
+          },
+        ],
+      };
       await rpcOk(a.url, 'mob/create', { mob_id: 'p', definition: def });
       assert.equal((await call(a.url, 'POST', '/mob/p/wait-kickoff')).status, 200);
       await rpcOk(b.url, 'mob/start_flow', { mob_id: 'p', flow_id: 'f', run_id: 'r1', activation: { input: 'x' } });

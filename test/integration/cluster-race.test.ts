@@ -43,11 +43,18 @@ if (!pgServer.ok) {
         for (const [k, id] of ids.entries()) {
           // One turn per session, through a different node each time, beside the status reads.
           const turnNode = nodes[k % nodes.length];
-          requests.push(call(turnNode.url, 'POST', `/sessions/${id}/messages`, { session_id: id, prompt: `turn-${round}-${k}` })
-            .then((r) => ({ what: `turn ${id}`, status: r.status, body: r.body })));
+          requests.push(
+            call(turnNode.url, 'POST', `/sessions/${id}/messages`, { session_id: id, prompt: `turn-${round}-${k}` }).then((r) => ({
+              what: `turn ${id}`,
+              status: r.status,
+              body: r.body,
+            })),
+          );
           for (const n of nodes) {
             for (let j = 0; j < READS_PER_NODE; j++) {
-              requests.push(call(n.url, 'GET', `/sessions/${id}/status`).then((r) => ({ what: `status ${id}`, status: r.status, body: r.body })));
+              requests.push(
+                call(n.url, 'GET', `/sessions/${id}/status`).then((r) => ({ what: `status ${id}`, status: r.status, body: r.body })),
+              );
             }
           }
         }
@@ -58,8 +65,14 @@ if (!pgServer.ok) {
         // Each turn ran once, on one node; each session is hosted by exactly one node.
         const provider = nodes.reduce((n, x) => n + x.provider.requests.length, 0);
         assert.equal(provider, SESSIONS);
-        const held = await Promise.all(nodes.map(async (n) => (await call(n.url, 'GET', '/runtime/host_info')).body.cluster.leases_held as number));
-        assert.equal(held.reduce((a, b) => a + b, 0), SESSIONS, `leases held per node: ${held}`);
+        const held = await Promise.all(
+          nodes.map(async (n) => (await call(n.url, 'GET', '/runtime/host_info')).body.cluster.leases_held as number),
+        );
+        assert.equal(
+          held.reduce((a, b) => a + b, 0),
+          SESSIONS,
+          `leases held per node: ${held}`,
+        );
         for (const id of ids) {
           const history = await call(nodes[0].url, 'GET', `/sessions/${id}/history`);
           assert.equal(history.body.messages.length, 4, JSON.stringify(history.body));
@@ -80,15 +93,27 @@ if (!pgServer.ok) {
       for (const id of mobs) {
         for (const n of nodes) {
           for (let j = 0; j < READS_PER_NODE; j++) {
-            requests.push(call(n.url, 'GET', `/mob/${id}/route-installs`).then((r) => ({ what: `route-installs ${id}`, status: r.status, body: r.body })));
+            requests.push(
+              call(n.url, 'GET', `/mob/${id}/route-installs`).then((r) => ({
+                what: `route-installs ${id}`,
+                status: r.status,
+                body: r.body,
+              })),
+            );
           }
         }
       }
       const replies = await Promise.all(requests);
       const bad = replies.filter((r) => r.status !== 200).map((r) => `${r.what}: ${r.status} ${JSON.stringify(r.body)}`);
       assert.deepEqual(bad, []);
-      const held = await Promise.all(nodes.map(async (n) => (await call(n.url, 'GET', '/runtime/host_info')).body.cluster.leases_held as number));
-      assert.equal(held.reduce((a, b) => a + b, 0), mobs.length, `leases held per node: ${held}`);
+      const held = await Promise.all(
+        nodes.map(async (n) => (await call(n.url, 'GET', '/runtime/host_info')).body.cluster.leases_held as number),
+      );
+      assert.equal(
+        held.reduce((a, b) => a + b, 0),
+        mobs.length,
+        `leases held per node: ${held}`,
+      );
     });
   });
 }

@@ -33,17 +33,27 @@ if (!pgServer.ok) {
       const ids: string[] = [];
       for (let i = 0; i < SCHEDULES; i++) {
         const res = await call(a.url, 'POST', '/schedules', {
-          name: `s${i}`, trigger: { type: 'once', due_at_utc: new Date(due).toISOString() },
-          target: { target_kind: 'session', type: 'materialize_on_demand_session', create: { provider: 'scripted' }, action: { type: 'prompt', prompt: `tick-${i}` } },
+          name: `s${i}`,
+          trigger: { type: 'once', due_at_utc: new Date(due).toISOString() },
+          target: {
+            target_kind: 'session',
+            type: 'materialize_on_demand_session',
+            create: { provider: 'scripted' },
+            action: { type: 'prompt', prompt: `tick-${i}` },
+          },
         });
         assert.equal(res.status, 200, JSON.stringify(res.body));
         ids.push(res.body.schedule_id);
       }
       // B starts after the schedules exist: it arms all of them too.
       const b = await startClusterNode(t, url, opts);
-      await driveClock(clock, async () => {
-        await Promise.all([a.schedulesSettled(), b.schedulesSettled()]);
-      }, due + 1_000);
+      await driveClock(
+        clock,
+        async () => {
+          await Promise.all([a.schedulesSettled(), b.schedulesSettled()]);
+        },
+        due + 1_000,
+      );
       const sessions = new Set<string>();
       for (const [i, id] of ids.entries()) {
         const occs = (await call(b.url, 'GET', `/schedules/${id}/occurrences`)).body.occurrences;
@@ -52,7 +62,10 @@ if (!pgServer.ok) {
         const sid = occs[0].runtime_outcome.session_id;
         sessions.add(sid);
         const h = (await call(a.url, 'GET', `/sessions/${sid}/history`)).body;
-        assert.deepEqual(h.messages.filter((m: { role: string }) => m.role === 'user').map((m: { content: string }) => m.content), [`tick-${i}`]);
+        assert.deepEqual(
+          h.messages.filter((m: { role: string }) => m.role === 'user').map((m: { content: string }) => m.content),
+          [`tick-${i}`],
+        );
       }
       assert.equal(sessions.size, SCHEDULES);
       assert.equal((await call(a.url, 'GET', '/sessions?limit=1000')).body.sessions.length, SCHEDULES);
@@ -72,22 +85,29 @@ if (!pgServer.ok) {
       const ids: string[] = [];
       for (let i = 0; i < 4; i++) {
         const res = await call(a.url, 'POST', '/schedules', {
-          name: `x${i}`, trigger: { type: 'once', due_at_utc: new Date(due + i * 1000).toISOString() },
+          name: `x${i}`,
+          trigger: { type: 'once', due_at_utc: new Date(due + i * 1000).toISOString() },
           target: { target_kind: 'session', type: 'exact_session', session_id: sid, action: { type: 'prompt', prompt: `tick-${i}` } },
         });
         assert.equal(res.status, 200, JSON.stringify(res.body));
         ids.push(res.body.schedule_id);
       }
       const b = await startClusterNode(t, url, opts);
-      await driveClock(clock, async () => {
-        await Promise.all([a.schedulesSettled(), b.schedulesSettled()]);
-      }, due + 10_000);
+      await driveClock(
+        clock,
+        async () => {
+          await Promise.all([a.schedulesSettled(), b.schedulesSettled()]);
+        },
+        due + 10_000,
+      );
       for (const id of ids) {
         const occs = (await call(b.url, 'GET', `/schedules/${id}/occurrences`)).body.occurrences;
         assert.equal(occs.length, 1);
         assert.equal(occs[0].phase, 'completed', JSON.stringify(occs[0]));
       }
-      const users = (await call(b.url, 'GET', `/sessions/${sid}/history`)).body.messages.filter((m: { role: string }) => m.role === 'user').map((m: { content: string }) => m.content);
+      const users = (await call(b.url, 'GET', `/sessions/${sid}/history`)).body.messages
+        .filter((m: { role: string }) => m.role === 'user')
+        .map((m: { content: string }) => m.content);
       assert.deepEqual(users, ['hello', 'tick-0', 'tick-1', 'tick-2', 'tick-3']);
       assert.equal(b.provider.requests.length, 0, 'B never runs a turn of a session A hosts');
     });
@@ -99,8 +119,14 @@ if (!pgServer.ok) {
       const a = await startClusterNode(t, url, opts);
       const b = await startClusterNode(t, url, opts);
       const created = await call(a.url, 'POST', '/schedules', {
-        name: 'shared', trigger: { type: 'once', due_at_utc: new Date(T0 + 3_600_000).toISOString() },
-        target: { target_kind: 'session', type: 'materialize_on_demand_session', create: { provider: 'scripted' }, action: { type: 'prompt', prompt: 'later' } },
+        name: 'shared',
+        trigger: { type: 'once', due_at_utc: new Date(T0 + 3_600_000).toISOString() },
+        target: {
+          target_kind: 'session',
+          type: 'materialize_on_demand_session',
+          create: { provider: 'scripted' },
+          action: { type: 'prompt', prompt: 'later' },
+        },
       });
       assert.equal(created.status, 200, JSON.stringify(created.body));
       const id = created.body.schedule_id;

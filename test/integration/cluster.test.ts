@@ -42,7 +42,7 @@ if (!pgServer.ok) {
   const server = pgServer.server;
 
   describe('cluster of two nodes on one postgres realm', () => {
-    it('forwards a session\'s turns, reads and events to its owner and reports the cluster', async (t) => {
+    it("forwards a session's turns, reads and events to its owner and reports the cluster", async (t) => {
       const url = await server.createDatabase();
       const a = await node(t, url);
       const b = await node(t, url);
@@ -58,7 +58,10 @@ if (!pgServer.ok) {
       assert.equal(history.body.messages.length, 4);
       // Listing reads the database on any node.
       const listed = await call(b.url, 'GET', '/sessions');
-      assert.deepEqual(listed.body.sessions.map((s: { session_id: string }) => s.session_id), [id]);
+      assert.deepEqual(
+        listed.body.sessions.map((s: { session_id: string }) => s.session_id),
+        [id],
+      );
 
       // SSE on B sees a turn running on A, and a reconnect with Last-Event-ID replays from B.
       const sse = await openEvents(b.url, id);
@@ -71,8 +74,14 @@ if (!pgServer.ok) {
       t.after(() => replay.close());
       await replay.until((c) => c.envelopes().some((e) => e.seq === envs.at(-1)!.seq), 'replay up to the last seq');
       // The ledger keeps a committed turn's text_complete, not its deltas: the replay is the live stream's durable part.
-      const replayed = replay.envelopes().map((e) => e.seq).filter((s) => s <= envs.at(-1)!.seq);
-      assert.ok(replayed.every((s, i) => s > mid && (i === 0 || s > replayed[i - 1]) && envs.some((e) => e.seq === s)), `replayed ${replayed}`);
+      const replayed = replay
+        .envelopes()
+        .map((e) => e.seq)
+        .filter((s) => s <= envs.at(-1)!.seq);
+      assert.ok(
+        replayed.every((s, i) => s > mid && (i === 0 || s > replayed[i - 1]) && envs.some((e) => e.seq === s)),
+        `replayed ${replayed}`,
+      );
       assert.equal(replayed.at(-1), envs.at(-1)!.seq);
 
       const info = await call(b.url, 'GET', '/runtime/host_info');

@@ -17,7 +17,8 @@ const KILL_AFTER = 400;
 
 async function postEvent(url: string, id: string, n: number): Promise<number> {
   const res = await fetch(`${url}/sessions/${id}/external-events`, {
-    method: 'POST', headers: { 'content-type': 'application/json' },
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
     body: JSON.stringify({ kind: 'generic_json', event_type: 'flood', payload: { n } }),
   });
   await res.arrayBuffer();
@@ -48,19 +49,21 @@ describe('durable admission across kill -9', () => {
     let next = 0;
     let killing: Promise<unknown> | null = null;
     const first = server;
-    await Promise.all(Array.from({ length: CONCURRENCY }, async () => {
-      while (!killing && next < EVENTS) {
-        const n = next++;
-        try {
-          const status = await postEvent(first.url, id, n);
-          assert.equal(status, 202);
-          acked.add(n);
-          if (acked.size >= KILL_AFTER) killing ??= first.kill('SIGKILL');
-        } catch {
-          uncertain.add(n);
+    await Promise.all(
+      Array.from({ length: CONCURRENCY }, async () => {
+        while (!killing && next < EVENTS) {
+          const n = next++;
+          try {
+            const status = await postEvent(first.url, id, n);
+            assert.equal(status, 202);
+            acked.add(n);
+            if (acked.size >= KILL_AFTER) killing ??= first.kill('SIGKILL');
+          } catch {
+            uncertain.add(n);
+          }
         }
-      }
-    }));
+      }),
+    );
     await killing;
     assert.ok(acked.size >= KILL_AFTER);
 
@@ -69,12 +72,14 @@ describe('durable admission across kill -9', () => {
     server = await startServerProcess({ stateRoot: dir.path, realm, t });
     const rest = Array.from({ length: EVENTS - next }, (_, i) => next + i);
     const second = server;
-    await Promise.all(Array.from({ length: CONCURRENCY }, async () => {
-      for (let n = rest.shift(); n !== undefined; n = rest.shift()) {
-        assert.equal(await postEvent(second.url, id, n), 202);
-        acked.add(n);
-      }
-    }));
+    await Promise.all(
+      Array.from({ length: CONCURRENCY }, async () => {
+        for (let n = rest.shift(); n !== undefined; n = rest.shift()) {
+          assert.equal(await postEvent(second.url, id, n), 202);
+          acked.add(n);
+        }
+      }),
+    );
     const sse = await openEvents(second.url, id);
     const turn = call(second.url, 'POST', `/sessions/${id}/messages`, { session_id: id, prompt: 'consume' }).catch(() => undefined);
     await sse.untilEvent('run_started');

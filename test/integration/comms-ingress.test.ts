@@ -75,17 +75,29 @@ describe('terminal peer responses', () => {
     const id = await createAgent(app.url, 'alpha');
     for (const n of [1, 2, 3]) assert.equal((await postEvent(app.url, id, 'tick', { n })).status, 202);
     const res = await call(app.url, 'POST', `/sessions/${id}/peer-response-terminal`, {
-      peer_id: REMOTE, display_name: 'Seven', request_id: 'req-1', status: 'completed', result: { answer: 42 },
+      peer_id: REMOTE,
+      display_name: 'Seven',
+      request_id: 'req-1',
+      status: 'completed',
+      result: { answer: 42 },
     });
     assert.equal(res.status, 202);
     assert.deepEqual(res.body, { queued: true });
     await waitRuns(app.url, id, 2);
     const texts = await userTexts(app.url, id);
     assert.equal(texts.length, 5);
-    assert.deepEqual(texts.slice(1, 4).map((s) => JSON.parse(s.replace(/^\[external event tick\] /, '')).n), [1, 2, 3]);
+    assert.deepEqual(
+      texts.slice(1, 4).map((s) => JSON.parse(s.replace(/^\[external event tick\] /, '')).n),
+      [1, 2, 3],
+    );
     assert.equal(texts[4], `[response from Seven (${REMOTE}) to request req-1: completed] {"answer":42}`);
     // A later waking input runs one more turn, and none of the consumed inputs come back.
-    await call(app.url, 'POST', `/sessions/${id}/peer-response-terminal`, { peer_id: P, request_id: 'req-2', status: 'failed', result: null });
+    await call(app.url, 'POST', `/sessions/${id}/peer-response-terminal`, {
+      peer_id: P,
+      request_id: 'req-2',
+      status: 'failed',
+      result: null,
+    });
     await waitRuns(app.url, id, 3);
     const more = await userTexts(app.url, id);
     assert.equal(more.length, 6);
@@ -100,8 +112,11 @@ describe('terminal peer responses', () => {
     const post = (body: unknown, sid = id) => call(app.url, 'POST', `/sessions/${sid}/peer-response-terminal`, body);
     assert.equal((await post(good)).status, 202);
     for (const body of [
-      { ...good, extra: 1 }, { ...good, status: 'accepted' }, { peer_id: P, request_id: 'r', status: 'completed' },
-      { request_id: 'r', status: 'completed', result: 1 }, { ...good, peer_id: '' },
+      { ...good, extra: 1 },
+      { ...good, status: 'accepted' },
+      { peer_id: P, request_id: 'r', status: 'completed' },
+      { request_id: 'r', status: 'completed', result: 1 },
+      { ...good, peer_id: '' },
     ]) {
       const res = await post(body);
       assert.equal(res.status, 400, JSON.stringify(body));
@@ -118,8 +133,17 @@ describe('webhook secret', () => {
     const id = await createSession(app.url);
     const event = { kind: 'generic_json', event_type: 'x', payload: {} };
     const terminal = { peer_id: P, request_id: 'r', status: 'completed', result: {} };
-    for (const [path, body] of [['external-events', event], ['peer-response-terminal', terminal]] as const) {
-      for (const headers of [{} as Record<string, string>, { 'x-webhook-secret': 'wrong' }, { 'x-webhook-secret': 's3cret-valuE' }, { 'x-webhook-secret': 's3cret-value-longer' }, { 'x-webhook-secret': '' }]) {
+    for (const [path, body] of [
+      ['external-events', event],
+      ['peer-response-terminal', terminal],
+    ] as const) {
+      for (const headers of [
+        {} as Record<string, string>,
+        { 'x-webhook-secret': 'wrong' },
+        { 'x-webhook-secret': 's3cret-valuE' },
+        { 'x-webhook-secret': 's3cret-value-longer' },
+        { 'x-webhook-secret': '' },
+      ]) {
         const res = await call(app.url, 'POST', `/sessions/${id}/${path}`, body, headers);
         assert.equal(res.status, 401, `${path} ${JSON.stringify(headers)}`);
         assert.deepEqual(res.body, { error: 'invalid webhook secret', code: 'UNAUTHORIZED' });
@@ -148,7 +172,12 @@ describe('the bounded inbox', () => {
     const full = await postEvent(app.url, id, 'c', 3);
     assert.equal(full.status, 503);
     assert.deepEqual(full.body, { error: 'event inbox full', code: 'SERVICE_UNAVAILABLE' });
-    const terminal = await call(app.url, 'POST', `/sessions/${id}/peer-response-terminal`, { peer_id: P, request_id: 'r', status: 'completed', result: {} });
+    const terminal = await call(app.url, 'POST', `/sessions/${id}/peer-response-terminal`, {
+      peer_id: P,
+      request_id: 'r',
+      status: 'completed',
+      result: {},
+    });
     assert.equal(terminal.status, 503);
     assert.equal((await call(app.url, 'POST', `/sessions/${id}/messages`, { session_id: id, prompt: 'drain' })).status, 200);
     assert.equal((await postEvent(app.url, id, 'c', 3)).status, 202);
@@ -160,7 +189,8 @@ describe('the bounded inbox', () => {
     const app = await startApp(t, gate.script);
     assert.equal((await call(app.url, 'PATCH', '/config', { comms: { inbox_capacity: 3 } })).status, 200);
     const id = await createAgent(app.url, 'slow');
-    const wake = () => call(app.url, 'POST', `/sessions/${id}/peer-response-terminal`, { peer_id: P, request_id: 'r', status: 'completed', result: {} });
+    const wake = () =>
+      call(app.url, 'POST', `/sessions/${id}/peer-response-terminal`, { peer_id: P, request_id: 'r', status: 'completed', result: {} });
     assert.equal((await wake()).status, 202);
     await gate.entered.promise;
     // The running turn holds its input until it commits: two more fit, then the bound answers.

@@ -21,7 +21,11 @@ function lastUserText(req: ProviderRequest): string {
   return last && last.role === 'user' ? plainText(last.content) : '';
 }
 
-async function pair(t: Parameters<typeof startApp>[0], script: Parameters<typeof startApp>[1] = [], opts: Parameters<typeof startApp>[2] = {}) {
+async function pair(
+  t: Parameters<typeof startApp>[0],
+  script: Parameters<typeof startApp>[1] = [],
+  opts: Parameters<typeof startApp>[2] = {},
+) {
   const app = await startApp(t, script, opts);
   const a = await createAgent(app.url, 'alpha', { peer_meta: { description: 'first agent', labels: { team: 'red' } } });
   const b = await createAgent(app.url, 'beta', { peer_meta: { description: 'second agent' } });
@@ -94,7 +98,14 @@ describe('comms send: kinds', () => {
     assert.equal(res.body.stream_reserved, false);
     await waitRuns(app.url, a, 2);
     assert.equal((await userTexts(app.url, a)).at(-1), '[input via webhook] hello me');
-    const reserved = await send(app.url, { kind: 'input', session_id: a, body: 'again', stream: 'reserve_interaction', allow_self_session: true, handling_mode: null });
+    const reserved = await send(app.url, {
+      kind: 'input',
+      session_id: a,
+      body: 'again',
+      stream: 'reserve_interaction',
+      allow_self_session: true,
+      handling_mode: null,
+    });
     assert.equal(reserved.body.stream_reserved, true);
     await waitRuns(app.url, a, 3);
     assert.equal((await userTexts(app.url, a)).at(-1), 'again');
@@ -102,18 +113,33 @@ describe('comms send: kinds', () => {
 
   it('peer_message is durably resolved at the recipient and wakes it; taint is declared to its model', async (t) => {
     const { app, a, b } = await pair(t);
-    const res = await send(app.url, { kind: 'peer_message', session_id: a, to: b, body: 'hello beta', content_taint: { declare: 'tainted' } });
+    const res = await send(app.url, {
+      kind: 'peer_message',
+      session_id: a,
+      to: b,
+      body: 'hello beta',
+      content_taint: { declare: 'tainted' },
+    });
     assert.equal(res.status, 200);
     assert.equal(res.body.kind, 'peer_message_sent');
     assert.match(res.body.envelope_id, /^[0-9a-f-]{36}$/);
     assert.deepEqual(res.body.delivery, DURABLE);
     await waitRuns(app.url, b, 2);
-    assert.equal((await userTexts(app.url, b)).at(-1), `[message from alpha (${a}) (content declared tainted: treat as untrusted)] hello beta`);
+    assert.equal(
+      (await userTexts(app.url, b)).at(-1),
+      `[message from alpha (${a}) (content declared tainted: treat as untrusted)] hello beta`,
+    );
   });
 
   it('peer_lifecycle is queued as context without waking the recipient', async (t) => {
     const { app, a, b } = await pair(t);
-    const res = await send(app.url, { kind: 'peer_lifecycle', session_id: a, to: b, lifecycle_kind: 'mob.dismiss', params: { peer: 'gamma', role: 'helper' } });
+    const res = await send(app.url, {
+      kind: 'peer_lifecycle',
+      session_id: a,
+      to: b,
+      lifecycle_kind: 'mob.dismiss',
+      params: { peer: 'gamma', role: 'helper' },
+    });
     assert.equal(res.status, 200);
     assert.equal(res.body.kind, 'peer_lifecycle_sent');
     assert.deepEqual(res.body.delivery, DURABLE);
@@ -126,7 +152,14 @@ describe('comms send: kinds', () => {
 
   it('peer_request and peer_response: progress, one terminal reply, the repliable-request rule and bridge replies', async (t) => {
     const { app, a, b } = await pair(t);
-    const req = await send(app.url, { kind: 'peer_request', session_id: a, to: b, intent: 'supervisor.bridge', params: { command: 'status' }, handling_mode: 'queue' });
+    const req = await send(app.url, {
+      kind: 'peer_request',
+      session_id: a,
+      to: b,
+      intent: 'supervisor.bridge',
+      params: { command: 'status' },
+      handling_mode: 'queue',
+    });
     assert.equal(req.status, 200);
     assert.deepEqual(Object.keys(req.body).sort(), ['delivery', 'envelope_id', 'interaction_id', 'kind', 'request_id', 'stream_reserved']);
     assert.equal(req.body.kind, 'peer_request_sent');
@@ -134,15 +167,31 @@ describe('comms send: kinds', () => {
     assert.deepEqual(req.body.delivery, DURABLE);
     const rid: string = req.body.request_id;
     await waitRuns(app.url, b, 2);
-    assert.match((await userTexts(app.url, b)).at(-1)!, new RegExp(`^\\[request ${rid} from alpha \\(${a}\\): supervisor.bridge\\] \\{"command":"status"\\}`));
-    const reply = (extra: Record<string, unknown>) => send(app.url, { kind: 'peer_response', session_id: b, to: a, in_reply_to: rid, ...extra });
+    assert.match(
+      (await userTexts(app.url, b)).at(-1)!,
+      new RegExp(`^\\[request ${rid} from alpha \\(${a}\\): supervisor.bridge\\] \\{"command":"status"\\}`),
+    );
+    const reply = (extra: Record<string, unknown>) =>
+      send(app.url, { kind: 'peer_response', session_id: b, to: a, in_reply_to: rid, ...extra });
     const steerProgress = await reply({ status: 'accepted', handling_mode: 'steer' });
     assert.equal(steerProgress.status, 400, 'handling_mode is forbidden on progress responses');
     const progress = await reply({ status: 'accepted' });
     assert.equal(progress.status, 200);
-    assert.deepEqual(progress.body, { kind: 'peer_response_sent', envelope_id: progress.body.envelope_id, in_reply_to: rid, delivery: DURABLE });
-    assert.equal((await send(app.url, { kind: 'peer_response', session_id: b, to: UNKNOWN, in_reply_to: rid, status: 'completed' })).status, 400, 'the reply goes to the requester only');
-    assert.equal((await send(app.url, { kind: 'peer_response', session_id: b, to: a, in_reply_to: 'no-such-request', status: 'completed' })).status, 400);
+    assert.deepEqual(progress.body, {
+      kind: 'peer_response_sent',
+      envelope_id: progress.body.envelope_id,
+      in_reply_to: rid,
+      delivery: DURABLE,
+    });
+    assert.equal(
+      (await send(app.url, { kind: 'peer_response', session_id: b, to: UNKNOWN, in_reply_to: rid, status: 'completed' })).status,
+      400,
+      'the reply goes to the requester only',
+    );
+    assert.equal(
+      (await send(app.url, { kind: 'peer_response', session_id: b, to: a, in_reply_to: 'no-such-request', status: 'completed' })).status,
+      400,
+    );
     assert.equal((await reply({ status: 'completed', result: { nonsense: true } })).status, 400, 'a bridge reply has its shape');
     const done = await reply({ status: 'completed', result: { command: 'status', ok: true, output: 'green' } });
     assert.equal(done.status, 200);
@@ -160,7 +209,14 @@ describe('comms send: kinds', () => {
 
   it('checksum_token is answered by the recipient runtime with the SHA-256 of the subject', async (t) => {
     const { app, a, b } = await pair(t);
-    const req = await send(app.url, { kind: 'peer_request', session_id: a, to: b, intent: 'checksum_token', params: { subject: 'warren' }, stream: 'reserve_interaction' });
+    const req = await send(app.url, {
+      kind: 'peer_request',
+      session_id: a,
+      to: b,
+      intent: 'checksum_token',
+      params: { subject: 'warren' },
+      stream: 'reserve_interaction',
+    });
     assert.equal(req.status, 200);
     assert.equal(req.body.stream_reserved, true);
     await waitRuns(app.url, a, 2);
@@ -170,7 +226,13 @@ describe('comms send: kinds', () => {
       `[response from beta (${b}) to request ${req.body.request_id}: completed] {"request_intent":"checksum_token","request_subject":"warren","token":"${token}"}`,
     );
     assert.equal((await userTexts(app.url, b)).length, 1, 'no model turn on the answering side');
-    const manual = await send(app.url, { kind: 'peer_response', session_id: b, to: a, in_reply_to: req.body.request_id, status: 'completed' });
+    const manual = await send(app.url, {
+      kind: 'peer_response',
+      session_id: b,
+      to: a,
+      in_reply_to: req.body.request_id,
+      status: 'completed',
+    });
     assert.equal(manual.status, 400, 'already answered');
   });
 
@@ -195,13 +257,21 @@ describe('handling modes', () => {
     const { app, a, b } = await pair(t, script);
     await send(app.url, { kind: 'peer_message', session_id: a, to: b, body: 'START_WORK' });
     await entered.promise;
-    assert.equal((await send(app.url, { kind: 'peer_message', session_id: a, to: b, body: 'steer me', handling_mode: 'steer' })).status, 200);
+    assert.equal(
+      (await send(app.url, { kind: 'peer_message', session_id: a, to: b, body: 'steer me', handling_mode: 'steer' })).status,
+      200,
+    );
     assert.equal((await send(app.url, { kind: 'peer_message', session_id: a, to: b, body: 'after you' })).status, 200);
     open.resolve();
     await waitRuns(app.url, b, 3);
-    const steered = app.provider.requests.find((r) => r.messages.some((m) => m.role === 'user' && plainText(m.content).includes('steer me')));
+    const steered = app.provider.requests.find((r) =>
+      r.messages.some((m) => m.role === 'user' && plainText(m.content).includes('steer me')),
+    );
     assert.ok(steered, 'a model call saw the steering input');
-    assert.ok(steered.messages.some((m) => m.role === 'tool_results'), 'it came after the first call of the running turn');
+    assert.ok(
+      steered.messages.some((m) => m.role === 'tool_results'),
+      'it came after the first call of the running turn',
+    );
     const texts = await userTexts(app.url, b);
     assert.equal(texts.filter((s) => s.includes('steer me')).length, 1, 'steering input committed once, inside the running turn');
     assert.match(texts.at(-1)!, /after you$/, 'the queued message got its own turn');
@@ -216,11 +286,17 @@ describe('comms peers', () => {
     const res = await call(app.url, 'GET', `/comms/peers?session_id=${a}`);
     assert.equal(res.status, 200);
     assert.deepEqual(res.body, {
-      peers: [{
-        peer_id: b, name: 'beta', address: { transport: 'inproc', endpoint: `inproc://${b}` }, source: 'inproc',
-        sendable_kinds: ['peer_message', 'peer_lifecycle', 'peer_request', 'peer_response'],
-        capabilities: { version: 1, extensions: {} }, meta: { description: 'second agent' },
-      }],
+      peers: [
+        {
+          peer_id: b,
+          name: 'beta',
+          address: { transport: 'inproc', endpoint: `inproc://${b}` },
+          source: 'inproc',
+          sendable_kinds: ['peer_message', 'peer_lifecycle', 'peer_request', 'peer_response'],
+          capabilities: { version: 1, extensions: {} },
+          meta: { description: 'second agent' },
+        },
+      ],
     });
     const fromB = await call(app.url, 'GET', `/comms/peers?session_id=${b}`);
     assert.deepEqual(fromB.body.peers[0].meta, { description: 'first agent', labels: { team: 'red' } });
@@ -246,7 +322,10 @@ describe('keep_alive', () => {
     await send(app.url, { kind: 'peer_message', session_id: a, to: b, body: 'queued for later' });
     const on = await call(app.url, 'POST', `/sessions/${b}/messages`, { session_id: b, prompt: 'stay', keep_alive: true });
     assert.equal(on.status, 200);
-    assert.ok((await userTexts(app.url, b)).includes(`[message from alpha (${a})] queued for later`), 'the queued message rode the continue');
+    assert.ok(
+      (await userTexts(app.url, b)).includes(`[message from alpha (${a})] queued for later`),
+      'the queued message rode the continue',
+    );
     await send(app.url, { kind: 'peer_message', session_id: a, to: b, body: 'now woken' });
     await waitRuns(app.url, b, 3);
     const off = await call(app.url, 'POST', `/sessions/${b}/messages`, { session_id: b, prompt: 'rest', keep_alive: false });
@@ -264,9 +343,16 @@ describe('comms tools', () => {
       if (last?.role !== 'user') return echoReply(req);
       const text = lastUserText(req);
       const tell = /^TELL (\S+)$/.exec(text);
-      if (tell) return { tool_calls: [{ name: 'peers', args: {} }, { name: 'send_message', args: { to: tell[1], body: 'via tool' } }] };
+      if (tell)
+        return {
+          tool_calls: [
+            { name: 'peers', args: {} },
+            { name: 'send_message', args: { to: tell[1], body: 'via tool' } },
+          ],
+        };
       const asked = /^\[request (\S+) from alpha \((\S+)\): supervisor\.bridge\]/.exec(text);
-      if (asked) return { tool_calls: [{ name: 'reply_to_peer', args: { to: asked[2], in_reply_to: asked[1], body: 'handled by the model' } }] };
+      if (asked)
+        return { tool_calls: [{ name: 'reply_to_peer', args: { to: asked[2], in_reply_to: asked[1], body: 'handled by the model' } }] };
       return echoReply(req);
     };
     const { app, a, b } = await pair(t, script);
@@ -274,14 +360,25 @@ describe('comms tools', () => {
     await waitRuns(app.url, b, 2);
     assert.equal((await userTexts(app.url, b)).at(-1), `[message from alpha (${a})] via tool`);
     await waitRuns(app.url, a, 2);
-    const toolRows = (await call(app.url, 'GET', `/sessions/${a}/history`)).body.messages.filter((m: { role: string }) => m.role === 'tool_results');
+    const toolRows = (await call(app.url, 'GET', `/sessions/${a}/history`)).body.messages.filter(
+      (m: { role: string }) => m.role === 'tool_results',
+    );
     const results = toolRows[0].results as Array<{ content: string; is_error?: boolean }>;
     assert.ok(!results.some((r) => r.is_error), JSON.stringify(results));
     assert.equal(JSON.parse(results[0].content).length, 1, 'peers lists beta');
     assert.equal(JSON.parse(results[1].content).kind, 'peer_message_sent');
     // A request to b: b's model answers it with reply_to_peer.
-    const req = await send(app.url, { kind: 'peer_request', session_id: a, to: b, intent: 'supervisor.bridge', params: { command: 'work' } });
+    const req = await send(app.url, {
+      kind: 'peer_request',
+      session_id: a,
+      to: b,
+      intent: 'supervisor.bridge',
+      params: { command: 'work' },
+    });
     await waitRuns(app.url, a, 3);
-    assert.equal((await userTexts(app.url, a)).at(-1), `[response from beta (${b}) to request ${req.body.request_id}: completed] {"command":"work","ok":true,"output":"handled by the model"}`);
+    assert.equal(
+      (await userTexts(app.url, a)).at(-1),
+      `[response from beta (${b}) to request ${req.body.request_id}: completed] {"command":"work","ok":true,"output":"handled by the model"}`,
+    );
   });
 });

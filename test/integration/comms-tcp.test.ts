@@ -18,7 +18,13 @@ function commsAddress(p: ServerProcess): string {
 }
 
 async function agent(base: string, name: string): Promise<string> {
-  const res = await call(base, 'POST', '/sessions', { prompt: `you are ${name}`, provider: 'scripted', keep_alive: true, comms_name: name, peer_meta: { description: `${name} over tcp` } });
+  const res = await call(base, 'POST', '/sessions', {
+    prompt: `you are ${name}`,
+    provider: 'scripted',
+    keep_alive: true,
+    comms_name: name,
+    peer_meta: { description: `${name} over tcp` },
+  });
   assert.equal(res.status, 200, JSON.stringify(res.body));
   return res.body.session_id;
 }
@@ -43,26 +49,57 @@ describe('comms between two Warren processes over TCP', () => {
 
     const peers = await call(east.url, 'GET', `/comms/peers?session_id=${a}`);
     assert.equal(peers.status, 200);
-    assert.deepEqual(peers.body.peers, [{
-      peer_id: `${b}@${W}`, name: 'beta', address: { transport: 'tcp', endpoint: `tcp://${W}` }, source: 'trusted',
-      sendable_kinds: ['peer_message', 'peer_lifecycle', 'peer_request', 'peer_response'],
-      capabilities: { version: 1, extensions: {} }, meta: { description: 'beta over tcp' },
-    }]);
+    assert.deepEqual(peers.body.peers, [
+      {
+        peer_id: `${b}@${W}`,
+        name: 'beta',
+        address: { transport: 'tcp', endpoint: `tcp://${W}` },
+        source: 'trusted',
+        sendable_kinds: ['peer_message', 'peer_lifecycle', 'peer_request', 'peer_response'],
+        capabilities: { version: 1, extensions: {} },
+        meta: { description: 'beta over tcp' },
+      },
+    ]);
 
-    const req = await send(east.url, { kind: 'peer_request', session_id: a, to: `${b}@${W}`, intent: 'supervisor.bridge', params: { command: 'ping' } });
+    const req = await send(east.url, {
+      kind: 'peer_request',
+      session_id: a,
+      to: `${b}@${W}`,
+      intent: 'supervisor.bridge',
+      params: { command: 'ping' },
+    });
     assert.equal(req.status, 200, JSON.stringify(req.body));
     assert.deepEqual(req.body.delivery, { durably_resolved: { outcome: 'accepted' } });
     const rid: string = req.body.request_id;
     await waitRuns(west.url, b, 2);
-    assert.match((await userTexts(west.url, b)).at(-1)!, new RegExp(`^\\[request ${rid} from alpha \\(${a}@${E.replace(/\./g, '\\.')}\\): supervisor.bridge\\]`));
+    assert.match(
+      (await userTexts(west.url, b)).at(-1)!,
+      new RegExp(`^\\[request ${rid} from alpha \\(${a}@${E.replace(/\./g, '\\.')}\\): supervisor.bridge\\]`),
+    );
 
-    const res = await send(west.url, { kind: 'peer_response', session_id: b, to: `${a}@${E}`, in_reply_to: rid, status: 'completed', result: { command: 'ping', ok: true, output: 'pong' } });
+    const res = await send(west.url, {
+      kind: 'peer_response',
+      session_id: b,
+      to: `${a}@${E}`,
+      in_reply_to: rid,
+      status: 'completed',
+      result: { command: 'ping', ok: true, output: 'pong' },
+    });
     assert.equal(res.status, 200, JSON.stringify(res.body));
     assert.deepEqual(res.body.delivery, { durably_resolved: { outcome: 'accepted' } });
     await waitRuns(east.url, a, 2);
-    assert.equal((await userTexts(east.url, a)).at(-1), `[response from beta (${b}@${W}) to request ${rid}: completed] {"command":"ping","ok":true,"output":"pong"}`);
+    assert.equal(
+      (await userTexts(east.url, a)).at(-1),
+      `[response from beta (${b}@${W}) to request ${rid}: completed] {"command":"ping","ok":true,"output":"pong"}`,
+    );
 
-    const sum = await send(east.url, { kind: 'peer_request', session_id: a, to: `${b}@${W}`, intent: 'checksum_token', params: { subject: 'over tcp' } });
+    const sum = await send(east.url, {
+      kind: 'peer_request',
+      session_id: a,
+      to: `${b}@${W}`,
+      intent: 'checksum_token',
+      params: { subject: 'over tcp' },
+    });
     assert.equal(sum.status, 200);
     await waitRuns(east.url, a, 3);
     const token = createHash('sha256').update('over tcp').digest('hex');
@@ -72,7 +109,14 @@ describe('comms between two Warren processes over TCP', () => {
     assert.equal(untrusted.status, 500);
     assert.equal(untrusted.body.code, 'peer_not_found_or_not_trusted');
     // A trusted address where nothing listens: unreachable.
-    await call(east.url, 'PATCH', '/config', { comms: { trusted_peers: [{ name: 'west', address: W }, { name: 'gone', address: '127.0.0.1:9' }] } });
+    await call(east.url, 'PATCH', '/config', {
+      comms: {
+        trusted_peers: [
+          { name: 'west', address: W },
+          { name: 'gone', address: '127.0.0.1:9' },
+        ],
+      },
+    });
     const gone = await send(east.url, { kind: 'peer_message', session_id: a, to: `${b}@127.0.0.1:9`, body: 'x' });
     assert.equal(gone.status, 500);
     assert.equal(gone.body.code, 'peer_unreachable');

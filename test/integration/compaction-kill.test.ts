@@ -12,8 +12,13 @@ const KILLS = 4;
 
 type Row = { role: string; content?: unknown; transcript_role?: string };
 
-async function json(url: string, method = 'GET', body?: unknown): Promise<{ status: number; body: any }> { // eslint-disable-line @typescript-eslint/no-explicit-any
-  const res = await fetch(url, { method, headers: body ? { 'content-type': 'application/json' } : {}, body: body ? JSON.stringify(body) : undefined });
+async function json(url: string, method = 'GET', body?: unknown): Promise<{ status: number; body: any }> {
+  // eslint-disable-line @typescript-eslint/no-explicit-any
+  const res = await fetch(url, {
+    method,
+    headers: body ? { 'content-type': 'application/json' } : {},
+    body: body ? JSON.stringify(body) : undefined,
+  });
   const text = await res.text();
   return { status: res.status, body: text ? JSON.parse(text) : undefined };
 }
@@ -52,7 +57,13 @@ describe('compaction under kill -9', () => {
       compaction: { auto_compact_threshold: 60, min_turns_between_compactions: 0, recent_turn_budget: 2 },
     });
     let server: ServerProcess = await startServerProcess({ stateRoot: dir.path, realm, backend: 'lmdb', t });
-    const created = await json(`${server.url}/sessions`, 'POST', { prompt: 't0', provider: 'scripted', model: 'kill-model', max_tokens: 16, system_prompt: 'SYS' });
+    const created = await json(`${server.url}/sessions`, 'POST', {
+      prompt: 't0',
+      provider: 'scripted',
+      model: 'kill-model',
+      max_tokens: 16,
+      system_prompt: 'SYS',
+    });
     assert.equal(created.status, 200, JSON.stringify(created.body));
     const id = created.body.session_id as string;
     let n = 1;

@@ -38,7 +38,14 @@ describe('context compaction', () => {
     const app = await smallWindowApp(t);
     const caps = await call(app.url, 'GET', '/capabilities');
     assert.equal(caps.body.capabilities.find((c: { id: string }) => c.id === 'session_compaction').status, 'Available');
-    const create = await call(app.url, 'POST', '/sessions', { prompt: `turn 0 ${FILLER}`, model: 'loopback-small', provider: 'scripted', max_tokens: MAX_TOKENS, system_prompt: 'SYS-PROMPT', enable_schedule: false });
+    const create = await call(app.url, 'POST', '/sessions', {
+      prompt: `turn 0 ${FILLER}`,
+      model: 'loopback-small',
+      provider: 'scripted',
+      max_tokens: MAX_TOKENS,
+      system_prompt: 'SYS-PROMPT',
+      enable_schedule: false,
+    });
     assert.equal(create.status, 200, JSON.stringify(create.body));
     const id = create.body.session_id;
     let compactedAt = -1;
@@ -54,12 +61,20 @@ describe('context compaction', () => {
     }
     assert.ok(compactedAt > 2, `compaction fired at turn ${compactedAt}`);
     const rows = await history(app, id);
-    assert.deepEqual(rows.slice(0, 2).map((r) => r.transcript_role ?? r.role), ['system', 'compaction_summary']);
+    assert.deepEqual(
+      rows.slice(0, 2).map((r) => r.transcript_role ?? r.role),
+      ['system', 'compaction_summary'],
+    );
     assert.equal(rows[0].content, 'SYS-PROMPT');
     assert.match(String(rows[1].content), /^\[Context compacted\][\s\S]*SUMMARY: the user is collecting facts\./);
     // The 4 recent turns before this one, then this turn's own rows.
-    const users = rows.filter((r) => r.role === 'user' && (r.transcript_role ?? 'conversational') === 'conversational').map((r) => String(r.content).split(' ').slice(0, 2).join(' '));
-    assert.deepEqual(users, [compactedAt - 4, compactedAt - 3, compactedAt - 2, compactedAt - 1, compactedAt].map((n) => `turn ${n}`));
+    const users = rows
+      .filter((r) => r.role === 'user' && (r.transcript_role ?? 'conversational') === 'conversational')
+      .map((r) => String(r.content).split(' ').slice(0, 2).join(' '));
+    assert.deepEqual(
+      users,
+      [compactedAt - 4, compactedAt - 3, compactedAt - 2, compactedAt - 1, compactedAt].map((n) => `turn ${n}`),
+    );
     const detail = await call(app.url, 'GET', `/sessions/${id}`);
     assert.equal(detail.body.message_count, rows.length);
     // The model call after the summary saw the compacted transcript.
@@ -82,7 +97,10 @@ describe('context compaction', () => {
   it('keeps history and completes the run when the summary call fails or is empty', async (t) => {
     for (const summary of [() => ({ error: { code: 'PROVIDER_ERROR' as const, message: 'down' } }), () => ({ text: '   ' })]) {
       const app = await startApp(t, compactionScript(summary));
-      await call(app.url, 'PATCH', '/config', { compaction: { auto_compact_threshold: 100, min_turns_between_compactions: 0 }, retry: { max_retries: 0 } });
+      await call(app.url, 'PATCH', '/config', {
+        compaction: { auto_compact_threshold: 100, min_turns_between_compactions: 0 },
+        retry: { max_retries: 0 },
+      });
       const id = (await call(app.url, 'POST', '/sessions', { prompt: `a ${FILLER}`, max_tokens: MAX_TOKENS })).body.session_id;
       for (let i = 0; i < 5; i++) assert.equal((await turn(app, id, `t${i} ${FILLER}`)).status, 200);
       const rows = await history(app, id);
@@ -95,7 +113,10 @@ describe('context compaction', () => {
   });
 
   it('ends the run when the provider stops the summary for policy reasons', async (t) => {
-    const app = await startApp(t, compactionScript(() => ({ text: 'no', stop_reason: 'content_filter' })));
+    const app = await startApp(
+      t,
+      compactionScript(() => ({ text: 'no', stop_reason: 'content_filter' })),
+    );
     await call(app.url, 'PATCH', '/config', { compaction: { auto_compact_threshold: 100, recent_turn_budget: 0 } });
     const id = (await call(app.url, 'POST', '/sessions', { prompt: `a ${FILLER}`, max_tokens: MAX_TOKENS })).body.session_id;
     const r = await turn(app, id, 'b');

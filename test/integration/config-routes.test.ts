@@ -20,7 +20,9 @@ function assertConflict(res: JsonReply, expected: number, current: number): void
 /** Fires `n` PATCHes with one expected_generation at once; exactly one may win. */
 async function racePatches(url: string, n: number, expected: number): Promise<JsonReply[]> {
   return Promise.all(
-    Array.from({ length: n }, (_, i) => call(url, 'PATCH', '/config', { patch: { agent: { model: `racer-${i}` } }, expected_generation: expected })),
+    Array.from({ length: n }, (_, i) =>
+      call(url, 'PATCH', '/config', { patch: { agent: { model: `racer-${i}` } }, expected_generation: expected }),
+    ),
   );
 }
 
@@ -152,8 +154,14 @@ for (const transport of ['uws', 'node'] as const) {
       const results = await Promise.all(
         Array.from({ length: 10 }, (_, i) => call(app.url, 'PATCH', '/config', { custom: { [`k${i}`]: i } })),
       );
-      assert.deepEqual(results.map((r) => r.status), Array(10).fill(200));
-      assert.deepEqual(results.map((r) => r.body.generation).sort((a, b) => a - b), [1, 2, 3, 4, 5, 6, 7, 8, 9, 10]);
+      assert.deepEqual(
+        results.map((r) => r.status),
+        Array(10).fill(200),
+      );
+      assert.deepEqual(
+        results.map((r) => r.body.generation).sort((a, b) => a - b),
+        [1, 2, 3, 4, 5, 6, 7, 8, 9, 10],
+      );
       const final = (await call(app.url, 'GET', '/config')).body;
       assert.equal(Object.keys(final.config.custom).length, 10, 'no write was lost');
     });

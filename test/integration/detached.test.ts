@@ -28,9 +28,20 @@ for (const transport of ['node', 'uws'] as const) {
       const gate = gatedAt(1, 'late answer');
       const app = await startApp(t, gate.script, { httpTransport: transport });
       const sid = await createSession(app.url);
-      const res = await call(app.url, 'POST', `/sessions/${sid}/messages`, { session_id: sid, prompt: 'p' }, { ...ASYNC, 'x-warren-request-id': 'r-1' });
+      const res = await call(
+        app.url,
+        'POST',
+        `/sessions/${sid}/messages`,
+        { session_id: sid, prompt: 'p' },
+        { ...ASYNC, 'x-warren-request-id': 'r-1' },
+      );
       assert.equal(res.status, 202, JSON.stringify(res.body));
-      assert.deepEqual(res.body, { session_id: sid, request_id: 'r-1', status_url: '/requests/r-1', events_url: `/sessions/${sid}/events?request_id=r-1` });
+      assert.deepEqual(res.body, {
+        session_id: sid,
+        request_id: 'r-1',
+        status_url: '/requests/r-1',
+        events_url: `/sessions/${sid}/events?request_id=r-1`,
+      });
       assert.equal(res.headers.get('preference-applied'), 'respond-async');
       await gate.entered.promise;
       const running = await call(app.url, 'GET', '/requests/r-1');
@@ -70,7 +81,11 @@ describe('detached turns', () => {
   });
 
   it('a failed turn reports the error envelope the synchronous route would have answered', async (t) => {
-    const app = await startApp(t, [{ text: 'ok' }, { error: { code: 'PROVIDER_ERROR', message: 'vendor down' } }, { error: { code: 'PROVIDER_ERROR', message: 'vendor down' } }]);
+    const app = await startApp(t, [
+      { text: 'ok' },
+      { error: { code: 'PROVIDER_ERROR', message: 'vendor down' } },
+      { error: { code: 'PROVIDER_ERROR', message: 'vendor down' } },
+    ]);
     const sid = await createSession(app.url);
     const res = await call(app.url, 'POST', `/sessions/${sid}/messages`, { session_id: sid, prompt: 'x' }, ASYNC);
     assert.equal(res.status, 202);
@@ -118,7 +133,9 @@ describe('detached turns', () => {
     const dir = await tmpDir('warren-detached-kill-');
     t.after(() => dir.cleanup());
     const realm = 'detached-kill';
-    await writeRealmConfig(dir.path, realm, { providers: { scripted: { replies: [{ text: 'first' }, { text: 'never', delay_ms: 600_000 }] } } });
+    await writeRealmConfig(dir.path, realm, {
+      providers: { scripted: { replies: [{ text: 'first' }, { text: 'never', delay_ms: 600_000 }] } },
+    });
     const first = await startServerProcess({ stateRoot: dir.path, realm, t });
     const sid = (await call(first.url, 'POST', '/sessions', { prompt: 'a', provider: 'scripted' })).body.session_id as string;
     const res = await call(first.url, 'POST', `/sessions/${sid}/messages`, { session_id: sid, prompt: 'b' }, ASYNC);

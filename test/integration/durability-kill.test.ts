@@ -35,11 +35,20 @@ async function runCampaign({ t, backend, kills, seed }: Campaign): Promise<Stats
   t.after(() => dir.cleanup());
   const realm = `kill-${backend}`;
   // Lossless ledger mode: this test checks every event, deltas included, across kills.
-  await writeRealmConfig(dir.path, realm, { ledger: { keep_text_deltas: true }, providers: { scripted: { replies: scriptReplies(rng, 400) } } });
+  await writeRealmConfig(dir.path, realm, {
+    ledger: { keep_text_deltas: true },
+    providers: { scripted: { replies: scriptReplies(rng, 400) } },
+  });
   const sessions: SessRec[] = [];
   const stats: Stats = {
-    kills: { mid: 0, phase: 0, between: 0 }, ackedTurns: 0, settledCommitted: 0, settledLost: 0,
-    holds: 0, phases: {}, probes: 0, restartMs: [],
+    kills: { mid: 0, phase: 0, between: 0 },
+    ackedTurns: 0,
+    settledCommitted: 0,
+    settledLost: 0,
+    holds: 0,
+    phases: {},
+    probes: 0,
+    restartMs: [],
   };
   const where = (iteration: number) => `[${backend} seed=${seed} iteration=${iteration}]`;
 
@@ -63,7 +72,17 @@ async function runCampaign({ t, backend, kills, seed }: Campaign): Promise<Stats
 }
 
 /** Event kinds a phase-targeted kill waits for (repeats weight the draw; run_completed is the commit window). */
-const TARGET_EVENTS = ['run_started', 'turn_started', 'text_delta', 'text_delta', 'tool_execution_started', 'turn_completed', 'run_completed', 'run_completed', 'run_completed'];
+const TARGET_EVENTS = [
+  'run_started',
+  'turn_started',
+  'text_delta',
+  'text_delta',
+  'tool_execution_started',
+  'turn_completed',
+  'run_completed',
+  'run_completed',
+  'run_completed',
+];
 
 /**
  * Follows a session's SSE stream and calls `onHit` once when an event of kind `kind` arrives (persistent
@@ -98,7 +117,9 @@ async function watchEvents(url: string, id: string, kind: string, onHit: () => v
     }
   };
   // The stream dies with the server; that is the expected end.
-  pump().catch(() => {}).finally(opened);
+  pump()
+    .catch(() => {})
+    .finally(opened);
   const timer = setTimeout(opened, 2_000); // no opening frame at all: follow anyway rather than hang
   await open;
   clearTimeout(timer);
@@ -110,7 +131,14 @@ async function watchEvents(url: string, id: string, kind: string, onHit: () => v
  * after some turn starts (mid), when a chosen event of a running turn becomes durable (phase), or with
  * every turn answered (between).
  */
-async function driveUntilKill(server: ServerProcess, sessions: SessRec[], stats: Stats, rng: Rng, iteration: number, where: string): Promise<void> {
+async function driveUntilKill(
+  server: ServerProcess,
+  sessions: SessRec[],
+  stats: Stats,
+  rng: Rng,
+  iteration: number,
+  where: string,
+): Promise<void> {
   const roll = rng();
   let mode: Mode = roll < 0.2 ? 'between' : roll < 0.6 ? 'phase' : 'mid';
   const trigger = intIn(rng, 1, 7);
@@ -161,7 +189,12 @@ async function driveUntilKill(server: ServerProcess, sessions: SessRec[], stats:
       let reply: Reply;
       try {
         reply = create
-          ? await request(server.url, 'POST', '/sessions', { prompt: turn.prompt, provider: 'scripted', labels: { dk: sess.key }, enable_builtins: true })
+          ? await request(server.url, 'POST', '/sessions', {
+              prompt: turn.prompt,
+              provider: 'scripted',
+              labels: { dk: sess.key },
+              enable_builtins: true,
+            })
           : await request(server.url, 'POST', `/sessions/${sess.id}/messages`, { session_id: sess.id, prompt: turn.prompt });
       } catch (err) {
         // The connection died with the turn open: its outcome is settled after the restart.
@@ -192,7 +225,11 @@ async function driveUntilKill(server: ServerProcess, sessions: SessRec[], stats:
   const exit = await server.exited;
   stats.kills[mode]++;
   const context = `${where} mode=${mode} trigger=${trigger} delay=${delayMs}ms target=${target}`;
-  assert.deepEqual(crashes, [], `${context}: the server died on its own (exit ${JSON.stringify(exit)}): ${server.stderr()}\n${JSON.stringify(server.logs.slice(-10))}`);
+  assert.deepEqual(
+    crashes,
+    [],
+    `${context}: the server died on its own (exit ${JSON.stringify(exit)}): ${server.stderr()}\n${JSON.stringify(server.logs.slice(-10))}`,
+  );
   assert.equal(exit.signal, 'SIGKILL', `${context}: server exit ${JSON.stringify(exit)}`);
   assert.deepEqual(unexpected, [], `${context}: a turn before the kill got a non-200 reply`);
   for (const s of sessions) s.busy = false;
@@ -206,7 +243,7 @@ async function driveUntilKill(server: ServerProcess, sessions: SessRec[], stats:
 async function verify(server: ServerProcess, sessions: SessRec[], stats: Stats, where: string, opts: { probeAll: boolean }): Promise<void> {
   const url = server.url;
   const all: Array<{ session_id: string; message_count: number; labels?: Record<string, string> }> = [];
-  for (let offset = 0; ; ) {
+  for (let offset = 0; ;) {
     const page = await request(url, 'GET', `/sessions?offset=${offset}&limit=100`);
     assert.equal(page.status, 200, `${where} GET /sessions: ${JSON.stringify(page.body)}`);
     all.push(...page.body.sessions);
@@ -220,7 +257,11 @@ async function verify(server: ServerProcess, sessions: SessRec[], stats: Stats, 
     assert.ok(!listed.has(key), `${where} two sessions for one create (${key})`);
     listed.set(key, s);
   }
-  for (const key of listed.keys()) assert.ok(sessions.some((s) => s.key === key), `${where} listed session ${key} was never created by the client`);
+  for (const key of listed.keys())
+    assert.ok(
+      sessions.some((s) => s.key === key),
+      `${where} listed session ${key} was never created by the client`,
+    );
 
   const present: SessRec[] = [];
   for (const sess of sessions) {
@@ -250,12 +291,15 @@ async function verify(server: ServerProcess, sessions: SessRec[], stats: Stats, 
     const status = await request(url, 'GET', `/sessions/${id}/status`);
     assert.equal(status.status, 200, `${where} session ${sess.key} (${id}) status: ${JSON.stringify(status.body)}`);
     const label = `${where} session ${sess.key} (${id}, ${status.body.state})`;
-    assert.ok(status.body.state === 'idle' || status.body.state === 'held', `${label} is not idle or held right after a restart: ${JSON.stringify(status.body)}`);
+    assert.ok(
+      status.body.state === 'idle' || status.body.state === 'held',
+      `${label} is not idle or held right after a restart: ${JSON.stringify(status.body)}`,
+    );
     const detail = await request(url, 'GET', `/sessions/${id}`);
     assert.equal(detail.status, 200, `${label} detail: ${JSON.stringify(detail.body)}`);
     const rows: unknown[] = [];
     let count = -1;
-    for (let more = true; more; ) {
+    for (let more = true; more;) {
       const hist = await request(url, 'GET', `/sessions/${id}/history?offset=${rows.length}&limit=500`);
       assert.equal(hist.status, 200, `${label} history: ${JSON.stringify(hist.body)}`);
       assert.ok(count < 0 || hist.body.message_count === count, `${label} message_count moved while paging history`);
@@ -271,11 +315,15 @@ async function verify(server: ServerProcess, sessions: SessRec[], stats: Stats, 
     assert.equal(parsed.problem, undefined, `${label} history is malformed: ${parsed.problem}`);
     const alive = sess.turns.filter((x) => x.outcome !== 'lost');
     const pending = alive.at(-1)?.outcome === 'unknown' ? alive.at(-1) : undefined;
-    assert.ok(alive.slice(0, -1).every((x) => x.outcome !== 'unknown'), `${label} more than one unsettled turn`);
+    assert.ok(
+      alive.slice(0, -1).every((x) => x.outcome !== 'unknown'),
+      `${label} more than one unsettled turn`,
+    );
     const want = alive.map((x) => x.prompt);
     const got = parsed.turns.map((x) => x.prompt);
     const withoutPending = pending ? want.slice(0, -1) : want;
-    const matches = JSON.stringify(got) === JSON.stringify(want) || (pending !== undefined && JSON.stringify(got) === JSON.stringify(withoutPending));
+    const matches =
+      JSON.stringify(got) === JSON.stringify(want) || (pending !== undefined && JSON.stringify(got) === JSON.stringify(withoutPending));
     assert.ok(matches, `${label} history turns ${JSON.stringify(got)} do not match the client's ${JSON.stringify(alive)}`);
     parsed.turns.forEach((h, i) => {
       const rec = alive[i];
@@ -353,10 +401,17 @@ async function classifyKill(url: string, id: string, turn: TurnRec, stats: Stats
     const end = run.findIndex((e) => e.payload.type === 'run_started');
     const kinds = (end < 0 ? run : run.slice(0, end)).map((e) => e.payload.type);
     if (turn.outcome === 'lost') {
-      assert.ok(!kinds.includes('run_completed'), `${label} the ledger says run_completed for '${turn.prompt}', but the transcript does not hold that turn`);
+      assert.ok(
+        !kinds.includes('run_completed'),
+        `${label} the ledger says run_completed for '${turn.prompt}', but the transcript does not hold that turn`,
+      );
     }
     const last = kinds.at(-1) ?? 'run_started';
-    phase = kinds.includes('run_completed') ? 'run_completed' : kinds.includes('tool_call_requested') ? `${last} (after a tool call)` : last;
+    phase = kinds.includes('run_completed')
+      ? 'run_completed'
+      : kinds.includes('tool_call_requested')
+        ? `${last} (after a tool call)`
+        : last;
   }
   const bucket = `${phase} -> ${turn.outcome}`;
   stats.phases[bucket] = (stats.phases[bucket] ?? 0) + 1;
@@ -373,22 +428,34 @@ function report(t: TestContext, backend: string, stats: Stats, elapsedMs: number
 }
 
 describe('kill -9 durability (real server process)', () => {
-  it(`lmdb: ${LMDB_KILLS} random SIGKILLs lose no acknowledged turn and leave every session readable and resumable or held`, { timeout: 180_000 }, async (t) => {
-    t.diagnostic(`seed ${SEED} (rerun with WARREN_KILL_SEED=${SEED})`);
-    const began = performance.now();
-    const stats = await runCampaign({ t, backend: 'lmdb', kills: LMDB_KILLS, seed: SEED });
-    report(t, 'lmdb', stats, performance.now() - began);
-  });
+  it(
+    `lmdb: ${LMDB_KILLS} random SIGKILLs lose no acknowledged turn and leave every session readable and resumable or held`,
+    { timeout: 180_000 },
+    async (t) => {
+      t.diagnostic(`seed ${SEED} (rerun with WARREN_KILL_SEED=${SEED})`);
+      const began = performance.now();
+      const stats = await runCampaign({ t, backend: 'lmdb', kills: LMDB_KILLS, seed: SEED });
+      report(t, 'lmdb', stats, performance.now() - began);
+    },
+  );
 
-  it(`sqlite: ${SQLITE_KILLS} random SIGKILLs lose no acknowledged turn and leave every session readable and resumable or held`, { timeout: 120_000 }, async (t) => {
-    const began = performance.now();
-    const stats = await runCampaign({ t, backend: 'sqlite', kills: SQLITE_KILLS, seed: (SEED + 2) >>> 0 });
-    report(t, 'sqlite', stats, performance.now() - began);
-  });
+  it(
+    `sqlite: ${SQLITE_KILLS} random SIGKILLs lose no acknowledged turn and leave every session readable and resumable or held`,
+    { timeout: 120_000 },
+    async (t) => {
+      const began = performance.now();
+      const stats = await runCampaign({ t, backend: 'sqlite', kills: SQLITE_KILLS, seed: (SEED + 2) >>> 0 });
+      report(t, 'sqlite', stats, performance.now() - began);
+    },
+  );
 
-  it(`jsonl: ${JSONL_KILLS} random SIGKILLs lose no acknowledged turn and leave every session readable and resumable or held`, { timeout: 120_000 }, async (t) => {
-    const began = performance.now();
-    const stats = await runCampaign({ t, backend: 'jsonl', kills: JSONL_KILLS, seed: (SEED + 1) >>> 0 });
-    report(t, 'jsonl', stats, performance.now() - began);
-  });
+  it(
+    `jsonl: ${JSONL_KILLS} random SIGKILLs lose no acknowledged turn and leave every session readable and resumable or held`,
+    { timeout: 120_000 },
+    async (t) => {
+      const began = performance.now();
+      const stats = await runCampaign({ t, backend: 'jsonl', kills: JSONL_KILLS, seed: (SEED + 1) >>> 0 });
+      report(t, 'jsonl', stats, performance.now() - began);
+    },
+  );
 });

@@ -16,8 +16,6 @@ const FILLER = 'x'.repeat(4096);
 const STALL_HEARTBEAT_MS = 500;
 const STALL_HEARTBEATS = 26;
 
-
-
 for (const transport of TRANSPORTS) {
   describe(`stalled subscriber (${transport})`, () => {
     it('drops exactly what a stalled reader missed, keeps 256, and a reading subscriber gets everything', async (t) => {
@@ -45,7 +43,10 @@ for (const transport of TRANSPORTS) {
       assert.equal(rw.dropped, 0, `the reading subscriber lagged: ${rw.markers} marker(s), ${rw.dropped} dropped`);
       assert.equal(rw.received, total, 'the reading subscriber got every event in order');
       const deltas = all.filter((e) => e.payload.type === 'text_delta').map((e) => (e.payload.delta as string).split(':')[0]);
-      assert.deepEqual(deltas, chunks.map((_, i) => String(i)));
+      assert.deepEqual(
+        deltas,
+        chunks.map((_, i) => String(i)),
+      );
 
       const stalledBefore = stalled.frames.length;
       stalled.resume();
@@ -79,7 +80,7 @@ for (const transport of TRANSPORTS) {
       assert.equal(stalled.frames.filter((f) => f.event === 'stream_truncated').length, 0);
     });
 
-    it('keeps a reader stalled for longer than uWS\'s 10 s no-progress timeout, then sends its marker and the tail', async (t) => {
+    it("keeps a reader stalled for longer than uWS's 10 s no-progress timeout, then sends its marker and the tail", async (t) => {
       // The stall is measured by an observed clock, not a sleep: a reading subscriber's heartbeats.
       const saved = sseDefaults.heartbeatMs;
       sseDefaults.heartbeatMs = STALL_HEARTBEAT_MS;

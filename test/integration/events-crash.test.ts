@@ -19,7 +19,18 @@ const MODEL = 'claude-sonnet-4-6';
 
 const ev = (data: { type: string } & Record<string, unknown>): string => frame(data, data.type);
 const HEAD = [
-  ev({ type: 'message_start', message: { id: 'msg_1', type: 'message', role: 'assistant', model: MODEL, content: [], stop_reason: null, usage: { input_tokens: 1, output_tokens: 0 } } }),
+  ev({
+    type: 'message_start',
+    message: {
+      id: 'msg_1',
+      type: 'message',
+      role: 'assistant',
+      model: MODEL,
+      content: [],
+      stop_reason: null,
+      usage: { input_tokens: 1, output_tokens: 0 },
+    },
+  }),
   ev({ type: 'content_block_start', index: 0, content_block: { type: 'text', text: '' } }),
 ].join('');
 const delta = (text: string): string => ev({ type: 'content_block_delta', index: 0, delta: { type: 'text_delta', text } });
@@ -37,16 +48,18 @@ async function floodVendor(): Promise<{ vendor: FakeVendor; flooding: Promise<vo
   const started = deferred();
   let stream: ServerResponse | undefined;
   let sent = 0;
-  const vendor = await startFakeVendor([(req, res) => {
-    sseHead(res);
-    if (vendor.requests.length === 2) {
-      stream = res;
-      res.write(HEAD);
-      started.resolve();
-      return;
-    }
-    res.end(HEAD + delta(`reply ${vendor.requests.length}`) + TAIL);
-  }]);
+  const vendor = await startFakeVendor([
+    (req, res) => {
+      sseHead(res);
+      if (vendor.requests.length === 2) {
+        stream = res;
+        res.write(HEAD);
+        started.resolve();
+        return;
+      }
+      res.end(HEAD + delta(`reply ${vendor.requests.length}`) + TAIL);
+    },
+  ]);
   return {
     vendor,
     flooding: started.promise,
@@ -70,7 +83,11 @@ async function ledger(base: string, id: string): Promise<Envelope[]> {
 }
 
 /** Both transports on the default lmdb realm; sqlite on one transport (the store, not the transport, is under test). */
-const CASES = [['uws', 'lmdb'], ['node', 'lmdb'], ['node', 'sqlite']] as const;
+const CASES = [
+  ['uws', 'lmdb'],
+  ['node', 'lmdb'],
+  ['node', 'sqlite'],
+] as const;
 
 for (const [transport, backend] of CASES) {
   describe(`kill -9 and reconnect (${transport}, ${backend})`, () => {
@@ -126,7 +143,7 @@ for (const [transport, backend] of CASES) {
       const earlySeen = seqsOf(early.envelopes());
       assert.deepEqual(early.envelopes(), all.slice(0, earlySeen.length));
       const rejoin = await openEvents(second.url, id, { 'Last-Event-ID': String(earlySeen.at(-1)) });
-      await rejoin.until((x) => x.envelopes().length === last - earlySeen.length, 'the early client\'s replay');
+      await rejoin.until((x) => x.envelopes().length === last - earlySeen.length, "the early client's replay");
       rejoin.close();
       assert.ok(last - earlySeen.length > 0);
       assert.deepEqual(rejoin.envelopes(), all.slice(earlySeen.length), 'the early client gets exactly what it missed');

@@ -37,7 +37,14 @@ for (const transport of TRANSPORTS) {
       const reference = clients[0].frames.slice(1);
       const envs = clients[0].envelopes();
       assert.deepEqual(kindsOf(envs), [
-        'run_started', 'turn_started', 'text_delta', 'text_delta', 'text_delta', 'text_complete', 'turn_completed', 'run_completed',
+        'run_started',
+        'turn_started',
+        'text_delta',
+        'text_delta',
+        'text_delta',
+        'text_complete',
+        'turn_completed',
+        'run_completed',
       ]);
       assert.deepEqual(seqsOf(envs), range(first, first + 7));
       for (const [i, c] of clients.entries()) {

@@ -14,7 +14,10 @@ const TRANSPORTS = ['uws', 'node'] as const;
 for (const transport of TRANSPORTS) {
   describe(`event ledger route (${transport})`, () => {
     it('pages by after_seq, to_seq and limit with has_more, matching what the stream carried', async (t) => {
-      const app = await startApp(t, [{ text: 'ready' }, { chunks: Array.from({ length: 120 }, (_, i) => `c${i}`) }], { httpTransport: transport, config: LOSSLESS });
+      const app = await startApp(t, [{ text: 'ready' }, { chunks: Array.from({ length: 120 }, (_, i) => `c${i}`) }], {
+        httpTransport: transport,
+        config: LOSSLESS,
+      });
       const id = (await call(app.url, 'POST', '/sessions', { prompt: 'hi' })).body.session_id as string;
       const c = await openEvents(app.url, id, {}, '?after_seq=0');
       t.after(() => c.close());

@@ -38,7 +38,9 @@ for (const transport of TRANSPORTS) {
     });
 
     it('releases the subscription as soon as the client closes, also when it stalled mid-turn', async (t) => {
-      const app = await startApp(t, [{ text: 'ready' }, { chunks: Array.from({ length: 2_000 }, (_, i) => `${i}:${'y'.repeat(4096)}`) }], { httpTransport: transport });
+      const app = await startApp(t, [{ text: 'ready' }, { chunks: Array.from({ length: 2_000 }, (_, i) => `${i}:${'y'.repeat(4096)}`) }], {
+        httpTransport: transport,
+      });
       const id = (await call(app.url, 'POST', '/sessions', { prompt: 'hi' })).body.session_id as string;
       const baseline = liveSubscriberTotal();
       const idle = await openEvents(app.url, id);

@@ -23,17 +23,28 @@ async function ledger(base: string, id: string): Promise<Envelope[]> {
   return page.body.events as Envelope[];
 }
 
-const PERSISTENT = [['lmdb', 'uws'], ['lmdb', 'node'], ['sqlite', 'uws'], ['sqlite', 'node'], ['jsonl', 'uws'], ['jsonl', 'node']] as const;
+const PERSISTENT = [
+  ['lmdb', 'uws'],
+  ['lmdb', 'node'],
+  ['sqlite', 'uws'],
+  ['sqlite', 'node'],
+  ['jsonl', 'uws'],
+  ['jsonl', 'node'],
+] as const;
 
 for (const [backend, transport] of PERSISTENT) {
   describe(`reconnect replay (${backend}, ${transport})`, () => {
     it('replays exactly the missed events after Last-Event-ID, then continues live', async (t) => {
       const gate = deferred();
-      const app = await startApp(t, [
-        { text: 'ready' },
-        { chunks: ['a', 'b', 'c', 'd'], tool_calls: [{ name: 'task_create', args: { subject: 's', description: 'd' } }] },
-        { chunks: ['e', 'f'], waitFor: gate.promise },
-      ], { httpTransport: transport, realmBackend: backend, config: LOSSLESS });
+      const app = await startApp(
+        t,
+        [
+          { text: 'ready' },
+          { chunks: ['a', 'b', 'c', 'd'], tool_calls: [{ name: 'task_create', args: { subject: 's', description: 'd' } }] },
+          { chunks: ['e', 'f'], waitFor: gate.promise },
+        ],
+        { httpTransport: transport, realmBackend: backend, config: LOSSLESS },
+      );
       const id = (await call(app.url, 'POST', '/sessions', { prompt: 'hi', enable_builtins: true })).body.session_id as string;
       const a = await openEvents(app.url, id);
       const watcher = await openEvents(app.url, id);
@@ -44,7 +55,10 @@ for (const [backend, transport] of PERSISTENT) {
       a.close();
       const seen = a.envelopes();
       const lastSeen = seen.at(-1)!.seq;
-      await watcher.until((x) => x.envelopes().some((e) => e.payload.type === 'turn_started' && e.payload.turn_number === 2), 'the gated call');
+      await watcher.until(
+        (x) => x.envelopes().some((e) => e.payload.type === 'turn_started' && e.payload.turn_number === 2),
+        'the gated call',
+      );
 
       const b = await openEvents(app.url, id, { 'Last-Event-ID': String(lastSeen) });
       t.after(() => b.close());
@@ -62,7 +76,11 @@ for (const [backend, transport] of PERSISTENT) {
 
     it('replays from ?after_seq= while a turn streams, without gap or duplicate', async (t) => {
       const chunks = Array.from({ length: 600 }, (_, i) => `t${i} `);
-      const app = await startApp(t, [{ text: 'ready' }, { chunks }, { chunks: ['x', 'y'] }], { httpTransport: transport, realmBackend: backend, config: LOSSLESS });
+      const app = await startApp(t, [{ text: 'ready' }, { chunks }, { chunks: ['x', 'y'] }], {
+        httpTransport: transport,
+        realmBackend: backend,
+        config: LOSSLESS,
+      });
       const id = (await call(app.url, 'POST', '/sessions', { prompt: 'hi' })).body.session_id as string;
       const watcher = await openEvents(app.url, id);
       t.after(() => watcher.close());
@@ -108,7 +126,10 @@ for (const [backend, transport] of PERSISTENT) {
 
 describe('reconnect replay (memory realm)', () => {
   it('replays within the 256-entry ring and reports replay_unavailable beyond it', async (t) => {
-    const app = await startApp(t, [{ text: 'ready' }, { chunks: Array.from({ length: 300 }, (_, i) => `m${i}`) }], { realmBackend: 'memory', config: LOSSLESS });
+    const app = await startApp(t, [{ text: 'ready' }, { chunks: Array.from({ length: 300 }, (_, i) => `m${i}`) }], {
+      realmBackend: 'memory',
+      config: LOSSLESS,
+    });
     const id = (await call(app.url, 'POST', '/sessions', { prompt: 'hi' })).body.session_id as string;
     const watcher = await openEvents(app.url, id);
     t.after(() => watcher.close());

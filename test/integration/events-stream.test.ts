@@ -89,9 +89,19 @@ for (const transport of TRANSPORTS) {
       await c.untilEvent('run_completed');
       const envs = assertFraming(c, id, info.last_seq + 1);
       assert.deepEqual(kindsOf(envs), [
-        'run_started', 'turn_started', 'text_delta', 'text_delta', 'text_delta', 'text_complete', 'turn_completed', 'run_completed',
+        'run_started',
+        'turn_started',
+        'text_delta',
+        'text_delta',
+        'text_delta',
+        'text_complete',
+        'turn_completed',
+        'run_completed',
       ]);
-      assert.deepEqual(envs.filter((e) => e.payload.type === 'text_delta').map((e) => e.payload.delta), ['Hel', 'lo', ' world']);
+      assert.deepEqual(
+        envs.filter((e) => e.payload.type === 'text_delta').map((e) => e.payload.delta),
+        ['Hel', 'lo', ' world'],
+      );
       assert.equal(envs[5].payload.content, 'Hello world');
       assert.equal(envs[1].payload.turn_number, 1);
       assert.equal(envs[6].payload.stop_reason, 'end_turn');
@@ -101,11 +111,18 @@ for (const transport of TRANSPORTS) {
 
     it('streams deltas and tool events while the turn request is still open', async (t) => {
       const gate = deferred();
-      const app = await startApp(t, [
-        { text: 'ready' },
-        { chunks: ['Hel', 'lo', ' world'], tool_calls: [{ name: 'task_create', args: { subject: 'write tests', description: 'events' } }] },
-        { text: 'done', waitFor: gate.promise },
-      ], { httpTransport: transport });
+      const app = await startApp(
+        t,
+        [
+          { text: 'ready' },
+          {
+            chunks: ['Hel', 'lo', ' world'],
+            tool_calls: [{ name: 'task_create', args: { subject: 'write tests', description: 'events' } }],
+          },
+          { text: 'done', waitFor: gate.promise },
+        ],
+        { httpTransport: transport },
+      );
       const created = await call(app.url, 'POST', '/sessions', { prompt: 'hi', enable_builtins: true });
       assert.equal(created.status, 200, JSON.stringify(created.body));
       const id = created.body.session_id as string;
@@ -116,11 +133,24 @@ for (const transport of TRANSPORTS) {
       let settled = false;
       const turn = call(app.url, 'POST', `/sessions/${id}/messages`, { session_id: id, prompt: 'plan' }).finally(() => (settled = true));
       // The second model call waits on the gate, so the request cannot have answered yet.
-      await c.until((x) => x.envelopes().some((e) => e.payload.type === 'turn_started' && e.payload.turn_number === 2), 'second turn_started');
+      await c.until(
+        (x) => x.envelopes().some((e) => e.payload.type === 'turn_started' && e.payload.turn_number === 2),
+        'second turn_started',
+      );
       assert.equal(settled, false, 'the HTTP response is still pending');
       assert.deepEqual(kindsOf(c.envelopes()), [
-        'run_started', 'turn_started', 'text_delta', 'text_delta', 'text_delta', 'text_complete', 'turn_completed',
-        'tool_call_requested', 'tool_execution_started', 'tool_execution_completed', 'tool_result_received', 'turn_started',
+        'run_started',
+        'turn_started',
+        'text_delta',
+        'text_delta',
+        'text_delta',
+        'text_complete',
+        'turn_completed',
+        'tool_call_requested',
+        'tool_execution_started',
+        'tool_execution_completed',
+        'tool_result_received',
+        'turn_started',
       ]);
       gate.resolve();
       const reply = await turn;
@@ -133,7 +163,10 @@ for (const transport of TRANSPORTS) {
 
       const byKind = (k: string) => envs.find((e) => e.payload.type === k)!.payload;
       assert.deepEqual(byKind('tool_call_requested'), {
-        type: 'tool_call_requested', id: 'scripted_call_1', name: 'task_create', args: { subject: 'write tests', description: 'events' },
+        type: 'tool_call_requested',
+        id: 'scripted_call_1',
+        name: 'task_create',
+        args: { subject: 'write tests', description: 'events' },
       });
       assert.deepEqual(byKind('tool_execution_started'), { type: 'tool_execution_started', id: 'scripted_call_1', name: 'task_create' });
       const done = byKind('tool_execution_completed');

@@ -61,9 +61,14 @@ for (const transport of ['node', 'uws'] as const) {
           return;
         }
         await writeRealmConfig(disk.path, REALM, { providers: { scripted: { mode: 'echo' } } });
-        const serve = (): Promise<ServerProcess> => startServerProcess({
-          stateRoot: disk.path, realm: REALM, backend, args: ['--http-transport', transport], t,
-        });
+        const serve = (): Promise<ServerProcess> =>
+          startServerProcess({
+            stateRoot: disk.path,
+            realm: REALM,
+            backend,
+            args: ['--http-transport', transport],
+            t,
+          });
         const server = await serve();
         const url = server.url;
         const ids: string[] = [];
@@ -82,21 +87,23 @@ for (const transport of ['node', 'uws'] as const) {
         const round = async (): Promise<{ ok: number; refused: number }> => {
           let ok = 0;
           let refused = 0;
-          await Promise.all(ids.map(async (id) => {
-            const prompt = `t${turn++} ${PAD}`;
-            const r = await call(url, 'POST', `/sessions/${id}/messages`, { session_id: id, prompt });
-            if (r.status === 200) {
-              assert.equal(r.body.text, `echo: ${prompt}`);
-              book.acked.get(id)!.push(prompt);
-              ok++;
-            } else if (r.status === 503 && r.body.code === 'SESSION_STORE_ERROR') {
-              assert.match(r.body.error, /no space left on device|input\/output error/, r.body.error);
-              book.refused.push(prompt);
-              refused++;
-            } else {
-              book.other.push(`${r.status} ${JSON.stringify(r.body)}`);
-            }
-          }));
+          await Promise.all(
+            ids.map(async (id) => {
+              const prompt = `t${turn++} ${PAD}`;
+              const r = await call(url, 'POST', `/sessions/${id}/messages`, { session_id: id, prompt });
+              if (r.status === 200) {
+                assert.equal(r.body.text, `echo: ${prompt}`);
+                book.acked.get(id)!.push(prompt);
+                ok++;
+              } else if (r.status === 503 && r.body.code === 'SESSION_STORE_ERROR') {
+                assert.match(r.body.error, /no space left on device|input\/output error/, r.body.error);
+                book.refused.push(prompt);
+                refused++;
+              } else {
+                book.other.push(`${r.status} ${JSON.stringify(r.body)}`);
+              }
+            }),
+          );
           return { ok, refused };
         };
 
@@ -153,7 +160,10 @@ for (const transport of ['node', 'uws'] as const) {
         const resumed = await round();
         assert.equal(resumed.ok, SESSIONS, `writes succeed again once space returns: ${JSON.stringify(book.other)}`);
         for (let i = 0; i < 2; i++) assert.equal((await round()).ok, SESSIONS);
-        await watcher.until((w) => w.envelopes().length > seen && w.envelopes().some((e) => e.payload.type === 'run_completed'), 'live events after recovery');
+        await watcher.until(
+          (w) => w.envelopes().length > seen && w.envelopes().some((e) => e.payload.type === 'run_completed'),
+          'live events after recovery',
+        );
         assert.equal((await call(url, 'GET', '/runtime/health')).body.checks.session_durability, 'ok');
         assert.deepEqual(book.other, [], 'every answer was a 200 or a store refusal');
 
@@ -164,7 +174,9 @@ for (const transport of ['node', 'uws'] as const) {
         for (const id of ids) {
           const h = await call(again.url, 'GET', `/sessions/${id}/history`);
           assert.equal(h.status, 200);
-          const users = (h.body.messages as Array<{ role: string; content: unknown }>).filter((m) => m.role === 'user').map((m) => m.content);
+          const users = (h.body.messages as Array<{ role: string; content: unknown }>)
+            .filter((m) => m.role === 'user')
+            .map((m) => m.content);
           assert.deepEqual(users, book.acked.get(id), `session ${id}: exactly the acknowledged turns, in order`);
           total += users.length;
         }

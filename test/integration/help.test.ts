@@ -35,7 +35,12 @@ for (const transport of ['node', 'uws'] as const) {
 
     it('plan_execution asks for a plan; model and provider are honoured', async (t) => {
       const app = await startApp(t, [{ text: '1. do this' }], opts);
-      const res = await call(app.url, 'POST', '/help', { question: 'Set a budget', execution_mode: 'plan_execution', provider: 'anthropic', model: 'claude-haiku-4-5' });
+      const res = await call(app.url, 'POST', '/help', {
+        question: 'Set a budget',
+        execution_mode: 'plan_execution',
+        provider: 'anthropic',
+        model: 'claude-haiku-4-5',
+      });
       assert.equal(res.status, 200, JSON.stringify(res.body));
       assert.equal(res.body.execution_mode, 'plan_execution');
       assert.equal(app.provider.requests[0].model, 'claude-haiku-4-5');
@@ -47,7 +52,13 @@ for (const transport of ['node', 'uws'] as const) {
 
     it('answers 400 for a missing question, a bad provider or a bad execution mode', async (t) => {
       const app = await startApp(t, [], opts);
-      for (const body of [{}, { question: '' }, { question: 'q', provider: 'acme' }, { question: 'q', execution_mode: 'do_it' }, { question: 'q', max_tokens: 0 }]) {
+      for (const body of [
+        {},
+        { question: '' },
+        { question: 'q', provider: 'acme' },
+        { question: 'q', execution_mode: 'do_it' },
+        { question: 'q', max_tokens: 0 },
+      ]) {
         const res = await call(app.url, 'POST', '/help', body);
         assert.equal(res.status, 400, JSON.stringify(body));
         assert.equal(res.body.code, 'BAD_REQUEST');

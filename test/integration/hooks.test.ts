@@ -53,7 +53,11 @@ for (const transport of ['node', 'uws'] as const) {
       const created = await call(app.url, 'POST', '/sessions', { prompt: 'hello' });
       const id = created.body.session_id;
       const count = (await call(app.url, 'GET', `/sessions/${id}`)).body.message_count;
-      await configure(app, { entries: [{ id: 'no-llm', point: 'pre_llm_request', capability: 'guardrail', runtime: command('answer.mjs', { HOOK_ANSWER: DENY }) }] });
+      await configure(app, {
+        entries: [
+          { id: 'no-llm', point: 'pre_llm_request', capability: 'guardrail', runtime: command('answer.mjs', { HOOK_ANSWER: DENY }) },
+        ],
+      });
       const res = await call(app.url, 'POST', `/sessions/${id}/messages`, { session_id: id, prompt: 'again' });
       assert.equal(res.status, 403, JSON.stringify(res.body));
       assert.equal(res.body.code, 'HOOK_DENIED');
@@ -64,10 +68,21 @@ for (const transport of ['node', 'uws'] as const) {
       assert.equal((await call(app.url, 'GET', `/sessions/${id}`)).body.message_count, count);
       const ev = await events(app.url, id);
       const denied = ev.find((e) => e.type === 'hook_denied');
-      assert.deepEqual(denied, { type: 'hook_denied', hook_id: 'no-llm', point: 'pre_llm_request', reason_code: 'policy_violation', message: 'not today', payload: { rule: 7 } });
+      assert.deepEqual(denied, {
+        type: 'hook_denied',
+        hook_id: 'no-llm',
+        point: 'pre_llm_request',
+        reason_code: 'policy_violation',
+        message: 'not today',
+        payload: { rule: 7 },
+      });
       assert.equal(ev.filter((e) => e.type === 'run_failed').at(-1)?.terminal_cause_kind, 'hook_denied');
       // hooks_override.disable switches the config entry off for one run.
-      const ok = await call(app.url, 'POST', `/sessions/${id}/messages`, { session_id: id, prompt: 'again', hooks_override: { disable: ['no-llm'] } });
+      const ok = await call(app.url, 'POST', `/sessions/${id}/messages`, {
+        session_id: id,
+        prompt: 'again',
+        hooks_override: { disable: ['no-llm'] },
+      });
       assert.equal(ok.status, 200);
     });
 
@@ -78,7 +93,12 @@ for (const transport of ['node', 'uws'] as const) {
         prompt: 'use a tool',
         hooks_override: {
           entries: [
-            { id: 'pre-tool', point: 'pre_tool_execution', capability: 'guardrail', runtime: command('answer.mjs', { HOOK_LOG: log, HOOK_ANSWER: ALLOW }) },
+            {
+              id: 'pre-tool',
+              point: 'pre_tool_execution',
+              capability: 'guardrail',
+              runtime: command('answer.mjs', { HOOK_LOG: log, HOOK_ANSWER: ALLOW }),
+            },
             { id: 'post-tool', point: 'post_tool_execution', runtime: command('answer.mjs', { HOOK_LOG: log }) },
             { id: 'watch', point: 'run_started', capability: 'observe', runtime: command('answer.mjs', { HOOK_ANSWER: DENY }) },
             { id: 'boundary', point: 'turn_boundary', runtime: { type: 'in_process', name: 'allow' } },
@@ -87,16 +107,29 @@ for (const transport of ['node', 'uws'] as const) {
       });
       assert.equal(res.status, 200, JSON.stringify(res.body));
       assert.equal(res.body.text, 'done');
-      const lines = (await readFile(log, 'utf8')).trim().split('\n').map((l) => JSON.parse(l));
-      assert.deepEqual(lines.map((l) => [l.hook_id, l.point, l.session_id]), [['pre-tool', 'pre_tool_execution', res.body.session_id], ['post-tool', 'post_tool_execution', res.body.session_id]]);
+      const lines = (await readFile(log, 'utf8'))
+        .trim()
+        .split('\n')
+        .map((l) => JSON.parse(l));
+      assert.deepEqual(
+        lines.map((l) => [l.hook_id, l.point, l.session_id]),
+        [
+          ['pre-tool', 'pre_tool_execution', res.body.session_id],
+          ['post-tool', 'post_tool_execution', res.body.session_id],
+        ],
+      );
       assert.deepEqual(lines[0].data.tool_call.args, { q: 1 });
       assert.equal(lines[1].data.result.is_error, true);
       const ev = await events(app.url, res.body.session_id);
       assert.deepEqual(hookEvents(ev), [
-        ['hook_started', 'watch', 'run_started'], ['hook_failed', 'watch', 'run_started'],
-        ['hook_started', 'pre-tool', 'pre_tool_execution'], ['hook_completed', 'pre-tool', 'pre_tool_execution'],
-        ['hook_started', 'post-tool', 'post_tool_execution'], ['hook_completed', 'post-tool', 'post_tool_execution'],
-        ['hook_started', 'boundary', 'turn_boundary'], ['hook_completed', 'boundary', 'turn_boundary'],
+        ['hook_started', 'watch', 'run_started'],
+        ['hook_failed', 'watch', 'run_started'],
+        ['hook_started', 'pre-tool', 'pre_tool_execution'],
+        ['hook_completed', 'pre-tool', 'pre_tool_execution'],
+        ['hook_started', 'post-tool', 'post_tool_execution'],
+        ['hook_completed', 'post-tool', 'post_tool_execution'],
+        ['hook_started', 'boundary', 'turn_boundary'],
+        ['hook_completed', 'boundary', 'turn_boundary'],
       ]);
       assert.deepEqual(ev.find((e) => e.type === 'hook_failed')?.reason, { reason_code: 'observe_only_violation' });
       assert.equal(typeof ev.find((e) => e.type === 'hook_completed')?.duration_ms, 'number');
@@ -107,7 +140,16 @@ for (const transport of ['node', 'uws'] as const) {
       server.answer = DENY;
       const res = await call(app.url, 'POST', '/sessions', {
         prompt: 'tool please',
-        hooks_override: { entries: [{ id: 'gate', point: 'pre_tool_execution', capability: 'guardrail', runtime: { type: 'http', url: server.url, headers: { 'x-hook-token': 't0k' } } }] },
+        hooks_override: {
+          entries: [
+            {
+              id: 'gate',
+              point: 'pre_tool_execution',
+              capability: 'guardrail',
+              runtime: { type: 'http', url: server.url, headers: { 'x-hook-token': 't0k' } },
+            },
+          ],
+        },
       });
       assert.equal(res.status, 403);
       assert.equal(res.body.code, 'HOOK_DENIED');
@@ -132,13 +174,20 @@ for (const transport of ['node', 'uws'] as const) {
       const res = await call(app.url, 'POST', '/sessions', { prompt: 'x', hooks_override: { entries } });
       assert.equal(res.status, 200, 'observe hooks never stop the run');
       const failed = (await events(app.url, res.body.session_id)).filter((e) => e.type === 'hook_failed');
-      assert.deepEqual(failed.map((e) => [e.hook_id, (e.reason as { reason_code: string }).reason_code]), [
-        ['slow', 'timeout'], ['crash', 'execution_failed'], ['garbage', 'execution_failed'], ['unknown', 'config_invalid'],
-      ]);
+      assert.deepEqual(
+        failed.map((e) => [e.hook_id, (e.reason as { reason_code: string }).reason_code]),
+        [
+          ['slow', 'timeout'],
+          ['crash', 'execution_failed'],
+          ['garbage', 'execution_failed'],
+          ['unknown', 'config_invalid'],
+        ],
+      );
       assert.deepEqual(failed[0].reason, { reason_code: 'timeout', timeout_ms: 300 });
       assert.match((failed[1].reason as { message: string }).message, /exited with 3: boom/);
       const closed = await call(app.url, 'POST', '/sessions', {
-        prompt: 'x', hooks_override: { entries: [{ ...entries[2], capability: 'guardrail' }] },
+        prompt: 'x',
+        hooks_override: { entries: [{ ...entries[2], capability: 'guardrail' }] },
       });
       assert.equal(closed.status, 403);
       assert.equal(closed.body.details.reason_code, 'runtime_error');
@@ -153,7 +202,11 @@ for (const transport of ['node', 'uws'] as const) {
       const sse = await SseClient.open(app.url, `/sessions/${id}/events`);
       t.after(() => sse.close());
       const bg = (hid: string) => ({ id: hid, point: 'run_completed', mode: 'background', runtime: { type: 'http', url: server.url } });
-      const res = await call(app.url, 'POST', `/sessions/${id}/messages`, { session_id: id, prompt: 'go', hooks_override: { entries: [bg('bg-1'), bg('bg-2')] } });
+      const res = await call(app.url, 'POST', `/sessions/${id}/messages`, {
+        session_id: id,
+        prompt: 'go',
+        hooks_override: { entries: [bg('bg-1'), bg('bg-2')] },
+      });
       assert.equal(res.status, 200, 'answered while the background hook is still held');
       await server.received(1);
       await sse.until((c) => c.envelopes().some((e) => e.payload.type === 'hook_failed' && e.payload.hook_id === 'bg-2'), 'bg-2 refused');
@@ -161,7 +214,10 @@ for (const transport of ['node', 'uws'] as const) {
       assert.match(String((refused.reason as { message: string }).message), /background hook limit \(1\)/);
       assert.ok(!sse.envelopes().some((e) => e.payload.type === 'hook_completed'));
       server.hold.resolve();
-      await sse.until((c) => c.envelopes().some((e) => e.payload.type === 'hook_completed' && e.payload.hook_id === 'bg-1'), 'bg-1 completed');
+      await sse.until(
+        (c) => c.envelopes().some((e) => e.payload.type === 'hook_completed' && e.payload.hook_id === 'bg-1'),
+        'bg-1 completed',
+      );
       assert.equal(server.payloads.length, 1);
     });
 
@@ -172,8 +228,11 @@ for (const transport of ['node', 'uws'] as const) {
       server.hold = deferred();
       t.after(() => server.hold?.resolve());
       const pending = call(app.url, 'POST', `/sessions/${id}/messages`, {
-        session_id: id, prompt: 'slow hook',
-        hooks_override: { entries: [{ id: 'held', point: 'pre_llm_request', capability: 'guardrail', runtime: { type: 'http', url: server.url } }] },
+        session_id: id,
+        prompt: 'slow hook',
+        hooks_override: {
+          entries: [{ id: 'held', point: 'pre_llm_request', capability: 'guardrail', runtime: { type: 'http', url: server.url } }],
+        },
       });
       await server.received(1);
       assert.equal((await call(app.url, 'POST', `/sessions/${id}/interrupt`)).body.interrupted, true);
@@ -202,11 +261,23 @@ for (const transport of ['node', 'uws'] as const) {
       const { app } = await setup(t, opts, [{ tool_calls: [{ name: 'shell', args: {} }] }]);
       const res = await call(app.url, 'POST', '/sessions', {
         prompt: 'x',
-        hooks_override: { entries: [{ id: 'no-shell', point: 'pre_tool_execution', capability: 'guardrail', runtime: { type: 'in_process', name: 'deny_tools', config: { tools: ['shell'] } } }] },
+        hooks_override: {
+          entries: [
+            {
+              id: 'no-shell',
+              point: 'pre_tool_execution',
+              capability: 'guardrail',
+              runtime: { type: 'in_process', name: 'deny_tools', config: { tools: ['shell'] } },
+            },
+          ],
+        },
       });
       assert.equal(res.status, 403);
       assert.match(res.body.details.message, /tool 'shell' is not allowed/);
-      const bad = await call(app.url, 'POST', '/sessions', { prompt: 'x', hooks_override: { entries: [{ id: 'x', point: 'someday', runtime: { type: 'in_process', name: 'allow' } }] } });
+      const bad = await call(app.url, 'POST', '/sessions', {
+        prompt: 'x',
+        hooks_override: { entries: [{ id: 'x', point: 'someday', runtime: { type: 'in_process', name: 'allow' } }] },
+      });
       assert.equal(bad.status, 400);
       assert.equal(bad.body.code, 'BAD_REQUEST');
     });
@@ -218,13 +289,27 @@ describe('hooks from config.toml', () => {
     const dir = await tmpDir('warren-hooks-toml-');
     t.after(() => dir.cleanup());
     const command = await writeHookScripts(dir.path);
-    const start = () => createApp({ host: '127.0.0.1', port: 0, stateRoot: dir.path, contextRoot: dir.path, realm: 'hooked', logger: pino({ level: 'silent' }), env: { PATH: process.env.PATH } });
+    const start = () =>
+      createApp({
+        host: '127.0.0.1',
+        port: 0,
+        stateRoot: dir.path,
+        contextRoot: dir.path,
+        realm: 'hooked',
+        logger: pino({ level: 'silent' }),
+        env: { PATH: process.env.PATH },
+      });
     const first = await start();
     await first.close();
     const file = join(dir.path, 'hooked', 'config.toml');
     const doc = parse(await readFile(file, 'utf8')) as Record<string, unknown>;
     doc.providers = { scripted: { mode: 'echo' } };
-    doc.hooks = { default_timeout_ms: 60_000, entries: [{ id: 'from-file', point: 'pre_llm_request', capability: 'guardrail', runtime: command('answer.mjs', { HOOK_ANSWER: DENY }) }] };
+    doc.hooks = {
+      default_timeout_ms: 60_000,
+      entries: [
+        { id: 'from-file', point: 'pre_llm_request', capability: 'guardrail', runtime: command('answer.mjs', { HOOK_ANSWER: DENY }) },
+      ],
+    };
     await writeFile(file, stringify(doc));
     const app = await start();
     t.after(() => app.close());

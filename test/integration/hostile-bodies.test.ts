@@ -21,8 +21,15 @@ async function boot(t: TestContext, transport: 'uws' | 'node', backend: 'lmdb' |
   await writeRealmConfig(dir.path, REALM, { limits: { max_body_bytes: MAX_BODY } });
   const provider = createScriptedProvider([]);
   const app = await createApp({
-    host: '127.0.0.1', port: 0, stateRoot: dir.path, contextRoot: dir.path, realm: REALM, realmBackend: backend,
-    httpTransport: transport, logger: pino({ level: 'silent' }), providerOverrides: { openai: provider, anthropic: provider, gemini: provider },
+    host: '127.0.0.1',
+    port: 0,
+    stateRoot: dir.path,
+    contextRoot: dir.path,
+    realm: REALM,
+    realmBackend: backend,
+    httpTransport: transport,
+    logger: pino({ level: 'silent' }),
+    providerOverrides: { openai: provider, anthropic: provider, gemini: provider },
   });
   t.after(async () => {
     await app.close();
@@ -69,7 +76,10 @@ for (const transport of ['node', 'uws'] as const) {
         const next = await call(app.url, 'POST', `/sessions/${id}/messages`, continueBody(id, 64));
         assert.equal(next.status, 200, JSON.stringify(next.body));
         const listed = (await call(app.url, 'GET', '/sessions')).body.sessions as Array<{ session_id: string; message_count: number }>;
-        assert.deepEqual(listed.map((s) => [s.session_id, s.message_count]), [[id, 4]]);
+        assert.deepEqual(
+          listed.map((s) => [s.session_id, s.message_count]),
+          [[id, 4]],
+        );
       });
 
       it('answers an oversized body 413 and keeps serving', async (t) => {

@@ -18,11 +18,18 @@ describe('inspection API', () => {
     assert.equal(all.total, 2);
     assert.deepEqual(all.counts, { session: { idle: 2 }, mob: {}, mob_member: {}, work_binding: {}, schedule: {} });
     const red = await c.actors({ label: 'team=red' });
-    assert.deepEqual(red.actors.map((x) => x.id), [a.session_id]);
+    assert.deepEqual(
+      red.actors.map((x) => x.id),
+      [a.session_id],
+    );
     assert.equal(red.actors[0].state, 'idle');
     assert.deepEqual(red.actors[0].labels, { team: 'red' });
     assert.equal((await c.actors({ state: 'running' })).total, 0);
-    assert.deepEqual((await c.actors({ state: 'running' })).counts, { session: { idle: 2 }, mob: {}, mob_member: {}, work_binding: {}, schedule: {} }, 'counts ignore the state filter');
+    assert.deepEqual(
+      (await c.actors({ state: 'running' })).counts,
+      { session: { idle: 2 }, mob: {}, mob_member: {}, work_binding: {}, schedule: {} },
+      'counts ignore the state filter',
+    );
     assert.equal((await c.actors({ kind: 'schedule' })).total, 0);
   });
 
@@ -31,7 +38,15 @@ describe('inspection API', () => {
     const g = await new WarrenClient(app.url).machine('session');
     assert.equal(g.machine_id, 'session');
     const ids = g.states.map((s) => s.id);
-    for (const id of ['session', 'session.idle', 'session.running', 'session.running.calling_model', 'session.running.committing', 'session.held', 'session.archived']) {
+    for (const id of [
+      'session',
+      'session.idle',
+      'session.running',
+      'session.running.calling_model',
+      'session.running.committing',
+      'session.held',
+      'session.archived',
+    ]) {
       assert.ok(ids.includes(id), id);
     }
     assert.equal(g.states.find((s) => s.id === 'session.running.calling_model')?.parent, 'session.running');
@@ -79,7 +94,10 @@ describe('inspection API', () => {
     await turn;
     // Distinct consecutive states: the turn went running (model call, commit) and back to idle.
     const running = seen.findIndex((s) => s.state.startsWith('running'));
-    const states = seen.slice(running).map((s) => s.state).filter((s, i, arr) => s !== arr[i - 1]);
+    const states = seen
+      .slice(running)
+      .map((s) => s.state)
+      .filter((s, i, arr) => s !== arr[i - 1]);
     assert.deepEqual(states, ['running.calling_model', 'running.committing', 'idle']);
     assert.equal(seen.find((s) => s.state === 'running.calling_model')?.event.type, 'turn.requested');
     assert.equal(seen.at(-1)?.event.type, 'turn.done');
@@ -103,7 +121,10 @@ describe('inspection API', () => {
     assert.equal(byKind('run_completed')?.machine_event, 'turn.phase → turn.done');
     assert.equal(tl.steps.at(-1)?.entry.seq, tl.last_seq);
     const page = await c.timeline(id, { after_seq: 1, limit: 2 });
-    assert.deepEqual(page.steps.map((s) => s.entry.seq), [2, 3]);
+    assert.deepEqual(
+      page.steps.map((s) => s.entry.seq),
+      [2, 3],
+    );
     assert.equal(page.has_more, true);
     assert.equal(page.steps[0].state, tl.steps[1].state);
   });

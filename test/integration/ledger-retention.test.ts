@@ -25,7 +25,7 @@ const withoutDeltas = (envs: Envelope[]): Envelope[] => envs.filter((e) => e.pay
 
 for (const backend of ['lmdb', 'jsonl', 'sqlite'] as const) {
   describe(`ledger retention (${backend})`, () => {
-    it('drops a committed turn\'s deltas; a replay still gives the same text and final events', async (t) => {
+    it("drops a committed turn's deltas; a replay still gives the same text and final events", async (t) => {
       const chunks = Array.from({ length: 200 }, (_, i) => `w${i} `);
       const app = await startApp(t, [{ text: 'ready' }, { chunks }], { realmBackend: backend });
       const id = (await call(app.url, 'POST', '/sessions', { prompt: 'hi' })).body.session_id as string;
@@ -38,7 +38,11 @@ for (const backend of ['lmdb', 'jsonl', 'sqlite'] as const) {
       assert.equal(seen.filter((e) => e.payload.type === 'text_delta').length, 200, 'the live subscriber got every delta');
 
       const stored = await ledgerOf(app.url, id);
-      assert.deepEqual(stored.filter((e) => e.payload.type === 'text_delta'), [], 'no delta left in the ledger');
+      assert.deepEqual(
+        stored.filter((e) => e.payload.type === 'text_delta'),
+        [],
+        'no delta left in the ledger',
+      );
       assert.deepEqual(stored, withoutDeltas(seen), 'every other event kept, same seqs');
       const complete = stored.filter((e) => e.payload.type === 'text_complete').at(-1)!;
       assert.equal(JSON.stringify(complete.payload).includes(chunks.join('')), true, 'text_complete carries the whole text');
@@ -56,7 +60,8 @@ for (const backend of ['lmdb', 'jsonl', 'sqlite'] as const) {
     it('prunes seqs beyond max_entries_per_session; a replay of a pruned range gets stream_truncated, then the rest', async (t) => {
       const app = await startApp(t, [], { realmBackend: backend, config: { ledger: { max_entries_per_session: 12 } } });
       const id = (await call(app.url, 'POST', '/sessions', { prompt: 'p0' })).body.session_id as string;
-      for (let i = 1; i <= 4; i++) assert.equal((await call(app.url, 'POST', `/sessions/${id}/messages`, { session_id: id, prompt: `p${i}` })).status, 200);
+      for (let i = 1; i <= 4; i++)
+        assert.equal((await call(app.url, 'POST', `/sessions/${id}/messages`, { session_id: id, prompt: `p${i}` })).status, 200);
       const stored = await ledgerOf(app.url, id);
       const first = stored[0].seq;
       const last = stored.at(-1)!.seq;

@@ -12,7 +12,10 @@ type Row = { role: string; results?: Array<{ tool_use_id: string; content: strin
 
 /** The MCP tools offered (other categories, such as the schedule tools, are on by default). */
 function toolNames(req: { tools?: Array<{ name: string }> }): string[] {
-  return (req.tools ?? []).map((t) => t.name).filter((n) => n.startsWith('mcp__')).sort();
+  return (req.tools ?? [])
+    .map((t) => t.name)
+    .filter((n) => n.startsWith('mcp__'))
+    .sort();
 }
 
 async function toolResults(base: string, id: string): Promise<Array<{ content: string; is_error?: boolean }>> {
@@ -24,7 +27,18 @@ async function toolResults(base: string, id: string): Promise<Array<{ content: s
 async function settled(base: string, id: string) {
   const r = await call(base, 'GET', `/sessions/${id}/mcp?wait=settled`);
   assert.equal(r.status, 200, JSON.stringify(r.body));
-  return r.body as { servers: Array<{ name: string; state: string; tools: string[]; source: string; transport: string; applied_at_turn?: number; error?: { kind: string; message: string } }>; staged: unknown[] };
+  return r.body as {
+    servers: Array<{
+      name: string;
+      state: string;
+      tools: string[];
+      source: string;
+      transport: string;
+      applied_at_turn?: number;
+      error?: { kind: string; message: string };
+    }>;
+    staged: unknown[];
+  };
 }
 
 /** One tool call, then a final text. */
@@ -46,13 +60,27 @@ describe('live MCP', () => {
     const c = await call(app.url, 'POST', `/sessions/${id}/messages`, { session_id: id, prompt: 'use it' });
     assert.equal(c.status, 200, JSON.stringify(c.body));
     assert.equal(c.body.text, 'done');
-    assert.deepEqual(toolNames(app.provider.requests[1]), ['mcp__local__crash', 'mcp__local__echo', 'mcp__local__fail', 'mcp__local__pid', 'mcp__local__stall']);
+    assert.deepEqual(toolNames(app.provider.requests[1]), [
+      'mcp__local__crash',
+      'mcp__local__echo',
+      'mcp__local__fail',
+      'mcp__local__pid',
+      'mcp__local__stall',
+    ]);
     assert.deepEqual(await toolResults(app.url, id), [{ tool_use_id: 'c1', content: 'local: hi' }]);
     const after = await settled(app.url, id);
     assert.equal(after.servers.length, 1);
-    assert.deepEqual({ ...after.servers[0], tools: after.servers[0].tools.length }, {
-      name: 'local', source: 'session', transport: 'stdio', state: 'ready', tools: 5, applied_at_turn: 2,
-    });
+    assert.deepEqual(
+      { ...after.servers[0], tools: after.servers[0].tools.length },
+      {
+        name: 'local',
+        source: 'session',
+        transport: 'stdio',
+        state: 'ready',
+        tools: 5,
+        applied_at_turn: 2,
+      },
+    );
     assert.deepEqual(after.staged, []);
   });
 
@@ -93,14 +121,21 @@ describe('live MCP', () => {
     assert.equal(status.servers[0].applied_at_turn, 3);
     const ledger = await call(app.url, 'GET', `/sessions/${id}/ledger`);
     const applied = (ledger.body.events as Array<{ payload: { type: string; applied_at_turn?: number; changes?: unknown } }>)
-      .filter((e) => e.payload.type === 'mcp_changes_applied').map((e) => e.payload);
-    assert.deepEqual(applied.map((p) => [p.applied_at_turn, p.changes]), [[3, [{ operation: 'add', server_name: 'late' }]]]);
+      .filter((e) => e.payload.type === 'mcp_changes_applied')
+      .map((e) => e.payload);
+    assert.deepEqual(
+      applied.map((p) => [p.applied_at_turn, p.changes]),
+      [[3, [{ operation: 'add', server_name: 'late' }]]],
+    );
   });
 
   it('removes a server at the next boundary; unknown names are 404', async (t) => {
     const app = await startApp(t, [{ text: 'created' }, { text: 'with' }, ...callTool('mcp__gone__echo', { text: 'x' })]);
     const id = await createSession(app.url);
-    assert.equal((await call(app.url, 'POST', `/sessions/${id}/mcp/add`, { session_id: id, server_config: stdioServer('gone') })).status, 200);
+    assert.equal(
+      (await call(app.url, 'POST', `/sessions/${id}/mcp/add`, { session_id: id, server_config: stdioServer('gone') })).status,
+      200,
+    );
     await settled(app.url, id);
     assert.equal((await call(app.url, 'POST', `/sessions/${id}/messages`, { session_id: id, prompt: 'one' })).status, 200);
     assert.ok(toolNames(app.provider.requests[1]).includes('mcp__gone__echo'));
@@ -109,7 +144,10 @@ describe('live MCP', () => {
     const c = await call(app.url, 'POST', `/sessions/${id}/messages`, { session_id: id, prompt: 'two' });
     assert.equal(c.status, 200, JSON.stringify(c.body));
     assert.deepEqual(toolNames(app.provider.requests[2]), []);
-    assert.deepEqual((await toolResults(app.url, id)).map((x) => x.is_error), [true]);
+    assert.deepEqual(
+      (await toolResults(app.url, id)).map((x) => x.is_error),
+      [true],
+    );
     assert.deepEqual((await settled(app.url, id)).servers, []);
     const again = await call(app.url, 'POST', `/sessions/${id}/mcp/remove`, { session_id: id, server_name: 'gone' });
     assert.equal(again.status, 404);
@@ -129,7 +167,8 @@ describe('live MCP', () => {
     ]);
     const id = await createSession(app.url);
     const add = await call(app.url, 'POST', `/sessions/${id}/mcp/add`, {
-      session_id: id, server_config: { name: 'remote', url: server.url, headers: { 'x-test-token': 'secret' } },
+      session_id: id,
+      server_config: { name: 'remote', url: server.url, headers: { 'x-test-token': 'secret' } },
     });
     assert.equal(add.status, 200, JSON.stringify(add.body));
     await settled(app.url, id);
@@ -149,7 +188,10 @@ describe('live MCP', () => {
     assert.equal((await call(app.url, 'POST', `/sessions/${id}/messages`, { session_id: id, prompt: 'c' })).status, 200);
     assert.equal((await toolResults(app.url, id))[2].content, 'B: three');
     const status = await settled(app.url, id);
-    assert.deepEqual([status.servers[0].state, status.servers[0].transport, status.servers[0].applied_at_turn], ['ready', 'streamable-http', 4]);
+    assert.deepEqual(
+      [status.servers[0].state, status.servers[0].transport, status.servers[0].applied_at_turn],
+      ['ready', 'streamable-http', 4],
+    );
   });
 
   it('speaks the legacy SSE transport', async (t) => {
@@ -157,7 +199,10 @@ describe('live MCP', () => {
     t.after(() => server.close());
     const app = await startApp(t, [{ text: 'created' }, ...callTool('mcp__legacy__echo', { text: 'over sse' })]);
     const id = await createSession(app.url);
-    const add = await call(app.url, 'POST', `/sessions/${id}/mcp/add`, { session_id: id, server_config: { name: 'legacy', url: server.sseUrl, transport: 'sse' } });
+    const add = await call(app.url, 'POST', `/sessions/${id}/mcp/add`, {
+      session_id: id,
+      server_config: { name: 'legacy', url: server.sseUrl, transport: 'sse' },
+    });
     assert.equal(add.status, 200, JSON.stringify(add.body));
     await settled(app.url, id);
     assert.equal((await call(app.url, 'POST', `/sessions/${id}/messages`, { session_id: id, prompt: 'go' })).status, 200);
@@ -167,7 +212,10 @@ describe('live MCP', () => {
   it('bounds a hung server by connect_timeout_secs and keeps the session working', async (t) => {
     const app = await startApp(t, [{ text: 'created' }, { text: 'still fine' }]);
     const id = await createSession(app.url);
-    const add = await call(app.url, 'POST', `/sessions/${id}/mcp/add`, { session_id: id, server_config: stdioServer('stuck', 'hang', { connect_timeout_secs: 0.3 }) });
+    const add = await call(app.url, 'POST', `/sessions/${id}/mcp/add`, {
+      session_id: id,
+      server_config: stdioServer('stuck', 'hang', { connect_timeout_secs: 0.3 }),
+    });
     assert.equal(add.status, 200, JSON.stringify(add.body));
     await settled(app.url, id);
     const c = await call(app.url, 'POST', `/sessions/${id}/messages`, { session_id: id, prompt: 'go' });
@@ -215,12 +263,20 @@ describe('live MCP', () => {
   it('runs MCP calls through the tool loop: execution events, error results and the tool time limit', async (t) => {
     const app = await startApp(t, [
       { text: 'created' },
-      { tool_calls: [{ name: 'mcp__loop__fail', args: {}, id: 'f' }, { name: 'mcp__loop__stall', args: {}, id: 's' }] },
+      {
+        tool_calls: [
+          { name: 'mcp__loop__fail', args: {}, id: 'f' },
+          { name: 'mcp__loop__stall', args: {}, id: 's' },
+        ],
+      },
       { text: 'done' },
     ]);
     assert.equal((await call(app.url, 'PATCH', '/config', { tools: { default_timeout_secs: 0.3 } })).status, 200);
     const id = await createSession(app.url);
-    assert.equal((await call(app.url, 'POST', `/sessions/${id}/mcp/add`, { session_id: id, server_config: stdioServer('loop') })).status, 200);
+    assert.equal(
+      (await call(app.url, 'POST', `/sessions/${id}/mcp/add`, { session_id: id, server_config: stdioServer('loop') })).status,
+      200,
+    );
     await settled(app.url, id);
     const c = await call(app.url, 'POST', `/sessions/${id}/messages`, { session_id: id, prompt: 'go' });
     assert.equal(c.status, 200, JSON.stringify(c.body));
@@ -230,8 +286,15 @@ describe('live MCP', () => {
     assert.match(results[1].content, /timed out after 300 ms/);
     const ledger = await call(app.url, 'GET', `/sessions/${id}/ledger`);
     const kinds = (ledger.body.events as Array<{ payload: { type: string; name?: string; id?: string } }>)
-      .filter((e) => e.payload.type.startsWith('tool_execution_')).map((e) => `${e.payload.type}:${e.payload.id}`);
-    for (const k of ['tool_execution_started:f', 'tool_execution_completed:f', 'tool_execution_started:s', 'tool_execution_timed_out:s', 'tool_execution_completed:s']) {
+      .filter((e) => e.payload.type.startsWith('tool_execution_'))
+      .map((e) => `${e.payload.type}:${e.payload.id}`);
+    for (const k of [
+      'tool_execution_started:f',
+      'tool_execution_completed:f',
+      'tool_execution_started:s',
+      'tool_execution_timed_out:s',
+      'tool_execution_completed:s',
+    ]) {
       assert.ok(kinds.includes(k), `${k} in ${kinds.join(', ')}`);
     }
   });

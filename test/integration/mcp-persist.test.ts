@@ -18,10 +18,21 @@ async function settledServers(base: string, id: string): Promise<Array<{ name: s
   return r.body.servers.map((s: { name: string; state: string; source: string }) => ({ name: s.name, state: s.state, source: s.source }));
 }
 
-async function bootOn(t: TestContext, root: string, script: Script, backend: 'lmdb' | 'sqlite' = 'lmdb'): Promise<App & { provider: ScriptedProvider }> {
+async function bootOn(
+  t: TestContext,
+  root: string,
+  script: Script,
+  backend: 'lmdb' | 'sqlite' = 'lmdb',
+): Promise<App & { provider: ScriptedProvider }> {
   const provider = createScriptedProvider(script);
   const app = await createApp({
-    host: '127.0.0.1', port: 0, stateRoot: root, contextRoot: root, realm: 'mcp-realm', realmBackend: backend, logger: pino({ level: 'silent' }),
+    host: '127.0.0.1',
+    port: 0,
+    stateRoot: root,
+    contextRoot: root,
+    realm: 'mcp-realm',
+    realmBackend: backend,
+    logger: pino({ level: 'silent' }),
     providerOverrides: { openai: provider, anthropic: provider, gemini: provider, scripted: provider },
   });
   t.after(() => app.close());
@@ -29,42 +40,52 @@ async function bootOn(t: TestContext, root: string, script: Script, backend: 'lm
 }
 
 describe('live MCP persistence and config', () => {
-  for (const backend of ['lmdb', 'sqlite'] as const) it(`keeps persisted changes across a Warren restart and drops the others (${backend})`, async (t) => {
-    const dir = await tmpDir('warren-mcp-');
-    t.after(() => dir.cleanup());
-    const http = await startHttpMcpServer('H');
-    t.after(() => http.close());
-    const first = await bootOn(t, dir.path, [{ text: 'created' }], backend);
-    const patched = await call(first.url, 'PATCH', '/config', { tools: { mcp_servers: [stdioServer('cfg'), stdioServer('cfgkept')] } });
-    assert.equal(patched.status, 200, JSON.stringify(patched.body));
-    const id = await createSession(first.url);
-    const stage = async (op: string, body: Record<string, unknown>) => {
-      const r = await call(first.url, 'POST', `/sessions/${id}/mcp/${op}`, { session_id: id, ...body });
-      assert.equal(r.status, 200, JSON.stringify(r.body));
-      return r.body;
-    };
-    assert.equal((await stage('add', { server_config: { name: 'kept', url: http.url }, persisted: true })).persisted, true);
-    await stage('add', { server_config: stdioServer('transient') });
-    await stage('remove', { server_name: 'cfg', persisted: true });
-    await first.close();
+  for (const backend of ['lmdb', 'sqlite'] as const)
+    it(`keeps persisted changes across a Warren restart and drops the others (${backend})`, async (t) => {
+      const dir = await tmpDir('warren-mcp-');
+      t.after(() => dir.cleanup());
+      const http = await startHttpMcpServer('H');
+      t.after(() => http.close());
+      const first = await bootOn(t, dir.path, [{ text: 'created' }], backend);
+      const patched = await call(first.url, 'PATCH', '/config', { tools: { mcp_servers: [stdioServer('cfg'), stdioServer('cfgkept')] } });
+      assert.equal(patched.status, 200, JSON.stringify(patched.body));
+      const id = await createSession(first.url);
+      const stage = async (op: string, body: Record<string, unknown>) => {
+        const r = await call(first.url, 'POST', `/sessions/${id}/mcp/${op}`, { session_id: id, ...body });
+        assert.equal(r.status, 200, JSON.stringify(r.body));
+        return r.body;
+      };
+      assert.equal((await stage('add', { server_config: { name: 'kept', url: http.url }, persisted: true })).persisted, true);
+      await stage('add', { server_config: stdioServer('transient') });
+      await stage('remove', { server_name: 'cfg', persisted: true });
+      await first.close();
 
-    const second = await bootOn(t, dir.path, [{ tool_calls: [{ name: 'mcp__kept__echo', args: { text: 'after restart' }, id: 'k' }] }, { text: 'ok' }], backend);
-    assert.deepEqual(await settledServers(second.url, id), [
-      { name: 'cfgkept', state: 'ready', source: 'config' },
-      { name: 'kept', state: 'ready', source: 'session' },
-    ]);
-    const c = await call(second.url, 'POST', `/sessions/${id}/messages`, { session_id: id, prompt: 'use kept' });
-    assert.equal(c.status, 200, JSON.stringify(c.body));
-    const names = (second.provider.requests[0].tools ?? []).map((x) => x.name);
-    assert.ok(names.includes('mcp__kept__echo') && names.includes('mcp__cfgkept__echo'));
-    assert.ok(!names.some((n) => n.startsWith('mcp__cfg__') || n.startsWith('mcp__transient__')));
-    const h = await call(second.url, 'GET', `/sessions/${id}/history`);
-    const results = h.body.messages.filter((m: { role: string }) => m.role === 'tool_results');
-    assert.equal(results[0].results[0].content, 'H: after restart');
-  });
+      const second = await bootOn(
+        t,
+        dir.path,
+        [{ tool_calls: [{ name: 'mcp__kept__echo', args: { text: 'after restart' }, id: 'k' }] }, { text: 'ok' }],
+        backend,
+      );
+      assert.deepEqual(await settledServers(second.url, id), [
+        { name: 'cfgkept', state: 'ready', source: 'config' },
+        { name: 'kept', state: 'ready', source: 'session' },
+      ]);
+      const c = await call(second.url, 'POST', `/sessions/${id}/messages`, { session_id: id, prompt: 'use kept' });
+      assert.equal(c.status, 200, JSON.stringify(c.body));
+      const names = (second.provider.requests[0].tools ?? []).map((x) => x.name);
+      assert.ok(names.includes('mcp__kept__echo') && names.includes('mcp__cfgkept__echo'));
+      assert.ok(!names.some((n) => n.startsWith('mcp__cfg__') || n.startsWith('mcp__transient__')));
+      const h = await call(second.url, 'GET', `/sessions/${id}/history`);
+      const results = h.body.messages.filter((m: { role: string }) => m.role === 'tool_results');
+      assert.equal(results[0].results[0].content, 'H: after restart');
+    });
 
   it('connects [tools] mcp_servers for every session in the background', async (t) => {
-    const app = await startApp(t, [{ text: 'created' }, { tool_calls: [{ name: 'mcp__shared__echo', args: { text: 'cfg' }, id: 'x' }] }, { text: 'done' }]);
+    const app = await startApp(t, [
+      { text: 'created' },
+      { tool_calls: [{ name: 'mcp__shared__echo', args: { text: 'cfg' }, id: 'x' }] },
+      { text: 'done' },
+    ]);
     assert.equal((await call(app.url, 'PATCH', '/config', { tools: { mcp_servers: [stdioServer('shared')] } })).status, 200);
     const id = await createSession(app.url);
     assert.deepEqual(await settledServers(app.url, id), [{ name: 'shared', state: 'ready', source: 'config' }]);
@@ -101,9 +122,17 @@ describe('live MCP persistence and config', () => {
     await expect(post(other, 'add', { session_id: other, server_config: { name: 'ok', command: 'x' } }), 404, 'SESSION_NOT_FOUND');
     await expect(post(other, 'reload', { session_id: other }), 404, 'SESSION_NOT_FOUND');
     await expect(post(id, 'add', { session_id: id, server_config: { name: 'ok' } }), 400, 'BAD_REQUEST');
-    await expect(post(id, 'add', { session_id: id, server_config: { name: 'ok', command: 'x', url: 'http://127.0.0.1:1/' } }), 400, 'BAD_REQUEST');
+    await expect(
+      post(id, 'add', { session_id: id, server_config: { name: 'ok', command: 'x', url: 'http://127.0.0.1:1/' } }),
+      400,
+      'BAD_REQUEST',
+    );
     await expect(post(id, 'add', { session_id: id, server_config: { name: 'ok', url: 'ftp://x' } }), 400, 'BAD_REQUEST');
-    await expect(post(id, 'add', { session_id: id, server_config: { name: 'ok', url: 'http://x', transport: 'websocket' } }), 400, 'BAD_REQUEST');
+    await expect(
+      post(id, 'add', { session_id: id, server_config: { name: 'ok', url: 'http://x', transport: 'websocket' } }),
+      400,
+      'BAD_REQUEST',
+    );
     await expect(post(id, 'add', { session_id: id }), 400, 'BAD_REQUEST');
     await expect(call(app.url, 'GET', `/sessions/${other}/mcp`), 404, 'SESSION_NOT_FOUND');
     await expect(post('not-a-uuid', 'reload', { session_id: 'not-a-uuid' }), 400, 'BAD_REQUEST');
@@ -132,7 +161,11 @@ describe('live MCP persistence and config', () => {
     assert.equal(remove.body.session_id, id);
     // Another realm's locator of the same uuid, another uuid or an empty id is still a mismatch.
     for (const other of [`other-realm:${id}`, '00000000-0000-4000-8000-000000000000', '']) {
-      for (const [op, rest] of [['add', { server_config: stdioServer('x') }], ['remove', { server_name: 'local' }], ['reload', {}]] as const) {
+      for (const [op, rest] of [
+        ['add', { server_config: stdioServer('x') }],
+        ['remove', { server_name: 'local' }],
+        ['reload', {}],
+      ] as const) {
         const r = await post(ref, op, { session_id: other, ...rest });
         assert.equal(r.status, 400, `${op} ${other}: ${JSON.stringify(r.body)}`);
         assert.equal(r.body.code, 'BAD_REQUEST');

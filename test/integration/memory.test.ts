@@ -29,7 +29,12 @@ function script(req: ProviderRequest): ScriptedReply {
 
 async function boot(t: TestContext, stateRoot: string, provider: ScriptedProvider): Promise<App> {
   const app = await createApp({
-    host: '127.0.0.1', port: 0, stateRoot, contextRoot: stateRoot, realm: 'mem-realm', logger: pino({ level: 'silent' }),
+    host: '127.0.0.1',
+    port: 0,
+    stateRoot,
+    contextRoot: stateRoot,
+    realm: 'mem-realm',
+    logger: pino({ level: 'silent' }),
     providerOverrides: { openai: provider, anthropic: provider, gemini: provider, scripted: provider },
   });
   t.after(() => app.close());
@@ -42,10 +47,17 @@ async function turn(app: App, id: string, prompt: string): Promise<{ status: num
 
 /** Drives a memory session until its first compaction; returns its id. */
 async function compactedSession(app: App, provider: ScriptedProvider, extra: Record<string, unknown> = {}): Promise<string> {
-  const r = await call(app.url, 'POST', '/sessions', { prompt: `${FACT} ${FILLER}`, max_tokens: 64, enable_memory: true, injected_context: ['INJECTED-SECRET-NEVER-INDEXED'], ...extra });
+  const r = await call(app.url, 'POST', '/sessions', {
+    prompt: `${FACT} ${FILLER}`,
+    max_tokens: 64,
+    enable_memory: true,
+    injected_context: ['INJECTED-SECRET-NEVER-INDEXED'],
+    ...extra,
+  });
   assert.equal(r.status, 200, JSON.stringify(r.body));
   const id = r.body.session_id as string;
-  for (let i = 1; i < 20 && !provider.requests.some(isSummaryRequest); i++) assert.equal((await turn(app, id, `note ${i} ${FILLER}`)).status, 200);
+  for (let i = 1; i < 20 && !provider.requests.some(isSummaryRequest); i++)
+    assert.equal((await turn(app, id, `note ${i} ${FILLER}`)).status, 200);
   assert.ok(provider.requests.some(isSummaryRequest), 'compaction fired');
   const history = JSON.stringify((await call(app.url, 'GET', `/sessions/${id}/history`)).body.messages);
   assert.ok(!history.includes('AZURE-FALCON'), 'the fact left the context');
@@ -67,7 +79,9 @@ describe('semantic memory', () => {
     assert.equal(caps.status, 'Available');
     assert.match(caps.description, /full-text search only/);
     const id = await compactedSession(app, provider);
-    const ledger = (await call(app.url, 'GET', `/sessions/${id}/ledger?limit=10000`)).body.events as Array<{ payload: { type: string; documents?: number } }>;
+    const ledger = (await call(app.url, 'GET', `/sessions/${id}/ledger?limit=10000`)).body.events as Array<{
+      payload: { type: string; documents?: number };
+    }>;
     assert.ok((ledger.find((e) => e.payload.type === 'memory_indexed')?.payload.documents ?? 0) > 0);
     const r = await turn(app, id, 'RECALL vault code');
     assert.equal(r.status, 200);
@@ -103,7 +117,10 @@ describe('semantic memory', () => {
       t.after(() => fake.close());
       const provider = createScriptedProvider(script);
       const app = await boot(t, dir.path, provider);
-      await call(app.url, 'PATCH', '/config', { compaction: { auto_compact_threshold: 1500 }, memory: { embeddings: { api, base_url: fake.url, model: 'embed-small' } } });
+      await call(app.url, 'PATCH', '/config', {
+        compaction: { auto_compact_threshold: 1500 },
+        memory: { embeddings: { api, base_url: fake.url, model: 'embed-small' } },
+      });
       const caps = (await call(app.url, 'GET', '/capabilities')).body.capabilities.find((c: { id: string }) => c.id === 'memory_store');
       assert.match(caps.description, /hybrid/);
       const id = await compactedSession(app, provider);

@@ -73,7 +73,17 @@ describe('GET /metrics', () => {
       frame({ id: 'c1', object: 'chat.completion.chunk', created: 1, model: 'm-1', choices: [{ index: 0, delta, finish_reason: finish }] });
     const vendor = await startFakeVendor([
       jsonError(500, { error: { message: 'overloaded', type: 'server_error', code: null } }),
-      sseReply([chunk({ role: 'assistant', content: 'recovered' }), chunk({}, 'stop'), frame({ id: 'c1', object: 'chat.completion.chunk', choices: [], usage: { prompt_tokens: 4, completion_tokens: 2, total_tokens: 6 } }), frame('[DONE]')]),
+      sseReply([
+        chunk({ role: 'assistant', content: 'recovered' }),
+        chunk({}, 'stop'),
+        frame({
+          id: 'c1',
+          object: 'chat.completion.chunk',
+          choices: [],
+          usage: { prompt_tokens: 4, completion_tokens: 2, total_tokens: 6 },
+        }),
+        frame('[DONE]'),
+      ]),
     ]);
     t.after(() => vendor.close());
     const app = await startApp(t);

@@ -24,11 +24,18 @@ describe('warren mob (cli)', () => {
     assert.equal((await runMobCli(['mob/list', 'not json', '--url', app.url])).code, 1);
     assert.equal((await runMobCli(['mob/list', '--url', 'http://127.0.0.1:1'])).code, 46);
 
-    const child = spawn(process.execPath, ['--import', 'tsx', 'main.ts', 'mob', 'mob/list'], { cwd: REPO, env: { ...process.env, WARREN_URL: app.url }, stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(process.execPath, ['--import', 'tsx', 'main.ts', 'mob', 'mob/list'], {
+      cwd: REPO,
+      env: { ...process.env, WARREN_URL: app.url },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
     let out = '';
     child.stdout.on('data', (b: Buffer) => (out += b.toString()));
     const code = await new Promise<number | null>((resolve) => child.once('exit', resolve));
     assert.equal(code, 0);
-    assert.deepEqual(JSON.parse(out).mobs.map((m: { mob_id: string }) => m.mob_id), ['c']);
+    assert.deepEqual(
+      JSON.parse(out).mobs.map((m: { mob_id: string }) => m.mob_id),
+      ['c'],
+    );
   });
 });

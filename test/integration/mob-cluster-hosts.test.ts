@@ -40,7 +40,8 @@ if (!pgServer.ok) {
       await rpcOk(b.url, 'mob/create', { mob_id: 'x', definition: { members: [{ agent_identity: 'on-b' }, { agent_identity: 'moved' }] } });
       await call(b.url, 'POST', '/mob/x/wait-kickoff');
       // B's leases with both member sessions still resident (read first thing after the kickoffs).
-      const sessionLeases = async (): Promise<number> => (await call(b.url, 'GET', '/runtime/host_info')).body.cluster.leases_held as number;
+      const sessionLeases = async (): Promise<number> =>
+        (await call(b.url, 'GET', '/runtime/host_info')).body.cluster.leases_held as number;
       const before = await sessionLeases();
       const sessionOf = async (member: string): Promise<string> => {
         const st = await call(b.url, 'GET', `/mob/x/members/${member}/status`);
@@ -49,7 +50,7 @@ if (!pgServer.ok) {
       };
       const moved = await sessionOf('moved');
       const onB = await sessionOf('on-b');
-      assert.equal(a.provider.requests.length, 0, 'both kickoffs ran on B, the mob\'s node');
+      assert.equal(a.provider.requests.length, 0, "both kickoffs ran on B, the mob's node");
 
       // Wait until B evicted both idle member sessions (their leases released), without touching them.
       const deadline = Date.now() + 60_000;

@@ -23,8 +23,15 @@ describe('mob stale cursors and fences', () => {
     assert.equal(all.events.length, 24);
     assert.equal(all.floor_cursor, 16);
     const atFloor = await rpcOk(app.url, 'toolkit/mob_events/query', { after_cursor: 16, limit: 2 });
-    assert.deepEqual(atFloor.events.map((e: { cursor: number }) => e.cursor), [17, 18]);
-    assert.equal((await rpcOk(app.url, 'toolkit/mob_events/query', { after_cursor: 40 })).events.length, 0, 'the head itself is a valid cursor');
+    assert.deepEqual(
+      atFloor.events.map((e: { cursor: number }) => e.cursor),
+      [17, 18],
+    );
+    assert.equal(
+      (await rpcOk(app.url, 'toolkit/mob_events/query', { after_cursor: 40 })).events.length,
+      0,
+      'the head itself is a valid cursor',
+    );
 
     const old = await rpc(app.url, 'toolkit/mob_events/query', { after_cursor: 3 });
     assert.equal(old.error?.code, -32023);
@@ -32,8 +39,18 @@ describe('mob stale cursors and fences', () => {
     assert.deepEqual(old.error?.data?.details, { watermark: 16, requested: 3, floor_cursor: 16, head_cursor: 40, reason: 'trimmed' });
     const ahead = await rpc(app.url, 'toolkit/mob_events/query', { after_cursor: 41 });
     assert.equal(ahead.error?.code, -32023);
-    assert.deepEqual(ahead.error?.data?.details, { watermark: 40, requested: 41, floor_cursor: 16, head_cursor: 40, reason: 'beyond_head' });
-    assert.equal((await rpc(app.url, 'toolkit/mob_events/subscribe', { after_cursor: 0 })).error?.code, -32023, 'cursor 0 asks for trimmed events');
+    assert.deepEqual(ahead.error?.data?.details, {
+      watermark: 40,
+      requested: 41,
+      floor_cursor: 16,
+      head_cursor: 40,
+      reason: 'beyond_head',
+    });
+    assert.equal(
+      (await rpc(app.url, 'toolkit/mob_events/subscribe', { after_cursor: 0 })).error?.code,
+      -32023,
+      'cursor 0 asks for trimmed events',
+    );
     const sub = await rpcOk(app.url, 'toolkit/mob_events/subscribe', {});
     assert.equal(sub.snapshot.events[0].cursor, 17);
 
@@ -63,7 +80,10 @@ describe('mob stale cursors and fences', () => {
 
   it('refuses mutations whose expected revision or generation moved on', async (t) => {
     const app = await startApp(t);
-    await rpcOk(app.url, 'mob/create', { mob_id: 'f', definition: { members: [{ agent_identity: 'a' }, { agent_identity: 'b' }, { agent_identity: 'c' }] } });
+    await rpcOk(app.url, 'mob/create', {
+      mob_id: 'f',
+      definition: { members: [{ agent_identity: 'a' }, { agent_identity: 'b' }, { agent_identity: 'c' }] },
+    });
     await call(app.url, 'POST', '/mob/f/wait-kickoff');
     const r0 = (await rpcOk(app.url, 'mob/get', { mob_id: 'f' })).revision;
     assert.equal(r0, 3, 'three spawns');
@@ -77,10 +97,20 @@ describe('mob stale cursors and fences', () => {
     assert.equal(wired.wired, 1);
     assert.equal(wired.revision, r0 + 1);
     // The same fence again is stale now (another caller changed the mob in between).
-    const cli = await runMobCli(['mob/unwire_members', JSON.stringify({ mob_id: 'f', a: 'a', b: 'b', expected_revision: r0 }), '--url', app.url]);
+    const cli = await runMobCli([
+      'mob/unwire_members',
+      JSON.stringify({ mob_id: 'f', a: 'a', b: 'b', expected_revision: r0 }),
+      '--url',
+      app.url,
+    ]);
     assert.equal(cli.code, 48, cli.stderr);
     assert.match(cli.stderr, /STALE_FENCE/);
-    const ok = await runMobCli(['mob/unwire_members', JSON.stringify({ mob_id: 'f', a: 'a', b: 'b', expected_revision: r0 + 1 }), '--url', app.url]);
+    const ok = await runMobCli([
+      'mob/unwire_members',
+      JSON.stringify({ mob_id: 'f', a: 'a', b: 'b', expected_revision: r0 + 1 }),
+      '--url',
+      app.url,
+    ]);
     assert.equal(ok.code, 0, ok.stderr);
     assert.equal(JSON.parse(ok.stdout).revision, r0 + 2);
 
@@ -97,8 +127,14 @@ describe('mob stale cursors and fences', () => {
     assert.equal((await call(app.url, 'GET', '/mob/f/members/a/status')).body.generation, 2, 'the refused respawn made no generation 3');
 
     // Member fences on JSON-RPC: retire with the old generation is refused, with the current one done.
-    assert.equal((await rpc(app.url, 'mob/retire_member', { mob_id: 'f', agent_identity: 'a', expected_generation: 1 })).error?.code, -32024);
-    assert.equal((await rpc(app.url, 'mob/send_message', { mob_id: 'f', agent_identity: 'a', prompt: 'hi', expected_generation: 1 })).error?.code, -32024);
+    assert.equal(
+      (await rpc(app.url, 'mob/retire_member', { mob_id: 'f', agent_identity: 'a', expected_generation: 1 })).error?.code,
+      -32024,
+    );
+    assert.equal(
+      (await rpc(app.url, 'mob/send_message', { mob_id: 'f', agent_identity: 'a', prompt: 'hi', expected_generation: 1 })).error?.code,
+      -32024,
+    );
     const retired = await rpcOk(app.url, 'mob/retire_member', { mob_id: 'f', agent_identity: 'a', expected_generation: 2 });
     assert.equal(retired.retired, true);
     const rNow = (await rpcOk(app.url, 'mob/get', { mob_id: 'f' })).revision;

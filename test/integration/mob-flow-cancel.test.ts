@@ -14,7 +14,15 @@ import { SseClient } from '../helpers/sse-client.ts';
 
 const DEF = {
   members: [{ agent_identity: 'a' }, { agent_identity: 'b' }],
-  flows: [{ flow_id: 'f', steps: [{ step_id: 's1', member: 'a', prompt: 'hold {{input}}' }, { step_id: 's2', member: 'b', prompt: 'after {{input}}' }] }],
+  flows: [
+    {
+      flow_id: 'f',
+      steps: [
+        { step_id: 's1', member: 'a', prompt: 'hold {{input}}' },
+        { step_id: 's2', member: 'b', prompt: 'after {{input}}' },
+      ],
+    },
+  ],
 };
 
 function lastUser(req: Pick<ProviderRequest, 'messages'>): string {
@@ -52,10 +60,16 @@ describe('mob flows ended from outside', () => {
     await events.untilEvent('flow_canceled');
     const status = await rpcOk(app.url, 'mob/flow_status', { mob_id: 'm1', run_id: 'r1' });
     assert.equal(status.status, 'canceled');
-    const kinds = (await rpcOk(app.url, 'toolkit/mob_events/query', { filter: { mob_id: 'm1', run_id: 'r1' }, limit: 100 })).events.map((e: { kind: string }) => e.kind);
+    const kinds = (await rpcOk(app.url, 'toolkit/mob_events/query', { filter: { mob_id: 'm1', run_id: 'r1' }, limit: 100 })).events.map(
+      (e: { kind: string }) => e.kind,
+    );
     assert.equal(kinds.filter((k: string) => k === 'flow_canceled').length, 1, kinds.join(','));
     assert.ok(!kinds.includes('flow_completed') && !kinds.includes('flow_failed'), kinds.join(','));
-    assert.equal(app.provider.requests.some((r) => lastUser(r).startsWith('after')), false, 'step 2 never ran');
+    assert.equal(
+      app.provider.requests.some((r) => lastUser(r).startsWith('after')),
+      false,
+      'step 2 never ran',
+    );
     // Cancelling again is answered with the same terminal run.
     assert.equal((await rpcOk(app.url, 'mob/cancel_flow', { mob_id: 'm1', run_id: 'r1' })).status, 'canceled');
     // The held step's turn was interrupted with the run: the member works again (its lane is free).
@@ -80,6 +94,10 @@ describe('mob flows ended from outside', () => {
     const status = await rpcOk(app.url, 'mob/flow_status', { mob_id: 'm2', run_id: 'r2' });
     assert.equal(status.status, 'canceled');
     assert.deepEqual(status.outputs, [], 'the held step produced no output');
-    assert.equal(app.provider.requests.some((r) => lastUser(r).startsWith('after')), false, 'step 2 never ran');
+    assert.equal(
+      app.provider.requests.some((r) => lastUser(r).startsWith('after')),
+      false,
+      'step 2 never ran',
+    );
   });
 });

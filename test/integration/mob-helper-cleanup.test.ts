@@ -23,7 +23,9 @@ const helperBody = (id: string, prompt = `task ${id}`) => ({ prompt, result_labe
 
 describe('mob helper retirement', () => {
   it('archives the helper session and prunes retired helpers from the mob record, bounded', async (t) => {
-    const app = await startApp(t, (req: ProviderRequest): ScriptedReply => (lastUser(req) === 'fail please' ? { error: { code: 'PROVIDER_ERROR', message: 'vendor down' } } : echoReply(req)));
+    const app = await startApp(t, (req: ProviderRequest): ScriptedReply =>
+      lastUser(req) === 'fail please' ? { error: { code: 'PROVIDER_ERROR', message: 'vendor down' } } : echoReply(req),
+    );
     await rpcOk(app.url, 'mob/create', { mob_id: 'p', definition: { members: [{ agent_identity: 'lead' }] } });
     const retired = await SseClient.open(app.url, '/toolkit/mob_events/stream?mob_id=p&kinds=helper_retired');
     t.after(() => retired.close());
@@ -36,7 +38,11 @@ describe('mob helper retirement', () => {
     assert.equal(event.agent_identity, 'h0');
     assert.deepEqual(event.data, { session_id: first.body.session_id, archived: true });
     let mob = await rpcOk(app.url, 'mob/get', { mob_id: 'p' });
-    assert.deepEqual(mob.members.map((m: { agent_identity: string }) => m.agent_identity), ['lead'], 'the helper left the members');
+    assert.deepEqual(
+      mob.members.map((m: { agent_identity: string }) => m.agent_identity),
+      ['lead'],
+      'the helper left the members',
+    );
     assert.deepEqual(mob.retired_helpers, ['h0']);
     // Its status and history stay readable on the mob routes; the archived session is gone from /sessions.
     const status = (await call(app.url, 'GET', '/mob/p/members/h0/status')).body;
@@ -44,7 +50,10 @@ describe('mob helper retirement', () => {
     assert.equal(status.helper, true);
     assert.equal(status.session_id, first.body.session_id);
     const hist = (await call(app.url, 'GET', '/mob/p/members/h0/history')).body;
-    assert.deepEqual(hist.page.messages.map((m: { role: string }) => m.role), ['user', 'block_assistant']);
+    assert.deepEqual(
+      hist.page.messages.map((m: { role: string }) => m.role),
+      ['user', 'block_assistant'],
+    );
     assert.equal((await call(app.url, 'GET', `/sessions/${first.body.session_id}`)).status, 404);
     const helperEvents = await SseClient.open(app.url, '/mob/p/events?member=h0');
     t.after(() => helperEvents.close());
@@ -80,7 +89,7 @@ describe('mob helper retirement', () => {
     assert.match(again.body.member_ref, /@2$/);
   });
 
-  it('reports retirement_error while another caller\'s work holds the helper session, and pays the debt after', async (t) => {
+  it("reports retirement_error while another caller's work holds the helper session, and pays the debt after", async (t) => {
     const kickGate = deferred();
     const kickEntered = deferred();
     const outsideGate = deferred();
@@ -106,7 +115,13 @@ describe('mob helper retirement', () => {
     await kickEntered.promise;
     const sid = (await call(app.url, 'GET', '/mob/d/members/h/status')).body.session_id;
     // Another caller queues a follow-up on the helper's session while the helper's turn runs.
-    const queued = await call(app.url, 'POST', `/sessions/${sid}/messages`, { session_id: sid, prompt: 'outside work', busy_policy: 'enqueue' }, { prefer: 'respond-async' });
+    const queued = await call(
+      app.url,
+      'POST',
+      `/sessions/${sid}/messages`,
+      { session_id: sid, prompt: 'outside work', busy_policy: 'enqueue' },
+      { prefer: 'respond-async' },
+    );
     assert.equal(queued.status, 202, JSON.stringify(queued.body));
     kickGate.resolve();
 
@@ -118,9 +133,20 @@ describe('mob helper retirement', () => {
     const st = (await call(app.url, 'GET', '/mob/d/members/h/status')).body;
     assert.equal(st.state, 'retired');
     assert.equal(st.cleanup_debt, res.body.retirement_error);
-    assert.deepEqual((await rpcOk(app.url, 'mob/get', { mob_id: 'd' })).members.map((m: { agent_identity: string }) => m.agent_identity), ['h'], 'kept while the debt remains');
-    assert.equal((await call(app.url, 'GET', `/sessions/${sid}/status`)).body.state, 'running', 'the other caller\'s turn was not interrupted');
-    assert.equal(retired.frames.some((f) => f.event === 'helper_retired'), false);
+    assert.deepEqual(
+      (await rpcOk(app.url, 'mob/get', { mob_id: 'd' })).members.map((m: { agent_identity: string }) => m.agent_identity),
+      ['h'],
+      'kept while the debt remains',
+    );
+    assert.equal(
+      (await call(app.url, 'GET', `/sessions/${sid}/status`)).body.state,
+      'running',
+      "the other caller's turn was not interrupted",
+    );
+    assert.equal(
+      retired.frames.some((f) => f.event === 'helper_retired'),
+      false,
+    );
 
     // The other caller's turn ends: the session is archived, the helper pruned, helper_retired emitted.
     outsideGate.resolve();
@@ -134,6 +160,6 @@ describe('mob helper retirement', () => {
     assert.equal('cleanup_debt' in after, false);
     assert.equal((await call(app.url, 'GET', `/sessions/${sid}`)).status, 404, 'archived');
     const hist = (await call(app.url, 'GET', '/mob/d/members/h/history')).body;
-    assert.ok(JSON.stringify(hist.page.messages).includes('outside answer'), 'the other caller\'s turn committed before the archive');
+    assert.ok(JSON.stringify(hist.page.messages).includes('outside answer'), "the other caller's turn committed before the archive");
   });
 });

@@ -34,7 +34,10 @@ describe('mob hosts and route installs', () => {
       mob_id: 'h',
       definition: {
         members: [{ agent_identity: 'a' }, { agent_identity: 'b', initial_message: 'fail kickoff' }, { agent_identity: 'c' }],
-        wiring: [{ a: 'a', b: 'b' }, { a: 'a', b: 'c' }],
+        wiring: [
+          { a: 'a', b: 'b' },
+          { a: 'a', b: 'c' },
+        ],
       },
     });
     const kicked = (await call(app.url, 'POST', '/mob/h/wait-kickoff')).body.members;
@@ -58,7 +61,10 @@ describe('mob hosts and route installs', () => {
     // a-c is installed; a-b waits on b, whose kickoff failed.
     const pending = await call(app.url, 'GET', '/mob/h/route-installs');
     assert.equal(pending.status, 200);
-    assert.deepEqual(pending.body, { complete: false, outstanding: [{ host: info.host_id, edge_a: 'a', edge_b: 'b', reason: 'member_not_ready' }] });
+    assert.deepEqual(pending.body, {
+      complete: false,
+      outstanding: [{ host: info.host_id, edge_a: 'a', edge_b: 'b', reason: 'member_not_ready' }],
+    });
     // Respawning b (a kickoff that succeeds) tells a and b of each other again: installed.
     const respawned = await call(app.url, 'POST', '/mob/h/members/b/respawn', { initial_message: 'hello' });
     assert.equal(respawned.body.status, 'completed', JSON.stringify(respawned.body));
@@ -69,7 +75,10 @@ describe('mob hosts and route installs', () => {
     await slowEntered.promise;
     await rpcOk(app.url, 'mob/wire_members', { mob_id: 'h', edges: [{ a: 'c', b: 'd' }] });
     const waiting = (await call(app.url, 'GET', '/mob/h/route-installs')).body;
-    assert.deepEqual(waiting, { complete: false, outstanding: [{ host: info.host_id, edge_a: 'c', edge_b: 'd', reason: 'member_not_ready' }] });
+    assert.deepEqual(waiting, {
+      complete: false,
+      outstanding: [{ host: info.host_id, edge_a: 'c', edge_b: 'd', reason: 'member_not_ready' }],
+    });
     slow.resolve();
     await call(app.url, 'POST', '/mob/h/wait-kickoff');
     assert.deepEqual((await call(app.url, 'GET', '/mob/h/route-installs')).body, { complete: true, outstanding: [] });
@@ -93,15 +102,25 @@ describe('mob hosts and route installs', () => {
   it('keeps a route outstanding while its wiring notice cannot be delivered (comms)', async (t) => {
     const app = await startApp(t, [], { config: { comms: {} } });
     const info = (await call(app.url, 'GET', '/runtime/host_info')).body;
-    await rpcOk(app.url, 'mob/create', { mob_id: 'n', definition: { members: [{ agent_identity: 'a' }, { agent_identity: 'b' }, { agent_identity: 'c' }] } });
+    await rpcOk(app.url, 'mob/create', {
+      mob_id: 'n',
+      definition: { members: [{ agent_identity: 'a' }, { agent_identity: 'b' }, { agent_identity: 'c' }] },
+    });
     const members = (await call(app.url, 'POST', '/mob/n/wait-kickoff')).body.members;
     const bSession = members.find((m: { agent_identity: string }) => m.agent_identity === 'b').session_id;
     // b's session is archived behind the mob's back: it can no longer be told of its peers.
     assert.equal((await call(app.url, 'DELETE', `/sessions/${bSession}`)).status, 200);
-    await rpcOk(app.url, 'mob/wire_members', { mob_id: 'n', edges: [{ a: 'a', b: 'b' }, { a: 'a', b: 'c' }] });
+    await rpcOk(app.url, 'mob/wire_members', {
+      mob_id: 'n',
+      edges: [
+        { a: 'a', b: 'b' },
+        { a: 'a', b: 'c' },
+      ],
+    });
     await call(app.url, 'POST', '/mob/n/wait-kickoff');
     assert.deepEqual((await call(app.url, 'GET', '/mob/n/route-installs')).body, {
-      complete: false, outstanding: [{ host: info.host_id, edge_a: 'a', edge_b: 'b', reason: 'notice_pending' }],
+      complete: false,
+      outstanding: [{ host: info.host_id, edge_a: 'a', edge_b: 'b', reason: 'notice_pending' }],
     });
     // Respawning b gives it a new session; the notices land and the route is installed.
     const respawned = await call(app.url, 'POST', '/mob/n/members/b/respawn');

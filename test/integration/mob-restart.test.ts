@@ -14,8 +14,14 @@ import { tmpDir } from '../helpers/tmp-dir.ts';
 async function boot(t: TestContext, root: string, backend: 'lmdb' | 'sqlite' | 'jsonl' | 'memory'): Promise<App> {
   const provider = createScriptedProvider([]);
   const app = await createApp({
-    host: '127.0.0.1', port: 0, stateRoot: root, contextRoot: root, realm: `mob-${backend}`, realmBackend: backend,
-    logger: pino({ level: 'silent' }), providerOverrides: { openai: provider, anthropic: provider, gemini: provider, scripted: provider },
+    host: '127.0.0.1',
+    port: 0,
+    stateRoot: root,
+    contextRoot: root,
+    realm: `mob-${backend}`,
+    realmBackend: backend,
+    logger: pino({ level: 'silent' }),
+    providerOverrides: { openai: provider, anthropic: provider, gemini: provider, scripted: provider },
   });
   t.after(() => app.close());
   return app;
@@ -40,7 +46,10 @@ for (const backend of ['lmdb', 'sqlite', 'jsonl'] as const) {
       const mob = await rpcOk(second.url, 'mob/get', { mob_id: 'r' });
       assert.equal(mob.state, 'running');
       assert.deepEqual(mob.labels, { k: 'v' });
-      assert.deepEqual(mob.members.map((m: { session_id: string; state: string }) => [m.session_id, m.state]), before.map((m: { session_id: string }) => [m.session_id, 'active']));
+      assert.deepEqual(
+        mob.members.map((m: { session_id: string; state: string }) => [m.session_id, m.state]),
+        before.map((m: { session_id: string }) => [m.session_id, 'active']),
+      );
       assert.equal((await rpcOk(second.url, 'mob/flow_status', { mob_id: 'r', run_id: 'x' })).status, 'completed');
       const again = (await rpcOk(second.url, 'toolkit/mob_events/query', { limit: 1000 })).events;
       assert.deepEqual(again, events);
@@ -62,7 +71,10 @@ describe('mobs on a memory realm', () => {
     const app = await boot(t, dir.path, 'memory');
     await rpcOk(app.url, 'mob/create', { mob_id: 'm', definition: TEAM });
     const kicked = (await call(app.url, 'POST', '/mob/m/wait-kickoff')).body.members;
-    assert.deepEqual(kicked.map((m: { kickoff: string }) => m.kickoff), ['completed', 'completed', 'completed']);
+    assert.deepEqual(
+      kicked.map((m: { kickoff: string }) => m.kickoff),
+      ['completed', 'completed', 'completed'],
+    );
     const q = await rpcOk(app.url, 'toolkit/mob_events/query', { filter: { kinds: ['member_spawned'] } });
     assert.equal(q.events.length, 3);
   });

@@ -19,7 +19,10 @@ for (const transport of ['uws', 'node'] as const) {
       assert.equal(created.id, 1);
       assert.equal(created.result.mob_id, 'w1');
       c.send({ jsonrpc: '2.0', method: 'mob/list' }); // a notification: no reply
-      c.send([{ jsonrpc: '2.0', id: 'x', method: 'mob/get', params: { mob_id: 'w1' } }, { jsonrpc: '2.0', id: 'y', method: 'nope' }]);
+      c.send([
+        { jsonrpc: '2.0', id: 'x', method: 'mob/get', params: { mob_id: 'w1' } },
+        { jsonrpc: '2.0', id: 'y', method: 'nope' },
+      ]);
       const batch = await c.next();
       assert.equal(batch[0].result.mob_id, 'w1');
       assert.equal(batch[1].error.code, -32601);

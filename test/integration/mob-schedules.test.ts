@@ -22,7 +22,15 @@ describe('schedules with mob targets', () => {
     const targets = {
       member: { target_kind: 'mob', type: 'member', mob_id: 'team', agent_identity: 'planner', action: prompt('plan the day') },
       flow: { target_kind: 'mob', type: 'flow', mob_id: 'team', flow_id: 'draft', activation: { input: 'tides' } },
-      spawn: { target_kind: 'mob', type: 'spawn_helper', mob_id: 'team', agent_identity: 'scout', result_label: 'scouting', max_text_bytes: 8, action: prompt('look around') },
+      spawn: {
+        target_kind: 'mob',
+        type: 'spawn_helper',
+        mob_id: 'team',
+        agent_identity: 'scout',
+        result_label: 'scouting',
+        max_text_bytes: 8,
+        action: prompt('look around'),
+      },
       fork: { target_kind: 'mob', type: 'fork_helper', mob_id: 'team', source_member_id: 'writer', action: prompt('second opinion') },
       ghost: { target_kind: 'mob', type: 'member', mob_id: 'ghost', agent_identity: 'x', action: prompt('hi') },
     };
@@ -44,7 +52,13 @@ describe('schedules with mob targets', () => {
     assert.equal(flow.runtime_outcome.run_id, `schedule-${flow.occurrence_id}`);
     const spawn = await occ('spawn');
     assert.equal(spawn.phase, 'completed');
-    assert.deepEqual(spawn.runtime_outcome.bounded_result, { label: 'scouting', text: 'echo: lo', truncated: true, original_bytes: 17, max_text_bytes: 8 });
+    assert.deepEqual(spawn.runtime_outcome.bounded_result, {
+      label: 'scouting',
+      text: 'echo: lo',
+      truncated: true,
+      original_bytes: 17,
+      max_text_bytes: 8,
+    });
     assert.equal((await occ('fork')).phase, 'completed');
     const ghost = await occ('ghost');
     assert.equal(ghost.phase, 'misfired');
@@ -52,7 +66,9 @@ describe('schedules with mob targets', () => {
 
     const hist = await call(app.url, 'GET', '/mob/team/members/planner/history');
     assert.ok(JSON.stringify(hist.body.page.messages).includes('plan the day'));
-    const events = await rpcOk(app.url, 'toolkit/mob_events/query', { filter: { mob_id: 'team', run_id: `schedule-${flow.occurrence_id}` } });
+    const events = await rpcOk(app.url, 'toolkit/mob_events/query', {
+      filter: { mob_id: 'team', run_id: `schedule-${flow.occurrence_id}` },
+    });
     assert.ok(events.events.some((e: { kind: string }) => e.kind === 'flow_started'));
 
     for (const bad of [

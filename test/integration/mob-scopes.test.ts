@@ -21,9 +21,17 @@ describe('mob operator scopes', () => {
     // Unknown principal: nothing.
     const denied = await call(app.url, 'GET', '/mob/g1/members/a/status', undefined, alice);
     assert.equal(denied.status, 403);
-    assert.deepEqual(denied.body, { error: 'scope MobRead required', code: 'ScopeDenied', details: { required: 'MobRead', effective: [], presented: [] } });
+    assert.deepEqual(denied.body, {
+      error: 'scope MobRead required',
+      code: 'ScopeDenied',
+      details: { required: 'MobRead', effective: [], presented: [] },
+    });
 
-    const grant = await rpcOk(app.url, 'mob/grants/set', { principal: 'alice', scopes: ['MobRead', 'FlowControl'], expires_at_ms: T0 + 1000 });
+    const grant = await rpcOk(app.url, 'mob/grants/set', {
+      principal: 'alice',
+      scopes: ['MobRead', 'FlowControl'],
+      expires_at_ms: T0 + 1000,
+    });
     assert.deepEqual(grant.scopes, ['MobRead', 'FlowControl']);
     assert.equal((await call(app.url, 'GET', '/mob/g1/members/a/status', undefined, alice)).status, 200);
     const sse = await fetch(`${app.url}/mob/g1/events`, { headers: alice });
@@ -31,10 +39,20 @@ describe('mob operator scopes', () => {
     await sse.body?.cancel();
 
     // Exactly the granted scopes: no helpers, no grant administration.
-    const helper = await call(app.url, 'POST', '/mob/g1/spawn-helper', { prompt: 'x', result_label: 'r', max_text_bytes: 10, agent_identity: 'h' }, alice);
+    const helper = await call(
+      app.url,
+      'POST',
+      '/mob/g1/spawn-helper',
+      { prompt: 'x', result_label: 'r', max_text_bytes: 10, agent_identity: 'h' },
+      alice,
+    );
     assert.equal(helper.status, 403);
     assert.equal(helper.body.code, 'ScopeDenied');
-    assert.deepEqual(helper.body.details, { required: 'HelperControl', effective: ['MobRead', 'FlowControl'], presented: ['MobRead', 'FlowControl'] });
+    assert.deepEqual(helper.body.details, {
+      required: 'HelperControl',
+      effective: ['MobRead', 'FlowControl'],
+      presented: ['MobRead', 'FlowControl'],
+    });
     const admin = await rpc(app.url, 'mob/grants/set', { principal: 'alice', scopes: ['AdminGrants'] }, 'alice');
     assert.equal(admin.error?.code, -32025);
     assert.equal(admin.error?.data?.code, 'ScopeDenied');
@@ -60,6 +78,9 @@ describe('mob operator scopes', () => {
     assert.deepEqual(await rpcOk(app.url, 'mob/grants/revoke', { principal: 'alice' }, 'root'), { revoked: true });
     assert.equal((await call(app.url, 'GET', '/mob/g1/hosts', undefined, alice)).status, 403);
     const events = await rpcOk(app.url, 'toolkit/mob_events/query', { filter: { kinds: ['scope_granted', 'scope_revoked'] } });
-    assert.deepEqual(events.events.map((e: { kind: string }) => e.kind), ['scope_granted', 'scope_granted', 'scope_granted', 'scope_revoked']);
+    assert.deepEqual(
+      events.events.map((e: { kind: string }) => e.kind),
+      ['scope_granted', 'scope_granted', 'scope_granted', 'scope_revoked'],
+    );
   });
 });

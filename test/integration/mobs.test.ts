@@ -26,8 +26,14 @@ describe('mobs', () => {
 
     const mob = await rpcOk(app.url, 'mob/create', { mob_id: 'team', labels: { project: 'demo' }, definition: TEAM });
     assert.equal(mob.mob_id, 'team');
-    assert.deepEqual(mob.members.map((m: { agent_identity: string }) => m.agent_identity), ['planner', 'writer', 'reviewer']);
-    assert.deepEqual(mob.edges, [{ a: 'planner', b: 'writer' }, { a: 'reviewer', b: 'writer' }]);
+    assert.deepEqual(
+      mob.members.map((m: { agent_identity: string }) => m.agent_identity),
+      ['planner', 'writer', 'reviewer'],
+    );
+    assert.deepEqual(mob.edges, [
+      { a: 'planner', b: 'writer' },
+      { a: 'reviewer', b: 'writer' },
+    ]);
 
     const kicked = await call(app.url, 'POST', '/mob/team/wait-kickoff');
     assert.equal(kicked.status, 200);
@@ -40,11 +46,20 @@ describe('mobs', () => {
     // Every member is a real session.
     const writer = kicked.body.members.find((m: { agent_identity: string }) => m.agent_identity === 'writer');
     assert.equal((await call(app.url, 'GET', `/sessions/${writer.session_id}`)).status, 200);
-    const owned = await call(app.url, 'POST', `/sessions/${writer.session_id}/system_prompt`, { key: 'k', content: 'be someone else', target_message_index: 0 });
+    const owned = await call(app.url, 'POST', `/sessions/${writer.session_id}/system_prompt`, {
+      key: 'k',
+      content: 'be someone else',
+      target_message_index: 0,
+    });
     assert.equal(owned.status, 400, 'mob-owned system prompts are rejected');
     assert.match(owned.body.error, /owned by mob team/);
 
-    const run = await rpcOk(app.url, 'mob/start_flow', { mob_id: 'team', flow_id: 'draft', run_id: 'run-1', activation: { input: 'otters' } });
+    const run = await rpcOk(app.url, 'mob/start_flow', {
+      mob_id: 'team',
+      flow_id: 'draft',
+      run_id: 'run-1',
+      activation: { input: 'otters' },
+    });
     assert.equal(run.run_id, 'run-1');
     assert.ok(['pending', 'running'].includes(run.status));
     const again = await rpcOk(app.url, 'mob/start_flow', { mob_id: 'team', flow_id: 'draft', run_id: 'run-1' });
@@ -54,7 +69,10 @@ describe('mobs', () => {
     const status = await rpcOk(app.url, 'mob/flow_status', { mob_id: 'team', run_id: 'run-1' });
     assert.equal(status.status, 'completed');
     assert.equal(status.output, 'echo: review: echo: write about otters');
-    assert.deepEqual(status.outputs.map((o: { step_id: string }) => o.step_id), ['write', 'review']);
+    assert.deepEqual(
+      status.outputs.map((o: { step_id: string }) => o.step_id),
+      ['write', 'review'],
+    );
 
     const st = await call(app.url, 'GET', '/mob/team/members/writer/status');
     assert.equal(st.status, 200);
@@ -72,17 +90,46 @@ describe('mobs', () => {
 
     const query = await rpcOk(app.url, 'toolkit/mob_events/query', { filter: { mob_id: 'team' } });
     const kinds = query.events.map((e: { kind: string }) => e.kind);
-    for (const k of ['mob_created', 'member_spawned', 'member_kickoff_completed', 'members_wired', 'flow_started', 'step_dispatched', 'step_completed', 'flow_completed']) {
+    for (const k of [
+      'mob_created',
+      'member_spawned',
+      'member_kickoff_completed',
+      'members_wired',
+      'flow_started',
+      'step_dispatched',
+      'step_completed',
+      'flow_completed',
+    ]) {
       assert.ok(kinds.includes(k), `${k} in ${kinds}`);
     }
     const cursors = query.events.map((e: { cursor: number }) => e.cursor);
-    assert.deepEqual(cursors, [...cursors].sort((a, b) => a - b));
-    for (const e of query.events) assert.deepEqual(Object.keys(e).sort(), ['agent_identity', 'cursor', 'data', 'event_id', 'kind', 'mob_id', 'mob_labels', 'run_id', 'run_labels', 'step_id', 'timestamp_ms']);
+    assert.deepEqual(
+      cursors,
+      [...cursors].sort((a, b) => a - b),
+    );
+    for (const e of query.events)
+      assert.deepEqual(Object.keys(e).sort(), [
+        'agent_identity',
+        'cursor',
+        'data',
+        'event_id',
+        'kind',
+        'mob_id',
+        'mob_labels',
+        'run_id',
+        'run_labels',
+        'step_id',
+        'timestamp_ms',
+      ]);
     assert.deepEqual(query.events[0].mob_labels, { project: 'demo' });
 
     // The viewer sees the mob and member machines (GET /inspect/*, drawn by /ui).
     const viewer = (await call(app.url, 'GET', '/inspect/actors?kind=mob_member')).body;
-    assert.deepEqual(viewer.actors.map((x: { id: string; state: string }) => [x.id, x.state]).sort(), [['team/planner', 'active'], ['team/reviewer', 'active'], ['team/writer', 'active']]);
+    assert.deepEqual(viewer.actors.map((x: { id: string; state: string }) => [x.id, x.state]).sort(), [
+      ['team/planner', 'active'],
+      ['team/reviewer', 'active'],
+      ['team/writer', 'active'],
+    ]);
     assert.equal((await call(app.url, 'GET', '/inspect/actors?kind=mob')).body.actors[0].state, 'running');
     for (const kind of ['mob', 'mob_member']) {
       const g = (await call(app.url, 'GET', `/inspect/machines/${kind}`)).body;
@@ -92,28 +139,56 @@ describe('mobs', () => {
     const hosts = await call(app.url, 'GET', '/mob/team/hosts');
     assert.equal(hosts.body.hosts[0].materialized_member_count, 3);
     assert.deepEqual((await call(app.url, 'GET', '/mob/team/route-installs')).body, { complete: true, outstanding: [] });
-    const batch = await call(app.url, 'POST', '/mob/team/wire-members-batch', { edges: [{ a: 'planner', b: 'reviewer' }, { a: 'writer', b: 'planner' }] });
+    const batch = await call(app.url, 'POST', '/mob/team/wire-members-batch', {
+      edges: [
+        { a: 'planner', b: 'reviewer' },
+        { a: 'writer', b: 'planner' },
+      ],
+    });
     assert.deepEqual(batch.body, { requested: 2, wired: 1, already_wired: 1 });
 
     // Wired members were told of each other over comms: the writer's flow step carried the peer_added
     // notices from its inbox as injected context.
-    const step = app.provider.requests.find((r) => r.messages.some((m) => m.role === 'user' && plainText(m.content) === 'write about otters'))!;
+    const step = app.provider.requests.find((r) =>
+      r.messages.some((m) => m.role === 'user' && plainText(m.content) === 'write about otters'),
+    )!;
     assert.ok(JSON.stringify(step.messages).includes('mob.peer_added'), 'peer_added notice reached the writer');
     const peers = await call(app.url, 'GET', `/comms/peers?session_id=${writer.session_id}`);
     assert.equal(peers.status, 200, JSON.stringify(peers.body));
-    assert.ok(peers.body.peers.some((p: { name: string }) => p.name === 'team.reviewer'), JSON.stringify(peers.body));
+    assert.ok(
+      peers.body.peers.some((p: { name: string }) => p.name === 'team.reviewer'),
+      JSON.stringify(peers.body),
+    );
   });
 
   it('spawn-helper and fork-helper return bounded results and retire the helper', async (t) => {
-    const app = await startApp(t, (req: ProviderRequest): ScriptedReply => (lastUser(req).startsWith('long') ? { text: 'ÄÄÄÄÄÄÄÄÄÄ tail' } : echoReply(req)));
+    const app = await startApp(t, (req: ProviderRequest): ScriptedReply =>
+      lastUser(req).startsWith('long') ? { text: 'ÄÄÄÄÄÄÄÄÄÄ tail' } : echoReply(req),
+    );
     await rpcOk(app.url, 'mob/create', { mob_id: 'm1', definition: { members: [{ agent_identity: 'lead' }] } });
     await call(app.url, 'POST', '/mob/m1/wait-kickoff', {});
-    const spawned = await call(app.url, 'POST', '/mob/m1/spawn-helper', { prompt: 'long answer please', result_label: 'answer', max_text_bytes: 5, agent_identity: 'h1' });
+    const spawned = await call(app.url, 'POST', '/mob/m1/spawn-helper', {
+      prompt: 'long answer please',
+      result_label: 'answer',
+      max_text_bytes: 5,
+      agent_identity: 'h1',
+    });
     assert.equal(spawned.status, 200, JSON.stringify(spawned.body));
     const b = spawned.body;
     assert.equal(b.output, 'ÄÄ', '5 bytes cut at a character boundary');
     assert.deepEqual(b.bounded_result, { label: 'answer', text: 'ÄÄ', truncated: true, original_bytes: 25, max_text_bytes: 5 });
-    for (const k of ['output', 'tokens_used', 'agent_identity', 'member_ref', 'bounded_result', 'session_id', 'usage', 'turns', 'tool_calls']) assert.ok(k in b, k);
+    for (const k of [
+      'output',
+      'tokens_used',
+      'agent_identity',
+      'member_ref',
+      'bounded_result',
+      'session_id',
+      'usage',
+      'turns',
+      'tool_calls',
+    ])
+      assert.ok(k in b, k);
     assert.equal('retirement_error' in b, false);
     assert.equal(b.turns, 1);
     const helper = await call(app.url, 'GET', '/mob/m1/members/h1/status');
@@ -121,7 +196,12 @@ describe('mobs', () => {
     assert.equal(helper.body.helper, true);
 
     const forked = await call(app.url, 'POST', '/mob/m1/fork-helper', {
-      prompt: 'short', result_label: 'fork', max_text_bytes: 1000, agent_identity: 'h2', source_member_id: 'lead', fork_context: { type: 'last_messages', count: 2 },
+      prompt: 'short',
+      result_label: 'fork',
+      max_text_bytes: 1000,
+      agent_identity: 'h2',
+      source_member_id: 'lead',
+      fork_context: { type: 'last_messages', count: 2 },
     });
     assert.equal(forked.status, 200, JSON.stringify(forked.body));
     assert.equal(forked.body.output, 'echo: short');
@@ -135,7 +215,12 @@ describe('mobs', () => {
     const missing = await call(app.url, 'POST', '/mob/m1/spawn-helper', { prompt: 'x', agent_identity: 'h3', max_text_bytes: 5 });
     assert.equal(missing.status, 400);
     assert.equal(missing.body.code, 'BAD_REQUEST');
-    const noBytes = await call(app.url, 'POST', '/mob/m1/fork-helper', { prompt: 'x', agent_identity: 'h3', result_label: 'r', source_member_id: 'lead' });
+    const noBytes = await call(app.url, 'POST', '/mob/m1/fork-helper', {
+      prompt: 'x',
+      agent_identity: 'h3',
+      result_label: 'r',
+      source_member_id: 'lead',
+    });
     assert.equal(noBytes.status, 400);
   });
 
@@ -149,7 +234,10 @@ describe('mobs', () => {
       }
       return echoReply(req);
     });
-    await rpcOk(app.url, 'mob/create', { mob_id: 'c1', definition: { members: [{ agent_identity: 'a' }, { agent_identity: 'b' }], wiring: [{ a: 'a', b: 'b' }] } });
+    await rpcOk(app.url, 'mob/create', {
+      mob_id: 'c1',
+      definition: { members: [{ agent_identity: 'a' }, { agent_identity: 'b' }], wiring: [{ a: 'a', b: 'b' }] },
+    });
     const kicked = await call(app.url, 'POST', '/mob/c1/wait-kickoff', { member_ids: ['a'] });
     const firstSession = kicked.body.members[0].session_id;
     const pending = rpc(app.url, 'mob/send_message', { mob_id: 'c1', agent_identity: 'a', prompt: 'slow' });
@@ -204,13 +292,19 @@ describe('mobs', () => {
     }
     const created = frames.find((f) => f.event === 'mob_created')!;
     await rpcOk(app.url, 'mob/send_message', { mob_id: 's1', agent_identity: 'solo', prompt: 'ping' });
-    await sse.until((c) => c.frames.some((f) => f.event === 'run_completed' && JSON.parse(f.data).event.text === 'echo: ping'), 'live agent event');
+    await sse.until(
+      (c) => c.frames.some((f) => f.event === 'run_completed' && JSON.parse(f.data).event.text === 'echo: ping'),
+      'live agent event',
+    );
 
     // Resume after the first structural event: everything after it, nothing before.
     const resumed = await SseClient.open(app.url, '/mob/s1/events?member=solo', { 'Last-Event-ID': created.id! });
     t.after(() => resumed.close());
     await resumed.untilEvent('member_kickoff_completed');
-    assert.equal(resumed.frames.some((f) => f.event === 'mob_created'), false);
+    assert.equal(
+      resumed.frames.some((f) => f.event === 'mob_created'),
+      false,
+    );
     assert.deepEqual(JSON.parse(resumed.frames[0].data), { mob_id: 's1', member: 'solo' });
 
     // subscribe: a snapshot, a handshake and an SSE URL that continues after the snapshot.
@@ -234,13 +328,19 @@ describe('mobs', () => {
   it('member sessions get the mob tools: delegate to another member returns a bounded answer', async (t) => {
     const app = await startApp(t, (req: ProviderRequest): ScriptedReply => {
       const last = req.messages.at(-1);
-      if (last?.role === 'user' && plainText(last.content) === 'go delegate') return { tool_calls: [{ name: 'delegate', args: { to: 'worker', prompt: 'sub task', max_text_bytes: 9 } }] };
-      if (last?.role === 'user' && plainText(last.content) === 'go self') return { tool_calls: [{ name: 'delegate', args: { to: 'lead', prompt: 'x' } }] };
+      if (last?.role === 'user' && plainText(last.content) === 'go delegate')
+        return { tool_calls: [{ name: 'delegate', args: { to: 'worker', prompt: 'sub task', max_text_bytes: 9 } }] };
+      if (last?.role === 'user' && plainText(last.content) === 'go self')
+        return { tool_calls: [{ name: 'delegate', args: { to: 'lead', prompt: 'x' } }] };
       if (last?.role === 'tool_results') return { text: `lead got ${last.results[0].content}` };
-      if (last?.role === 'user' && plainText(last.content) === 'break now') return { error: { code: 'PROVIDER_ERROR', message: 'vendor down' } };
+      if (last?.role === 'user' && plainText(last.content) === 'break now')
+        return { error: { code: 'PROVIDER_ERROR', message: 'vendor down' } };
       return echoReply(req);
     });
-    await rpcOk(app.url, 'mob/create', { mob_id: 'd1', definition: { members: [{ agent_identity: 'lead' }, { agent_identity: 'worker' }] } });
+    await rpcOk(app.url, 'mob/create', {
+      mob_id: 'd1',
+      definition: { members: [{ agent_identity: 'lead' }, { agent_identity: 'worker' }] },
+    });
     await call(app.url, 'POST', '/mob/d1/wait-kickoff');
     const reply = await rpcOk(app.url, 'mob/send_message', { mob_id: 'd1', agent_identity: 'lead', prompt: 'go delegate' });
     assert.match(reply.text, /^lead got /);
@@ -248,9 +348,16 @@ describe('mobs', () => {
     assert.equal(reply.tool_calls, 1);
     const offered = app.provider.requests.find((r) => r.messages.some((m) => m.role === 'user' && plainText(m.content) === 'go delegate'))!;
     const names = offered.tools.map((x) => x.name);
-    for (const n of ['delegate', 'mob_members', 'mob_spawn_member', 'mob_retire_member', 'mob_wire', 'mob_start_flow', 'mob_flow_status']) assert.ok(names.includes(n), n);
+    for (const n of ['delegate', 'mob_members', 'mob_spawn_member', 'mob_retire_member', 'mob_wire', 'mob_start_flow', 'mob_flow_status'])
+      assert.ok(names.includes(n), n);
     // A flow whose step fails: the run fails, the failure escalates to the supervisor.
-    await rpcOk(app.url, 'mob/create', { mob_id: 'f1', definition: { members: [{ agent_identity: 'w' }], flows: [{ flow_id: 'bad', steps: [{ step_id: 's', member: 'w', prompt: 'break now' }] }] } });
+    await rpcOk(app.url, 'mob/create', {
+      mob_id: 'f1',
+      definition: {
+        members: [{ agent_identity: 'w' }],
+        flows: [{ flow_id: 'bad', steps: [{ step_id: 's', member: 'w', prompt: 'break now' }] }],
+      },
+    });
     await call(app.url, 'POST', '/mob/f1/wait-kickoff');
     const failing = await SseClient.open(app.url, '/toolkit/mob_events/stream?mob_id=f1&kinds=flow_failed');
     t.after(() => failing.close());
@@ -259,8 +366,17 @@ describe('mobs', () => {
     const rb = await rpcOk(app.url, 'mob/flow_status', { mob_id: 'f1', run_id: 'rb' });
     assert.equal(rb.status, 'failed');
     assert.match(rb.error, /vendor down/);
-    const rbKinds = (await rpcOk(app.url, 'toolkit/mob_events/query', { filter: { mob_id: 'f1', run_id: 'rb' } })).events.map((e: { kind: string }) => e.kind);
-    assert.deepEqual(rbKinds, ['flow_started', 'step_dispatched', 'member_turn_failed', 'step_failed', 'supervisor_escalation', 'flow_failed']);
+    const rbKinds = (await rpcOk(app.url, 'toolkit/mob_events/query', { filter: { mob_id: 'f1', run_id: 'rb' } })).events.map(
+      (e: { kind: string }) => e.kind,
+    );
+    assert.deepEqual(rbKinds, [
+      'flow_started',
+      'step_dispatched',
+      'member_turn_failed',
+      'step_failed',
+      'supervisor_escalation',
+      'flow_failed',
+    ]);
 
     const self = await rpcOk(app.url, 'mob/send_message', { mob_id: 'd1', agent_identity: 'lead', prompt: 'go self' });
     assert.match(self.text, /does not delegate to itself/);
@@ -268,7 +384,10 @@ describe('mobs', () => {
     const plain = await call(app.url, 'POST', '/sessions', { prompt: 'hello' });
     assert.equal(plain.status, 200);
     const plainReq = app.provider.requests.at(-1)!;
-    assert.equal(plainReq.tools.some((x) => x.name === 'delegate'), false);
+    assert.equal(
+      plainReq.tools.some((x) => x.name === 'delegate'),
+      false,
+    );
   });
 
   it('ends open mob streams with done at shutdown', async (t) => {
@@ -319,7 +438,10 @@ describe('mobs', () => {
     assert.equal((await rpc(app.url, 'mob/nothing')).error?.code, -32601);
     assert.equal((await rpc(app.url, 'mob/create', { definition: { members: [{ agent_identity: '' }] } })).error?.code, -32602);
     assert.equal((await rpc(app.url, 'mob/get', { mob_id: 'nope' })).error?.code, -32004);
-    const batch = await call(app.url, 'POST', '/rpc', [{ jsonrpc: '2.0', id: 'a', method: 'mob/list' }, { jsonrpc: '2.0', method: 'mob/list' }]);
+    const batch = await call(app.url, 'POST', '/rpc', [
+      { jsonrpc: '2.0', id: 'a', method: 'mob/list' },
+      { jsonrpc: '2.0', method: 'mob/list' },
+    ]);
     assert.equal(batch.body.length, 1, 'notifications get no reply');
     assert.deepEqual(batch.body[0].result, { mobs: [] });
     const note = await call(app.url, 'POST', '/rpc', { jsonrpc: '2.0', method: 'mob/list' });
@@ -327,7 +449,17 @@ describe('mobs', () => {
     const dup = await rpcOk(app.url, 'mob/create', { mob_id: 'dup' });
     assert.equal(dup.mob_id, 'dup');
     assert.equal((await rpc(app.url, 'mob/create', { mob_id: 'dup' })).error?.code, -32007);
-    assert.equal((await rpc(app.url, 'mob/create', { definition: { members: [{ agent_identity: 'a' }], flows: [{ flow_id: 'f', steps: [{ step_id: 's', member: 'ghost', prompt: 'p' }] }] } })).error?.code, -32602);
+    assert.equal(
+      (
+        await rpc(app.url, 'mob/create', {
+          definition: {
+            members: [{ agent_identity: 'a' }],
+            flows: [{ flow_id: 'f', steps: [{ step_id: 's', member: 'ghost', prompt: 'p' }] }],
+          },
+        })
+      ).error?.code,
+      -32602,
+    );
     assert.equal((await rpc(app.url, 'mob/start_flow', { mob_id: 'dup', flow_id: 'none' })).error?.code, -32602);
   });
 });

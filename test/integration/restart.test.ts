@@ -34,7 +34,11 @@ async function fixture(t: TestContext): Promise<Fixture> {
     async boot(opts, script = []) {
       const provider = createScriptedProvider(script);
       const app = await createApp({
-        host: '127.0.0.1', port: 0, stateRoot: dir.path, contextRoot: dir.path, realm: REALM,
+        host: '127.0.0.1',
+        port: 0,
+        stateRoot: dir.path,
+        contextRoot: dir.path,
+        realm: REALM,
         logger: pino({ level: 'silent' }),
         providerOverrides: { openai: provider, anthropic: provider, gemini: provider, scripted: provider },
         ...opts,
@@ -82,7 +86,10 @@ for (const transport of ['uws', 'node'] as const) {
       assert.deepEqual(history.body, historyBefore);
       assert.deepEqual(history.body.messages.at(-1).blocks, [{ block_type: 'text', data: { text: 'remembered' } }]);
       const listed = await call(second.url, 'GET', '/sessions');
-      assert.deepEqual(listed.body.sessions.map((s: { session_id: string }) => s.session_id), [id]);
+      assert.deepEqual(
+        listed.body.sessions.map((s: { session_id: string }) => s.session_id),
+        [id],
+      );
     });
 
     it('continues a session committed by an earlier process (default lmdb realm)', async (t) => {
@@ -100,10 +107,13 @@ for (const transport of ['uws', 'node'] as const) {
       assert.equal(cont.body.text, 'two');
       const history = await call(second.url, 'GET', `/sessions/${id}/history`);
       assert.equal(history.body.message_count, 4);
-      assert.deepEqual(history.body.messages.map((m: { role: string }) => m.role), ['user', 'block_assistant', 'user', 'block_assistant']);
+      assert.deepEqual(
+        history.body.messages.map((m: { role: string }) => m.role),
+        ['user', 'block_assistant', 'user', 'block_assistant'],
+      );
     });
 
-    it('two servers on one lmdb realm at once both serve, and see each other\'s sessions and config', async (t) => {
+    it("two servers on one lmdb realm at once both serve, and see each other's sessions and config", async (t) => {
       const { boot } = await fixture(t);
       const [a, b] = await Promise.all([boot(opts, [{ text: 'from a' }]), boot(opts, [{ text: 'from b' }])]);
       assert.notEqual(a.url, b.url);

@@ -16,22 +16,40 @@ const T2 = T0 + 120_000;
 const LEASE_MS = 30 * 60_000;
 const iso = (ms: number) => new Date(ms).toISOString();
 
-async function boot(t: Parameters<typeof startServerProcess>[0]['t'], stateRoot: string, realm: string, clockMs: number, hang?: { after: number; notifyAt: number }): Promise<ServerProcess> {
+async function boot(
+  t: Parameters<typeof startServerProcess>[0]['t'],
+  stateRoot: string,
+  realm: string,
+  clockMs: number,
+  hang?: { after: number; notifyAt: number },
+): Promise<ServerProcess> {
   return startServerProcess({
-    stateRoot, realm, t, entry: CLOCK_SERVER, ipc: true, logLevel: 'info', startTimeoutMs: 60_000,
-    env: { ...process.env, WARREN_TEST_CLOCK_MS: String(clockMs), ...(hang ? { WARREN_TEST_HANG_AFTER: String(hang.after), WARREN_TEST_NOTIFY_AT: String(hang.notifyAt) } : {}) },
+    stateRoot,
+    realm,
+    t,
+    entry: CLOCK_SERVER,
+    ipc: true,
+    logLevel: 'info',
+    startTimeoutMs: 60_000,
+    env: {
+      ...process.env,
+      WARREN_TEST_CLOCK_MS: String(clockMs),
+      ...(hang ? { WARREN_TEST_HANG_AFTER: String(hang.after), WARREN_TEST_NOTIFY_AT: String(hang.notifyAt) } : {}),
+    },
   });
 }
 
 async function inBatches<T>(n: number, width: number, fn: (i: number) => Promise<T>): Promise<T[]> {
   const out: T[] = new Array(n);
   let next = 0;
-  await Promise.all(Array.from({ length: width }, async () => {
-    while (next < n) {
-      const i = next++;
-      out[i] = await fn(i);
-    }
-  }));
+  await Promise.all(
+    Array.from({ length: width }, async () => {
+      while (next < n) {
+        const i = next++;
+        out[i] = await fn(i);
+      }
+    }),
+  );
   return out;
 }
 
@@ -39,7 +57,12 @@ function scheduleBody(i: number, due: number) {
   return {
     name: `s${i}`,
     trigger: { type: 'once', due_at_utc: iso(due) },
-    target: { target_kind: 'session', type: 'materialize_on_demand_session', create: { provider: 'scripted' }, action: { type: 'prompt', prompt: `tick-${i}` } },
+    target: {
+      target_kind: 'session',
+      type: 'materialize_on_demand_session',
+      create: { provider: 'scripted' },
+      action: { type: 'prompt', prompt: `tick-${i}` },
+    },
     misfire_policy: { type: 'catch_up_within', window_seconds: 7200 },
   };
 }
@@ -59,7 +82,11 @@ async function assertExactlyOnce(url: string, ids: string[]): Promise<{ recovere
     sessions.add(sid);
     const h = (await call(url, 'GET', `/sessions/${sid}/history`)).body;
     const users = h.messages.filter((m: { role: string }) => m.role === 'user');
-    assert.deepEqual(users.map((m: { content: string }) => m.content), [`tick-${i}`], `schedule ${i}`);
+    assert.deepEqual(
+      users.map((m: { content: string }) => m.content),
+      [`tick-${i}`],
+      `schedule ${i}`,
+    );
   });
   assert.equal(sessions.size, ids.length);
   const listed = (await call(url, 'GET', '/sessions?limit=100000')).body.sessions;
@@ -111,7 +138,11 @@ describe('durable schedules across kill -9', () => {
     const dir = await tmpDir('warren-sched-two-');
     t.after(() => dir.cleanup());
     const a = await boot(t, dir.path, 'two', T0);
-    const ids = await inBatches(200, 16, async (i) => (await call(a.url, 'POST', '/schedules', scheduleBody(i, T1))).body.schedule_id as string);
+    const ids = await inBatches(
+      200,
+      16,
+      async (i) => (await call(a.url, 'POST', '/schedules', scheduleBody(i, T1))).body.schedule_id as string,
+    );
     const b = await boot(t, dir.path, 'two', T0);
     // Both processes come due at once and race for every occurrence's claim.
     await Promise.all([a.request({ advance_to: T1, settle: true }), b.request({ advance_to: T1, settle: true })]);

@@ -26,7 +26,10 @@ async function start(t: TestContext, startMs = T0, opts: Parameters<typeof start
 }
 
 const promptTarget = (sessionId: string, prompt = 'scheduled hello') => ({
-  target_kind: 'session', type: 'exact_session', session_id: sessionId, action: { type: 'prompt', prompt },
+  target_kind: 'session',
+  type: 'exact_session',
+  session_id: sessionId,
+  action: { type: 'prompt', prompt },
 });
 
 async function userRows(app: App, sessionId: string) {
@@ -39,7 +42,11 @@ describe('schedules (real server, fake clock)', () => {
   it('creates with the wire defaults, lists, reads, and answers bad ids 400 and unknown ids 404', async (t) => {
     const { app } = await start(t);
     const sid = await createSession(app.url, { prompt: 'hi', provider: 'scripted' });
-    const res = await call(app.url, 'POST', '/schedules', { name: 'n', trigger: { type: 'once', due_at_utc: iso(T0 + 60_000) }, target: promptTarget(sid) });
+    const res = await call(app.url, 'POST', '/schedules', {
+      name: 'n',
+      trigger: { type: 'once', due_at_utc: iso(T0 + 60_000) },
+      target: promptTarget(sid),
+    });
     assert.equal(res.status, 200, JSON.stringify(res.body));
     const s = res.body;
     assert.match(s.schedule_id, /^[0-9a-f]{8}-[0-9a-f]{4}-7[0-9a-f]{3}-/);
@@ -53,7 +60,10 @@ describe('schedules (real server, fake clock)', () => {
     assert.equal(s.next_occurrence_ordinal, 1);
     assert.equal(s.machine_state, undefined);
     assert.equal((await call(app.url, 'GET', `/schedules/${s.schedule_id}`)).body.schedule_id, s.schedule_id);
-    assert.deepEqual((await call(app.url, 'GET', '/schedules')).body.schedules.map((x: { schedule_id: string }) => x.schedule_id), [s.schedule_id]);
+    assert.deepEqual(
+      (await call(app.url, 'GET', '/schedules')).body.schedules.map((x: { schedule_id: string }) => x.schedule_id),
+      [s.schedule_id],
+    );
     const bad = await call(app.url, 'GET', '/schedules/not-a-uuid');
     assert.equal(bad.status, 400);
     assert.equal(bad.body.code, 'BAD_REQUEST');
@@ -71,14 +81,34 @@ describe('schedules (real server, fake clock)', () => {
     const sid = await createSession(app.url, { prompt: 'hi', provider: 'scripted' });
     const cases: Array<[unknown, unknown, RegExp]> = [
       [{ type: 'interval', start_at_utc: iso(T0), every_seconds: 0 }, promptTarget(sid), /every_seconds/],
-      [{ type: 'calendar', timezone: 'Mars/Olympus', hour: { kind: 'values', values: [9] } }, promptTarget(sid), /unknown time zone 'Mars\/Olympus'/],
+      [
+        { type: 'calendar', timezone: 'Mars/Olympus', hour: { kind: 'values', values: [9] } },
+        promptTarget(sid),
+        /unknown time zone 'Mars\/Olympus'/,
+      ],
       [{ type: 'calendar', timezone: 'UTC', minute: { kind: 'values', values: [61] } }, promptTarget(sid), /minute value 61/],
-      [{ type: 'calendar', timezone: 'UTC', day_of_month: { kind: 'values', values: [30] }, month: { kind: 'values', values: [2] } }, promptTarget(sid), /no occurrence/],
+      [
+        { type: 'calendar', timezone: 'UTC', day_of_month: { kind: 'values', values: [30] }, month: { kind: 'values', values: [2] } },
+        promptTarget(sid),
+        /no occurrence/,
+      ],
       [{ type: 'cron', expression: '* * * * *' }, promptTarget(sid), /type must be one of once, interval, calendar/],
       [{ type: 'once', due_at_utc: 'tomorrow' }, promptTarget(sid), /due_at_utc/],
-      [{ type: 'once', due_at_utc: iso(T0) }, { target_kind: 'mob', type: 'member', mob_id: 'm' }, /mob member target needs agent_identity/],
-      [{ type: 'once', due_at_utc: iso(T0) }, { target_kind: 'session', type: 'exact_session', session_id: 'x', action: { type: 'prompt', prompt: 'p' } }, /session_id/],
-      [{ type: 'once', due_at_utc: iso(T0) }, { target_kind: 'session', type: 'exact_session', session_id: sid, action: { type: 'poke' } }, /action/],
+      [
+        { type: 'once', due_at_utc: iso(T0) },
+        { target_kind: 'mob', type: 'member', mob_id: 'm' },
+        /mob member target needs agent_identity/,
+      ],
+      [
+        { type: 'once', due_at_utc: iso(T0) },
+        { target_kind: 'session', type: 'exact_session', session_id: 'x', action: { type: 'prompt', prompt: 'p' } },
+        /session_id/,
+      ],
+      [
+        { type: 'once', due_at_utc: iso(T0) },
+        { target_kind: 'session', type: 'exact_session', session_id: sid, action: { type: 'poke' } },
+        /action/,
+      ],
     ];
     for (const [trigger, target, reason] of cases) {
       const res = await call(app.url, 'POST', '/schedules', { trigger, target });
@@ -92,7 +122,9 @@ describe('schedules (real server, fake clock)', () => {
     const { app, advanceTo } = await start(t);
     const sid = await createSession(app.url, { prompt: 'hi', provider: 'scripted' });
     const due = T0 + 90_000;
-    const s = (await call(app.url, 'POST', '/schedules', { trigger: { type: 'once', due_at_utc: iso(due) }, target: promptTarget(sid, 'wake up') })).body;
+    const s = (
+      await call(app.url, 'POST', '/schedules', { trigger: { type: 'once', due_at_utc: iso(due) }, target: promptTarget(sid, 'wake up') })
+    ).body;
     let occs = (await call(app.url, 'GET', `/schedules/${s.schedule_id}/occurrences`)).body.occurrences;
     assert.equal(occs.length, 1);
     assert.equal(occs[0].phase, 'pending');
@@ -108,7 +140,9 @@ describe('schedules (real server, fake clock)', () => {
     assert.equal(rows.length, 2);
     assert.equal(rows[1].content, 'wake up');
     assert.equal(rows[1].identity?.source, 'schedule');
-    const ledger = (await call(app.url, 'GET', `/sessions/${sid}/ledger?after_seq=0&limit=500`)).body.events as Array<{ payload: { type: string; occurrence_id?: string } }>;
+    const ledger = (await call(app.url, 'GET', `/sessions/${sid}/ledger?after_seq=0&limit=500`)).body.events as Array<{
+      payload: { type: string; occurrence_id?: string };
+    }>;
     const kinds = ledger.map((e) => e.payload.type);
     const at = kinds.indexOf('schedule_triggered');
     assert.ok(at >= 0 && kinds.indexOf('run_started', at) > at, kinds.join(','));
@@ -123,8 +157,14 @@ describe('schedules (real server, fake clock)', () => {
     const boot = async (clock: ManualClock) => {
       const provider = createScriptedProvider([]);
       const app = await createApp({
-        host: '127.0.0.1', port: 0, stateRoot: dir.path, contextRoot: dir.path, realm: 'misfire', logger: pino({ level: 'silent' }),
-        providerOverrides: { scripted: provider, openai: provider, anthropic: provider, gemini: provider }, clock,
+        host: '127.0.0.1',
+        port: 0,
+        stateRoot: dir.path,
+        contextRoot: dir.path,
+        realm: 'misfire',
+        logger: pino({ level: 'silent' }),
+        providerOverrides: { scripted: provider, openai: provider, anthropic: provider, gemini: provider },
+        clock,
       });
       t.after(() => app.close());
       return app;
@@ -133,13 +173,26 @@ describe('schedules (real server, fake clock)', () => {
     const first = await boot(new ManualClock(T0));
     const sidA = await createSession(first.url, { prompt: 'a', provider: 'scripted' });
     const sidB = await createSession(first.url, { prompt: 'b', provider: 'scripted' });
-    const skip = (await call(first.url, 'POST', '/schedules', { trigger: { type: 'once', due_at_utc: iso(due) }, target: promptTarget(sidA, 'skip me') })).body;
-    const catchUp = (await call(first.url, 'POST', '/schedules', {
-      trigger: { type: 'once', due_at_utc: iso(due) }, target: promptTarget(sidB, 'catch me'), misfire_policy: { type: 'catch_up_within', window_seconds: 3600 },
-    })).body;
-    const tooLate = (await call(first.url, 'POST', '/schedules', {
-      trigger: { type: 'once', due_at_utc: iso(due - 30_000) }, target: promptTarget(sidB, 'too late'), misfire_policy: { type: 'catch_up_within', window_seconds: 60 },
-    })).body;
+    const skip = (
+      await call(first.url, 'POST', '/schedules', {
+        trigger: { type: 'once', due_at_utc: iso(due) },
+        target: promptTarget(sidA, 'skip me'),
+      })
+    ).body;
+    const catchUp = (
+      await call(first.url, 'POST', '/schedules', {
+        trigger: { type: 'once', due_at_utc: iso(due) },
+        target: promptTarget(sidB, 'catch me'),
+        misfire_policy: { type: 'catch_up_within', window_seconds: 3600 },
+      })
+    ).body;
+    const tooLate = (
+      await call(first.url, 'POST', '/schedules', {
+        trigger: { type: 'once', due_at_utc: iso(due - 30_000) },
+        target: promptTarget(sidB, 'too late'),
+        misfire_policy: { type: 'catch_up_within', window_seconds: 60 },
+      })
+    ).body;
     await first.close();
     // Down for ten minutes: the server comes back after every due time passed.
     const clock = new ManualClock(due + 10 * 60_000);
@@ -151,8 +204,14 @@ describe('schedules (real server, fake clock)', () => {
     assert.equal(a.failure_class, 'misfire');
     assert.equal((await occ(catchUp.schedule_id)).phase, 'completed');
     assert.equal((await occ(tooLate.schedule_id)).phase, 'misfired');
-    assert.deepEqual((await userRows(second, sidA)).map((r) => r.content), ['a']);
-    assert.deepEqual((await userRows(second, sidB)).map((r) => r.content), ['b', 'catch me']);
+    assert.deepEqual(
+      (await userRows(second, sidA)).map((r) => r.content),
+      ['a'],
+    );
+    assert.deepEqual(
+      (await userRows(second, sidB)).map((r) => r.content),
+      ['b', 'catch me'],
+    );
   });
 
   it('recovers an occurrence left dispatching by a dead process: completed when its turn committed, never fired again', async (t) => {
@@ -161,8 +220,14 @@ describe('schedules (real server, fake clock)', () => {
     const boot = async (clock: ManualClock) => {
       const provider = createScriptedProvider([]);
       const app = await createApp({
-        host: '127.0.0.1', port: 0, stateRoot: dir.path, contextRoot: dir.path, realm: 'recover', logger: pino({ level: 'silent' }),
-        providerOverrides: { scripted: provider, openai: provider, anthropic: provider, gemini: provider }, clock,
+        host: '127.0.0.1',
+        port: 0,
+        stateRoot: dir.path,
+        contextRoot: dir.path,
+        realm: 'recover',
+        logger: pino({ level: 'silent' }),
+        providerOverrides: { scripted: provider, openai: provider, anthropic: provider, gemini: provider },
+        clock,
       });
       t.after(() => app.close());
       return app;
@@ -171,7 +236,12 @@ describe('schedules (real server, fake clock)', () => {
     const clockA = new ManualClock(T0);
     const first = await boot(clockA);
     const sid = await createSession(first.url, { prompt: 'hi', provider: 'scripted' });
-    const s = (await call(first.url, 'POST', '/schedules', { trigger: { type: 'once', due_at_utc: iso(due) }, target: promptTarget(sid, 'once only') })).body;
+    const s = (
+      await call(first.url, 'POST', '/schedules', {
+        trigger: { type: 'once', due_at_utc: iso(due) },
+        target: promptTarget(sid, 'once only'),
+      })
+    ).body;
     await driveClock(clockA, () => first.schedulesSettled(), due);
     await first.close();
     // The crash state: the turn committed (its marked row is in the transcript) but the process died
@@ -180,7 +250,14 @@ describe('schedules (real server, fake clock)', () => {
     const ns = `schedule-occ:${s.schedule_id}`;
     const [{ key, value }] = await store.listRecords<{ rev: number; occ: Record<string, unknown> }>(ns);
     const { completed_at_utc: _c, runtime_outcome: _r, last_receipt: _l, ...occ } = value.occ;
-    await store.commit([{ op: 'putRecord', ns, key, value: { ...value, rev: value.rev + 1, lease_ms: due + 1000, occ: { ...occ, phase: 'dispatching', claimed_by: 'dead-process' } } }]);
+    await store.commit([
+      {
+        op: 'putRecord',
+        ns,
+        key,
+        value: { ...value, rev: value.rev + 1, lease_ms: due + 1000, occ: { ...occ, phase: 'dispatching', claimed_by: 'dead-process' } },
+      },
+    ]);
     await store.close();
     const clockB = new ManualClock(due + 5000);
     const second = await boot(clockB);
@@ -188,7 +265,10 @@ describe('schedules (real server, fake clock)', () => {
     const o = (await call(second.url, 'GET', `/schedules/${s.schedule_id}/occurrences`)).body.occurrences[0];
     assert.equal(o.phase, 'completed');
     assert.equal(o.runtime_outcome.recovered, true);
-    assert.deepEqual((await userRows(second, sid)).map((r) => r.content), ['hi', 'once only']);
+    assert.deepEqual(
+      (await userRows(second, sid)).map((r) => r.content),
+      ['hi', 'once only'],
+    );
   });
 
   it('overlap: skip_if_running skips while the target runs a turn; allow_concurrent waits for it; event actions render as the prompt', async (t) => {
@@ -198,12 +278,30 @@ describe('schedules (real server, fake clock)', () => {
     const app = await startApp(t, gate.script, { clock });
     const sid = await createSession(app.url, { prompt: 'hi', provider: 'scripted' });
     const occsOf = async (id: string) => (await call(app.url, 'GET', `/schedules/${id}/occurrences`)).body.occurrences;
-    const first = (await call(app.url, 'POST', '/schedules', { trigger: { type: 'once', due_at_utc: iso(T0 + 60_000) }, target: promptTarget(sid, 'long') })).body;
-    const skip = (await call(app.url, 'POST', '/schedules', { trigger: { type: 'once', due_at_utc: iso(T0 + 120_000) }, target: promptTarget(sid, 'skipped') })).body;
-    const wait = (await call(app.url, 'POST', '/schedules', {
-      trigger: { type: 'once', due_at_utc: iso(T0 + 120_000) }, overlap_policy: 'allow_concurrent',
-      target: { target_kind: 'session', type: 'exact_session', session_id: sid, action: { type: 'event', event_type: 'build.done', payload: { ok: true } } },
-    })).body;
+    const first = (
+      await call(app.url, 'POST', '/schedules', {
+        trigger: { type: 'once', due_at_utc: iso(T0 + 60_000) },
+        target: promptTarget(sid, 'long'),
+      })
+    ).body;
+    const skip = (
+      await call(app.url, 'POST', '/schedules', {
+        trigger: { type: 'once', due_at_utc: iso(T0 + 120_000) },
+        target: promptTarget(sid, 'skipped'),
+      })
+    ).body;
+    const wait = (
+      await call(app.url, 'POST', '/schedules', {
+        trigger: { type: 'once', due_at_utc: iso(T0 + 120_000) },
+        overlap_policy: 'allow_concurrent',
+        target: {
+          target_kind: 'session',
+          type: 'exact_session',
+          session_id: sid,
+          action: { type: 'event', event_type: 'build.done', payload: { ok: true } },
+        },
+      })
+    ).body;
     // Observed, not timed: each wait reads the occurrence until its recorded phase moves on.
     const until = async (id: string, done: (phase: string) => boolean) => {
       for (;;) if (done((await occsOf(id))[0].phase)) return;
@@ -222,18 +320,28 @@ describe('schedules (real server, fake clock)', () => {
     await app.schedulesSettled();
     assert.equal((await occsOf(first.schedule_id))[0].phase, 'completed');
     assert.equal((await occsOf(wait.schedule_id))[0].phase, 'completed');
-    assert.deepEqual((await userRows(app, sid)).map((r) => r.content), ['hi', 'long', "Scheduled event 'build.done':\n{\"ok\":true}"]);
+    assert.deepEqual(
+      (await userRows(app, sid)).map((r) => r.content),
+      ['hi', 'long', 'Scheduled event \'build.done\':\n{"ok":true}'],
+    );
   });
 
-  it('shows the schedule machine and live schedule actors in the actor viewer\'s inspection routes', async (t) => {
+  it("shows the schedule machine and live schedule actors in the actor viewer's inspection routes", async (t) => {
     const { app } = await start(t);
     const sid = await createSession(app.url, { prompt: 'hi', provider: 'scripted' });
     const g = (await call(app.url, 'GET', '/inspect/machines/schedule')).body;
     assert.equal(g.machine_id, 'schedule');
     const ids = g.states.map((x: { id: string }) => x.id);
     for (const id of ['schedule.active', 'schedule.firing', 'schedule.paused', 'schedule.deleted']) assert.ok(ids.includes(id), id);
-    assert.ok(g.transitions.some((x: { source: string; event: string; guard?: string }) => x.source === 'schedule.active' && x.event === 'timer.due' && x.guard === 'isDue'));
-    const s = (await call(app.url, 'POST', '/schedules', { trigger: { type: 'once', due_at_utc: iso(T0 + 60_000) }, target: promptTarget(sid) })).body;
+    assert.ok(
+      g.transitions.some(
+        (x: { source: string; event: string; guard?: string }) =>
+          x.source === 'schedule.active' && x.event === 'timer.due' && x.guard === 'isDue',
+      ),
+    );
+    const s = (
+      await call(app.url, 'POST', '/schedules', { trigger: { type: 'once', due_at_utc: iso(T0 + 60_000) }, target: promptTarget(sid) })
+    ).body;
     await call(app.url, 'POST', `/schedules/${s.schedule_id}/pause`);
     const actors = (await call(app.url, 'GET', '/inspect/actors?kind=schedule')).body;
     assert.equal(actors.total, 1);
@@ -243,9 +351,13 @@ describe('schedules (real server, fake clock)', () => {
   it('pause holds firing, resume re-arms, PATCH compare-and-sets on revision, DELETE soft-deletes', async (t) => {
     const { app, advanceTo } = await start(t);
     const sid = await createSession(app.url, { prompt: 'hi', provider: 'scripted' });
-    const s = (await call(app.url, 'POST', '/schedules', {
-      trigger: { type: 'interval', start_at_utc: iso(T0 + 60_000), every_seconds: 60 }, target: promptTarget(sid, 'tick'), planning_horizon_occurrences: 5,
-    })).body;
+    const s = (
+      await call(app.url, 'POST', '/schedules', {
+        trigger: { type: 'interval', start_at_utc: iso(T0 + 60_000), every_seconds: 60 },
+        target: promptTarget(sid, 'tick'),
+        planning_horizon_occurrences: 5,
+      })
+    ).body;
     assert.equal(s.next_occurrence_ordinal, 5);
     const paused = (await call(app.url, 'POST', `/schedules/${s.schedule_id}/pause`)).body;
     assert.equal(paused.phase, 'paused');
@@ -259,7 +371,11 @@ describe('schedules (real server, fake clock)', () => {
     const stale = await call(app.url, 'PATCH', `/schedules/${s.schedule_id}`, { name: 'x', expected_revision: 1 });
     assert.equal(stale.status, 409);
     assert.equal(stale.body.code, 'CONFLICT');
-    const patched = await call(app.url, 'PATCH', `/schedules/${s.schedule_id}`, { every_seconds: 1, trigger: { type: 'interval', start_at_utc: iso(T0 + 3600_000), every_seconds: 3600 }, expected_revision: resumed.revision });
+    const patched = await call(app.url, 'PATCH', `/schedules/${s.schedule_id}`, {
+      every_seconds: 1,
+      trigger: { type: 'interval', start_at_utc: iso(T0 + 3600_000), every_seconds: 3600 },
+      expected_revision: resumed.revision,
+    });
     assert.equal(patched.status, 200, JSON.stringify(patched.body));
     assert.equal(patched.body.revision, resumed.revision + 1);
     const occs = (await call(app.url, 'GET', `/schedules/${s.schedule_id}/occurrences`)).body.occurrences;
@@ -280,29 +396,75 @@ describe('schedules (real server, fake clock)', () => {
   it('calendar triggers follow the zone through DST, month ends and leap days', async (t) => {
     const { app, advanceTo } = await start(t, Date.parse('2026-03-27T12:00:00Z'));
     const sid = await createSession(app.url, { prompt: 'hi', provider: 'scripted' });
-    const berlin = (await call(app.url, 'POST', '/schedules', {
-      trigger: { type: 'calendar', timezone: 'Europe/Berlin', hour: { kind: 'values', values: [2] }, minute: { kind: 'values', values: [30] } },
-      target: promptTarget(sid, 'berlin'), planning_horizon_occurrences: 4,
-    })).body;
-    const dues = (await call(app.url, 'GET', `/schedules/${berlin.schedule_id}/occurrences`)).body.occurrences.map((o: { due_at_utc: string }) => o.due_at_utc);
+    const berlin = (
+      await call(app.url, 'POST', '/schedules', {
+        trigger: {
+          type: 'calendar',
+          timezone: 'Europe/Berlin',
+          hour: { kind: 'values', values: [2] },
+          minute: { kind: 'values', values: [30] },
+        },
+        target: promptTarget(sid, 'berlin'),
+        planning_horizon_occurrences: 4,
+      })
+    ).body;
+    const dues = (await call(app.url, 'GET', `/schedules/${berlin.schedule_id}/occurrences`)).body.occurrences.map(
+      (o: { due_at_utc: string }) => o.due_at_utc,
+    );
     // 02:30 does not exist on 29 March 2026 in Berlin: it runs at the first valid time after the gap (03:00 CEST).
-    assert.deepEqual(dues, ['2026-03-28T01:30:00.000Z', '2026-03-29T01:00:00.000Z', '2026-03-30T00:30:00.000Z', '2026-03-31T00:30:00.000Z']);
-    const monthEnd = (await call(app.url, 'POST', '/schedules', {
-      trigger: { type: 'calendar', timezone: 'UTC', day_of_month: { kind: 'values', values: [31] }, hour: { kind: 'values', values: [12] }, minute: { kind: 'values', values: [0] } },
-      target: promptTarget(sid, 'month end'), planning_horizon_occurrences: 3, planning_horizon_days: 365,
-    })).body;
-    assert.deepEqual((await call(app.url, 'GET', `/schedules/${monthEnd.schedule_id}/occurrences`)).body.occurrences.map((o: { due_at_utc: string }) => o.due_at_utc),
-      ['2026-03-31T12:00:00.000Z', '2026-05-31T12:00:00.000Z', '2026-07-31T12:00:00.000Z']);
-    const leap = (await call(app.url, 'POST', '/schedules', {
-      trigger: { type: 'calendar', timezone: 'UTC', month: { kind: 'values', values: [2] }, day_of_month: { kind: 'values', values: [29] }, hour: { kind: 'values', values: [0] }, minute: { kind: 'values', values: [0] } },
-      target: promptTarget(sid, 'leap'), planning_horizon_days: 3660,
-    })).body;
-    assert.deepEqual((await call(app.url, 'GET', `/schedules/${leap.schedule_id}/occurrences`)).body.occurrences.map((o: { due_at_utc: string }) => o.due_at_utc),
-      ['2028-02-29T00:00:00.000Z', '2032-02-29T00:00:00.000Z', '2036-02-29T00:00:00.000Z']);
+    assert.deepEqual(dues, [
+      '2026-03-28T01:30:00.000Z',
+      '2026-03-29T01:00:00.000Z',
+      '2026-03-30T00:30:00.000Z',
+      '2026-03-31T00:30:00.000Z',
+    ]);
+    const monthEnd = (
+      await call(app.url, 'POST', '/schedules', {
+        trigger: {
+          type: 'calendar',
+          timezone: 'UTC',
+          day_of_month: { kind: 'values', values: [31] },
+          hour: { kind: 'values', values: [12] },
+          minute: { kind: 'values', values: [0] },
+        },
+        target: promptTarget(sid, 'month end'),
+        planning_horizon_occurrences: 3,
+        planning_horizon_days: 365,
+      })
+    ).body;
+    assert.deepEqual(
+      (await call(app.url, 'GET', `/schedules/${monthEnd.schedule_id}/occurrences`)).body.occurrences.map(
+        (o: { due_at_utc: string }) => o.due_at_utc,
+      ),
+      ['2026-03-31T12:00:00.000Z', '2026-05-31T12:00:00.000Z', '2026-07-31T12:00:00.000Z'],
+    );
+    const leap = (
+      await call(app.url, 'POST', '/schedules', {
+        trigger: {
+          type: 'calendar',
+          timezone: 'UTC',
+          month: { kind: 'values', values: [2] },
+          day_of_month: { kind: 'values', values: [29] },
+          hour: { kind: 'values', values: [0] },
+          minute: { kind: 'values', values: [0] },
+        },
+        target: promptTarget(sid, 'leap'),
+        planning_horizon_days: 3660,
+      })
+    ).body;
+    assert.deepEqual(
+      (await call(app.url, 'GET', `/schedules/${leap.schedule_id}/occurrences`)).body.occurrences.map(
+        (o: { due_at_utc: string }) => o.due_at_utc,
+      ),
+      ['2028-02-29T00:00:00.000Z', '2032-02-29T00:00:00.000Z', '2036-02-29T00:00:00.000Z'],
+    );
     // Fire through the DST change: each Berlin occurrence dispatches exactly at its due instant.
     await advanceTo(Date.parse('2026-03-31T12:00:00Z'));
     const fired = (await call(app.url, 'GET', `/schedules/${berlin.schedule_id}/occurrences?phase=completed`)).body.occurrences;
-    assert.deepEqual(fired.map((o: { dispatched_at_utc: string }) => o.dispatched_at_utc), dues);
+    assert.deepEqual(
+      fired.map((o: { dispatched_at_utc: string }) => o.dispatched_at_utc),
+      dues,
+    );
     const rows = await userRows(app, sid);
     assert.equal(rows.filter((r) => r.content === 'berlin').length, 4);
     assert.equal(rows.filter((r) => r.content === 'month end').length, 1);

@@ -9,9 +9,10 @@ import { call, startApp } from '../helpers/app.ts';
 
 describe('a failed turn commit', () => {
   it('rolls the session back to its last commit; the session stays continuable and unquarantined', async (t) => {
-    const script = (req: ProviderRequest, i: number): ScriptedReply => (i === 1
-      ? { text: 'unstorable', usage: { input_tokens: Number.POSITIVE_INFINITY, output_tokens: 1 } }
-      : { ...echoReply(req), usage: { input_tokens: 2, output_tokens: 1 } });
+    const script = (req: ProviderRequest, i: number): ScriptedReply =>
+      i === 1
+        ? { text: 'unstorable', usage: { input_tokens: Number.POSITIVE_INFINITY, output_tokens: 1 } }
+        : { ...echoReply(req), usage: { input_tokens: 2, output_tokens: 1 } };
     const app = await startApp(t, script, { maxResidentSessions: 1 });
     const created = await call(app.url, 'POST', '/sessions', { prompt: 'hi' });
     assert.equal(created.status, 200);

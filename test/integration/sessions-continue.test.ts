@@ -41,13 +41,25 @@ describe('POST /sessions/{id}/messages', () => {
   it('hot-swaps model and max_tokens for later turns, also after the actor is evicted', async (t) => {
     const app = await startApp(t, [], { maxResidentSessions: 1 });
     const id = await createSession(app.url, { prompt: 'a', model: 'gpt-test', max_tokens: 100 });
-    const swap = await call(app.url, 'POST', `/sessions/${id}/messages`, { session_id: id, prompt: 'b', model: 'claude-test-2', max_tokens: 77 });
+    const swap = await call(app.url, 'POST', `/sessions/${id}/messages`, {
+      session_id: id,
+      prompt: 'b',
+      model: 'claude-test-2',
+      max_tokens: 77,
+    });
     assert.equal(swap.status, 200, JSON.stringify(swap.body));
     await createSession(app.url); // evicts the first session's actor (one resident at most)
     const later = await call(app.url, 'POST', `/sessions/${id}/messages`, { session_id: id, prompt: 'c' });
     assert.equal(later.status, 200, JSON.stringify(later.body));
     const mine = app.provider.requests.filter((_, i) => i !== 2);
-    assert.deepEqual(mine.map((r) => [r.model, r.max_tokens]), [['gpt-test', 100], ['claude-test-2', 77], ['claude-test-2', 77]]);
+    assert.deepEqual(
+      mine.map((r) => [r.model, r.max_tokens]),
+      [
+        ['gpt-test', 100],
+        ['claude-test-2', 77],
+        ['claude-test-2', 77],
+      ],
+    );
   });
 
   it('appends one System row at the turn boundary for system_prompt on continue', async (t) => {
@@ -56,18 +68,41 @@ describe('POST /sessions/{id}/messages', () => {
     const res = await call(app.url, 'POST', `/sessions/${id}/messages`, { session_id: id, prompt: 'b', system_prompt: 'EXTRA' });
     assert.equal(res.status, 200);
     const hist = (await call(app.url, 'GET', `/sessions/${id}/history`)).body;
-    assert.deepEqual(hist.messages.map((m: { role: string; content?: unknown }) => [m.role, m.content ?? null]), [
-      ['system', 'BASE'], ['user', 'a'], ['block_assistant', null], ['system', 'EXTRA'], ['user', 'b'], ['block_assistant', null],
-    ]);
+    assert.deepEqual(
+      hist.messages.map((m: { role: string; content?: unknown }) => [m.role, m.content ?? null]),
+      [
+        ['system', 'BASE'],
+        ['user', 'a'],
+        ['block_assistant', null],
+        ['system', 'EXTRA'],
+        ['user', 'b'],
+        ['block_assistant', null],
+      ],
+    );
     assert.equal(app.provider.requests[1].system, 'BASE\n\nEXTRA');
     assert.equal(hist.message_count, 6);
 
     // With injected context too, the injected rows stay right before the user row.
-    await call(app.url, 'POST', `/sessions/${id}/messages`, { session_id: id, prompt: 'c', system_prompt: 'MORE', injected_context: ['inj'] });
+    await call(app.url, 'POST', `/sessions/${id}/messages`, {
+      session_id: id,
+      prompt: 'c',
+      system_prompt: 'MORE',
+      injected_context: ['inj'],
+    });
     const tail = (await call(app.url, 'GET', `/sessions/${id}/history?offset=6`)).body.messages;
-    assert.deepEqual(tail.map((m: { role: string; content?: unknown; transcript_role?: string }) => [m.role, m.content ?? null, m.transcript_role ?? null]), [
-      ['system', 'MORE', null], ['user', 'inj', 'injected_context'], ['user', 'c', 'conversational'], ['block_assistant', null, null],
-    ]);
+    assert.deepEqual(
+      tail.map((m: { role: string; content?: unknown; transcript_role?: string }) => [
+        m.role,
+        m.content ?? null,
+        m.transcript_role ?? null,
+      ]),
+      [
+        ['system', 'MORE', null],
+        ['user', 'inj', 'injected_context'],
+        ['user', 'c', 'conversational'],
+        ['block_assistant', null, null],
+      ],
+    );
   });
 });
 
@@ -104,8 +139,11 @@ describe('concurrent turns on one session', () => {
     const id = await createSession(app.url);
     const sevenAnswered = deferred();
     let answered = 0;
-    const all = Array.from({ length: 8 }, (_, i) => call(app.url, 'POST', `/sessions/${id}/messages`, { session_id: id, prompt: `p${i}` })
-      .then((r) => (++answered === 7 && sevenAnswered.resolve(), r)));
+    const all = Array.from({ length: 8 }, (_, i) =>
+      call(app.url, 'POST', `/sessions/${id}/messages`, { session_id: id, prompt: `p${i}` }).then(
+        (r) => (++answered === 7 && sevenAnswered.resolve(), r),
+      ),
+    );
     await g.entered.promise;
     await sevenAnswered.promise; // every loser answered while the winner is still gated
     g.open.resolve();

@@ -129,7 +129,13 @@ describe('POST /requests/{id}/cancel', () => {
     assert.equal(late.body.cancelled, false);
     assert.equal(late.body.reason, 'already_terminal');
 
-    const done = await call(app.url, 'POST', `/sessions/${id}/messages`, { session_id: id, prompt: 'y' }, { 'x-warren-request-id': 'job-8' });
+    const done = await call(
+      app.url,
+      'POST',
+      `/sessions/${id}/messages`,
+      { session_id: id, prompt: 'y' },
+      { 'x-warren-request-id': 'job-8' },
+    );
     assert.equal(done.status, 200);
     const after = await call(app.url, 'POST', '/requests/job-8/cancel');
     assert.deepEqual([after.body.cancelled, after.body.reason], [false, 'already_terminal']);

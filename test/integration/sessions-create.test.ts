@@ -94,14 +94,23 @@ describe('POST /sessions system prompt and context', () => {
     const explicit = await call(app.url, 'POST', '/sessions', { prompt: 'b', system_prompt: 'EXPLICIT' });
     const disabled = await call(app.url, 'POST', '/sessions', { prompt: 'c', system_prompt: { action: 'disable' } });
     for (const r of [inherit, explicit, disabled]) assert.equal(r.status, 200, JSON.stringify(r.body));
-    assert.deepEqual(app.provider.requests.map((r) => r.system), ['CONFIGURED', 'EXPLICIT', undefined]);
+    assert.deepEqual(
+      app.provider.requests.map((r) => r.system),
+      ['CONFIGURED', 'EXPLICIT', undefined],
+    );
 
     const rows = async (id: string) => (await call(app.url, 'GET', `/sessions/${id}/history`)).body.messages;
     const [h1, h2, h3] = [await rows(inherit.body.session_id), await rows(explicit.body.session_id), await rows(disabled.body.session_id)];
-    assert.deepEqual(h1.map((m: { role: string }) => m.role), ['system', 'user', 'block_assistant']);
+    assert.deepEqual(
+      h1.map((m: { role: string }) => m.role),
+      ['system', 'user', 'block_assistant'],
+    );
     assert.equal(h1[0].content, 'CONFIGURED');
     assert.equal(h2[0].content, 'EXPLICIT');
-    assert.deepEqual(h3.map((m: { role: string }) => m.role), ['user', 'block_assistant']);
+    assert.deepEqual(
+      h3.map((m: { role: string }) => m.role),
+      ['user', 'block_assistant'],
+    );
 
     // A disabled session stays disabled on later turns; the others keep their prompt.
     await call(app.url, 'POST', `/sessions/${disabled.body.session_id}/messages`, { session_id: disabled.body.session_id, prompt: 'd' });
@@ -111,19 +120,28 @@ describe('POST /sessions system prompt and context', () => {
   it('places injected_context rows right before the user row; transient context reaches only the provider', async (t) => {
     const app = await startApp(t);
     const res = await call(app.url, 'POST', '/sessions', {
-      prompt: 'the question', injected_context: ['ctx one', [{ type: 'text', text: 'ctx two' }]], transient_turn_context: '  facts  ',
+      prompt: 'the question',
+      injected_context: ['ctx one', [{ type: 'text', text: 'ctx two' }]],
+      transient_turn_context: '  facts  ',
     });
     assert.equal(res.status, 200, JSON.stringify(res.body));
     const sent = app.provider.requests[0].messages;
-    assert.deepEqual(sent.map((m) => ('content' in m ? m.content : m.role)), [
-      'ctx one', [{ type: 'text', text: 'ctx two' }], '  facts  ', 'the question',
-    ]);
+    assert.deepEqual(
+      sent.map((m) => ('content' in m ? m.content : m.role)),
+      ['ctx one', [{ type: 'text', text: 'ctx two' }], '  facts  ', 'the question'],
+    );
     const hist = await call(app.url, 'GET', `/sessions/${res.body.session_id}/history`);
     const msgs = hist.body.messages;
     assert.equal(hist.body.message_count, 4);
-    assert.deepEqual(msgs.map((m: { role: string; transcript_role?: string }) => [m.role, m.transcript_role]), [
-      ['user', 'injected_context'], ['user', 'injected_context'], ['user', 'conversational'], ['block_assistant', undefined],
-    ]);
+    assert.deepEqual(
+      msgs.map((m: { role: string; transcript_role?: string }) => [m.role, m.transcript_role]),
+      [
+        ['user', 'injected_context'],
+        ['user', 'injected_context'],
+        ['user', 'conversational'],
+        ['block_assistant', undefined],
+      ],
+    );
     assert.equal(msgs[2].content, 'the question');
     assert.ok(!JSON.stringify(msgs).includes('facts'), 'transient context never enters history');
 
@@ -162,7 +180,10 @@ describe('POST /sessions first-turn failure', () => {
     assert.equal(cont.status, 200, JSON.stringify(cont.body));
     assert.equal(cont.body.text, 'recovered');
     const hist = await call(app.url, 'GET', `/sessions/${d.session_id}/history`);
-    assert.deepEqual(hist.body.messages.map((m: { content?: unknown }) => m.content ?? null), ['second', null]);
+    assert.deepEqual(
+      hist.body.messages.map((m: { content?: unknown }) => m.content ?? null),
+      ['second', null],
+    );
   });
 
   it('answers 502 PROVIDER_ERROR naming the key variable when the provider key is missing (continue and create)', async (t) => {

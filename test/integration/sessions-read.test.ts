@@ -42,38 +42,45 @@ describe('GET /sessions', () => {
     assert.ok(again.every((r: { is_active: boolean }) => r.is_active === false));
   });
 
-  for (const httpTransport of ['auto', 'node'] as const) it(`filters by repeatable label=key=value (AND), rejects a malformed filter, hides archived, pages (${httpTransport})`, async (t) => {
-    const app = await startApp(t, [], { httpTransport });
-    const a = await createSession(app.url, { prompt: 'a', labels: { team: 'core', env: 'prod' } });
-    const b = await createSession(app.url, { prompt: 'b', labels: { team: 'core', env: 'dev' } });
-    const c = await createSession(app.url, { prompt: 'c', labels: { team: 'edge', 'k=x': 'v=y' } });
-    const ids = async (q: string) => (await call(app.url, 'GET', `/sessions${q}`)).body.sessions.map((r: { session_id: string }) => r.session_id).sort();
-    assert.deepEqual(await ids('?label=team=core'), [a, b].sort());
-    assert.deepEqual(await ids('?label=team=core&label=env=dev'), [b]);
-    assert.deepEqual(await ids('?label=team=nobody'), []);
-    assert.deepEqual(await ids(`?label=${encodeURIComponent('team=edge')}`), [c]);
-    const bad = await call(app.url, 'GET', '/sessions?label=team');
-    assert.equal(bad.status, 400);
-    assert.equal(bad.body.code, 'BAD_REQUEST');
-    assert.equal((await call(app.url, 'GET', '/sessions?limit=abc')).status, 400);
+  for (const httpTransport of ['auto', 'node'] as const)
+    it(`filters by repeatable label=key=value (AND), rejects a malformed filter, hides archived, pages (${httpTransport})`, async (t) => {
+      const app = await startApp(t, [], { httpTransport });
+      const a = await createSession(app.url, { prompt: 'a', labels: { team: 'core', env: 'prod' } });
+      const b = await createSession(app.url, { prompt: 'b', labels: { team: 'core', env: 'dev' } });
+      const c = await createSession(app.url, { prompt: 'c', labels: { team: 'edge', 'k=x': 'v=y' } });
+      const ids = async (q: string) =>
+        (await call(app.url, 'GET', `/sessions${q}`)).body.sessions.map((r: { session_id: string }) => r.session_id).sort();
+      assert.deepEqual(await ids('?label=team=core'), [a, b].sort());
+      assert.deepEqual(await ids('?label=team=core&label=env=dev'), [b]);
+      assert.deepEqual(await ids('?label=team=nobody'), []);
+      assert.deepEqual(await ids(`?label=${encodeURIComponent('team=edge')}`), [c]);
+      const bad = await call(app.url, 'GET', '/sessions?label=team');
+      assert.equal(bad.status, 400);
+      assert.equal(bad.body.code, 'BAD_REQUEST');
+      assert.equal((await call(app.url, 'GET', '/sessions?limit=abc')).status, 400);
 
-    assert.equal((await call(app.url, 'DELETE', `/sessions/${b}`)).status, 200);
-    assert.deepEqual(await ids(''), [a, c].sort());
-    assert.deepEqual(await ids('?label=team=core'), [a]);
+      assert.equal((await call(app.url, 'DELETE', `/sessions/${b}`)).status, 200);
+      assert.deepEqual(await ids(''), [a, c].sort());
+      assert.deepEqual(await ids('?label=team=core'), [a]);
 
-    const all: string[] = (await call(app.url, 'GET', '/sessions')).body.sessions.map((r: { session_id: string }) => r.session_id);
-    const page1 = (await call(app.url, 'GET', '/sessions?limit=1')).body.sessions.map((r: { session_id: string }) => r.session_id);
-    const page2 = (await call(app.url, 'GET', '/sessions?limit=1&offset=1')).body.sessions.map((r: { session_id: string }) => r.session_id);
-    const page3 = (await call(app.url, 'GET', '/sessions?offset=2')).body.sessions;
-    assert.deepEqual([...page1, ...page2], all);
-    assert.deepEqual(page3, []);
-    assert.deepEqual((await call(app.url, 'GET', '/sessions?label=team=core&limit=1&offset=1')).body.sessions, []);
-  });
+      const all: string[] = (await call(app.url, 'GET', '/sessions')).body.sessions.map((r: { session_id: string }) => r.session_id);
+      const page1 = (await call(app.url, 'GET', '/sessions?limit=1')).body.sessions.map((r: { session_id: string }) => r.session_id);
+      const page2 = (await call(app.url, 'GET', '/sessions?limit=1&offset=1')).body.sessions.map(
+        (r: { session_id: string }) => r.session_id,
+      );
+      const page3 = (await call(app.url, 'GET', '/sessions?offset=2')).body.sessions;
+      assert.deepEqual([...page1, ...page2], all);
+      assert.deepEqual(page3, []);
+      assert.deepEqual((await call(app.url, 'GET', '/sessions?label=team=core&limit=1&offset=1')).body.sessions, []);
+    });
 });
 
 describe('GET /sessions/{id} and /status', () => {
   it('answers detail with RFC 3339 timestamps, message_count and total_tokens; unknown is 404', async (t) => {
-    const app = await startApp(t, [{ text: 'a', usage: { input_tokens: 7, output_tokens: 1 } }, { text: 'b', usage: { input_tokens: 9, output_tokens: 2 } }]);
+    const app = await startApp(t, [
+      { text: 'a', usage: { input_tokens: 7, output_tokens: 1 } },
+      { text: 'b', usage: { input_tokens: 9, output_tokens: 2 } },
+    ]);
     const id = await createSession(app.url);
     await call(app.url, 'POST', `/sessions/${id}/messages`, { session_id: id, prompt: 'more' });
     const res = await call(app.url, 'GET', `/sessions/${id}`);

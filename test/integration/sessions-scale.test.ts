@@ -32,7 +32,8 @@ describe('sessions at scale', () => {
       const id: string = created.body.session_id;
       ids[i] = id;
       const cont = await call(app.url, 'POST', `/sessions/${id}/messages`, { session_id: id, prompt: `again ${i}` });
-      if (cont.status !== 200 || cont.body.text !== `echo: again ${i}`) failures.push(`continue ${i}: ${cont.status} ${JSON.stringify(cont.body)}`);
+      if (cont.status !== 200 || cont.body.text !== `echo: again ${i}`)
+        failures.push(`continue ${i}: ${cont.status} ${JSON.stringify(cont.body)}`);
     });
     const turnsMs = performance.now() - started;
     assert.deepEqual(failures.slice(0, 5), []);
@@ -45,6 +46,8 @@ describe('sessions at scale', () => {
     const sample = ids[SESSIONS - 1];
     assert.equal((await call(app.url, 'GET', `/sessions/${sample}/history`)).body.message_count, 4);
     const totalMs = performance.now() - started;
-    t.diagnostic(`${SESSIONS * 2} turns in ${turnsMs.toFixed(0)} ms (${((SESSIONS * 2) / (turnsMs / 1000)).toFixed(0)} turns/s); with list ${totalMs.toFixed(0)} ms`);
+    t.diagnostic(
+      `${SESSIONS * 2} turns in ${turnsMs.toFixed(0)} ms (${((SESSIONS * 2) / (turnsMs / 1000)).toFixed(0)} turns/s); with list ${totalMs.toFixed(0)} ms`,
+    );
   });
 });

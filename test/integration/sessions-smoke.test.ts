@@ -16,6 +16,9 @@ describe('sessions smoke', () => {
     const hist = await call(app.url, 'GET', `/sessions/${id}/history`);
     assert.equal(hist.status, 200);
     assert.equal(hist.body.message_count, 4);
-    assert.deepEqual(hist.body.messages.map((m: { role: string }) => m.role), ['user', 'block_assistant', 'user', 'block_assistant']);
+    assert.deepEqual(
+      hist.body.messages.map((m: { role: string }) => m.role),
+      ['user', 'block_assistant', 'user', 'block_assistant'],
+    );
   });
 });

@@ -25,7 +25,12 @@ describe('POST /sessions/{id}/system_context', () => {
 
     const hist = (await call(app.url, 'GET', `/sessions/${id}/history`)).body;
     assert.equal(hist.message_count, 4);
-    assert.deepEqual(hist.messages[2], { role: 'system', content: 'the build is green', created_at: hist.messages[2].created_at, identity: { idempotency_key: 'k1', source: 'ci' } });
+    assert.deepEqual(hist.messages[2], {
+      role: 'system',
+      content: 'the build is green',
+      created_at: hist.messages[2].created_at,
+      identity: { idempotency_key: 'k1', source: 'ci' },
+    });
     assert.deepEqual([hist.messages[3].role, hist.messages[3].content, 'identity' in hist.messages[3]], ['system', '{"a":1}', false]);
     // The next turn's model call sees it as system text.
     await call(app.url, 'POST', `/sessions/${id}/messages`, { session_id: id, prompt: 'next' });
@@ -40,8 +45,9 @@ describe('POST /sessions/{id}/system_context', () => {
     const turn = call(app.url, 'POST', `/sessions/${id}/messages`, { session_id: id, prompt: 'busy' });
     await g.entered.promise;
     let answered = false;
-    const ctx = call(app.url, 'POST', `/sessions/${id}/system_context`, { content: { type: 'text', text: 'late fact' } })
-      .finally(() => (answered = true));
+    const ctx = call(app.url, 'POST', `/sessions/${id}/system_context`, { content: { type: 'text', text: 'late fact' } }).finally(
+      () => (answered = true),
+    );
     // A few round trips give the append time to reach the server; it must still be waiting.
     for (let i = 0; i < 3; i++) assert.equal((await call(app.url, 'GET', `/sessions/${id}/status`)).body.state, 'running');
     assert.equal(answered, false, 'the append waits for the admitted boundary');
@@ -92,13 +98,23 @@ describe('POST /sessions/{id}/system_prompt', () => {
     const url = `/sessions/${id}/system_prompt`;
     const adopt = await call(app.url, 'POST', url, { key: 'p', content: 'one', target_message_index: 0 });
     const head = adopt.body.transcript_revision;
-    const mismatch = await call(app.url, 'POST', url, { key: 'p', content: 'two', expected_version: 1, expected_parent_revision: `${head}-old` });
+    const mismatch = await call(app.url, 'POST', url, {
+      key: 'p',
+      content: 'two',
+      expected_version: 1,
+      expected_parent_revision: `${head}-old`,
+    });
     assert.equal(mismatch.status, 400);
     const ok = await call(app.url, 'POST', url, { key: 'p', content: 'two', expected_version: 1, expected_parent_revision: head });
     assert.equal(ok.status, 200, JSON.stringify(ok.body));
     // A turn moves the head: the old revision no longer matches.
     await call(app.url, 'POST', `/sessions/${id}/messages`, { session_id: id, prompt: 'moves head' });
-    const moved = await call(app.url, 'POST', url, { key: 'p', content: 'three', expected_version: 2, expected_parent_revision: ok.body.transcript_revision });
+    const moved = await call(app.url, 'POST', url, {
+      key: 'p',
+      content: 'three',
+      expected_version: 2,
+      expected_parent_revision: ok.body.transcript_revision,
+    });
     assert.equal(moved.status, 400);
   });
 

@@ -7,7 +7,11 @@ import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { call, startApp } from '../helpers/app.ts';
 
-type Row = { role: string; blocks?: Array<{ block_type: string; data: Record<string, unknown> }>; results?: Array<{ tool_use_id: string; content: string; is_error?: boolean }> };
+type Row = {
+  role: string;
+  blocks?: Array<{ block_type: string; data: Record<string, unknown> }>;
+  results?: Array<{ tool_use_id: string; content: string; is_error?: boolean }>;
+};
 
 /** Repeats `probe` until it yields a value (bounded); for states no gate can announce, like a running child. */
 async function until<T>(what: string, probe: () => Promise<T | undefined>, limitMs = 10_000): Promise<T> {
@@ -41,7 +45,10 @@ function readFileSyncSafe(path: string): string {
 describe('tool loop', () => {
   it('runs task_create, feeds the result back and ends with the final text', async (t) => {
     const app = await startApp(t, [
-      { tool_calls: [{ name: 'task_create', args: { subject: 'write tests', description: 'all routes' }, id: 'call_1' }], usage: { input_tokens: 10, output_tokens: 5 } },
+      {
+        tool_calls: [{ name: 'task_create', args: { subject: 'write tests', description: 'all routes' }, id: 'call_1' }],
+        usage: { input_tokens: 10, output_tokens: 5 },
+      },
       { text: 'task created', usage: { input_tokens: 20, output_tokens: 3 } },
     ]);
     const res = await call(app.url, 'POST', '/sessions', { prompt: 'make a task', enable_builtins: true });
@@ -54,8 +61,13 @@ describe('tool loop', () => {
 
     const hist = (await call(app.url, 'GET', `/sessions/${res.body.session_id}/history`)).body;
     const msgs: Row[] = hist.messages;
-    assert.deepEqual(msgs.map((m) => m.role), ['user', 'block_assistant', 'tool_results', 'block_assistant']);
-    assert.deepEqual(msgs[1].blocks, [{ block_type: 'tool_use', data: { id: 'call_1', name: 'task_create', args: { subject: 'write tests', description: 'all routes' } } }]);
+    assert.deepEqual(
+      msgs.map((m) => m.role),
+      ['user', 'block_assistant', 'tool_results', 'block_assistant'],
+    );
+    assert.deepEqual(msgs[1].blocks, [
+      { block_type: 'tool_use', data: { id: 'call_1', name: 'task_create', args: { subject: 'write tests', description: 'all routes' } } },
+    ]);
     assert.equal(msgs[2].results![0].tool_use_id, 'call_1');
     assert.equal(msgs[2].results![0].is_error, undefined);
     assert.equal(JSON.parse(msgs[2].results![0].content).subject, 'write tests');
@@ -99,9 +111,11 @@ describe('tool loop', () => {
 
 describe('interrupt during a tool call', () => {
   it('kills the running shell command quickly and ends the turn cancelled', async (t) => {
-    const app = await startApp(t, (req, i) => (i === 1
-      ? { tool_calls: [{ name: 'shell', args: { command: 'sleep 30 & echo $! > sleep.pid; echo $$ > shell.pid; wait' }, id: 'sh_1' }] }
-      : { text: `reply ${i}` }));
+    const app = await startApp(t, (req, i) =>
+      i === 1
+        ? { tool_calls: [{ name: 'shell', args: { command: 'sleep 30 & echo $! > sleep.pid; echo $$ > shell.pid; wait' }, id: 'sh_1' }] }
+        : { text: `reply ${i}` },
+    );
     const created = await call(app.url, 'POST', '/sessions', { prompt: 'hi', enable_builtins: true, enable_shell: true });
     assert.equal(created.status, 200, JSON.stringify(created.body));
     const id = created.body.session_id;

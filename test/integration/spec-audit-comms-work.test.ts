@@ -13,13 +13,22 @@ describe('peer terminal response: peer_id', () => {
   it('accepts canonical peer ids and refuses display names with 400, queuing nothing', async (t) => {
     const app = await startApp(t);
     const id = await createSession(app.url);
-    const post = (peer_id: string) => call(app.url, 'POST', `/sessions/${id}/peer-response-terminal`, { peer_id, request_id: 'r', status: 'completed', result: {} });
+    const post = (peer_id: string) =>
+      call(app.url, 'POST', `/sessions/${id}/peer-response-terminal`, { peer_id, request_id: 'r', status: 'completed', result: {} });
     for (const peer of [SESSION_PEER, SESSION_PEER.toUpperCase(), `${SESSION_PEER}@127.0.0.1:7001`, `${SESSION_PEER}@[::1]:7001`]) {
       const res = await post(peer);
       assert.equal(res.status, 202, `${peer}: ${JSON.stringify(res.body)}`);
       assert.deepEqual(res.body, { queued: true });
     }
-    for (const peer of ['beta', 'Some Display Name', 'remote-7', `${SESSION_PEER}@`, `${SESSION_PEER}@host`, `beta@127.0.0.1:7001`, `${SESSION_PEER} `]) {
+    for (const peer of [
+      'beta',
+      'Some Display Name',
+      'remote-7',
+      `${SESSION_PEER}@`,
+      `${SESSION_PEER}@host`,
+      `beta@127.0.0.1:7001`,
+      `${SESSION_PEER} `,
+    ]) {
       const res = await post(peer);
       assert.equal(res.status, 400, `${peer}: ${JSON.stringify(res.body)}`);
       assert.equal(res.body.code, 'BAD_REQUEST');
@@ -38,7 +47,8 @@ describe('the workgraph-workflow skill', () => {
   it('exists only while the work_graph capability is Available, and is never preloaded', async (t) => {
     const app = await startApp(t);
     const names = async () => ((await call(app.url, 'GET', '/skills')).body.skills as Array<{ name: string }>).map((s) => s.name);
-    const status = async () => (await call(app.url, 'GET', '/capabilities')).body.capabilities.find((c: { id: string }) => c.id === 'work_graph').status;
+    const status = async () =>
+      (await call(app.url, 'GET', '/capabilities')).body.capabilities.find((c: { id: string }) => c.id === 'work_graph').status;
 
     // Default config: work_graph is DisabledByPolicy, so the skill is neither listed nor resolvable.
     assert.notEqual(await status(), 'Available');
@@ -51,7 +61,9 @@ describe('the workgraph-workflow skill', () => {
     // Turned on: listed as an active builtin skill, resolvable by name, still not injected unasked.
     assert.equal((await call(app.url, 'PATCH', '/config', { tools: { workgraph_enabled: true } })).status, 200);
     assert.equal(await status(), 'Available');
-    const listed = ((await call(app.url, 'GET', '/skills')).body.skills as Array<{ name: string; scope: string; is_active: boolean }>).find((s) => s.name === 'workgraph-workflow');
+    const listed = ((await call(app.url, 'GET', '/skills')).body.skills as Array<{ name: string; scope: string; is_active: boolean }>).find(
+      (s) => s.name === 'workgraph-workflow',
+    );
     assert.deepEqual(listed && { scope: listed.scope, is_active: listed.is_active }, { scope: 'builtin', is_active: true });
     const plain = await call(app.url, 'POST', '/sessions', { prompt: 'hi', enable_workgraph: true });
     assert.equal(plain.status, 200, JSON.stringify(plain.body));

@@ -38,13 +38,17 @@ describe('verbose (create and continue)', () => {
     const lines: Array<{ msg: string; event?: string; sessionId?: string; level: number }> = [];
     const logger = pino({ level: 'info' }, { write: (s: string) => void lines.push(JSON.parse(s)) });
     const app = await startApp(t, [{ text: 'one' }, { text: 'two' }, { text: 'three' }], { logger });
-    const verboseEvents = (sid: string) => lines.filter((l) => l.msg === 'session event (verbose)' && l.sessionId === sid).map((l) => l.event);
+    const verboseEvents = (sid: string) =>
+      lines.filter((l) => l.msg === 'session event (verbose)' && l.sessionId === sid).map((l) => l.event);
     const quiet = await createSession(app.url, { prompt: 'a' });
     assert.deepEqual(verboseEvents(quiet), []);
     const loud = await createSession(app.url, { prompt: 'b', verbose: true });
     const kinds = ['run_started', 'turn_started', 'text_delta', 'text_complete', 'turn_completed', 'run_completed'];
     assert.deepEqual(verboseEvents(loud), kinds);
-    assert.ok(lines.every((l) => l.msg !== 'session event (verbose)' || l.level === 30), 'logged at info');
+    assert.ok(
+      lines.every((l) => l.msg !== 'session event (verbose)' || l.level === 30),
+      'logged at info',
+    );
     // Verbose is per request: a later continue without it adds nothing, one with it logs its turn.
     const plain = await call(app.url, 'POST', `/sessions/${loud}/messages`, { session_id: loud, prompt: 'c' });
     assert.equal(plain.status, 200);
@@ -56,10 +60,14 @@ describe('verbose (create and continue)', () => {
 });
 
 describe('transient_turn_context', () => {
-  it('reaches the turn\'s model call but never the structured-output extraction request', async (t) => {
+  it("reaches the turn's model call but never the structured-output extraction request", async (t) => {
     const app = await startApp(t, [{ text: 'The answer is 42.' }, { text: '{"answer": 42}' }]);
     const schema = { type: 'object', properties: { answer: { type: 'integer' } }, required: ['answer'] };
-    const res = await call(app.url, 'POST', '/sessions', { prompt: 'what is it?', output_schema: schema, transient_turn_context: 'SECRET-FACTS' });
+    const res = await call(app.url, 'POST', '/sessions', {
+      prompt: 'what is it?',
+      output_schema: schema,
+      transient_turn_context: 'SECRET-FACTS',
+    });
     assert.equal(res.status, 200, JSON.stringify(res.body));
     assert.deepEqual(res.body.structured_output, { answer: 42 });
     const [main, extraction] = app.provider.requests;
@@ -70,7 +78,7 @@ describe('transient_turn_context', () => {
 });
 
 describe('session event envelope', () => {
-  it('event_id is a UUIDv7 of the event\'s timestamp, the same live, replayed and in the ledger', async (t) => {
+  it("event_id is a UUIDv7 of the event's timestamp, the same live, replayed and in the ledger", async (t) => {
     const app = await startApp(t, [{ text: 'one' }, { chunks: ['t', 'wo'] }]);
     const id = await createSession(app.url, { prompt: 'a' });
     const live = await openEvents(app.url, id);
@@ -103,7 +111,8 @@ describe('system context and system prompt keys', () => {
   it('treats keys named like Object.prototype members (constructor, toString) as ordinary keys', async (t) => {
     const app = await startApp(t);
     const id = await createSession(app.url);
-    const ctx = (key: string, text: string) => call(app.url, 'POST', `/sessions/${id}/system_context`, { content: { type: 'text', text }, source: 'audit', idempotency_key: key });
+    const ctx = (key: string, text: string) =>
+      call(app.url, 'POST', `/sessions/${id}/system_context`, { content: { type: 'text', text }, source: 'audit', idempotency_key: key });
     for (const key of ['constructor', 'hasOwnProperty']) {
       const first = await ctx(key, 'fact');
       assert.equal(first.status, 200, `${key}: ${JSON.stringify(first.body)}`);
@@ -111,7 +120,8 @@ describe('system context and system prompt keys', () => {
       assert.equal((await ctx(key, 'fact')).body.status, 'duplicate');
       assert.equal((await ctx(key, 'other fact')).status, 409);
     }
-    const prompt = (body: Record<string, unknown>) => call(app.url, 'POST', `/sessions/${id}/system_prompt`, { content: 'be brief', ...body });
+    const prompt = (body: Record<string, unknown>) =>
+      call(app.url, 'POST', `/sessions/${id}/system_prompt`, { content: 'be brief', ...body });
     const adopted = await prompt({ key: 'toString' });
     assert.equal(adopted.status, 200, JSON.stringify(adopted.body));
     assert.deepEqual([adopted.body.version, adopted.body.status], [1, 'applied']);

@@ -23,7 +23,14 @@ describe('auth routes: malformed ids and login states are bad input', () => {
   it('a binding or profile id with control characters, or longer than 128 characters, answers 400 on every binding route', async (t) => {
     const app = await startApp(t);
     const store = (over: Record<string, unknown>) =>
-      call(app.url, 'POST', '/auth/profiles', { realm_id: R, binding_id: 'main', provider: 'openai', auth_method: 'api_key', secret: 'sk-1', ...over });
+      call(app.url, 'POST', '/auth/profiles', {
+        realm_id: R,
+        binding_id: 'main',
+        provider: 'openai',
+        auth_method: 'api_key',
+        secret: 'sk-1',
+        ...over,
+      });
     assert.equal((await store({})).status, 201);
     assertBadRequest(await store({ binding_id: 'a\nb' }), 'store: control character in binding_id');
     assertBadRequest(await store({ binding_id: 'x', profile_id: 'p\u0001' }), 'store: control character in profile_id');
@@ -54,7 +61,14 @@ describe('auth routes: malformed ids and login states are bad input', () => {
 
   it('request members this server does not know are ignored (SPEC.md "Versioning")', async (t) => {
     const app = await startApp(t);
-    const stored = await call(app.url, 'POST', '/auth/profiles', { realm_id: R, binding_id: 'main', provider: 'openai', auth_method: 'api_key', secret: 'sk-1', label: 'future' });
+    const stored = await call(app.url, 'POST', '/auth/profiles', {
+      realm_id: R,
+      binding_id: 'main',
+      provider: 'openai',
+      auth_method: 'api_key',
+      secret: 'sk-1',
+      label: 'future',
+    });
     assert.equal(stored.status, 201, JSON.stringify(stored.body));
     assert.equal('label' in stored.body, false);
     const tested = await call(app.url, 'POST', '/auth/bindings/main/test', { realm_id: R, deep: true });
@@ -67,7 +81,14 @@ describe('auth routes: malformed ids and login states are bad input', () => {
   it('a login/complete with an absurdly long state answers 400, like any unknown state', async (t) => {
     const app = await startApp(t);
     const complete = (state: string) =>
-      call(app.url, 'POST', '/auth/login/complete', { provider: 'openai', realm_id: R, binding_id: 'b', code: 'c', state, redirect_uri: 'http://127.0.0.1:9/cb' });
+      call(app.url, 'POST', '/auth/login/complete', {
+        provider: 'openai',
+        realm_id: R,
+        binding_id: 'b',
+        code: 'c',
+        state,
+        redirect_uri: 'http://127.0.0.1:9/cb',
+      });
     assertBadRequest(await complete('unknown-state'), 'unknown state');
     assertBadRequest(await complete('s'.repeat(8000)), 'state of 8000 characters');
   });
@@ -88,14 +109,22 @@ describe('config: a wrapped body from a newer client', () => {
     const app = await startApp(t);
     const before = (await call(app.url, 'GET', '/config')).body;
 
-    const stalePatch = await call(app.url, 'PATCH', '/config', { patch: { agent: { model: 'stale' } }, expected_generation: 5, dry_run: false });
+    const stalePatch = await call(app.url, 'PATCH', '/config', {
+      patch: { agent: { model: 'stale' } },
+      expected_generation: 5,
+      dry_run: false,
+    });
     assert.equal(stalePatch.status, 400, JSON.stringify(stalePatch.body).slice(0, 200));
     assert.equal(stalePatch.body.error, 'Generation conflict: expected 5, current 0');
     const stalePut = await call(app.url, 'PUT', '/config', { config: before.config, expected_generation: 5, reason: 'x' });
     assert.equal(stalePut.status, 400, JSON.stringify(stalePut.body).slice(0, 200));
     assert.deepEqual((await call(app.url, 'GET', '/config')).body, before, 'a refused write changes nothing');
 
-    const patched = await call(app.url, 'PATCH', '/config', { patch: { agent: { model: 'gpt-5.5' } }, expected_generation: 0, dry_run: false });
+    const patched = await call(app.url, 'PATCH', '/config', {
+      patch: { agent: { model: 'gpt-5.5' } },
+      expected_generation: 0,
+      dry_run: false,
+    });
     assert.equal(patched.status, 200, JSON.stringify(patched.body).slice(0, 200));
     assert.equal(patched.body.generation, 1);
     assert.equal(patched.body.config.agent.model, 'gpt-5.5');
@@ -158,17 +187,42 @@ describe('host feature flags in older payloads', () => {
 describe('inbound authentication', () => {
   it('with WARREN_WEBHOOK_SECRET set, only the two webhook admissions need X-Webhook-Secret: /auth, /config, /comms/send and the system reads do not', async (t) => {
     const app = await startApp(t, [], { env: { WARREN_WEBHOOK_SECRET: 'hook-secret' } });
-    for (const path of ['/health', '/config', '/capabilities', '/runtime/capabilities', '/runtime/health', '/runtime/host_info', '/models/catalog', '/realms', `/auth/profiles?realm_id=${R}`]) {
+    for (const path of [
+      '/health',
+      '/config',
+      '/capabilities',
+      '/runtime/capabilities',
+      '/runtime/health',
+      '/runtime/host_info',
+      '/models/catalog',
+      '/realms',
+      `/auth/profiles?realm_id=${R}`,
+    ]) {
       assert.equal((await call(app.url, 'GET', path)).status, 200, path);
     }
     assert.equal((await call(app.url, 'PATCH', '/config', { agent: { model: 'gpt-5.5' } })).status, 200);
-    const stored = await call(app.url, 'POST', '/auth/profiles', { realm_id: R, binding_id: 'main', provider: 'openai', auth_method: 'api_key', secret: 'sk-1' });
+    const stored = await call(app.url, 'POST', '/auth/profiles', {
+      realm_id: R,
+      binding_id: 'main',
+      provider: 'openai',
+      auth_method: 'api_key',
+      secret: 'sk-1',
+    });
     assert.equal(stored.status, 201);
     // SPEC.md "Authentication" 3: comms send is unauthenticated; an unknown session is 404, not 401.
-    const send = await call(app.url, 'POST', '/comms/send', { kind: 'peer_message', session_id: '0190a1b2-c3d4-7e5f-8a9b-0c1d2e3f4a5b', to: 'x', body: 'x' });
+    const send = await call(app.url, 'POST', '/comms/send', {
+      kind: 'peer_message',
+      session_id: '0190a1b2-c3d4-7e5f-8a9b-0c1d2e3f4a5b',
+      to: 'x',
+      body: 'x',
+    });
     assert.equal(send.status, 404, JSON.stringify(send.body));
     // The webhook admissions do need it.
-    const hook = await call(app.url, 'POST', '/sessions/0190a1b2-c3d4-7e5f-8a9b-0c1d2e3f4a5b/external-events', { kind: 'generic_json', event_type: 'x', payload: {} });
+    const hook = await call(app.url, 'POST', '/sessions/0190a1b2-c3d4-7e5f-8a9b-0c1d2e3f4a5b/external-events', {
+      kind: 'generic_json',
+      event_type: 'x',
+      payload: {},
+    });
     assert.equal(hook.status, 401);
   });
 });

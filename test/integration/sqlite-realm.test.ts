@@ -18,10 +18,14 @@ describe('two processes on one sqlite realm', () => {
     const dir = await tmpDir('warren-sqlite-realm-');
     t.after(() => dir.cleanup());
     // Lossless ledger mode: committed deltas stay, so the shared ledger's seqs are checked one by one.
-    await writeRealmConfig(dir.path, REALM, { ledger: { keep_text_deltas: true }, providers: { scripted: { replies: [{ text: 'r1' }, { text: 'r2' }, { text: 'r3' }, { text: 'r4' }] } } });
+    await writeRealmConfig(dir.path, REALM, {
+      ledger: { keep_text_deltas: true },
+      providers: { scripted: { replies: [{ text: 'r1' }, { text: 'r2' }, { text: 'r3' }, { text: 'r4' }] } },
+    });
     const a = await startServerProcess({ stateRoot: dir.path, realm: REALM, backend: 'sqlite', args: ['--http-transport', 'node'], t });
     const b = await startServerProcess({ stateRoot: dir.path, realm: REALM, backend: 'lmdb', args: ['--http-transport', 'node'], t });
-    for (const server of [a, b]) assert.equal((await call(server.url, 'GET', '/config')).body.backend, 'sqlite', 'the manifest pins sqlite');
+    for (const server of [a, b])
+      assert.equal((await call(server.url, 'GET', '/config')).body.backend, 'sqlite', 'the manifest pins sqlite');
 
     const created = await call(a.url, 'POST', '/sessions', { prompt: 'one', provider: 'scripted' });
     assert.equal(created.status, 200, JSON.stringify(created.body));
@@ -44,7 +48,11 @@ describe('two processes on one sqlite realm', () => {
     const ledger = await call(a.url, 'GET', `/sessions/${id}/ledger?limit=1000`);
     assert.equal(ledger.status, 200);
     const seqs = (ledger.body.events as Array<{ seq: number }>).map((e) => e.seq);
-    assert.deepEqual(seqs, seqs.map((_, i) => i + 1), 'both processes appended one contiguous ledger');
+    assert.deepEqual(
+      seqs,
+      seqs.map((_, i) => i + 1),
+      'both processes appended one contiguous ledger',
+    );
     assert.ok(seqs.length > 0);
   });
 });

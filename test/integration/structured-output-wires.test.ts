@@ -12,11 +12,13 @@ import { startFakeVendor, type FakeRequest } from '../providers/fake-vendor.ts';
 const SCHEMA = { type: 'object', properties: { city: { type: 'string', maxLength: 40 } }, required: ['city'] };
 
 /** Where each wire puts the schema, read from the vendor request body. */
-const SLOT: Record<Wire, (body: Record<string, any>) => unknown> = { // eslint-disable-line @typescript-eslint/no-explicit-any
+const SLOT: Record<Wire, (body: Record<string, any>) => unknown> = {
+  // eslint-disable-line @typescript-eslint/no-explicit-any
   anthropic: (b) => b.output_config?.format?.type === 'json_schema' && b.output_config.format.schema,
   openai: (b) => b.text?.format?.type === 'json_schema' && b.text.format.name === 'place' && b.text.format.schema,
   gemini: (b) => b.generationConfig?.responseMimeType === 'application/json' && b.generationConfig.responseJsonSchema,
-  self_hosted: (b) => b.response_format?.type === 'json_schema' && b.response_format.json_schema.name === 'place' && b.response_format.json_schema.schema,
+  self_hosted: (b) =>
+    b.response_format?.type === 'json_schema' && b.response_format.json_schema.name === 'place' && b.response_format.json_schema.schema,
 };
 
 function hasTools(wire: Wire, req: FakeRequest): boolean {
@@ -30,21 +32,38 @@ describe('structured output on the vendor wires', () => {
       const vendor = await startFakeVendor([textResponder(wire, 'It is Paris.'), textResponder(wire, '{"city": "Paris"}')]);
       const dir = await tmpDir('warren-so-wire-');
       const env: NodeJS.ProcessEnv = {
-        PATH: process.env.PATH, ANTHROPIC_API_KEY: 'k', OPENAI_API_KEY: 'k', GEMINI_API_KEY: 'k',
-        ANTHROPIC_BASE_URL: vendor.url, OPENAI_BASE_URL: vendor.url, GEMINI_BASE_URL: vendor.url,
+        PATH: process.env.PATH,
+        ANTHROPIC_API_KEY: 'k',
+        OPENAI_API_KEY: 'k',
+        GEMINI_API_KEY: 'k',
+        ANTHROPIC_BASE_URL: vendor.url,
+        OPENAI_BASE_URL: vendor.url,
+        GEMINI_BASE_URL: vendor.url,
       };
-      const app = await createApp({ host: '127.0.0.1', port: 0, stateRoot: dir.path, contextRoot: dir.path, realm: 'wires', logger: pino({ level: 'silent' }), env });
+      const app = await createApp({
+        host: '127.0.0.1',
+        port: 0,
+        stateRoot: dir.path,
+        contextRoot: dir.path,
+        realm: 'wires',
+        logger: pino({ level: 'silent' }),
+        env,
+      });
       t.after(async () => {
         await app.close();
         await vendor.close();
         await dir.cleanup();
       });
       if (wire === 'self_hosted') {
-        const patched = await call(app.url, 'PATCH', '/config', { providers: { self_hosted: { base_url: vendor.url, default_model: 'local-model' } } });
+        const patched = await call(app.url, 'PATCH', '/config', {
+          providers: { self_hosted: { base_url: vendor.url, default_model: 'local-model' } },
+        });
         assert.equal(patched.status, 200, JSON.stringify(patched.body));
       }
       const res = await call(app.url, 'POST', '/sessions', {
-        prompt: 'Where is the Louvre?', provider: wire, enable_builtins: true,
+        prompt: 'Where is the Louvre?',
+        provider: wire,
+        enable_builtins: true,
         output_schema: { schema: SCHEMA, name: 'place', strict: wire === 'openai' },
       });
       assert.equal(res.status, 200, JSON.stringify(res.body));
@@ -74,13 +93,23 @@ describe('structured output on the vendor wires', () => {
   it('a provider configured without a JSON-schema slot gets the schema in the prompt only', async (t) => {
     const vendor = await startFakeVendor([textResponder('self_hosted', 'Paris'), textResponder('self_hosted', '{"city": "Paris"}')]);
     const dir = await tmpDir('warren-so-prompt-');
-    const app = await createApp({ host: '127.0.0.1', port: 0, stateRoot: dir.path, contextRoot: dir.path, realm: 'wires', logger: pino({ level: 'silent' }), env: { PATH: process.env.PATH } });
+    const app = await createApp({
+      host: '127.0.0.1',
+      port: 0,
+      stateRoot: dir.path,
+      contextRoot: dir.path,
+      realm: 'wires',
+      logger: pino({ level: 'silent' }),
+      env: { PATH: process.env.PATH },
+    });
     t.after(async () => {
       await app.close();
       await vendor.close();
       await dir.cleanup();
     });
-    await call(app.url, 'PATCH', '/config', { providers: { self_hosted: { base_url: vendor.url, default_model: 'm', native_json_schema: false } } });
+    await call(app.url, 'PATCH', '/config', {
+      providers: { self_hosted: { base_url: vendor.url, default_model: 'm', native_json_schema: false } },
+    });
     const res = await call(app.url, 'POST', '/sessions', { prompt: 'where?', provider: 'self_hosted', output_schema: SCHEMA });
     assert.equal(res.status, 200, JSON.stringify(res.body));
     assert.deepEqual(res.body.structured_output, { city: 'Paris' });

@@ -36,7 +36,10 @@ for (const transport of ['node', 'uws'] as const) {
       assert.equal(extraction.json_schema?.name, 'output');
       assert.deepEqual(extraction.json_schema?.schema.required, ['answer']);
       const history = await call(app.url, 'GET', `/sessions/${res.body.session_id}/history`);
-      assert.deepEqual(history.body.messages.map((m: { role: string }) => m.role), ['user', 'block_assistant', 'user', 'block_assistant']);
+      assert.deepEqual(
+        history.body.messages.map((m: { role: string }) => m.role),
+        ['user', 'block_assistant', 'user', 'block_assistant'],
+      );
       const events = await ledgerKinds(app.url, res.body.session_id);
       const completed = events.find((e) => e.type === 'run_completed');
       assert.equal(completed?.extraction_required, true);
@@ -47,14 +50,19 @@ for (const transport of ['node', 'uws'] as const) {
     });
 
     it('accepts the wrapper form, strips fences, unwraps a named wrapper object and retries with the error fed back', async (t) => {
-      const app = await startApp(t, [
-        { text: 'done' },
-        { text: 'not json at all' },
-        { text: '{"answer": "forty-two"}' },
-        { text: '```json\n{"result": {"answer": 7}}\n```' },
-      ], opts);
+      const app = await startApp(
+        t,
+        [
+          { text: 'done' },
+          { text: 'not json at all' },
+          { text: '{"answer": "forty-two"}' },
+          { text: '```json\n{"result": {"answer": 7}}\n```' },
+        ],
+        opts,
+      );
       const res = await call(app.url, 'POST', '/sessions', {
-        prompt: 'go', output_schema: { schema: SCHEMA, name: 'result', strict: false, compat: 'lossy', format: 'warren_v1' },
+        prompt: 'go',
+        output_schema: { schema: SCHEMA, name: 'result', strict: false, compat: 'lossy', format: 'warren_v1' },
       });
       assert.equal(res.status, 200, JSON.stringify(res.body));
       assert.deepEqual(res.body.structured_output, { answer: 7 });
@@ -100,7 +108,12 @@ for (const transport of ['node', 'uws'] as const) {
       const res = await call(app.url, 'POST', `/sessions/${id}/messages`, { session_id: id, prompt: 'b', output_schema: SCHEMA });
       assert.equal(res.status, 200);
       assert.equal(res.body.extraction_error.attempts, 1, 'retries 0 persisted at create');
-      const again = await call(app.url, 'POST', `/sessions/${id}/messages`, { session_id: id, prompt: 'c', output_schema: SCHEMA, structured_output_retries: 1 });
+      const again = await call(app.url, 'POST', `/sessions/${id}/messages`, {
+        session_id: id,
+        prompt: 'c',
+        output_schema: SCHEMA,
+        structured_output_retries: 1,
+      });
       assert.equal(again.body.extraction_error.attempts, 2, 'an explicit value replaces the persisted one');
     });
 
@@ -130,14 +143,24 @@ for (const transport of ['node', 'uws'] as const) {
     it('compat: lossy drops what the provider slot cannot express with schema_warnings; strict answers 400', async (t) => {
       const app = await startApp(t, [{ text: 'x' }, { text: '{"n": 5}' }], opts);
       const schema = { type: 'object', properties: { n: { type: 'integer', minimum: 1 } }, required: ['n'] };
-      const strict = await call(app.url, 'POST', '/sessions', { prompt: 'x', provider: 'anthropic', output_schema: { schema, compat: 'strict' } });
+      const strict = await call(app.url, 'POST', '/sessions', {
+        prompt: 'x',
+        provider: 'anthropic',
+        output_schema: { schema, compat: 'strict' },
+      });
       assert.equal(strict.status, 400);
       assert.equal(strict.body.details.schema_warnings[0].path, '/properties/n/minimum');
       const lossy = await call(app.url, 'POST', '/sessions', { prompt: 'x', provider: 'anthropic', output_schema: { schema } });
       assert.equal(lossy.status, 200, JSON.stringify(lossy.body));
       assert.deepEqual(lossy.body.structured_output, { n: 5 });
-      assert.deepEqual(lossy.body.schema_warnings.map((w: { provider: string; path: string }) => [w.provider, w.path]), [['anthropic', '/properties/n/minimum']]);
-      const sent = app.provider.requests[1].json_schema?.schema as { properties: { n: Record<string, unknown> }; additionalProperties: unknown };
+      assert.deepEqual(
+        lossy.body.schema_warnings.map((w: { provider: string; path: string }) => [w.provider, w.path]),
+        [['anthropic', '/properties/n/minimum']],
+      );
+      const sent = app.provider.requests[1].json_schema?.schema as {
+        properties: { n: Record<string, unknown> };
+        additionalProperties: unknown;
+      };
       assert.equal(sent.properties.n.minimum, undefined);
       assert.equal(sent.additionalProperties, false);
     });
@@ -145,12 +168,16 @@ for (const transport of ['node', 'uws'] as const) {
     it('an interrupt during extraction keeps the committed turn: 200 with extraction_error, session usable', async (t) => {
       const entered = deferred();
       const never = deferred();
-      const app = await startApp(t, (_req, i) => {
-        if (i === 0) return { text: 'committed answer' };
-        if (i > 1) return { text: 'next' };
-        entered.resolve();
-        return { text: '{}', waitFor: never.promise };
-      }, opts);
+      const app = await startApp(
+        t,
+        (_req, i) => {
+          if (i === 0) return { text: 'committed answer' };
+          if (i > 1) return { text: 'next' };
+          entered.resolve();
+          return { text: '{}', waitFor: never.promise };
+        },
+        opts,
+      );
       const pending = call(app.url, 'POST', '/sessions', { prompt: 'x', output_schema: SCHEMA });
       await entered.promise;
       const id = (await call(app.url, 'GET', '/sessions')).body.sessions[0].session_id;
@@ -175,7 +202,12 @@ for (const transport of ['node', 'uws'] as const) {
     it('still validates dropped constraints locally', async (t) => {
       const app = await startApp(t, [{ text: 'x' }, { text: '{"n": 0}' }], opts);
       const schema = { type: 'object', properties: { n: { type: 'integer', minimum: 1 } }, required: ['n'] };
-      const res = await call(app.url, 'POST', '/sessions', { prompt: 'x', provider: 'anthropic', output_schema: schema, structured_output_retries: 0 });
+      const res = await call(app.url, 'POST', '/sessions', {
+        prompt: 'x',
+        provider: 'anthropic',
+        output_schema: schema,
+        structured_output_retries: 0,
+      });
       assert.equal(res.status, 200);
       assert.match(res.body.extraction_error.reason, /must be >= 1/);
       assert.equal(res.body.schema_warnings.length, 1);

@@ -25,18 +25,61 @@ import { modelCatalog } from '../../providers/catalog.ts';
 import { call, startApp } from '../helpers/app.ts';
 import { SCHEDULE_ROUTES } from '../../contracts/schedule.ts';
 
-const CATALOG = [...SYSTEM_ROUTES, ...SESSION_ROUTES, ...AUTH_ROUTES, ...MCP_ROUTES, ...MCP_ENDPOINT_ROUTES, ...OBSERVE_ROUTES, ...WORKGRAPH_ROUTES, ...HELP_ROUTES, ...EXTENSION_ROUTES, ...WEBHOOK_ROUTES, ...DETACHED_ROUTES, ...SCHEDULE_ROUTES, ...SKILL_ROUTES, ...COMMS_ROUTES, ...MOB_ROUTES, ...LATER_ROUTES];
+const CATALOG = [
+  ...SYSTEM_ROUTES,
+  ...SESSION_ROUTES,
+  ...AUTH_ROUTES,
+  ...MCP_ROUTES,
+  ...MCP_ENDPOINT_ROUTES,
+  ...OBSERVE_ROUTES,
+  ...WORKGRAPH_ROUTES,
+  ...HELP_ROUTES,
+  ...EXTENSION_ROUTES,
+  ...WEBHOOK_ROUTES,
+  ...DETACHED_ROUTES,
+  ...SCHEDULE_ROUTES,
+  ...SKILL_ROUTES,
+  ...COMMS_ROUTES,
+  ...MOB_ROUTES,
+  ...LATER_ROUTES,
+];
 const UWS_SKIP = uwsUnavailableReason();
 const PACKAGE_VERSION = (JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string }).version;
 
 /** The fixed report order (wire-notes §2.8), spelled out here so drift in the contract shows up. */
 const CAPABILITY_ORDER = [
-  'sessions', 'streaming', 'structured_output', 'hooks', 'builtins', 'shell', 'comms', 'memory_store',
-  'schedule', 'work_graph', 'session_store', 'session_compaction', 'skills', 'mcp_live',
+  'sessions',
+  'streaming',
+  'structured_output',
+  'hooks',
+  'builtins',
+  'shell',
+  'comms',
+  'memory_store',
+  'schedule',
+  'work_graph',
+  'session_store',
+  'session_compaction',
+  'skills',
+  'mcp_live',
 ];
 const FEATURE_FLAGS = [
-  'runtime_backed_sessions', 'mobs', 'mcp_live', 'comms', 'blobs', 'session_events', 'session_streams', 'schedules',
-  'skills', 'event_replay', 'artifacts', 'approvals', 'external_members', 'secure_remote_rpc', 'multi_host_mobs', 'durable_jobs',
+  'runtime_backed_sessions',
+  'mobs',
+  'mcp_live',
+  'comms',
+  'blobs',
+  'session_events',
+  'session_streams',
+  'schedules',
+  'skills',
+  'event_replay',
+  'artifacts',
+  'approvals',
+  'external_members',
+  'secure_remote_rpc',
+  'multi_host_mobs',
+  'durable_jobs',
 ];
 const HEALTH_KEYS = ['session_durability', 'session_liveness', 'session_run_start', 'session_runtime_loop', 'unmeasured:jobs'];
 
@@ -120,8 +163,17 @@ for (const transport of ['uws', 'node'] as const) {
       const patched = await call(app.url, 'PATCH', '/config', { realm: { team: section } });
       assert.equal(patched.status, 200, JSON.stringify(patched.body));
       const after = await call(app.url, 'GET', '/realms');
-      assert.deepEqual(after.body.realms.map((r: { realm_id: string }) => r.realm_id), ['test-realm', 'team']);
-      assert.deepEqual(after.body.realms[1], { realm_id: 'team', default_binding: 'main', backend_count: 0, auth_profile_count: 2, binding_count: 1 });
+      assert.deepEqual(
+        after.body.realms.map((r: { realm_id: string }) => r.realm_id),
+        ['test-realm', 'team'],
+      );
+      assert.deepEqual(after.body.realms[1], {
+        realm_id: 'team',
+        default_binding: 'main',
+        backend_count: 0,
+        auth_profile_count: 2,
+        binding_count: 1,
+      });
     });
 
     it('GET /realms/{id} answers the active realm and 404 {error} for an unknown id', async (t) => {
@@ -139,7 +191,10 @@ for (const transport of ['uws', 'node'] as const) {
       const { status, body } = await call(app.url, 'GET', '/capabilities');
       assert.equal(status, 200);
       assert.deepEqual(Object.keys(body.contract_version).sort(), ['major', 'minor', 'patch']);
-      assert.deepEqual(body.capabilities.map((c: { id: string }) => c.id), CAPABILITY_ORDER);
+      assert.deepEqual(
+        body.capabilities.map((c: { id: string }) => c.id),
+        CAPABILITY_ORDER,
+      );
       for (const c of body.capabilities) {
         assert.deepEqual(Object.keys(c).sort(), ['description', 'id', 'status']);
         assert.ok(c.description.length > 0);
@@ -185,7 +240,11 @@ for (const transport of ['uws', 'node'] as const) {
       assert.equal(fresh.body.status, 'ok');
       assert.deepEqual(Object.keys(fresh.body.checks), HEALTH_KEYS, 'every key present, sorted');
       assert.deepEqual(fresh.body.checks, {
-        session_durability: 'ok', session_liveness: 'ok', session_run_start: 'ok', session_runtime_loop: 'ok', 'unmeasured:jobs': 'degraded',
+        session_durability: 'ok',
+        session_liveness: 'ok',
+        session_run_start: 'ok',
+        session_runtime_loop: 'ok',
+        'unmeasured:jobs': 'degraded',
       });
       assert.equal((await call(app.url, 'POST', '/sessions', { prompt: 'hello' })).status, 200);
       const afterTurn = await call(app.url, 'GET', '/runtime/health');
@@ -194,7 +253,9 @@ for (const transport of ['uws', 'node'] as const) {
 
     it('GET /runtime/host_info carries the /runtime/health payload and the process host id without an instance', async (t) => {
       const app = await startApp(t, [], opts);
-      const [info, health, caps] = await Promise.all(['/runtime/host_info', '/runtime/health', '/runtime/capabilities'].map((p) => call(app.url, 'GET', p)));
+      const [info, health, caps] = await Promise.all(
+        ['/runtime/host_info', '/runtime/health', '/runtime/capabilities'].map((p) => call(app.url, 'GET', p)),
+      );
       assert.equal(info.status, 200);
       assert.deepEqual(info.body.health, health.body);
       assert.deepEqual(info.body.capabilities, caps.body);
@@ -224,16 +285,23 @@ for (const transport of ['uws', 'node'] as const) {
       assert.equal(status, 200);
       assert.deepEqual(body, modelCatalog());
       assert.equal(typeof body.contract_version, 'string', 'the catalog contract_version is a string (SPEC.md "Versioning")');
-      assert.deepEqual(body.providers.map((p: { provider: string }) => p.provider), ['anthropic', 'gemini', 'openai']);
+      assert.deepEqual(
+        body.providers.map((p: { provider: string }) => p.provider),
+        ['anthropic', 'gemini', 'openai'],
+      );
       for (const p of body.providers) {
-        assert.ok(p.models.some((m: { id: string }) => m.id === p.default_model_id), `${p.provider} default ${p.default_model_id} is listed`);
+        assert.ok(
+          p.models.some((m: { id: string }) => m.id === p.default_model_id),
+          `${p.provider} default ${p.default_model_id} is listed`,
+        );
         for (const m of p.models) {
           assert.ok(Number.isInteger(m.context_window) && m.context_window > 0, `${m.id} context_window`);
           assert.ok(Number.isInteger(m.max_output_tokens) && m.max_output_tokens > 0, `${m.id} max_output_tokens`);
           assert.ok(['recommended', 'supported'].includes(m.tier), `${m.id} tier`);
           assert.equal(typeof m.display_name, 'string');
           assert.equal(typeof m.profile.model_family, 'string');
-          for (const flag of ['supports_temperature', 'supports_thinking', 'supports_reasoning'] as const) assert.equal(typeof m.profile[flag], 'boolean', `${m.id} ${flag}`);
+          for (const flag of ['supports_temperature', 'supports_thinking', 'supports_reasoning'] as const)
+            assert.equal(typeof m.profile[flag], 'boolean', `${m.id} ${flag}`);
           assert.equal(typeof m.profile.params_schema, 'object');
         }
       }

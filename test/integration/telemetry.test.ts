@@ -24,7 +24,12 @@ interface OtlpSpan {
 interface Received {
   path: string;
   headers: IncomingHttpHeaders;
-  body: { resourceSpans: Array<{ resource: { attributes: OtlpSpan['attributes'] }; scopeSpans: Array<{ scope: { name: string }; spans: OtlpSpan[] }> }> };
+  body: {
+    resourceSpans: Array<{
+      resource: { attributes: OtlpSpan['attributes'] };
+      scopeSpans: Array<{ scope: { name: string }; spans: OtlpSpan[] }>;
+    }>;
+  };
 }
 
 async function receiver(t: { after(fn: () => Promise<void> | void): void }): Promise<{ url: string; requests: Received[] }> {
@@ -67,7 +72,9 @@ describe('OTLP trace export', () => {
       assert.equal(r.path, '/v1/traces');
       assert.match(String(r.headers['content-type']), /^application\/json/);
       assert.equal(r.headers['x-collector-key'], 'k1');
-      assert.deepEqual(attr({ attributes: r.body.resourceSpans[0].resource.attributes } as OtlpSpan, 'service.name'), { stringValue: 'warren-test' });
+      assert.deepEqual(attr({ attributes: r.body.resourceSpans[0].resource.attributes } as OtlpSpan, 'service.name'), {
+        stringValue: 'warren-test',
+      });
     }
     const spans = spansOf(otlp.requests);
     const turns = spans.filter((s) => s.name === 'turn');
@@ -90,7 +97,10 @@ describe('OTLP trace export', () => {
     }
     const calls = children.filter((s) => s.name === 'model call');
     assert.ok(calls.every((s) => s.kind === 3));
-    assert.deepEqual(calls.map((s) => attr(s, 'gen_ai.usage.input_tokens')), [{ intValue: '5' }, { intValue: '9' }]);
+    assert.deepEqual(
+      calls.map((s) => attr(s, 'gen_ai.usage.input_tokens')),
+      [{ intValue: '5' }, { intValue: '9' }],
+    );
     assert.equal(children.find((s) => s.name === 'tool not_offered')?.status.code, 2, 'the tool answered an error');
     const commit = children.find((s) => s.name === 'commit')!;
     assert.equal(commit.endTimeUnixNano, ok.endTimeUnixNano, 'the turn ends when its commit is durable');

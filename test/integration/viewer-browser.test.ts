@@ -22,7 +22,9 @@ describe('actor viewer in Chromium', { skip: chromiumSkipReason }, () => {
     // Only the turn the page watches waits for the gate; every other call echoes.
     const app = await startApp(t, (req) => {
       const last = req.messages.at(-1);
-      return last?.role === 'user' && last.content === 'think about it' ? { chunks: ['thinking ', 'about ', 'it'], waitFor: gate.promise } : echoReply(req);
+      return last?.role === 'user' && last.content === 'think about it'
+        ? { chunks: ['thinking ', 'about ', 'it'], waitFor: gate.promise }
+        : echoReply(req);
     });
     const client = new WarrenClient(app.url);
     const { session_id: id } = await client.createSession({ prompt: 'hello', provider: 'scripted', labels: { demo: 'viewer' } });
@@ -35,14 +37,29 @@ describe('actor viewer in Chromium', { skip: chromiumSkipReason }, () => {
     await page.goto(`${app.url}/ui`);
     await page.waitForSelector('body[data-connected="true"]');
     await page.click(`tr[data-actor-id="${id}"]`);
-    const active = () => page.evaluate(() => document.querySelector('#chart .node[data-active="true"]')?.getAttribute('data-state-id') ?? null);
-    await page.waitForFunction(() => document.querySelector('#chart .node[data-active="true"]')?.getAttribute('data-state-id') === 'session.idle');
+    const active = () =>
+      page.evaluate(() => document.querySelector('#chart .node[data-active="true"]')?.getAttribute('data-state-id') ?? null);
+    await page.waitForFunction(
+      () => document.querySelector('#chart .node[data-active="true"]')?.getAttribute('data-state-id') === 'session.idle',
+    );
     // The chart is the machine's own definition: every state node is drawn, nested ones inside their parent.
     const drawn = await page.evaluate(() => [...document.querySelectorAll('#chart .node')].map((n) => n.getAttribute('data-state-id')));
-    for (const s of ['session.idle', 'session.running', 'session.running.calling_model', 'session.running.committing', 'session.held', 'session.archived']) {
+    for (const s of [
+      'session.idle',
+      'session.running',
+      'session.running.calling_model',
+      'session.running.committing',
+      'session.held',
+      'session.archived',
+    ]) {
       assert.ok(drawn.includes(s), `state ${s} drawn`);
     }
-    assert.equal(await page.evaluate(() => document.querySelector('[data-state-id="session.running.calling_model"]')?.parentElement?.getAttribute('data-state-id')), 'session.running');
+    assert.equal(
+      await page.evaluate(() =>
+        document.querySelector('[data-state-id="session.running.calling_model"]')?.parentElement?.getAttribute('data-state-id'),
+      ),
+      'session.running',
+    );
     // Record every highlight change from here on.
     await page.evaluate(() => {
       const log: string[] = [];
@@ -53,7 +70,9 @@ describe('actor viewer in Chromium', { skip: chromiumSkipReason }, () => {
       }).observe(document.querySelector('#chart')!, { attributes: true, subtree: true, attributeFilter: ['data-active'] });
     });
     const turn = client.continueSession(id, { prompt: 'think about it' });
-    await page.waitForFunction(() => document.querySelector('#chart .node[data-active="true"]')?.getAttribute('data-state-id') === 'session.running.calling_model');
+    await page.waitForFunction(
+      () => document.querySelector('#chart .node[data-active="true"]')?.getAttribute('data-state-id') === 'session.running.calling_model',
+    );
     await page.waitForSelector('#recent li');
     await page.waitForFunction(() => document.querySelector('#detail-summary')?.textContent?.includes('calling_model'));
     const shot = await tmpDir('warren-shot-');
@@ -65,7 +84,9 @@ describe('actor viewer in Chromium', { skip: chromiumSkipReason }, () => {
     if (!existsSync(SCREENSHOT) || process.env.WARREN_UPDATE_SCREENSHOT === '1') await copyFile(shotPath, SCREENSHOT);
     gate.resolve();
     assert.equal((await turn).text, 'thinking about it');
-    await page.waitForFunction(() => document.querySelector('#chart .node[data-active="true"]')?.getAttribute('data-state-id') === 'session.idle');
+    await page.waitForFunction(
+      () => document.querySelector('#chart .node[data-active="true"]')?.getAttribute('data-state-id') === 'session.idle',
+    );
     const log = await page.evaluate(() => (window as unknown as { activeLog: string[] }).activeLog);
     const running = log.indexOf('session.running.calling_model');
     assert.ok(running >= 0, `highlight went through running: ${log.join(' > ')}`);

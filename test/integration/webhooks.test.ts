@@ -36,15 +36,31 @@ for (const transport of ['node', 'uws'] as const) {
       const list = await call(app.url, 'GET', '/webhooks');
       assert.equal(list.status, 200);
       assert.equal(JSON.stringify(list.body).includes(secret), false);
-      assert.deepEqual(list.body.webhooks[0], { id, url: receiver.url, events: ['run_completed', 'run_failed'], source: 'api', secret_source: 'stored', created_at: list.body.webhooks[0].created_at });
+      assert.deepEqual(list.body.webhooks[0], {
+        id,
+        url: receiver.url,
+        events: ['run_completed', 'run_failed'],
+        source: 'api',
+        secret_source: 'stored',
+        created_at: list.body.webhooks[0].created_at,
+      });
       const sid = await createSession(app.url, { prompt: 'one' });
       await call(app.url, 'POST', `/sessions/${sid}/messages`, { session_id: sid, prompt: 'two' });
       await receiver.until((r) => r.length >= 2);
-      assert.deepEqual(receiver.received.map((r) => [r.verified, r.body.type, r.body.data.session_id]), [[true, 'run_completed', sid], [true, 'run_completed', sid]]);
+      assert.deepEqual(
+        receiver.received.map((r) => [r.verified, r.body.type, r.body.data.session_id]),
+        [
+          [true, 'run_completed', sid],
+          [true, 'run_completed', sid],
+        ],
+      );
       assert.ok(receiver.received[0].body.data.seq < receiver.received[1].body.data.seq);
       assert.equal(receiver.received[1].body.data.payload.result, 'echo: two');
       const deliveries = await settled(app.url, id, 2);
-      assert.deepEqual(deliveries.map((d) => [d.status, d.attempts, d.event, d.webhook_id]), receiver.received.map((r) => ['delivered', 1, 'run_completed', r.id]));
+      assert.deepEqual(
+        deliveries.map((d) => [d.status, d.attempts, d.event, d.webhook_id]),
+        receiver.received.map((r) => ['delivered', 1, 'run_completed', r.id]),
+      );
       assert.equal(JSON.stringify(deliveries).includes(secret), false);
     });
   });
@@ -65,7 +81,7 @@ describe('webhook delivery', () => {
     assert.equal(d.attempts, 3);
   });
 
-  it('keeps a session\'s deliveries in order while its head is retried, and dead-letters after max attempts', async (t) => {
+  it("keeps a session's deliveries in order while its head is retried, and dead-letters after max attempts", async (t) => {
     const app = await startApp(t);
     await tune(app, { ...FAST, webhook_max_attempts: 2 });
     // The first event fails twice (dead); the second arrives only after that.
@@ -74,9 +90,22 @@ describe('webhook delivery', () => {
     const sid = await createSession(app.url, { prompt: 'one' });
     await call(app.url, 'POST', `/sessions/${sid}/messages`, { session_id: sid, prompt: 'two' });
     await receiver.until((r) => r.some((x) => x.answer === 200));
-    assert.deepEqual(receiver.received.map((r) => [r.body.data.payload.result, r.answer]), [['echo: one', 500], ['echo: one', 500], ['echo: two', 200]]);
+    assert.deepEqual(
+      receiver.received.map((r) => [r.body.data.payload.result, r.answer]),
+      [
+        ['echo: one', 500],
+        ['echo: one', 500],
+        ['echo: two', 200],
+      ],
+    );
     const list = await settled(app.url, id, 2);
-    assert.deepEqual(list.map((d) => [d.status, d.attempts]), [['dead', 2], ['delivered', 1]]);
+    assert.deepEqual(
+      list.map((d) => [d.status, d.attempts]),
+      [
+        ['dead', 2],
+        ['delivered', 1],
+      ],
+    );
     assert.equal(list[0].last_status_code, 500);
     const dead = await call(app.url, 'GET', `/webhooks/${id}/deliveries?status=dead`);
     assert.equal(dead.body.deliveries.length, 1);

@@ -11,7 +11,11 @@ describe('wire fidelity', () => {
     const id = await createSession(app.url);
     const first = await call(app.url, 'POST', `/sessions/${id}/system_prompt`, { key: 'persona', content: 'be brief' });
     assert.equal(first.status, 200, JSON.stringify(first.body));
-    const next = await call(app.url, 'POST', `/sessions/${id}/system_prompt`, { key: 'persona', content: 'be briefer', expected_version: 1 });
+    const next = await call(app.url, 'POST', `/sessions/${id}/system_prompt`, {
+      key: 'persona',
+      content: 'be briefer',
+      expected_version: 1,
+    });
     assert.equal(next.status, 200, JSON.stringify(next.body));
     const declared = (await call(app.url, 'GET', '/openapi.json')).body.components.schemas.SystemPromptResponse;
     for (const reply of [first.body, next.body]) {
@@ -24,7 +28,10 @@ describe('wire fidelity', () => {
     const app = await startApp(t);
     const reserved = ['mob_id', 'Role', 'AGENT_IDENTITY', 'warren', 'Warren.team', 'warren.'];
     for (const key of reserved) {
-      for (const body of [{ prompt: 'hi', labels: { [key]: 'x' } }, { prompt: 'hi', peer_meta: { labels: { [key]: 'x' } } }]) {
+      for (const body of [
+        { prompt: 'hi', labels: { [key]: 'x' } },
+        { prompt: 'hi', peer_meta: { labels: { [key]: 'x' } } },
+      ]) {
         const r = await call(app.url, 'POST', '/sessions', body);
         assert.equal(r.status, 400, `${key}: ${JSON.stringify(r.body)}`);
         assert.equal(r.body.code, 'BAD_REQUEST');
@@ -41,14 +48,22 @@ describe('wire fidelity', () => {
     assert.equal((await call(app.url, 'GET', `/sessions/${id}`)).body.message_count, 2, 'a refused continue ran no turn');
   });
 
-  it('marks the caller\'s own prompt rows transcript_role conversational, injected rows injected_context', async (t) => {
+  it("marks the caller's own prompt rows transcript_role conversational, injected rows injected_context", async (t) => {
     const app = await startApp(t);
     const id = await createSession(app.url, { prompt: 'first', injected_context: ['ctx'] });
     await call(app.url, 'POST', `/sessions/${id}/messages`, { session_id: id, prompt: 'second' });
-    const rows = (await call(app.url, 'GET', `/sessions/${id}/history`)).body.messages as Array<{ role: string; content: string; transcript_role?: string }>;
+    const rows = (await call(app.url, 'GET', `/sessions/${id}/history`)).body.messages as Array<{
+      role: string;
+      content: string;
+      transcript_role?: string;
+    }>;
     assert.deepEqual(
       rows.filter((m) => m.role === 'user').map((m) => [m.content, m.transcript_role]),
-      [['ctx', 'injected_context'], ['first', 'conversational'], ['second', 'conversational']],
+      [
+        ['ctx', 'injected_context'],
+        ['first', 'conversational'],
+        ['second', 'conversational'],
+      ],
     );
   });
 });

@@ -19,15 +19,28 @@ describe('work bindings across a restart', () => {
       const start = (script: ReturnType<typeof bindingScript>) => {
         const provider = createScriptedProvider(script);
         return createApp({
-          host: '127.0.0.1', port: 0, stateRoot: dir.path, contextRoot: dir.path, realm: 'wb', realmBackend: backend,
-          logger: pino({ level: 'silent' }), providerOverrides: { openai: provider, anthropic: provider, gemini: provider, scripted: provider },
+          host: '127.0.0.1',
+          port: 0,
+          stateRoot: dir.path,
+          contextRoot: dir.path,
+          realm: 'wb',
+          realmBackend: backend,
+          logger: pino({ level: 'silent' }),
+          providerOverrides: { openai: provider, anthropic: provider, gemini: provider, scripted: provider },
         });
       };
       const entered = deferred();
       let app = await start(bindingScript({ text: 'HOLD', entered: () => entered.resolve() }));
       await createMob(app.url);
       const item = await createItem(app.url, `restart on ${backend}`);
-      const args = { item_id: item.id, expected_item_revision: item.revision, mob_id: 'crew', flow_id: 'review', idempotency_key: 'r1', activation: { input: 'HOLD' } };
+      const args = {
+        item_id: item.id,
+        expected_item_revision: item.revision,
+        mob_id: 'crew',
+        flow_id: 'review',
+        idempotency_key: 'r1',
+        activation: { input: 'HOLD' },
+      };
       let mcp = await mcpClient({ after: () => undefined }, app.url);
       const b = (await mcp.ok('warren_workgraph_flow_launch', args)).binding;
       await entered.promise;

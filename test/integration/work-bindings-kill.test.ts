@@ -17,7 +17,13 @@ const ENTRY = fileURLToPath(new URL('../helpers/bindings-server.ts', import.meta
 
 function boot(t: TestContext, stateRoot: string, env: Record<string, string> = {}): Promise<ServerProcess> {
   return startServerProcess({
-    stateRoot, realm: 'kill', t, entry: ENTRY, ipc: true, logLevel: 'info', startTimeoutMs: 60_000,
+    stateRoot,
+    realm: 'kill',
+    t,
+    entry: ENTRY,
+    ipc: true,
+    logLevel: 'info',
+    startTimeoutMs: 60_000,
     env: { ...process.env, WARREN_TEST_BINDING_HALT_AT: '', WARREN_TEST_HANG_TEXT: '', ...env },
   });
 }
@@ -29,9 +35,16 @@ async function haltAndKill(t: TestContext, dir: string, phase: string, input: st
   const item = await createItem(a.url, `halt at ${phase}`);
   const mcp = await mcpClient({ after: () => undefined }, a.url);
   const halted = a.request({ await_halt: true }) as Promise<{ binding_halted: string; binding_id: string }>;
-  const pending = mcp.tool('warren_workgraph_flow_launch', {
-    item_id: item.id, expected_item_revision: item.revision, mob_id: 'crew', flow_id: 'review', idempotency_key: `k-${phase}`, activation: { input },
-  }).catch(() => undefined);
+  const pending = mcp
+    .tool('warren_workgraph_flow_launch', {
+      item_id: item.id,
+      expected_item_revision: item.revision,
+      mob_id: 'crew',
+      flow_id: 'review',
+      idempotency_key: `k-${phase}`,
+      activation: { input },
+    })
+    .catch(() => undefined);
   const report = await halted;
   assert.equal(report.binding_halted, phase);
   const exit = await a.kill('SIGKILL');
@@ -47,7 +60,17 @@ async function second(t: TestContext, dir: string): Promise<{ b: ServerProcess; 
 
 async function retryCompletes(mcp: Mcp, url: string, itemId: string, supersedes: string): Promise<void> {
   const item = (await call(url, 'GET', `/workgraph/items/${itemId}`)).body;
-  const retry = (await mcp.ok('warren_workgraph_flow_launch', { item_id: itemId, expected_item_revision: item.revision, mob_id: 'crew', flow_id: 'review', idempotency_key: 'retry', supersedes, activation: { input: 'again' } })).binding;
+  const retry = (
+    await mcp.ok('warren_workgraph_flow_launch', {
+      item_id: itemId,
+      expected_item_revision: item.revision,
+      mob_id: 'crew',
+      flow_id: 'review',
+      idempotency_key: 'retry',
+      supersedes,
+      activation: { input: 'again' },
+    })
+  ).binding;
   assert.equal(retry.supersedes, supersedes);
   assert.equal((await mcp.settle(retry.binding_id)).machine_state, 'completed');
   assert.equal((await call(url, 'GET', `/workgraph/items/${itemId}`)).body.status, 'completed');
@@ -65,11 +88,22 @@ describe('work bindings across kill -9', { timeout: 240_000 }, () => {
     assert.equal((await mcp.tool('warren_mob_flow_status', { mob_id: 'crew', run_id: got.target.run_id })).structured.code, 'NOT_FOUND');
     // The item's chain head is live: no new binding until it is abandoned.
     const item = (await call(b.url, 'GET', `/workgraph/items/${itemId}`)).body;
-    const blocked = await mcp.tool('warren_workgraph_flow_launch', { item_id: itemId, expected_item_revision: item.revision, mob_id: 'crew', flow_id: 'review', idempotency_key: 'early' });
+    const blocked = await mcp.tool('warren_workgraph_flow_launch', {
+      item_id: itemId,
+      expected_item_revision: item.revision,
+      mob_id: 'crew',
+      flow_id: 'review',
+      idempotency_key: 'early',
+    });
     assert.equal(blocked.structured.details.reason, 'binding_active');
-    const stale = await mcp.tool('warren_workgraph_flow_abandon_uncertain', { binding_id: bindingId, expected_binding_revision: got.binding_revision - 1 });
+    const stale = await mcp.tool('warren_workgraph_flow_abandon_uncertain', {
+      binding_id: bindingId,
+      expected_binding_revision: got.binding_revision - 1,
+    });
     assert.equal(stale.structured.code, 'CONFLICT');
-    const abandoned = (await mcp.ok('warren_workgraph_flow_abandon_uncertain', { binding_id: bindingId, expected_binding_revision: got.binding_revision })).binding;
+    const abandoned = (
+      await mcp.ok('warren_workgraph_flow_abandon_uncertain', { binding_id: bindingId, expected_binding_revision: got.binding_revision })
+    ).binding;
     assert.equal(abandoned.machine_state, 'abandoned');
     await retryCompletes(mcp, b.url, itemId, bindingId);
   });
@@ -95,7 +129,10 @@ describe('work bindings across kill -9', { timeout: 240_000 }, () => {
     assert.equal(done.machine_state, 'completed', JSON.stringify(done));
     const item = (await call(b.url, 'GET', `/workgraph/items/${itemId}`)).body;
     assert.equal(item.status, 'completed');
-    assert.deepEqual(item.evidence_refs.map((e: { id: string; kind: string }) => [e.id, e.kind]), [[`work_execution:${bindingId}`, 'mob_flow_run_completed']]);
+    assert.deepEqual(
+      item.evidence_refs.map((e: { id: string; kind: string }) => [e.id, e.kind]),
+      [[`work_execution:${bindingId}`, 'mob_flow_run_completed']],
+    );
   });
 
   it('projecting: a completed run whose evidence never committed is run_lost, never a closure', async (t) => {
@@ -122,6 +159,9 @@ describe('work bindings across kill -9', { timeout: 240_000 }, () => {
     assert.equal(got.evidence_id, `work_execution:${bindingId}`);
     const item = (await call(b.url, 'GET', `/workgraph/items/${itemId}`)).body;
     assert.equal(item.status, 'completed');
-    assert.deepEqual(item.evidence_refs.map((e: { kind: string }) => e.kind), ['mob_flow_run_completed']);
+    assert.deepEqual(
+      item.evidence_refs.map((e: { kind: string }) => e.kind),
+      ['mob_flow_run_completed'],
+    );
   });
 });

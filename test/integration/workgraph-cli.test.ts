@@ -21,16 +21,21 @@ interface Run {
 
 function warren(args: string[]): Promise<Run> {
   return new Promise((resolve) => {
-    execFile(process.execPath, ['--import', 'tsx', 'main.ts', 'workgraph', ...args], { cwd: REPO, timeout: 60_000 }, (err, stdout, stderr) => {
-      const code = err ? (typeof err.code === 'number' ? err.code : 1) : 0;
-      let json: unknown;
-      try {
-        json = JSON.parse(stdout);
-      } catch {
-        json = undefined;
-      }
-      resolve({ code, json, stdout, stderr });
-    });
+    execFile(
+      process.execPath,
+      ['--import', 'tsx', 'main.ts', 'workgraph', ...args],
+      { cwd: REPO, timeout: 60_000 },
+      (err, stdout, stderr) => {
+        const code = err ? (typeof err.code === 'number' ? err.code : 1) : 0;
+        let json: unknown;
+        try {
+          json = JSON.parse(stdout);
+        } catch {
+          json = undefined;
+        }
+        resolve({ code, json, stdout, stderr });
+      },
+    );
   });
 }
 
@@ -39,7 +44,20 @@ describe('warren workgraph CLI', { timeout: 400_000 }, () => {
     const app = await startApp(t, workGraphDriver);
     const realm = ['--realm', 'test-realm', '--state-root', app.stateRoot];
 
-    const created = await warren(['goal-create', ...realm, '--title', 'ship it', '--policy', 'principal_confirmed', '--principal', 'boss', '--target-session', 'sess-1', '--label', 'release']);
+    const created = await warren([
+      'goal-create',
+      ...realm,
+      '--title',
+      'ship it',
+      '--policy',
+      'principal_confirmed',
+      '--principal',
+      'boss',
+      '--target-session',
+      'sess-1',
+      '--label',
+      'release',
+    ]);
     assert.equal(created.code, 0, created.stderr);
     const { item, attention } = created.json;
     assert.equal(item.title, 'ship it');
@@ -55,7 +73,12 @@ describe('warren workgraph CLI', { timeout: 400_000 }, () => {
     assert.equal(status.body.item.id, item.id);
     const seen = await agentOk(app.url, 'workgraph_get', { item_id: item.id });
     assert.equal(seen.result.title, 'ship it');
-    assert.deepEqual((await call(app.url, 'POST', '/workgraph/attention/list', { target: { kind: 'session', session_id: 'sess-1' } })).body.attention.map((b: { binding_id: string }) => b.binding_id), [attention.binding_id]);
+    assert.deepEqual(
+      (await call(app.url, 'POST', '/workgraph/attention/list', { target: { kind: 'session', session_id: 'sess-1' } })).body.attention.map(
+        (b: { binding_id: string }) => b.binding_id,
+      ),
+      [attention.binding_id],
+    );
 
     const refused = await warren(['goal-close', attention.binding_id, ...realm]);
     assert.equal(refused.code, 1);
@@ -63,7 +86,12 @@ describe('warren workgraph CLI', { timeout: 400_000 }, () => {
     const paused = await warren(['attention-pause', attention.binding_id, ...realm, '--until', '2031-01-01T00:00:00Z']);
     assert.equal(paused.code, 0, paused.stderr);
     assert.deepEqual(paused.json.status, { state: 'paused', until: '2031-01-01T00:00:00Z' });
-    assert.deepEqual((await call(app.url, 'POST', '/workgraph/attention/list', { status: 'paused' })).body.attention.map((b: { binding_id: string }) => b.binding_id), [attention.binding_id]);
+    assert.deepEqual(
+      (await call(app.url, 'POST', '/workgraph/attention/list', { status: 'paused' })).body.attention.map(
+        (b: { binding_id: string }) => b.binding_id,
+      ),
+      [attention.binding_id],
+    );
     const resumed = await warren(['attention-resume', attention.binding_id, ...realm]);
     assert.deepEqual(resumed.json.status, { state: 'active' });
 
@@ -76,7 +104,15 @@ describe('warren workgraph CLI', { timeout: 400_000 }, () => {
     assert.deepEqual(closed.json.attention.status, { state: 'stopped' });
 
     const kinds = (await call(app.url, 'GET', '/workgraph/events')).body.events.map((e: { kind: string }) => e.kind);
-    assert.deepEqual(kinds, ['created', 'attention_created', 'attention_updated', 'attention_updated', 'evidence_added', 'closed', 'attention_updated']);
+    assert.deepEqual(kinds, [
+      'created',
+      'attention_created',
+      'attention_updated',
+      'attention_updated',
+      'evidence_added',
+      'closed',
+      'attention_updated',
+    ]);
   });
 
   it('reads directly and through --url alike, with JSON output', async (t) => {
@@ -106,13 +142,19 @@ describe('warren workgraph CLI', { timeout: 400_000 }, () => {
     const j = (r: { stdout: string }) => JSON.parse(r.stdout);
     assert.equal(j(direct.list).items.length, 2);
     assert.deepEqual(j(viaUrl.list), j(direct.list));
-    assert.deepEqual(j(direct.ready).items.map((i: { id: string }) => i.id), [a.id]);
+    assert.deepEqual(
+      j(direct.ready).items.map((i: { id: string }) => i.id),
+      [a.id],
+    );
     assert.deepEqual(j(viaUrl.ready), j(direct.ready));
     assert.equal(j(direct.show).id, a.id);
     assert.deepEqual(j(viaUrl.show), j(direct.show));
     assert.deepEqual(j(direct.snapshot).ready_item_ids, [a.id]);
     assert.deepEqual(j(viaUrl.snapshot).items, j(direct.snapshot).items);
-    assert.deepEqual(j(direct.events).events.map((e: { seq: number }) => e.seq), [2]);
+    assert.deepEqual(
+      j(direct.events).events.map((e: { seq: number }) => e.seq),
+      [2],
+    );
     assert.deepEqual(j(viaUrl.events).events, j(direct.events).events);
     const missing = await runWorkGraphCli(['show', 'work_missing', ...realm]);
     assert.equal(missing.code, 1);

@@ -16,8 +16,14 @@ describe('workgraph concurrency', () => {
     const seeder = (await agentOk(app.url, 'workgraph_list', { namespace: 'race' })).sessionId;
     for (let i = 0; i < ITEMS; i++) await agentOk(app.url, 'workgraph_create', { namespace: 'race', title: `job ${i}` }, seeder);
 
-    const replies = await Promise.all(Array.from({ length: AGENTS }, (_, agent) =>
-      call(app.url, 'POST', '/sessions', { prompt: JSON.stringify({ agent, claim_one: { namespace: 'race', lease_ms: LEASE_MS, spread: 5 } }), enable_workgraph: true })));
+    const replies = await Promise.all(
+      Array.from({ length: AGENTS }, (_, agent) =>
+        call(app.url, 'POST', '/sessions', {
+          prompt: JSON.stringify({ agent, claim_one: { namespace: 'race', lease_ms: LEASE_MS, spread: 5 } }),
+          enable_workgraph: true,
+        }),
+      ),
+    );
     for (const r of replies) assert.equal(r.status, 200, JSON.stringify(r.body));
     const claimedBy = new Map<string, string>();
     for (const r of replies) {
@@ -27,8 +33,13 @@ describe('workgraph concurrency', () => {
     }
     assert.equal(claimedBy.size, AGENTS);
     // Ten agents raced for each of the first five ready items: many claims were refused (and retried).
-    const refused = new Set(app.provider.requests.flatMap((r) => r.messages).flatMap((m) => (m.role === 'tool_results' ? m.results : []))
-      .filter((x) => x.is_error).map((x) => x.tool_use_id + JSON.stringify(x.content)));
+    const refused = new Set(
+      app.provider.requests
+        .flatMap((r) => r.messages)
+        .flatMap((m) => (m.role === 'tool_results' ? m.results : []))
+        .filter((x) => x.is_error)
+        .map((x) => x.tool_use_id + JSON.stringify(x.content)),
+    );
     assert.ok(refused.size > 0, 'no claim was ever refused: the agents did not race');
 
     // Wait (gated on the log, not on time) until every claim's lease expiry has been observed.
@@ -45,7 +56,10 @@ describe('workgraph concurrency', () => {
     // Replay the log: a claim only ever lands on an item nobody holds.
     const holder = new Map<string, string>();
     const seqs = events.map((e) => e.seq);
-    assert.deepEqual(seqs, [...seqs].sort((a, b) => a - b));
+    assert.deepEqual(
+      seqs,
+      [...seqs].sort((a, b) => a - b),
+    );
     assert.equal(new Set(seqs).size, seqs.length, 'seq is unique');
     const claimsPerSession = new Map<string, number>();
     for (const e of events) {

@@ -14,7 +14,8 @@ describe('workgraph REST reads', () => {
   it('filters items by namespace, statuses, labels, include_terminal and limit', async (t) => {
     const a = await startApp(t, workGraphDriver);
     const s = (await agentOk(a.url, 'workgraph_list', {})).sessionId;
-    const mk = async (title: string, extra: Record<string, unknown> = {}) => (await agentOk(a.url, 'workgraph_create', { title, ...extra }, s)).result;
+    const mk = async (title: string, extra: Record<string, unknown> = {}) =>
+      (await agentOk(a.url, 'workgraph_create', { title, ...extra }, s)).result;
     const one = await mk('one', { labels: ['x', 'y'] });
     const two = await mk('two', { labels: ['x'] });
     const other = await mk('other', { namespace: 'team-b' });
@@ -43,14 +44,20 @@ describe('workgraph REST reads', () => {
     const s = (await agentOk(a.url, 'workgraph_list', {})).sessionId;
     for (let i = 0; i < 5; i++) await agentOk(a.url, 'workgraph_create', { title: `t${i}` }, s);
     const page1 = (await call(a.url, 'GET', '/workgraph/events?limit=2')).body;
-    assert.deepEqual(page1.events.map((e: { seq: number }) => e.seq), [1, 2]);
+    assert.deepEqual(
+      page1.events.map((e: { seq: number }) => e.seq),
+      [1, 2],
+    );
     assert.equal(page1.has_more, true);
     assert.equal(page1.events[0].kind, 'created');
     assert.equal(page1.events[0].realm_id, 'test-realm');
     assert.equal(page1.events[0].namespace, 'default');
     assert.equal(page1.events[0].facts[0].kind, 'item_ready');
     const page2 = (await call(a.url, 'GET', '/workgraph/events?after_seq=2&limit=10')).body;
-    assert.deepEqual(page2.events.map((e: { seq: number }) => e.seq), [3, 4, 5]);
+    assert.deepEqual(
+      page2.events.map((e: { seq: number }) => e.seq),
+      [3, 4, 5],
+    );
     assert.equal(page2.has_more, false);
     assert.deepEqual((await call(a.url, 'GET', '/workgraph/events?after_seq=-7&limit=1')).body.events[0].seq, 1);
     assert.equal((await call(a.url, 'GET', '/workgraph/snapshot')).body.event_high_water_mark, 5);
@@ -93,8 +100,14 @@ describe('workgraph durability', () => {
       const start = () => {
         const provider = createScriptedProvider(workGraphDriver);
         return createApp({
-          host: '127.0.0.1', port: 0, stateRoot: dir.path, contextRoot: dir.path, realm: 'wg', realmBackend: backend,
-          logger: pino({ level: 'silent' }), providerOverrides: { openai: provider, anthropic: provider, gemini: provider, scripted: provider },
+          host: '127.0.0.1',
+          port: 0,
+          stateRoot: dir.path,
+          contextRoot: dir.path,
+          realm: 'wg',
+          realmBackend: backend,
+          logger: pino({ level: 'silent' }),
+          providerOverrides: { openai: provider, anthropic: provider, gemini: provider, scripted: provider },
         });
       };
       let app = await start();
@@ -118,8 +131,14 @@ describe('workgraph durability', () => {
       // The log continues where it stopped.
       await agentOk(app.url, 'workgraph_close', { item_id: a.id, expected_revision: 2, status: 'completed' }, s);
       const evs = (await call(app.url, 'GET', '/workgraph/events?after_seq=3')).body.events;
-      assert.deepEqual(evs.map((e: { seq: number; kind: string }) => [e.seq, e.kind]), [[4, 'closed']]);
-      assert.deepEqual((await call(app.url, 'GET', '/workgraph/ready')).body.items.map((i: { id: string }) => i.id), [b.id]);
+      assert.deepEqual(
+        evs.map((e: { seq: number; kind: string }) => [e.seq, e.kind]),
+        [[4, 'closed']],
+      );
+      assert.deepEqual(
+        (await call(app.url, 'GET', '/workgraph/ready')).body.items.map((i: { id: string }) => i.id),
+        [b.id],
+      );
     });
   }
 
@@ -129,8 +148,13 @@ describe('workgraph durability', () => {
     const start = () => {
       const provider = createScriptedProvider(workGraphDriver);
       return createApp({
-        host: '127.0.0.1', port: 0, stateRoot: dir.path, contextRoot: dir.path, realm: 'wg',
-        logger: pino({ level: 'silent' }), providerOverrides: { openai: provider, anthropic: provider, gemini: provider, scripted: provider },
+        host: '127.0.0.1',
+        port: 0,
+        stateRoot: dir.path,
+        contextRoot: dir.path,
+        realm: 'wg',
+        logger: pino({ level: 'silent' }),
+        providerOverrides: { openai: provider, anthropic: provider, gemini: provider, scripted: provider },
       });
     };
     let app = await start();

@@ -24,7 +24,8 @@ async function untilEvent(base: string, pred: (evs: any[]) => boolean, path = '/
 describe('workgraph tools and capability', () => {
   it('offers the tools only with enable_workgraph or [tools] workgraph_enabled, which the capability follows', async (t) => {
     const a = await app(t);
-    const caps = async () => (await call(a.url, 'GET', '/capabilities')).body.capabilities.find((c: { id: string }) => c.id === 'work_graph').status;
+    const caps = async () =>
+      (await call(a.url, 'GET', '/capabilities')).body.capabilities.find((c: { id: string }) => c.id === 'work_graph').status;
     assert.deepEqual(await caps(), { DisabledByPolicy: { description: 'config.tools.workgraph_enabled is false' } });
     await call(a.url, 'POST', '/sessions', { prompt: JSON.stringify({ tool: 'workgraph_list' }) });
     assert.ok(!a.provider.requests.at(-2)!.tools.some((s) => s.name.startsWith('workgraph_')));
@@ -33,8 +34,17 @@ describe('workgraph tools and capability', () => {
     assert.equal(await caps(), 'Available');
     const r = await call(a.url, 'POST', '/sessions', { prompt: JSON.stringify({ tool: 'workgraph_list' }) });
     assert.deepEqual(JSON.parse(r.body.text), { is_error: false, result: { items: [] } });
-    const names = a.provider.requests.at(-1)!.tools.map((s) => s.name).filter((n) => n.startsWith('workgraph_')).sort();
-    assert.deepEqual(names, ['add_evidence', 'block', 'claim', 'close', 'create', 'events', 'get', 'link', 'list', 'ready', 'release', 'snapshot', 'update'].map((n) => `workgraph_${n}`));
+    const names = a.provider.requests
+      .at(-1)!
+      .tools.map((s) => s.name)
+      .filter((n) => n.startsWith('workgraph_'))
+      .sort();
+    assert.deepEqual(
+      names,
+      ['add_evidence', 'block', 'claim', 'close', 'create', 'events', 'get', 'link', 'list', 'ready', 'release', 'snapshot', 'update'].map(
+        (n) => `workgraph_${n}`,
+      ),
+    );
   });
 
   it('requires expected_revision on mutations and refuses a stale one with a clear tool error', async (t) => {
@@ -105,7 +115,8 @@ describe('edges and readiness', () => {
     for (const title of ['a', 'b', 'c']) ids.push((await agentOk(a.url, 'workgraph_create', { title })).result.id);
     const [A, B, C] = ids as [string, string, string];
     const rev = async (id: string) => (await call(a.url, 'GET', `/workgraph/items/${id}`)).body.revision;
-    const link = (from: string, to: string, kind: string) => rev(from).then((r) => agentTool(a.url, 'workgraph_link', { from_id: from, to_id: to, kind, expected_revision: r }));
+    const link = (from: string, to: string, kind: string) =>
+      rev(from).then((r) => agentTool(a.url, 'workgraph_link', { from_id: from, to_id: to, kind, expected_revision: r }));
     assert.equal((await link(A, 'work_nope', 'blocks')).result.code, 'invalid_endpoint');
     assert.equal((await link(A, A, 'related')).result.code, 'self_edge');
     for (const kind of ['blocks', 'parent']) {
@@ -146,7 +157,11 @@ describe('edges and readiness', () => {
     assert.deepEqual(closed.facts, [{ kind: 'item_ready', item_id: dep2.id, item_revision: 1 }]);
     assert.deepEqual(await ready(), [dep2.id]);
     await agentOk(a.url, 'workgraph_update', { item_id: gated.id, expected_revision: 1, not_before: null });
-    await agentOk(a.url, 'workgraph_update', { item_id: snoozed.id, expected_revision: 1, snoozed_until: new Date(Date.now() - 1000).toISOString() });
+    await agentOk(a.url, 'workgraph_update', {
+      item_id: snoozed.id,
+      expected_revision: 1,
+      snoozed_until: new Date(Date.now() - 1000).toISOString(),
+    });
     assert.deepEqual(new Set(await ready()), new Set([dep2.id, gated.id, snoozed.id]));
     const bad = await agentTool(a.url, 'workgraph_update', { item_id: gated.id, expected_revision: 2, due_at: 'not a time' });
     assert.equal(bad.result.code, 'invalid_time');
@@ -156,12 +171,25 @@ describe('edges and readiness', () => {
     const a = await app(t);
     const item = (await agentOk(a.url, 'workgraph_create', { title: 'x' })).result;
     const claimed = await agentOk(a.url, 'workgraph_claim', { item_id: item.id, expected_revision: 1 });
-    const blocked = await agentOk(a.url, 'workgraph_block', { item_id: item.id, expected_revision: 2, reason: 'waiting on review' }, claimed.sessionId);
+    const blocked = await agentOk(
+      a.url,
+      'workgraph_block',
+      { item_id: item.id, expected_revision: 2, reason: 'waiting on review' },
+      claimed.sessionId,
+    );
     assert.equal(blocked.result.status, 'blocked');
     assert.equal(blocked.result.blocked_reason, 'waiting on review');
-    const unblocked = await agentOk(a.url, 'workgraph_block', { item_id: item.id, expected_revision: 3, blocked: false }, claimed.sessionId);
+    const unblocked = await agentOk(
+      a.url,
+      'workgraph_block',
+      { item_id: item.id, expected_revision: 3, blocked: false },
+      claimed.sessionId,
+    );
     assert.equal(unblocked.result.status, 'in_progress');
-    assert.equal((await agentTool(a.url, 'workgraph_block', { item_id: item.id, expected_revision: 4, blocked: false })).result.code, 'not_blocked');
+    assert.equal(
+      (await agentTool(a.url, 'workgraph_block', { item_id: item.id, expected_revision: 4, blocked: false })).result.code,
+      'not_blocked',
+    );
   });
 });
 
@@ -171,21 +199,47 @@ describe('completion policies and evidence', () => {
     const hostItem = (await agentOk(a.url, 'workgraph_create', { title: 'h', completion_policy: { kind: 'host_confirmed' } })).result;
     const refused = await agentTool(a.url, 'workgraph_close', { item_id: hostItem.id, expected_revision: 1, status: 'completed' });
     assert.equal(refused.result.code, 'policy_unsatisfied');
-    const forged = await agentTool(a.url, 'workgraph_add_evidence', { item_id: hostItem.id, expected_revision: 1, evidence: { id: 'c', kind: 'summary', confirmation_kind: 'host' } });
+    const forged = await agentTool(a.url, 'workgraph_add_evidence', {
+      item_id: hostItem.id,
+      expected_revision: 1,
+      evidence: { id: 'c', kind: 'summary', confirmation_kind: 'host' },
+    });
     assert.equal(forged.result.code, 'forbidden_confirmation');
 
     const sup = (await agentOk(a.url, 'workgraph_list', {})).sessionId;
-    const supItem = (await agentOk(a.url, 'workgraph_create', { title: 's', completion_policy: { kind: 'supervisor', owner_key: { kind: 'session', id: sup } } })).result;
-    assert.equal((await agentTool(a.url, 'workgraph_close', { item_id: supItem.id, expected_revision: 1, status: 'completed' })).result.code, 'policy_unsatisfied');
-    assert.equal((await agentOk(a.url, 'workgraph_close', { item_id: supItem.id, expected_revision: 1, status: 'completed' }, sup)).result.status, 'completed');
+    const supItem = (
+      await agentOk(a.url, 'workgraph_create', {
+        title: 's',
+        completion_policy: { kind: 'supervisor', owner_key: { kind: 'session', id: sup } },
+      })
+    ).result;
+    assert.equal(
+      (await agentTool(a.url, 'workgraph_close', { item_id: supItem.id, expected_revision: 1, status: 'completed' })).result.code,
+      'policy_unsatisfied',
+    );
+    assert.equal(
+      (await agentOk(a.url, 'workgraph_close', { item_id: supItem.id, expected_revision: 1, status: 'completed' }, sup)).result.status,
+      'completed',
+    );
 
-    const q = (await agentOk(a.url, 'workgraph_create', { title: 'q', completion_policy: { kind: 'reviewer_quorum', threshold: 2 } })).result;
+    const q = (await agentOk(a.url, 'workgraph_create', { title: 'q', completion_policy: { kind: 'reviewer_quorum', threshold: 2 } }))
+      .result;
     const worker = await agentOk(a.url, 'workgraph_claim', { item_id: q.id, expected_revision: 1 });
     let rev = 2;
     for (const who of [undefined, undefined]) {
-      const r = await agentOk(a.url, 'workgraph_add_evidence', { item_id: q.id, expected_revision: rev, evidence: { id: `review-${rev}`, kind: 'review', confirmation_kind: 'review' } }, who);
+      const r = await agentOk(
+        a.url,
+        'workgraph_add_evidence',
+        { item_id: q.id, expected_revision: rev, evidence: { id: `review-${rev}`, kind: 'review', confirmation_kind: 'review' } },
+        who,
+      );
       rev = r.result.revision;
-      if (rev === 3) assert.equal((await agentTool(a.url, 'workgraph_close', { item_id: q.id, expected_revision: rev, status: 'completed' }, worker.sessionId)).result.code, 'policy_unsatisfied');
+      if (rev === 3)
+        assert.equal(
+          (await agentTool(a.url, 'workgraph_close', { item_id: q.id, expected_revision: rev, status: 'completed' }, worker.sessionId))
+            .result.code,
+          'policy_unsatisfied',
+        );
     }
     const done = await agentOk(a.url, 'workgraph_close', { item_id: q.id, expected_revision: rev, status: 'completed' }, worker.sessionId);
     assert.equal(done.result.status, 'completed');
@@ -200,7 +254,12 @@ describe('completion policies and evidence', () => {
     const first = await agentOk(a.url, 'workgraph_add_evidence', { item_id: item.id, expected_revision: 1, evidence: ev }, s);
     const replay = await agentOk(a.url, 'workgraph_add_evidence', { item_id: item.id, expected_revision: 1, evidence: ev }, s);
     assert.equal(replay.result.revision, first.result.revision);
-    const conflict = await agentTool(a.url, 'workgraph_add_evidence', { item_id: item.id, expected_revision: 2, evidence: { ...ev, label: 'other' } }, s);
+    const conflict = await agentTool(
+      a.url,
+      'workgraph_add_evidence',
+      { item_id: item.id, expected_revision: 2, evidence: { ...ev, label: 'other' } },
+      s,
+    );
     assert.equal(conflict.result.code, 'evidence_conflict');
     const evs = (await call(a.url, 'GET', '/workgraph/events')).body.events;
     assert.equal(evs.filter((e: any) => e.kind === 'evidence_added').length, 1);

@@ -18,8 +18,12 @@ function members(): Record<string, MemberSnap> {
   const spawning = m0();
   const active = ms(spawning, 'kickoff.done');
   return {
-    spawning, active, running: ms(active, 'turn.start'), cancelled: ms(active, 'member.cancel'),
-    failed: ms(spawning, 'kickoff.failed'), retired: ms(active, 'member.retire'),
+    spawning,
+    active,
+    running: ms(active, 'turn.start'),
+    cancelled: ms(active, 'member.cancel'),
+    failed: ms(spawning, 'kickoff.failed'),
+    retired: ms(active, 'member.retire'),
   };
 }
 
@@ -40,15 +44,31 @@ describe('mob member machine', () => {
   });
 
   const table: Array<[string, MemberEvent['type'], string]> = [
-    ['spawning', 'kickoff.done', 'active'], ['spawning', 'kickoff.failed', 'failed'], ['spawning', 'member.cancel', 'cancelled'],
-    ['spawning', 'turn.start', 'spawning'], ['spawning', 'member.respawn', 'spawning'], ['spawning', 'member.retire', 'retired'],
-    ['active', 'turn.start', 'running'], ['active', 'member.cancel', 'cancelled'], ['active', 'member.respawn', 'spawning'],
-    ['active', 'member.retire', 'retired'], ['active', 'kickoff.done', 'active'], ['active', 'turn.done', 'active'],
-    ['running', 'turn.done', 'active'], ['running', 'turn.failed', 'active'], ['running', 'member.cancel', 'cancelled'],
-    ['running', 'member.retire', 'retired'], ['running', 'turn.start', 'running'], ['running', 'member.respawn', 'running'],
-    ['cancelled', 'member.respawn', 'spawning'], ['cancelled', 'turn.start', 'cancelled'], ['cancelled', 'member.retire', 'retired'],
+    ['spawning', 'kickoff.done', 'active'],
+    ['spawning', 'kickoff.failed', 'failed'],
+    ['spawning', 'member.cancel', 'cancelled'],
+    ['spawning', 'turn.start', 'spawning'],
+    ['spawning', 'member.respawn', 'spawning'],
+    ['spawning', 'member.retire', 'retired'],
+    ['active', 'turn.start', 'running'],
+    ['active', 'member.cancel', 'cancelled'],
+    ['active', 'member.respawn', 'spawning'],
+    ['active', 'member.retire', 'retired'],
+    ['active', 'kickoff.done', 'active'],
+    ['active', 'turn.done', 'active'],
+    ['running', 'turn.done', 'active'],
+    ['running', 'turn.failed', 'active'],
+    ['running', 'member.cancel', 'cancelled'],
+    ['running', 'member.retire', 'retired'],
+    ['running', 'turn.start', 'running'],
+    ['running', 'member.respawn', 'running'],
+    ['cancelled', 'member.respawn', 'spawning'],
+    ['cancelled', 'turn.start', 'cancelled'],
+    ['cancelled', 'member.retire', 'retired'],
     ['cancelled', 'kickoff.failed', 'cancelled'],
-    ['failed', 'member.respawn', 'spawning'], ['failed', 'turn.start', 'failed'], ['failed', 'member.retire', 'retired'],
+    ['failed', 'member.respawn', 'spawning'],
+    ['failed', 'turn.start', 'failed'],
+    ['failed', 'member.retire', 'retired'],
   ];
   for (const [from, type, to] of table) {
     it(`${from} --${type}--> ${to}`, () => {

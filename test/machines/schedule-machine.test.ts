@@ -2,7 +2,14 @@ import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { initialTransition, transition } from 'xstate';
 import { restoreScheduleValue, SCHEDULE_EVENT_TYPES, scheduleMachine, type ScheduleEvent } from '../../machines/schedule-machine.ts';
-import { canMove, decideLateness, decideMissingTarget, decideOverlap, isTerminalPhase, OCCURRENCE_MOVES } from '../../machines/schedule-policy.ts';
+import {
+  canMove,
+  decideLateness,
+  decideMissingTarget,
+  decideOverlap,
+  isTerminalPhase,
+  OCCURRENCE_MOVES,
+} from '../../machines/schedule-policy.ts';
 import { OCCURRENCE_PHASES } from '../../contracts/schedule.ts';
 
 type Snap = ReturnType<typeof initialTransition<typeof scheduleMachine>>[0];
@@ -13,13 +20,20 @@ const send = (s: Snap, e: ScheduleEvent): Snap => transition(scheduleMachine, s,
 
 function sample(type: ScheduleEvent['type']): ScheduleEvent {
   switch (type) {
-    case 'timer.due': return { type, nowMs: 5000 };
-    case 'fire.settled': return { type, nextDueMs: 9000 };
-    case 'schedule.pause': return { type, revision: 2 };
-    case 'schedule.resume': return { type, revision: 3, nextDueMs: 7000 };
-    case 'schedule.update': return { type, revision: 4, nextDueMs: 8000 };
-    case 'schedule.replanned': return { type, nextDueMs: 6000 };
-    case 'schedule.delete': return { type, revision: 5 };
+    case 'timer.due':
+      return { type, nowMs: 5000 };
+    case 'fire.settled':
+      return { type, nextDueMs: 9000 };
+    case 'schedule.pause':
+      return { type, revision: 2 };
+    case 'schedule.resume':
+      return { type, revision: 3, nextDueMs: 7000 };
+    case 'schedule.update':
+      return { type, revision: 4, nextDueMs: 8000 };
+    case 'schedule.replanned':
+      return { type, nextDueMs: 6000 };
+    case 'schedule.delete':
+      return { type, revision: 5 };
   }
 }
 
@@ -31,21 +45,36 @@ function reach(): Record<'active' | 'firing' | 'paused' | 'deleted', Snap> {
 // state × event → [next state, verdict]
 const TABLE: Record<string, Record<ScheduleEvent['type'], [string, 'accepted' | 'rejected']>> = {
   active: {
-    'timer.due': ['firing', 'accepted'], 'fire.settled': ['active', 'rejected'], 'schedule.pause': ['paused', 'accepted'],
-    'schedule.resume': ['active', 'rejected'], 'schedule.update': ['active', 'accepted'], 'schedule.replanned': ['active', 'accepted'],
+    'timer.due': ['firing', 'accepted'],
+    'fire.settled': ['active', 'rejected'],
+    'schedule.pause': ['paused', 'accepted'],
+    'schedule.resume': ['active', 'rejected'],
+    'schedule.update': ['active', 'accepted'],
+    'schedule.replanned': ['active', 'accepted'],
     'schedule.delete': ['deleted', 'accepted'],
   },
   firing: {
-    'timer.due': ['firing', 'rejected'], 'fire.settled': ['active', 'accepted'], 'schedule.pause': ['paused', 'accepted'],
-    'schedule.resume': ['firing', 'rejected'], 'schedule.update': ['firing', 'accepted'], 'schedule.replanned': ['firing', 'accepted'],
+    'timer.due': ['firing', 'rejected'],
+    'fire.settled': ['active', 'accepted'],
+    'schedule.pause': ['paused', 'accepted'],
+    'schedule.resume': ['firing', 'rejected'],
+    'schedule.update': ['firing', 'accepted'],
+    'schedule.replanned': ['firing', 'accepted'],
     'schedule.delete': ['deleted', 'accepted'],
   },
   paused: {
-    'timer.due': ['paused', 'rejected'], 'fire.settled': ['paused', 'accepted'], 'schedule.pause': ['paused', 'rejected'],
-    'schedule.resume': ['active', 'accepted'], 'schedule.update': ['paused', 'accepted'], 'schedule.replanned': ['paused', 'accepted'],
+    'timer.due': ['paused', 'rejected'],
+    'fire.settled': ['paused', 'accepted'],
+    'schedule.pause': ['paused', 'rejected'],
+    'schedule.resume': ['active', 'accepted'],
+    'schedule.update': ['paused', 'accepted'],
+    'schedule.replanned': ['paused', 'accepted'],
     'schedule.delete': ['deleted', 'accepted'],
   },
-  deleted: Object.fromEntries(SCHEDULE_EVENT_TYPES.map((t) => [t, ['deleted', 'rejected']])) as Record<ScheduleEvent['type'], [string, 'rejected']>,
+  deleted: Object.fromEntries(SCHEDULE_EVENT_TYPES.map((t) => [t, ['deleted', 'rejected']])) as Record<
+    ScheduleEvent['type'],
+    [string, 'rejected']
+  >,
 };
 
 describe('schedule machine', () => {
@@ -117,7 +146,8 @@ describe('schedule policies', () => {
       [3_600_001, { type: 'catch_up_within', window_seconds: 3600 }, 'misfired'],
       [-5, { type: 'skip' }, 'on_time'],
     ];
-    for (const [late, policy, verdict] of rows) assert.equal(decideLateness(1_000_000, 1_000_000 + late, policy).verdict, verdict, `${late} ${policy.type}`);
+    for (const [late, policy, verdict] of rows)
+      assert.equal(decideLateness(1_000_000, 1_000_000 + late, policy).verdict, verdict, `${late} ${policy.type}`);
   });
 
   it('overlap and missing target', () => {

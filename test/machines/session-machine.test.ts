@@ -5,13 +5,26 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { initialTransition, transition } from 'xstate';
-import { restingSnapshot, SESSION_EVENT_TYPES, sessionMachine, type SessionEmitted, type SessionEvent, type TurnWork } from '../../machines/session-machine.ts';
+import {
+  restingSnapshot,
+  SESSION_EVENT_TYPES,
+  sessionMachine,
+  type SessionEmitted,
+  type SessionEvent,
+  type TurnWork,
+} from '../../machines/session-machine.ts';
 
 type Snap = ReturnType<typeof initialTransition<typeof sessionMachine>>[0];
 
-const work: TurnWork = { run: async () => ({ text: 'ok', turns: 1, toolCalls: 0, usage: { input_tokens: 1, output_tokens: 1, total_tokens: 2 } }) };
+const work: TurnWork = {
+  run: async () => ({ text: 'ok', turns: 1, toolCalls: 0, usage: { input_tokens: 1, output_tokens: 1, total_tokens: 2 } }),
+};
 const turn = (requestId: string, ticket = 1): SessionEvent => ({ type: 'turn.requested', requestId, ticket, work });
-const DONE = { type: 'turn.done', generation: 1, output: { text: 'ok', turns: 1, toolCalls: 0, usage: { input_tokens: 1, output_tokens: 1, total_tokens: 2 } } } satisfies SessionEvent;
+const DONE = {
+  type: 'turn.done',
+  generation: 1,
+  output: { text: 'ok', turns: 1, toolCalls: 0, usage: { input_tokens: 1, output_tokens: 1, total_tokens: 2 } },
+} satisfies SessionEvent;
 const ERROR = { type: 'turn.failed', generation: 1, error: new Error('model failed') } satisfies SessionEvent;
 
 function start(): Snap {
@@ -20,7 +33,9 @@ function start(): Snap {
 /** The next snapshot and the events it emitted. */
 function step(s: Snap, e: SessionEvent): [Snap, SessionEmitted[]] {
   const [next, actions] = transition(sessionMachine, s, e);
-  const emitted = actions.filter((a) => (a.type as string) === 'xstate.emit').map((a) => (a as unknown as { params: { event: SessionEmitted } }).params.event);
+  const emitted = actions
+    .filter((a) => (a.type as string) === 'xstate.emit')
+    .map((a) => (a as unknown as { params: { event: SessionEmitted } }).params.event);
   return [next, emitted];
 }
 function send(s: Snap, e: SessionEvent): Snap {
@@ -28,13 +43,20 @@ function send(s: Snap, e: SessionEvent): Snap {
 }
 function sample(type: SessionEvent['type'], generation: number): SessionEvent {
   switch (type) {
-    case 'turn.requested': return turn('r-x', 9);
-    case 'turn.phase': return { type, generation, phase: 'executing_tools' };
-    case 'recovery.detected': return { type, hold: null };
-    case 'queue.synced': return { type, count: 1 };
-    case 'turn.done': return { ...DONE, generation };
-    case 'turn.failed': return { ...ERROR, generation };
-    default: return { type } as SessionEvent;
+    case 'turn.requested':
+      return turn('r-x', 9);
+    case 'turn.phase':
+      return { type, generation, phase: 'executing_tools' };
+    case 'recovery.detected':
+      return { type, hold: null };
+    case 'queue.synced':
+      return { type, count: 1 };
+    case 'turn.done':
+      return { ...DONE, generation };
+    case 'turn.failed':
+      return { ...ERROR, generation };
+    default:
+      return { type } as SessionEvent;
   }
 }
 /** Reaches each state value through real events. */
@@ -65,16 +87,25 @@ describe('session machine', () => {
     assert.deepEqual(s.value, { running: 'calling_model' });
     assert.equal(s.context.generation, 1);
     assert.equal(s.context.currentRequestId, 'r1');
-    assert.deepEqual(actions.map((a) => a.type), ['startTurn']);
+    assert.deepEqual(
+      actions.map((a) => a.type),
+      ['startTurn'],
+    );
     assert.deepEqual(s.children, {}, 'no child actor per turn');
   });
 
   it('stops a turn still in flight when recovery takes the session out of running, not when it ends', () => {
     const { running } = reach();
     const [, recovered] = transition(sessionMachine, running, { type: 'recovery.detected', hold: null });
-    assert.deepEqual(recovered.map((a) => a.type), ['stopTurn']);
+    assert.deepEqual(
+      recovered.map((a) => a.type),
+      ['stopTurn'],
+    );
     const [, done] = transition(sessionMachine, running, DONE);
-    assert.ok(done.some((a) => a.type === 'stopTurn'), 'leaving running always runs stopTurn (a no-op once the work ended)');
+    assert.ok(
+      done.some((a) => a.type === 'stopTurn'),
+      'leaving running always runs stopTurn (a no-op once the work ended)',
+    );
   });
 
   it('ignores the end of an older turn, in running and at rest', () => {

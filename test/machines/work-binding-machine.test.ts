@@ -16,11 +16,18 @@ const LAUNCHED: BindingEvent[] = [{ type: 'delivery.begin' }, { type: 'run.pendi
 
 function sample(type: BindingEvent['type']): BindingEvent {
   switch (type) {
-    case 'run.start_failed': case 'evidence.refused': case 'closure.refused': return { type, reason: 'x' };
-    case 'recover': return { type, runPresent: false };
-    case 'abandon': return { type, expectedRevision: 1, runPresent: false };
-    case 'run.ended': return { type, status: 'completed' };
-    default: return { type } as BindingEvent;
+    case 'run.start_failed':
+    case 'evidence.refused':
+    case 'closure.refused':
+      return { type, reason: 'x' };
+    case 'recover':
+      return { type, runPresent: false };
+    case 'abandon':
+      return { type, expectedRevision: 1, runPresent: false };
+    case 'run.ended':
+      return { type, status: 'completed' };
+    default:
+      return { type } as BindingEvent;
   }
 }
 
@@ -44,7 +51,10 @@ describe('work binding machine', () => {
     assert.equal(run(...LAUNCHED, { type: 'run.ended', status: 'failed' }, { type: 'evidence.committed' }).value, 'failed');
     assert.equal(run(...LAUNCHED, { type: 'run.ended', status: 'canceled' }, { type: 'evidence.committed' }).value, 'canceled');
     // a completed run whose evidence did not commit is run_lost, never a closure
-    assert.equal(run(...LAUNCHED, { type: 'run.ended', status: 'completed' }, { type: 'evidence.refused', reason: 'conflict' }).value, 'run_lost');
+    assert.equal(
+      run(...LAUNCHED, { type: 'run.ended', status: 'completed' }, { type: 'evidence.refused', reason: 'conflict' }).value,
+      'run_lost',
+    );
     assert.equal(run(...LAUNCHED, { type: 'run.ended', status: 'completed' }, { type: 'evidence.missing' }).value, 'run_lost');
     assert.equal(run(...LAUNCHED, { type: 'run.missing' }).value, 'run_lost');
   });
@@ -69,7 +79,10 @@ describe('work binding machine', () => {
 
   it('handles every event in every phase: terminal phases reject everything', () => {
     const reach: Partial<Record<string, Snap>> = {
-      launch: boot(), begun: run({ type: 'delivery.begin' }), realizing: run(...LAUNCHED.slice(0, 3)), running: run(...LAUNCHED),
+      launch: boot(),
+      begun: run({ type: 'delivery.begin' }),
+      realizing: run(...LAUNCHED.slice(0, 3)),
+      running: run(...LAUNCHED),
       projecting: run(...LAUNCHED, { type: 'run.ended', status: 'completed' }),
       closing: run(...LAUNCHED, { type: 'run.ended', status: 'completed' }, { type: 'evidence.committed' }),
       completed: run(...LAUNCHED, { type: 'run.ended', status: 'completed' }, { type: 'evidence.committed' }, { type: 'closure.done' }),

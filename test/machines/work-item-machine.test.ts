@@ -19,20 +19,46 @@ function send(s: Snap, e: WorkItemEvent): Snap {
   return transition(workItemMachine, s, e)[0];
 }
 const rev = (s: Snap) => s.context.revision;
-const claim = (s: Snap, by = A, extra: Partial<Extract<WorkItemEvent, { type: 'item.claim' }>> = {}): WorkItemEvent =>
-  ({ type: 'item.claim', expectedRevision: rev(s), by, now: T0, leaseMs: null, unresolvedBlockers: 0, gatesOpen: true, ...extra });
-const close = (s: Snap, outcome: 'completed' | 'cancelled' | 'failed', by = A): WorkItemEvent => ({ type: 'item.close', expectedRevision: rev(s), by, now: T0 + 5, outcome });
-const evidence = (s: Snap, ev: WorkEvidenceRef, by = A): WorkItemEvent => ({ type: 'evidence.add', expectedRevision: rev(s), by, now: T0, evidence: ev });
+const claim = (s: Snap, by = A, extra: Partial<Extract<WorkItemEvent, { type: 'item.claim' }>> = {}): WorkItemEvent => ({
+  type: 'item.claim',
+  expectedRevision: rev(s),
+  by,
+  now: T0,
+  leaseMs: null,
+  unresolvedBlockers: 0,
+  gatesOpen: true,
+  ...extra,
+});
+const close = (s: Snap, outcome: 'completed' | 'cancelled' | 'failed', by = A): WorkItemEvent => ({
+  type: 'item.close',
+  expectedRevision: rev(s),
+  by,
+  now: T0 + 5,
+  outcome,
+});
+const evidence = (s: Snap, ev: WorkEvidenceRef, by = A): WorkItemEvent => ({
+  type: 'evidence.add',
+  expectedRevision: rev(s),
+  by,
+  now: T0,
+  evidence: ev,
+});
 
 function sample(type: WorkItemEvent['type'], s: Snap): WorkItemEvent {
   const m = { expectedRevision: rev(s), by: A, now: T0 };
   switch (type) {
-    case 'item.claim': return claim(s);
-    case 'lease.check': return { type, now: T0 };
-    case 'item.block': return { type, reason: 'r', ...m };
-    case 'item.close': return { type, outcome: 'cancelled', ...m };
-    case 'evidence.add': return { type, evidence: { id: 'e', kind: 'log' }, ...m };
-    default: return { type, ...m } as WorkItemEvent;
+    case 'item.claim':
+      return claim(s);
+    case 'lease.check':
+      return { type, now: T0 };
+    case 'item.block':
+      return { type, reason: 'r', ...m };
+    case 'item.close':
+      return { type, outcome: 'cancelled', ...m };
+    case 'evidence.add':
+      return { type, evidence: { id: 'e', kind: 'log' }, ...m };
+    default:
+      return { type, ...m } as WorkItemEvent;
   }
 }
 
@@ -41,7 +67,9 @@ function reach(): Record<string, Snap> {
   const inProgress = send(open, claim(open));
   const blocked = send(open, { type: 'item.block', reason: 'waiting', expectedRevision: 1, by: A, now: T0 });
   return {
-    open, in_progress: inProgress, blocked,
+    open,
+    in_progress: inProgress,
+    blocked,
     completed: send(open, close(open, 'completed')),
     cancelled: send(open, close(open, 'cancelled')),
     failed: send(open, close(open, 'failed')),
@@ -74,9 +102,30 @@ describe('work item machine', () => {
   const table: Array<[string, (s: Snap) => Snap, string]> = [
     ['unresolved blockers', (s) => send(s, claim(s, A, { unresolvedBlockers: 1 })), 'not_ready'],
     ['closed gates', (s) => send(s, claim(s, A, { gatesOpen: false })), 'not_ready'],
-    ['someone else holds the claim', (s) => { const c = send(s, claim(s)); return send(c, claim(c, B)); }, 'already_claimed'],
-    ['a blocked item', (s) => { const b = send(s, { type: 'item.block', reason: 'x', expectedRevision: 1, by: A, now: T0 }); return send(b, claim(b)); }, 'not_ready'],
-    ['a terminal item', (s) => { const c = send(s, close(s, 'completed')); return send(c, claim(c)); }, 'terminal'],
+    [
+      'someone else holds the claim',
+      (s) => {
+        const c = send(s, claim(s));
+        return send(c, claim(c, B));
+      },
+      'already_claimed',
+    ],
+    [
+      'a blocked item',
+      (s) => {
+        const b = send(s, { type: 'item.block', reason: 'x', expectedRevision: 1, by: A, now: T0 });
+        return send(b, claim(b));
+      },
+      'not_ready',
+    ],
+    [
+      'a terminal item',
+      (s) => {
+        const c = send(s, close(s, 'completed'));
+        return send(c, claim(c));
+      },
+      'terminal',
+    ],
   ];
   for (const [what, run, reason] of table) {
     it(`refuses a claim on ${what} (${reason})`, () => {
@@ -109,8 +158,17 @@ describe('work item machine', () => {
     assert.equal(due.context.claim, null);
     assert.equal(rev(due), rev(s) + 1);
     assert.deepEqual(due.context.outcome, {
-      ok: true, kind: 'lease_expired',
-      facts: [{ kind: 'lease_expired', item_id: 'work_1', owner_key: A.owner.key, lease_expires_at: '2030-01-01T00:00:00.100Z', observed_at: '2030-01-01T00:00:00.100Z' }],
+      ok: true,
+      kind: 'lease_expired',
+      facts: [
+        {
+          kind: 'lease_expired',
+          item_id: 'work_1',
+          owner_key: A.owner.key,
+          lease_expires_at: '2030-01-01T00:00:00.100Z',
+          observed_at: '2030-01-01T00:00:00.100Z',
+        },
+      ],
     });
     // A claim without a lease never expires.
     const forever = send(start(), claim(start()));
@@ -168,7 +226,14 @@ describe('work item machine', () => {
     const boss = { kind: 'principal' as const, id: 'boss' };
     const s = start({ kind: 'principal_confirmed', principal: boss });
     assert.equal(send(s, close(s, 'completed', host)).context.outcome?.ok, false, 'the host is not the principal');
-    const wrong = send(s, evidence(s, { id: 'p1', kind: 'summary', confirmation_kind: 'principal', confirming_owner_key: { kind: 'principal', id: 'other' } }, host));
+    const wrong = send(
+      s,
+      evidence(
+        s,
+        { id: 'p1', kind: 'summary', confirmation_kind: 'principal', confirming_owner_key: { kind: 'principal', id: 'other' } },
+        host,
+      ),
+    );
     assert.equal(send(wrong, close(wrong, 'completed')).context.outcome?.ok, false);
     const right = send(s, evidence(s, { id: 'p1', kind: 'summary', confirmation_kind: 'principal', confirming_owner_key: boss }, host));
     assert.equal(send(right, close(right, 'completed')).value, 'completed');
@@ -199,7 +264,10 @@ describe('work item machine', () => {
     s = send(s, evidence(s, { id: 'r1', kind: 'review', confirmation_kind: 'review' }, B));
     s = send(s, evidence(s, { id: 'r2', kind: 'review', confirmation_kind: 'review' }, B));
     const refused = send(s, close(s, 'completed'));
-    assert.equal(refused.context.outcome?.ok === false && refused.context.outcome.message, 'completion policy reviewer_quorum needs 2 distinct reviewer confirmations (has 1)');
+    assert.equal(
+      refused.context.outcome?.ok === false && refused.context.outcome.message,
+      'completion policy reviewer_quorum needs 2 distinct reviewer confirmations (has 1)',
+    );
     s = send(s, evidence(s, { id: 'r3', kind: 'review', confirmation_kind: 'review' }, agent('c')));
     assert.equal(send(s, close(s, 'completed')).value, 'completed');
   });

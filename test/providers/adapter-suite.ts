@@ -6,7 +6,17 @@ import assert from 'node:assert/strict';
 import { ServiceError } from '../../contracts/errors.ts';
 import type { Provider, ProviderRequest, ProviderResponse, RetryNotice, StreamEvent } from '../../providers/provider.ts';
 import type { AdapterOptions } from '../../providers/wire-call.ts';
-import { deferred, frame, jsonError, resetConnection, sseHead, sseReply, startFakeVendor, type FakeVendor, type Responder } from './fake-vendor.ts';
+import {
+  deferred,
+  frame,
+  jsonError,
+  resetConnection,
+  sseHead,
+  sseReply,
+  startFakeVendor,
+  type FakeVendor,
+  type Responder,
+} from './fake-vendor.ts';
 
 export interface VendorFormat {
   /** Frames up to and including the text deltas for `chunks`, before any terminal event. */
@@ -31,11 +41,18 @@ export interface Harness {
 }
 
 /** Starts a fake vendor and an adapter pointed at it, with instant sleeps and zero jitter. */
-export async function harness(t: TestContext, spec: AdapterSuiteSpec, responders: Responder[], extra: AdapterOptions = {}): Promise<Harness> {
+export async function harness(
+  t: TestContext,
+  spec: AdapterSuiteSpec,
+  responders: Responder[],
+  extra: AdapterOptions = {},
+): Promise<Harness> {
   const vendor = await startFakeVendor(responders);
   const sleeps: number[] = [];
   const provider = spec.create({
-    apiKey: 'test-key', baseUrl: vendor.url, random: () => 0.5,
+    apiKey: 'test-key',
+    baseUrl: vendor.url,
+    random: () => 0.5,
     sleep: async (ms) => {
       sleeps.push(ms);
     },
@@ -50,8 +67,12 @@ export async function harness(t: TestContext, spec: AdapterSuiteSpec, responders
 
 export function baseRequest(overrides: Partial<ProviderRequest> = {}): ProviderRequest {
   return {
-    model: 'test-model', messages: [{ role: 'user', content: 'hi', created_at: '2026-01-01T00:00:00Z' }],
-    tools: [], max_tokens: 256, signal: new AbortController().signal, ...overrides,
+    model: 'test-model',
+    messages: [{ role: 'user', content: 'hi', created_at: '2026-01-01T00:00:00Z' }],
+    tools: [],
+    max_tokens: 256,
+    signal: new AbortController().signal,
+    ...overrides,
   };
 }
 
@@ -66,10 +87,14 @@ export interface Outcome {
 export async function run(provider: Provider, req: ProviderRequest = baseRequest(), onEvent?: (e: StreamEvent) => void): Promise<Outcome> {
   const out: Outcome = { events: [], retries: [] };
   try {
-    out.result = await provider.call(req, (e) => {
-      out.events.push(e);
-      onEvent?.(e);
-    }, (n) => out.retries.push(n));
+    out.result = await provider.call(
+      req,
+      (e) => {
+        out.events.push(e);
+        onEvent?.(e);
+      },
+      (n) => out.retries.push(n),
+    );
   } catch (err) {
     assert.ok(err instanceof ServiceError, `expected ServiceError, got ${String(err)}`);
     out.error = err;
@@ -117,7 +142,10 @@ export function adapterSuite(spec: AdapterSuiteSpec): void {
       assert.equal(out.error, undefined);
       assert.deepEqual(texts(out.events), ['Hel', 'lo ', 'wörld']);
       assert.deepEqual(seenBeforeSettled, ['Hel', 'lo ', 'wörld']);
-      assert.deepEqual(out.result?.blocks.filter((b) => b.block_type === 'text'), [{ block_type: 'text', data: { text: 'Hello wörld' } }]);
+      assert.deepEqual(
+        out.result?.blocks.filter((b) => b.block_type === 'text'),
+        [{ block_type: 'text', data: { text: 'Hello wörld' } }],
+      );
     });
 
     it('retries a 429 after the retry-after hint and then succeeds', async (t) => {
@@ -131,8 +159,13 @@ export function adapterSuite(spec: AdapterSuiteSpec): void {
       assert.equal(n.failure.provider, spec.name);
       assert.equal(n.failure.retry_after_ms, 2000);
       assert.deepEqual(n.plan, {
-        attempt: 1, max_retries: 3, computed_delay_ms: 500, selected_delay_ms: 2000, retry_after_hint_ms: 2000,
-        rate_limit_floor_applied: false, budget_capped: false,
+        attempt: 1,
+        max_retries: 3,
+        computed_delay_ms: 500,
+        selected_delay_ms: 2000,
+        retry_after_hint_ms: 2000,
+        rate_limit_floor_applied: false,
+        budget_capped: false,
       });
       assert.deepEqual(h.sleeps, [2000]);
       assert.deepEqual(texts(out.events), ['ok']);
@@ -148,7 +181,14 @@ export function adapterSuite(spec: AdapterSuiteSpec): void {
       assert.equal(err.details.error.terminal, true);
       assert.equal((err.details.error.last_error as { status: number }).status, 500);
       assert.equal(h.vendor.requests.length, 4);
-      assert.deepEqual(out.retries.map((r) => [r.plan.attempt, r.plan.selected_delay_ms]), [[1, 500], [2, 1000], [3, 2000]]);
+      assert.deepEqual(
+        out.retries.map((r) => [r.plan.attempt, r.plan.selected_delay_ms]),
+        [
+          [1, 500],
+          [2, 1000],
+          [3, 2000],
+        ],
+      );
     });
 
     it('fails a 401 with PROVIDER_ERROR and does not retry', async (t) => {
@@ -224,10 +264,12 @@ export function adapterSuite(spec: AdapterSuiteSpec): void {
 
     it('rejects with REQUEST_CANCELLED when the signal aborts mid-stream', async (t) => {
       const ctl = new AbortController();
-      const h = await harness(t, spec, [(_req, res) => {
-        sseHead(res);
-        for (const fr of f.head(['a'])) res.write(fr);
-      }]);
+      const h = await harness(t, spec, [
+        (_req, res) => {
+          sseHead(res);
+          for (const fr of f.head(['a'])) res.write(fr);
+        },
+      ]);
       const out = await run(h.provider, baseRequest({ signal: ctl.signal }), () => ctl.abort());
       assert.equal(errorOf(out).code, 'REQUEST_CANCELLED');
       assert.equal(h.vendor.requests.length, 1);

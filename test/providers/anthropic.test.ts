@@ -13,7 +13,12 @@ const ev = (data: { type: string } & Record<string, unknown>): string => frame(d
 const messageStart = ev({
   type: 'message_start',
   message: {
-    id: 'msg_1', type: 'message', role: 'assistant', model: 'm', content: [], stop_reason: null,
+    id: 'msg_1',
+    type: 'message',
+    role: 'assistant',
+    model: 'm',
+    content: [],
+    stop_reason: null,
     usage: { input_tokens: 25, output_tokens: 1, cache_creation_input_tokens: 3, cache_read_input_tokens: 7 },
   },
 });
@@ -34,7 +39,10 @@ const spec: AdapterSuiteSpec = {
       ...chunks.map((text) => ev({ type: 'content_block_delta', index: 0, delta: { type: 'text_delta', text } })),
     ],
     tail: () => [ev({ type: 'content_block_stop', index: 0 }), ...stopFrames('end_turn', 9)],
-    errorBody: (status) => ({ type: 'error', error: { type: status === 401 ? 'authentication_error' : 'api_error', message: `status ${status}` } }),
+    errorBody: (status) => ({
+      type: 'error',
+      error: { type: status === 401 ? 'authentication_error' : 'api_error', message: `status ${status}` },
+    }),
   },
 };
 
@@ -49,12 +57,18 @@ describe('anthropic adapter: Messages wire format', () => {
     assert.equal(req.headers['x-api-key'], 'test-key');
     assert.equal(req.headers['anthropic-version'], '2023-06-01');
     assert.deepEqual(req.body, {
-      model: 'm-1', max_tokens: 1000, stream: true, system: 'be brief',
+      model: 'm-1',
+      max_tokens: 1000,
+      stream: true,
+      system: 'be brief',
       messages: [
         { role: 'user', content: [{ type: 'text', text: 'what is the weather?' }] },
         {
           role: 'assistant',
-          content: [{ type: 'text', text: 'checking' }, { type: 'tool_use', id: 'tu_1', name: 'get_weather', input: { city: 'Paris' } }],
+          content: [
+            { type: 'text', text: 'checking' },
+            { type: 'tool_use', id: 'tu_1', name: 'get_weather', input: { city: 'Paris' } },
+          ],
         },
         {
           role: 'user',
@@ -87,19 +101,21 @@ describe('anthropic adapter: Messages wire format', () => {
   });
 
   it('assembles thinking and a tool call from input_json_delta fragments', async (t) => {
-    const h = await harness(t, spec, [sseReply([
-      messageStart,
-      ev({ type: 'content_block_start', index: 0, content_block: { type: 'thinking', thinking: '' } }),
-      ev({ type: 'content_block_delta', index: 0, delta: { type: 'thinking_delta', thinking: 'let me look' } }),
-      ev({ type: 'content_block_delta', index: 0, delta: { type: 'signature_delta', signature: 'sig' } }),
-      ev({ type: 'content_block_stop', index: 0 }),
-      ev({ type: 'content_block_start', index: 1, content_block: { type: 'tool_use', id: 'toolu_9', name: 'get_weather', input: {} } }),
-      ev({ type: 'content_block_delta', index: 1, delta: { type: 'input_json_delta', partial_json: '' } }),
-      ev({ type: 'content_block_delta', index: 1, delta: { type: 'input_json_delta', partial_json: '{"ci' } }),
-      ev({ type: 'content_block_delta', index: 1, delta: { type: 'input_json_delta', partial_json: 'ty": "Oslo"}' } }),
-      ev({ type: 'content_block_stop', index: 1 }),
-      ...stopFrames('tool_use', 30),
-    ])]);
+    const h = await harness(t, spec, [
+      sseReply([
+        messageStart,
+        ev({ type: 'content_block_start', index: 0, content_block: { type: 'thinking', thinking: '' } }),
+        ev({ type: 'content_block_delta', index: 0, delta: { type: 'thinking_delta', thinking: 'let me look' } }),
+        ev({ type: 'content_block_delta', index: 0, delta: { type: 'signature_delta', signature: 'sig' } }),
+        ev({ type: 'content_block_stop', index: 0 }),
+        ev({ type: 'content_block_start', index: 1, content_block: { type: 'tool_use', id: 'toolu_9', name: 'get_weather', input: {} } }),
+        ev({ type: 'content_block_delta', index: 1, delta: { type: 'input_json_delta', partial_json: '' } }),
+        ev({ type: 'content_block_delta', index: 1, delta: { type: 'input_json_delta', partial_json: '{"ci' } }),
+        ev({ type: 'content_block_delta', index: 1, delta: { type: 'input_json_delta', partial_json: 'ty": "Oslo"}' } }),
+        ev({ type: 'content_block_stop', index: 1 }),
+        ...stopFrames('tool_use', 30),
+      ]),
+    ]);
     const out = await run(h.provider);
     assert.deepEqual(out.events, [{ type: 'reasoning_delta', delta: 'let me look' }]);
     assert.deepEqual(out.result?.blocks, [
@@ -118,7 +134,10 @@ describe('anthropic adapter: Messages wire format', () => {
   });
 
   it('treats 529 overloaded as retryable', async (t) => {
-    const h = await harness(t, spec, [jsonError(529, { type: 'error', error: { type: 'overloaded_error', message: 'Overloaded' } }), sseReply([...spec.format.head(['ok']), ...spec.format.tail()])]);
+    const h = await harness(t, spec, [
+      jsonError(529, { type: 'error', error: { type: 'overloaded_error', message: 'Overloaded' } }),
+      sseReply([...spec.format.head(['ok']), ...spec.format.tail()]),
+    ]);
     const out = await run(h.provider);
     assert.equal(out.error, undefined);
     assert.equal(h.vendor.requests.length, 2);
@@ -131,9 +150,32 @@ describe('anthropicBodyJson', () => {
     const rows: Message[] = [
       { role: 'system', content: 'sys row', created_at: at },
       { role: 'user', content: 'héllo "x"', created_at: at },
-      { role: 'block_assistant', blocks: [{ block_type: 'reasoning', data: { text: 'hm' } }, { block_type: 'text', data: { text: 'calling' } }, { block_type: 'tool_use', data: { id: 'c1', name: 'echo', args: { a: 1 } } }], stop_reason: 'tool_use', created_at: at },
-      { role: 'tool_results', results: [{ tool_use_id: 'c1', content: 'ok' }, { tool_use_id: 'c2', content: 'bad', is_error: true }], created_at: at },
-      { role: 'user', content: [{ type: 'text', text: 'and an image' }, { type: 'image', source: 'inline', media_type: 'image/png', data: 'AAAA' }], created_at: at },
+      {
+        role: 'block_assistant',
+        blocks: [
+          { block_type: 'reasoning', data: { text: 'hm' } },
+          { block_type: 'text', data: { text: 'calling' } },
+          { block_type: 'tool_use', data: { id: 'c1', name: 'echo', args: { a: 1 } } },
+        ],
+        stop_reason: 'tool_use',
+        created_at: at,
+      },
+      {
+        role: 'tool_results',
+        results: [
+          { tool_use_id: 'c1', content: 'ok' },
+          { tool_use_id: 'c2', content: 'bad', is_error: true },
+        ],
+        created_at: at,
+      },
+      {
+        role: 'user',
+        content: [
+          { type: 'text', text: 'and an image' },
+          { type: 'image', source: 'inline', media_type: 'image/png', data: 'AAAA' },
+        ],
+        created_at: at,
+      },
       { role: 'block_assistant', blocks: [{ block_type: 'text', data: { text: '' } }], stop_reason: 'end_turn', created_at: at },
       { role: 'user', content: 'last', created_at: at },
     ] as Message[];
@@ -141,7 +183,17 @@ describe('anthropicBodyJson', () => {
     const signal = new AbortController().signal;
     const requests: ProviderRequest[] = [
       { model: 'm', messages: rows.slice(1, 2), tools: [], max_tokens: 10, signal },
-      { model: 'm', system: 'top', messages: rows, tools: [{ name: 'echo', description: 'Echo ✓', input_schema: schema }, { name: 'two', input_schema: schema } as unknown as ToolSpec], max_tokens: 100, signal },
+      {
+        model: 'm',
+        system: 'top',
+        messages: rows,
+        tools: [
+          { name: 'echo', description: 'Echo ✓', input_schema: schema },
+          { name: 'two', input_schema: schema } as unknown as ToolSpec,
+        ],
+        max_tokens: 100,
+        signal,
+      },
       { model: 'm', messages: rows, tools: [], max_tokens: 5, json_schema: { name: 'out', schema, strict: true }, signal },
     ];
     for (let round = 0; round < 2; round++) {
@@ -149,8 +201,15 @@ describe('anthropicBodyJson', () => {
     }
     // A session's requests grow by rows: the text of the previous request is extended, except where the
     // first new row merges into its last message (tool results then a user row), or a row changed.
-    const grown = (n: number, list = rows): ProviderRequest => ({ model: 'm', messages: list.slice(1, n), tools: [], max_tokens: 1, signal });
-    for (const n of [2, 3, 4, 5, 6, 7, 8, 2, 8, 4, 5]) assert.equal(anthropicBodyJson(grown(n)), JSON.stringify(anthropicBody(grown(n))), `${n} rows`);
+    const grown = (n: number, list = rows): ProviderRequest => ({
+      model: 'm',
+      messages: list.slice(1, n),
+      tools: [],
+      max_tokens: 1,
+      signal,
+    });
+    for (const n of [2, 3, 4, 5, 6, 7, 8, 2, 8, 4, 5])
+      assert.equal(anthropicBodyJson(grown(n)), JSON.stringify(anthropicBody(grown(n))), `${n} rows`);
     const edited = rows.map((r, i) => (i === 4 ? { ...r, content: 'changed' } : r)) as Message[];
     assert.equal(anthropicBodyJson(grown(8, edited)), JSON.stringify(anthropicBody(grown(8, edited))));
   });

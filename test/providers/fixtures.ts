@@ -22,7 +22,9 @@ export function toolRoundTripRequest(overrides: Partial<ProviderRequest> = {}): 
     messages: [
       { role: 'user', content: 'what is the weather?', created_at: at },
       {
-        role: 'block_assistant', stop_reason: 'tool_use', created_at: at,
+        role: 'block_assistant',
+        stop_reason: 'tool_use',
+        created_at: at,
         blocks: [
           { block_type: 'reasoning', data: { text: 'hmm' } },
           { block_type: 'text', data: { text: 'checking' } },
@@ -31,8 +33,12 @@ export function toolRoundTripRequest(overrides: Partial<ProviderRequest> = {}): 
       },
       { role: 'tool_results', results: [{ tool_use_id: 'tu_1', content: 'sunny' }], created_at: at },
       {
-        role: 'user', created_at: at,
-        content: [{ type: 'text', text: 'thanks' }, { type: 'image', media_type: 'image/png', source: 'inline', data: 'AAAA' }],
+        role: 'user',
+        created_at: at,
+        content: [
+          { type: 'text', text: 'thanks' },
+          { type: 'image', media_type: 'image/png', source: 'inline', data: 'AAAA' },
+        ],
       },
     ],
     ...overrides,

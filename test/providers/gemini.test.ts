@@ -7,7 +7,13 @@ import { toolRoundTripRequest } from './fixtures.ts';
 
 const chunk = (parts: unknown[], extra: Record<string, unknown> = {}, candidate: Record<string, unknown> = {}): string =>
   frame({ candidates: [{ content: { role: 'model', parts }, index: 0, ...candidate }], responseId: 'r-1', modelVersion: 'm', ...extra });
-const usageMetadata = { promptTokenCount: 30, candidatesTokenCount: 8, thoughtsTokenCount: 2, cachedContentTokenCount: 10, totalTokenCount: 40 };
+const usageMetadata = {
+  promptTokenCount: 30,
+  candidatesTokenCount: 8,
+  thoughtsTokenCount: 2,
+  cachedContentTokenCount: 10,
+  totalTokenCount: 40,
+};
 
 const spec: AdapterSuiteSpec = {
   name: 'gemini',
@@ -16,7 +22,9 @@ const spec: AdapterSuiteSpec = {
   format: {
     head: (chunks) => chunks.map((text) => chunk([{ text }])),
     tail: () => [chunk([{ text: '' }], { usageMetadata }, { finishReason: 'STOP' })],
-    errorBody: (status) => ({ error: { code: status, message: `status ${status}`, status: status === 401 ? 'UNAUTHENTICATED' : 'INTERNAL' } }),
+    errorBody: (status) => ({
+      error: { code: status, message: `status ${status}`, status: status === 401 ? 'UNAUTHENTICATED' : 'INTERNAL' },
+    }),
   },
 };
 
@@ -36,7 +44,10 @@ describe('gemini adapter: streamGenerateContent wire format', () => {
         { role: 'user', parts: [{ text: 'what is the weather?' }] },
         {
           role: 'model',
-          parts: [{ text: 'checking' }, { functionCall: { name: 'get_weather', args: { city: 'Paris' } }, thoughtSignature: 'skip_thought_signature_validator' }],
+          parts: [
+            { text: 'checking' },
+            { functionCall: { name: 'get_weather', args: { city: 'Paris' } }, thoughtSignature: 'skip_thought_signature_validator' },
+          ],
         },
         {
           role: 'user',
@@ -47,7 +58,13 @@ describe('gemini adapter: streamGenerateContent wire format', () => {
           ],
         },
       ],
-      tools: [{ functionDeclarations: [{ name: 'get_weather', description: 'Weather for a city', parametersJsonSchema: toolRoundTripRequest().tools[0].input_schema }] }],
+      tools: [
+        {
+          functionDeclarations: [
+            { name: 'get_weather', description: 'Weather for a city', parametersJsonSchema: toolRoundTripRequest().tools[0].input_schema },
+          ],
+        },
+      ],
     });
   });
 
@@ -55,7 +72,11 @@ describe('gemini adapter: streamGenerateContent wire format', () => {
     const h = await harness(t, spec, [sseReply([...spec.format.head(['{}']), ...spec.format.tail()])]);
     const schema = { type: 'object' };
     await run(h.provider, baseRequest({ json_schema: { name: 'o', schema, strict: true } }));
-    assert.deepEqual(h.vendor.requests[0].body.generationConfig, { maxOutputTokens: 256, responseMimeType: 'application/json', responseJsonSchema: schema });
+    assert.deepEqual(h.vendor.requests[0].body.generationConfig, {
+      maxOutputTokens: 256,
+      responseMimeType: 'application/json',
+      responseJsonSchema: schema,
+    });
   });
 
   it('maps text, usage (thoughts count as output, cached as cache reads) and STOP', async (t) => {
@@ -98,16 +119,30 @@ describe('gemini adapter: streamGenerateContent wire format', () => {
   });
 
   it('treats 400 API_KEY_INVALID as an auth failure (PROVIDER_ERROR)', async (t) => {
-    const h = await harness(t, spec, [jsonError(400, {
-      error: { code: 400, message: 'API key not valid.', status: 'INVALID_ARGUMENT', details: [{ '@type': 'type.googleapis.com/google.rpc.ErrorInfo', reason: 'API_KEY_INVALID' }] },
-    })]);
+    const h = await harness(t, spec, [
+      jsonError(400, {
+        error: {
+          code: 400,
+          message: 'API key not valid.',
+          status: 'INVALID_ARGUMENT',
+          details: [{ '@type': 'type.googleapis.com/google.rpc.ErrorInfo', reason: 'API_KEY_INVALID' }],
+        },
+      }),
+    ]);
     const out = await run(h.provider);
     assert.equal(out.error?.code, 'PROVIDER_ERROR');
   });
 
   it('honours RetryInfo.retryDelay in a 429 body', async (t) => {
     const h = await harness(t, spec, [
-      jsonError(429, { error: { code: 429, message: 'quota', status: 'RESOURCE_EXHAUSTED', details: [{ '@type': 'type.googleapis.com/google.rpc.RetryInfo', retryDelay: '7s' }] } }),
+      jsonError(429, {
+        error: {
+          code: 429,
+          message: 'quota',
+          status: 'RESOURCE_EXHAUSTED',
+          details: [{ '@type': 'type.googleapis.com/google.rpc.RetryInfo', retryDelay: '7s' }],
+        },
+      }),
       sseReply([...spec.format.head(['ok']), ...spec.format.tail()]),
     ]);
     const out = await run(h.provider);

@@ -18,15 +18,20 @@ const paths = (p: ReturnType<typeof lowerSchema>) => p.warnings.map((w) => w.pat
 
 describe('json schema slots', () => {
   it('names the native slot of each wire; scripted has none (prompt-only)', () => {
-    assert.deepEqual(['anthropic', 'openai', 'gemini', 'self_hosted', 'other', 'scripted'].map((p) => jsonSchemaSlot(p as never)),
-      ['output_config.format', 'text.format', 'generationConfig.responseJsonSchema', 'response_format', 'response_format', null]);
+    assert.deepEqual(
+      ['anthropic', 'openai', 'gemini', 'self_hosted', 'other', 'scripted'].map((p) => jsonSchemaSlot(p as never)),
+      ['output_config.format', 'text.format', 'generationConfig.responseJsonSchema', 'response_format', 'response_format', null],
+    );
   });
 
   it('anthropic: drops numeric/string/array constraints it cannot express and closes objects', () => {
     const r = lowerSchema('anthropic', SCHEMA, false);
     assert.deepEqual(paths(r), [
-      '/properties/name/minLength', '/properties/tags/minItems', '/properties/tags/uniqueItems',
-      '/properties/meta/additionalProperties', '/properties/either/not',
+      '/properties/name/minLength',
+      '/properties/tags/minItems',
+      '/properties/tags/uniqueItems',
+      '/properties/meta/additionalProperties',
+      '/properties/either/not',
     ]);
     const s = r.schema as { properties: Record<string, Record<string, unknown>>; additionalProperties: unknown; $schema?: unknown };
     assert.equal(s.$schema, undefined);
@@ -45,7 +50,12 @@ describe('json schema slots', () => {
 
   it('gemini: keeps only the supported subset; annotations go silently', () => {
     const r = lowerSchema('gemini', SCHEMA, false);
-    assert.deepEqual(paths(r), ['/properties/name/minLength', '/properties/name/pattern', '/properties/tags/uniqueItems', '/properties/either/not']);
+    assert.deepEqual(paths(r), [
+      '/properties/name/minLength',
+      '/properties/name/pattern',
+      '/properties/tags/uniqueItems',
+      '/properties/either/not',
+    ]);
     assert.equal((r.schema as { properties: { name: Record<string, unknown> } }).properties.name.default, undefined);
   });
 

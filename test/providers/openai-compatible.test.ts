@@ -7,8 +7,19 @@ import { frame, sseReply } from './fake-vendor.ts';
 import { toolRoundTripRequest } from './fixtures.ts';
 
 const chunk = (delta: Record<string, unknown>, finish: string | null = null): string =>
-  frame({ id: 'chatcmpl-1', object: 'chat.completion.chunk', created: 1, model: 'm', choices: [{ index: 0, delta, finish_reason: finish }] });
-const usageChunk = frame({ id: 'chatcmpl-1', object: 'chat.completion.chunk', choices: [], usage: { prompt_tokens: 20, completion_tokens: 5, total_tokens: 25, prompt_tokens_details: { cached_tokens: 4 } } });
+  frame({
+    id: 'chatcmpl-1',
+    object: 'chat.completion.chunk',
+    created: 1,
+    model: 'm',
+    choices: [{ index: 0, delta, finish_reason: finish }],
+  });
+const usageChunk = frame({
+  id: 'chatcmpl-1',
+  object: 'chat.completion.chunk',
+  choices: [],
+  usage: { prompt_tokens: 20, completion_tokens: 5, total_tokens: 25, prompt_tokens_details: { cached_tokens: 4 } },
+});
 
 const spec: AdapterSuiteSpec = {
   name: 'self_hosted',
@@ -31,15 +42,33 @@ describe('openai-compatible adapter: Chat Completions wire format', () => {
     assert.equal(req.url, '/v1/chat/completions');
     assert.equal(req.headers.authorization, 'Bearer test-key');
     assert.deepEqual(req.body, {
-      model: 'm-1', stream: true, stream_options: { include_usage: true }, max_tokens: 1000,
+      model: 'm-1',
+      stream: true,
+      stream_options: { include_usage: true },
+      max_tokens: 1000,
       messages: [
         { role: 'system', content: 'be brief' },
         { role: 'user', content: 'what is the weather?' },
-        { role: 'assistant', content: 'checking', tool_calls: [{ id: 'tu_1', type: 'function', function: { name: 'get_weather', arguments: '{"city":"Paris"}' } }] },
+        {
+          role: 'assistant',
+          content: 'checking',
+          tool_calls: [{ id: 'tu_1', type: 'function', function: { name: 'get_weather', arguments: '{"city":"Paris"}' } }],
+        },
         { role: 'tool', tool_call_id: 'tu_1', content: 'sunny' },
-        { role: 'user', content: [{ type: 'text', text: 'thanks' }, { type: 'image_url', image_url: { url: 'data:image/png;base64,AAAA' } }] },
+        {
+          role: 'user',
+          content: [
+            { type: 'text', text: 'thanks' },
+            { type: 'image_url', image_url: { url: 'data:image/png;base64,AAAA' } },
+          ],
+        },
       ],
-      tools: [{ type: 'function', function: { name: 'get_weather', description: 'Weather for a city', parameters: toolRoundTripRequest().tools[0].input_schema } }],
+      tools: [
+        {
+          type: 'function',
+          function: { name: 'get_weather', description: 'Weather for a city', parameters: toolRoundTripRequest().tools[0].input_schema },
+        },
+      ],
     });
   });
 
@@ -71,16 +100,20 @@ describe('openai-compatible adapter: Chat Completions wire format', () => {
   });
 
   it('assembles parallel tool calls from indexed argument fragments', async (t) => {
-    const h = await harness(t, spec, [sseReply([
-      chunk({ role: 'assistant', reasoning_content: 'two cities' }),
-      chunk({ tool_calls: [{ index: 0, id: 'call_a', type: 'function', function: { name: 'get_weather', arguments: '' } }] }),
-      chunk({ tool_calls: [{ index: 0, function: { arguments: '{"city":' } }] }),
-      chunk({ tool_calls: [{ index: 1, id: 'call_b', type: 'function', function: { name: 'get_weather', arguments: '{"city":"Bern"}' } }] }),
-      chunk({ tool_calls: [{ index: 0, function: { arguments: '"Kyiv"}' } }] }),
-      chunk({}, 'tool_calls'),
-      usageChunk,
-      frame('[DONE]'),
-    ])]);
+    const h = await harness(t, spec, [
+      sseReply([
+        chunk({ role: 'assistant', reasoning_content: 'two cities' }),
+        chunk({ tool_calls: [{ index: 0, id: 'call_a', type: 'function', function: { name: 'get_weather', arguments: '' } }] }),
+        chunk({ tool_calls: [{ index: 0, function: { arguments: '{"city":' } }] }),
+        chunk({
+          tool_calls: [{ index: 1, id: 'call_b', type: 'function', function: { name: 'get_weather', arguments: '{"city":"Bern"}' } }],
+        }),
+        chunk({ tool_calls: [{ index: 0, function: { arguments: '"Kyiv"}' } }] }),
+        chunk({}, 'tool_calls'),
+        usageChunk,
+        frame('[DONE]'),
+      ]),
+    ]);
     const out = await run(h.provider);
     assert.deepEqual(out.events, [{ type: 'reasoning_delta', delta: 'two cities' }]);
     assert.deepEqual(out.result?.blocks, [

@@ -41,18 +41,34 @@ describe('openai adapter: Responses wire format', () => {
     assert.equal(req.url, '/v1/responses');
     assert.equal(req.headers.authorization, 'Bearer test-key');
     assert.deepEqual(req.body, {
-      model: 'm-1', stream: true, store: false, max_output_tokens: 1000, instructions: 'be brief',
+      model: 'm-1',
+      stream: true,
+      store: false,
+      max_output_tokens: 1000,
+      instructions: 'be brief',
       input: [
         { type: 'message', role: 'user', content: [{ type: 'input_text', text: 'what is the weather?' }] },
         { type: 'message', role: 'assistant', content: 'checking' },
         { type: 'function_call', call_id: 'tu_1', name: 'get_weather', arguments: '{"city":"Paris"}' },
         { type: 'function_call_output', call_id: 'tu_1', output: 'sunny' },
         {
-          type: 'message', role: 'user',
-          content: [{ type: 'input_text', text: 'thanks' }, { type: 'input_image', image_url: 'data:image/png;base64,AAAA' }],
+          type: 'message',
+          role: 'user',
+          content: [
+            { type: 'input_text', text: 'thanks' },
+            { type: 'input_image', image_url: 'data:image/png;base64,AAAA' },
+          ],
         },
       ],
-      tools: [{ type: 'function', name: 'get_weather', description: 'Weather for a city', parameters: toolRoundTripRequest().tools[0].input_schema, strict: false }],
+      tools: [
+        {
+          type: 'function',
+          name: 'get_weather',
+          description: 'Weather for a city',
+          parameters: toolRoundTripRequest().tools[0].input_schema,
+          strict: false,
+        },
+      ],
     });
   });
 
@@ -74,16 +90,26 @@ describe('openai adapter: Responses wire format', () => {
   });
 
   it('assembles function-call arguments from fragments and reports tool_use', async (t) => {
-    const h = await harness(t, spec, [sseReply([
-      created,
-      ev({ type: 'response.output_item.added', output_index: 0, item: { id: 'rs_1', type: 'reasoning', summary: [] } }),
-      ev({ type: 'response.reasoning_summary_text.delta', item_id: 'rs_1', output_index: 0, summary_index: 0, delta: 'thinking' }),
-      ev({ type: 'response.output_item.added', output_index: 1, item: { id: 'fc_1', type: 'function_call', call_id: 'call_A', name: 'get_weather', arguments: '' } }),
-      ev({ type: 'response.function_call_arguments.delta', item_id: 'fc_1', output_index: 1, delta: '{"city":' }),
-      ev({ type: 'response.function_call_arguments.delta', item_id: 'fc_1', output_index: 1, delta: '"Rome"}' }),
-      ev({ type: 'response.output_item.done', output_index: 1, item: { id: 'fc_1', type: 'function_call', call_id: 'call_A', name: 'get_weather' } }),
-      completed(usage),
-    ])]);
+    const h = await harness(t, spec, [
+      sseReply([
+        created,
+        ev({ type: 'response.output_item.added', output_index: 0, item: { id: 'rs_1', type: 'reasoning', summary: [] } }),
+        ev({ type: 'response.reasoning_summary_text.delta', item_id: 'rs_1', output_index: 0, summary_index: 0, delta: 'thinking' }),
+        ev({
+          type: 'response.output_item.added',
+          output_index: 1,
+          item: { id: 'fc_1', type: 'function_call', call_id: 'call_A', name: 'get_weather', arguments: '' },
+        }),
+        ev({ type: 'response.function_call_arguments.delta', item_id: 'fc_1', output_index: 1, delta: '{"city":' }),
+        ev({ type: 'response.function_call_arguments.delta', item_id: 'fc_1', output_index: 1, delta: '"Rome"}' }),
+        ev({
+          type: 'response.output_item.done',
+          output_index: 1,
+          item: { id: 'fc_1', type: 'function_call', call_id: 'call_A', name: 'get_weather' },
+        }),
+        completed(usage),
+      ]),
+    ]);
     const out = await run(h.provider);
     assert.deepEqual(out.events, [{ type: 'reasoning_delta', delta: 'thinking' }]);
     assert.deepEqual(out.result?.blocks, [
@@ -94,16 +120,21 @@ describe('openai adapter: Responses wire format', () => {
   });
 
   it('maps response.incomplete (max_output_tokens) to max_tokens', async (t) => {
-    const h = await harness(t, spec, [sseReply([
-      ...spec.format.head(['cut']),
-      ev({ type: 'response.incomplete', response: { status: 'incomplete', incomplete_details: { reason: 'max_output_tokens' }, usage } }),
-    ])]);
+    const h = await harness(t, spec, [
+      sseReply([
+        ...spec.format.head(['cut']),
+        ev({ type: 'response.incomplete', response: { status: 'incomplete', incomplete_details: { reason: 'max_output_tokens' }, usage } }),
+      ]),
+    ]);
     const out = await run(h.provider);
     assert.equal(out.result?.stop_reason, 'max_tokens');
   });
 
   it('retries a rate-limited response.failed sent before any delta', async (t) => {
-    const failed = sseReply([created, ev({ type: 'response.failed', response: { status: 'failed', error: { code: 'rate_limit_exceeded', message: 'slow down' } } })]);
+    const failed = sseReply([
+      created,
+      ev({ type: 'response.failed', response: { status: 'failed', error: { code: 'rate_limit_exceeded', message: 'slow down' } } }),
+    ]);
     const h = await harness(t, spec, [failed, sseReply([...spec.format.head(['ok']), ...spec.format.tail()])]);
     const out = await run(h.provider);
     assert.equal(out.error, undefined);

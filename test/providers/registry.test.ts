@@ -57,7 +57,11 @@ describe('provider registry: building providers', () => {
     const reg = registry(t, { config: { providers: { gemini: { api_key_env: 'MY_GEMINI_KEY' } } } });
     const anthropic = reg.get('anthropic');
     assert.equal(reg.get('anthropic'), anthropic, 'one instance per name');
-    for (const [name, variable] of [['anthropic', 'ANTHROPIC_API_KEY'], ['openai', 'OPENAI_API_KEY'], ['gemini', 'MY_GEMINI_KEY']] as const) {
+    for (const [name, variable] of [
+      ['anthropic', 'ANTHROPIC_API_KEY'],
+      ['openai', 'OPENAI_API_KEY'],
+      ['gemini', 'MY_GEMINI_KEY'],
+    ] as const) {
       const out = await run(reg.get(name));
       assert.equal(out.error?.code, 'PROVIDER_ERROR', name);
       assert.equal(out.error?.message, `${variable} is not set`);
@@ -79,7 +83,9 @@ describe('provider registry: building providers', () => {
   });
 
   it('falls back to GOOGLE_API_KEY for gemini', async (t) => {
-    const vendor = await startFakeVendor([sseReply([frame({ candidates: [{ content: { parts: [{ text: 'ok' }] }, finishReason: 'STOP' }] })])]);
+    const vendor = await startFakeVendor([
+      sseReply([frame({ candidates: [{ content: { parts: [{ text: 'ok' }] }, finishReason: 'STOP' }] })]),
+    ]);
     t.after(() => vendor.close());
     const out = await run(registry(t, { env: { GOOGLE_API_KEY: 'g', GEMINI_BASE_URL: vendor.url } }).get('gemini'));
     assert.equal(out.error, undefined);

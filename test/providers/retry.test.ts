@@ -9,7 +9,12 @@ import type { RetryNotice } from '../../providers/provider.ts';
 
 const mid = (): number => 0.5; // zero jitter
 const opts = (extra: Partial<Parameters<typeof withRetry>[1]> = {}) => ({
-  provider: 'p', model: 'm', signal: new AbortController().signal, sleep: async () => {}, random: mid, ...extra,
+  provider: 'p',
+  model: 'm',
+  signal: new AbortController().signal,
+  sleep: async () => {},
+  random: mid,
+  ...extra,
 });
 const details = (e: unknown) => (e as ServiceError).details as { error: Record<string, unknown> };
 
@@ -48,13 +53,22 @@ describe('withRetry', () => {
     const notices: RetryNotice[] = [];
     const sleeps: number[] = [];
     let calls = 0;
-    const result = await withRetry(async () => {
-      if (++calls < 3) throw statusFailure('p', 'm', 503, 'busy');
-      return 'done';
-    }, opts({ onRetry: (n) => notices.push(n), sleep: async (ms) => void sleeps.push(ms) }));
+    const result = await withRetry(
+      async () => {
+        if (++calls < 3) throw statusFailure('p', 'm', 503, 'busy');
+        return 'done';
+      },
+      opts({ onRetry: (n) => notices.push(n), sleep: async (ms) => void sleeps.push(ms) }),
+    );
     assert.equal(result, 'done');
     assert.deepEqual(sleeps, [500, 1000]);
-    assert.deepEqual(notices.map((n) => [n.failure.kind, n.plan.attempt]), [['retryable_provider_error', 1], ['retryable_provider_error', 2]]);
+    assert.deepEqual(
+      notices.map((n) => [n.failure.kind, n.plan.attempt]),
+      [
+        ['retryable_provider_error', 1],
+        ['retryable_provider_error', 2],
+      ],
+    );
     // Each notice is the payload of a `retrying` event: it must match that event's schema.
     const check = Compile(SESSION_EVENTS.retrying);
     for (const retry of notices) assert.ok(check.Check({ retry }), JSON.stringify(retry));
@@ -62,41 +76,58 @@ describe('withRetry', () => {
 
   it('does not retry a non-retryable failure', async () => {
     let calls = 0;
-    await assert.rejects(withRetry(async () => {
-      calls++;
-      throw statusFailure('p', 'm', 404, 'no such model');
-    }, opts()), (e) => details(e).error.kind === 'llm_failure');
+    await assert.rejects(
+      withRetry(async () => {
+        calls++;
+        throw statusFailure('p', 'm', 404, 'no such model');
+      }, opts()),
+      (e) => details(e).error.kind === 'llm_failure',
+    );
     assert.equal(calls, 1);
   });
 
   it('retries unknown errors and reports retry_exhausted with the last error', async () => {
     let calls = 0;
-    await assert.rejects(withRetry(async () => {
-      calls++;
-      throw new Error('boom');
-    }, opts({ policy: { maxRetries: 2 } })), (e) => {
-      const d = details(e).error;
-      assert.equal((e as ServiceError).code, 'AGENT_ERROR');
-      assert.equal(d.kind, 'retry_exhausted');
-      assert.equal(d.attempts, 3);
-      assert.equal(d.provider, 'p');
-      assert.equal(d.model, 'm');
-      assert.equal((d.last_error as { kind: string }).kind, 'retryable_provider_error');
-      return true;
-    });
+    await assert.rejects(
+      withRetry(
+        async () => {
+          calls++;
+          throw new Error('boom');
+        },
+        opts({ policy: { maxRetries: 2 } }),
+      ),
+      (e) => {
+        const d = details(e).error;
+        assert.equal((e as ServiceError).code, 'AGENT_ERROR');
+        assert.equal(d.kind, 'retry_exhausted');
+        assert.equal(d.attempts, 3);
+        assert.equal(d.provider, 'p');
+        assert.equal(d.model, 'm');
+        assert.equal((d.last_error as { kind: string }).kind, 'retryable_provider_error');
+        return true;
+      },
+    );
     assert.equal(calls, 3);
   });
 
   it('is cancelled by the abort signal during a backoff sleep', async () => {
     const ctl = new AbortController();
     let calls = 0;
-    await assert.rejects(withRetry(async () => {
-      calls++;
-      throw statusFailure('p', 'm', 500, 'down');
-    }, opts({
-      signal: ctl.signal, sleep: realSleep, policy: { initialDelayMs: 60_000 },
-      onRetry: () => ctl.abort(),
-    })), (e) => (e as ServiceError).code === 'REQUEST_CANCELLED');
+    await assert.rejects(
+      withRetry(
+        async () => {
+          calls++;
+          throw statusFailure('p', 'm', 500, 'down');
+        },
+        opts({
+          signal: ctl.signal,
+          sleep: realSleep,
+          policy: { initialDelayMs: 60_000 },
+          onRetry: () => ctl.abort(),
+        }),
+      ),
+      (e) => (e as ServiceError).code === 'REQUEST_CANCELLED',
+    );
     assert.equal(calls, 1);
   });
 });

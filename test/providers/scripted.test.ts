@@ -13,12 +13,24 @@ describe('scripted provider', () => {
   it('plays replies in order, streaming chunks as text deltas', async () => {
     const p = createScriptedProvider([
       { chunks: ['Hel', 'lo'], usage: { input_tokens: 3, output_tokens: 2 } },
-      { tool_calls: [{ name: 'shell', args: { command: 'ls' } }, { name: 'datetime', args: {}, id: 'fixed' }] },
+      {
+        tool_calls: [
+          { name: 'shell', args: { command: 'ls' } },
+          { name: 'datetime', args: {}, id: 'fixed' },
+        ],
+      },
     ]);
     const events: StreamEvent[] = [];
     const first = await p.call(baseRequest(), (e) => events.push(e));
-    assert.deepEqual(events, [{ type: 'text_delta', delta: 'Hel' }, { type: 'text_delta', delta: 'lo' }]);
-    assert.deepEqual(first, { blocks: [{ block_type: 'text', data: { text: 'Hello' } }], stop_reason: 'end_turn', usage: { input_tokens: 3, output_tokens: 2 } });
+    assert.deepEqual(events, [
+      { type: 'text_delta', delta: 'Hel' },
+      { type: 'text_delta', delta: 'lo' },
+    ]);
+    assert.deepEqual(first, {
+      blocks: [{ block_type: 'text', data: { text: 'Hello' } }],
+      stop_reason: 'end_turn',
+      usage: { input_tokens: 3, output_tokens: 2 },
+    });
     const second = await p.call(baseRequest(), () => {});
     assert.equal(second.stop_reason, 'tool_use');
     assert.deepEqual(second.blocks, [
@@ -32,7 +44,18 @@ describe('scripted provider', () => {
   it('echoes the last user text once the script is exhausted', async () => {
     const p = createScriptedProvider([]);
     assert.deepEqual((await p.call(userReq('ping'), () => {})).blocks, [{ block_type: 'text', data: { text: 'echo: ping' } }]);
-    assert.deepEqual((await p.call(userReq([{ type: 'text', text: 'a' }, { type: 'text', text: 'b' }]), () => {})).blocks, [{ block_type: 'text', data: { text: 'echo: ab' } }]);
+    assert.deepEqual(
+      (
+        await p.call(
+          userReq([
+            { type: 'text', text: 'a' },
+            { type: 'text', text: 'b' },
+          ]),
+          () => {},
+        )
+      ).blocks,
+      [{ block_type: 'text', data: { text: 'echo: ab' } }],
+    );
   });
 
   it('asks a script function for each reply with the request and call index', async () => {
@@ -79,12 +102,15 @@ describe('scripted provider', () => {
 
   it('fails with the scripted error', async () => {
     const p = createScriptedProvider([{ error: { code: 'PROVIDER_ERROR', message: 'OPENAI_API_KEY is not set' } }]);
-    await assert.rejects(p.call(baseRequest(), () => {}), (e) => {
-      assert.ok(e instanceof ServiceError);
-      assert.equal(e.code, 'PROVIDER_ERROR');
-      assert.equal((e.details as { error: { kind: string } }).error.kind, 'llm_failure');
-      return true;
-    });
+    await assert.rejects(
+      p.call(baseRequest(), () => {}),
+      (e) => {
+        assert.ok(e instanceof ServiceError);
+        assert.equal(e.code, 'PROVIDER_ERROR');
+        assert.equal((e.details as { error: { kind: string } }).error.kind, 'llm_failure');
+        return true;
+      },
+    );
   });
 });
 
@@ -103,6 +129,9 @@ describe('scriptedFromConfig', () => {
   });
 
   it('rejects an invalid section with BAD_REQUEST', () => {
-    assert.throws(() => scriptedFromConfig({ replies: [{ text: 5 }] }), (e) => e instanceof ServiceError && e.code === 'BAD_REQUEST' && /replies\/0\/text/.test(e.message));
+    assert.throws(
+      () => scriptedFromConfig({ replies: [{ text: 5 }] }),
+      (e) => e instanceof ServiceError && e.code === 'BAD_REQUEST' && /replies\/0\/text/.test(e.message),
+    );
   });
 });

@@ -13,7 +13,12 @@ async function callOnce(t: import('node:test').TestContext, responder: Responder
   });
   try {
     return await caller.call({
-      model: 'm', url: `${vendor.url}/x`, headers: {}, body: {}, signal: new AbortController().signal, onEvent: () => {},
+      model: 'm',
+      url: `${vendor.url}/x`,
+      headers: {},
+      body: {},
+      signal: new AbortController().signal,
+      onEvent: () => {},
       decoder: () => {
         let text = '';
         return { onEvent: (ev) => void (text += ev.data), finish: () => text };
@@ -49,10 +54,14 @@ describe('wire call', () => {
   });
 
   it('classifies an attempt that outlives callTimeoutMs as a call timeout', async (t) => {
-    const err = await callOnce(t, (_req, res) => {
-      sseHead(res);
-      res.write(frame('x'));
-    }, { callTimeoutMs: 30, retry: { maxRetries: 0 } });
+    const err = await callOnce(
+      t,
+      (_req, res) => {
+        sseHead(res);
+        res.write(frame('x'));
+      },
+      { callTimeoutMs: 30, retry: { maxRetries: 0 } },
+    );
     assert.equal(lastErrorKind(err), 'call_timeout');
   });
 
@@ -63,7 +72,15 @@ describe('wire call', () => {
     const caller = createWireCaller('other', { sleep: async () => {}, retry: { maxRetries: 1 } });
     t.after(() => caller.close());
     await assert.rejects(
-      caller.call({ model: 'm', url, headers: {}, body: {}, signal: new AbortController().signal, onEvent: () => {}, decoder: () => ({ onEvent() {}, finish: () => 1 }) }),
+      caller.call({
+        model: 'm',
+        url,
+        headers: {},
+        body: {},
+        signal: new AbortController().signal,
+        onEvent: () => {},
+        decoder: () => ({ onEvent() {}, finish: () => 1 }),
+      }),
       (err: ServiceError) => {
         const e = (err.details as { error: { kind: string; attempts: number; last_error: { kind: string } } }).error;
         return e.kind === 'retry_exhausted' && e.attempts === 2 && e.last_error.kind === 'retryable_provider_error';

@@ -38,11 +38,20 @@ describe('lmdb store', () => {
     await store.commit(ops);
     assert.equal(await store.countSessions(), n);
     const page = await store.listSessions({ includeArchived: true, offset: 15_000, limit: 3 });
-    assert.deepEqual(page.map((s) => s.session_id), ['s15000', 's15001', 's15002']);
+    assert.deepEqual(
+      page.map((s) => s.session_id),
+      ['s15000', 's15001', 's15002'],
+    );
     const active = await store.listSessions({ offset: 9, limit: 2 });
-    assert.deepEqual(active.map((s) => s.session_id), ['s10', 's11']);
+    assert.deepEqual(
+      active.map((s) => s.session_id),
+      ['s10', 's11'],
+    );
     const tail = await store.listSessions({ offset: n - 2 });
-    assert.deepEqual(tail.map((s) => s.session_id), []);
+    assert.deepEqual(
+      tail.map((s) => s.session_id),
+      [],
+    );
     assert.equal((await store.listSessions({ includeArchived: true, offset: n - 2 })).length, 2);
   });
 
@@ -66,7 +75,10 @@ describe('lmdb store', () => {
     await assert.rejects(store.commit([{ op: 'appendLedger', sessionId: 'old', entries: entries(7) }]), conflict);
     await store.commit([{ op: 'appendLedger', sessionId: 'old', entries: entries(8) }]);
     assert.equal(await store.lastLedgerSeq('old'), 8);
-    assert.deepEqual((await store.readLedger('old', 0)).map((e) => e.seq), [1, 2, 3, 7, 8]);
+    assert.deepEqual(
+      (await store.readLedger('old', 0)).map((e) => e.seq),
+      [1, 2, 3, 7, 8],
+    );
   });
 
   it('notices appends made by a writer that did not update the last-seq table', async (t) => {
@@ -81,7 +93,10 @@ describe('lmdb store', () => {
     assert.equal(await store.lastLedgerSeq('s'), 4);
     await assert.rejects(store.commit([{ op: 'appendLedger', sessionId: 's', entries: entries(3) }]), conflict);
     await store.commit([{ op: 'appendLedger', sessionId: 's', entries: entries(5) }]);
-    assert.deepEqual((await store.readLedger('s', 0)).map((e) => e.seq), [1, 2, 3, 4, 5]);
+    assert.deepEqual(
+      (await store.readLedger('s', 0)).map((e) => e.seq),
+      [1, 2, 3, 4, 5],
+    );
   });
 
   it('counts rows right for appends, overwrites and truncations in one batch', async (t) => {

@@ -46,8 +46,14 @@ if (!pgServer.ok) {
       await peek.connect();
       t.after(() => peek.end());
       const versions = (await peek.query('SELECT version FROM warren_schema_migrations ORDER BY version')).rows.map((r) => r.version);
-      assert.deepEqual(versions, Array.from({ length: PG_SCHEMA_VERSION }, (_, i) => i + 1));
-      await peek.query('INSERT INTO warren_schema_migrations (version, name, applied_at_ms) VALUES ($1, $2, 0)', [PG_SCHEMA_VERSION + 1, 'future']);
+      assert.deepEqual(
+        versions,
+        Array.from({ length: PG_SCHEMA_VERSION }, (_, i) => i + 1),
+      );
+      await peek.query('INSERT INTO warren_schema_migrations (version, name, applied_at_ms) VALUES ($1, $2, 0)', [
+        PG_SCHEMA_VERSION + 1,
+        'future',
+      ]);
       await assert.rejects(openPostgresStore({ url }), (err) => {
         assert.ok(isServiceError(err));
         assert.equal(err.code, 'SESSION_STORE_ERROR');
@@ -60,11 +66,23 @@ if (!pgServer.ok) {
       const store = await openPostgresStore({ url: await server.createDatabase() });
       t.after(() => store.close());
       await store.commit([{ op: 'appendLedger', sessionId: 'b', entries: entries(1) }]);
-      const a = store.commit([{ op: 'appendLedger', sessionId: 'a', entries: entries(1) }, { op: 'putRecord', ns: 'n', key: 'a', value: 1 }]);
-      const b = store.commit([{ op: 'putRecord', ns: 'n', key: 'b', value: 2 }, { op: 'appendLedger', sessionId: 'b', entries: entries(1) }]);
-      const c = store.commit([{ op: 'appendLedger', sessionId: 'a', entries: entries(2) }, { op: 'putRows', sessionId: 'a', fromIndex: 0, rows: [userRow('x')] }]);
+      const a = store.commit([
+        { op: 'appendLedger', sessionId: 'a', entries: entries(1) },
+        { op: 'putRecord', ns: 'n', key: 'a', value: 1 },
+      ]);
+      const b = store.commit([
+        { op: 'putRecord', ns: 'n', key: 'b', value: 2 },
+        { op: 'appendLedger', sessionId: 'b', entries: entries(1) },
+      ]);
+      const c = store.commit([
+        { op: 'appendLedger', sessionId: 'a', entries: entries(2) },
+        { op: 'putRows', sessionId: 'a', fromIndex: 0, rows: [userRow('x')] },
+      ]);
       const results = await Promise.allSettled([a, b, c]);
-      assert.deepEqual(results.map((r) => r.status), ['fulfilled', 'rejected', 'fulfilled']);
+      assert.deepEqual(
+        results.map((r) => r.status),
+        ['fulfilled', 'rejected', 'fulfilled'],
+      );
       assert.ok(conflict((results[1] as PromiseRejectedResult).reason));
       assert.equal(await store.getRecord('n', 'b'), undefined);
       assert.equal(await store.lastLedgerSeq('a'), 2);
@@ -76,7 +94,11 @@ if (!pgServer.ok) {
       t.after(() => Promise.all([x.close(), y.close()]));
       for (let round = 0; round < 10; round++) {
         const key = `k${round}`;
-        const claim = (s: Store, who: string) => s.commit([{ op: 'checkRecord', ns: 'lease', key, rev: null }, { op: 'putRecord', ns: 'lease', key, value: { rev: 1, who } }]);
+        const claim = (s: Store, who: string) =>
+          s.commit([
+            { op: 'checkRecord', ns: 'lease', key, rev: null },
+            { op: 'putRecord', ns: 'lease', key, value: { rev: 1, who } },
+          ]);
         const results = await Promise.allSettled([claim(x, 'x'), claim(y, 'y')]);
         assert.equal(results.filter((r) => r.status === 'fulfilled').length, 1, `round ${round}`);
         assert.ok(results.every((r) => r.status === 'fulfilled' || conflict(r.reason)));
@@ -86,7 +108,10 @@ if (!pgServer.ok) {
     });
 
     it('redacts the password of its URL', () => {
-      assert.equal(redactPostgresUrl('postgres://u:secret@db.example:5432/w?sslmode=require'), 'postgres://u:***@db.example:5432/w?sslmode=require');
+      assert.equal(
+        redactPostgresUrl('postgres://u:secret@db.example:5432/w?sslmode=require'),
+        'postgres://u:***@db.example:5432/w?sslmode=require',
+      );
       assert.equal(redactPostgresUrl('postgres://u@h/w'), 'postgres://u@h/w');
     });
   });

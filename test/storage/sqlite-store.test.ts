@@ -55,7 +55,9 @@ describe('sqlite store', () => {
     await (await openSqliteStore(dir.path)).close();
     const raw = new BetterSqlite3(join(dir.path, SQLITE_FILE));
     assert.equal(raw.prepare('SELECT COUNT(*) FROM schema_migrations').pluck().get(), 2);
-    raw.prepare('INSERT INTO schema_migrations (version, name, applied_at_ms) VALUES (?, ?, ?)').run(SCHEMA_VERSION + 1, 'from the future', 0);
+    raw
+      .prepare('INSERT INTO schema_migrations (version, name, applied_at_ms) VALUES (?, ?, ?)')
+      .run(SCHEMA_VERSION + 1, 'from the future', 0);
     raw.close();
     await assert.rejects(openSqliteStore(dir.path), (err) => {
       assert.ok(isServiceError(err));
@@ -71,10 +73,19 @@ describe('sqlite store', () => {
     const store = await openSqliteStore(dir.path);
     t.after(() => store.close());
     await store.commit([{ op: 'appendLedger', sessionId: 'b', entries: entries(1) }]);
-    const a = store.commit([{ op: 'appendLedger', sessionId: 'a', entries: entries(1) }, { op: 'putRecord', ns: 'n', key: 'a', value: 1 }]);
+    const a = store.commit([
+      { op: 'appendLedger', sessionId: 'a', entries: entries(1) },
+      { op: 'putRecord', ns: 'n', key: 'a', value: 1 },
+    ]);
     // Stale: seq 1 is taken. Its record write must roll back with it.
-    const b = store.commit([{ op: 'putRecord', ns: 'n', key: 'b', value: 2 }, { op: 'appendLedger', sessionId: 'b', entries: entries(1) }]);
-    const c = store.commit([{ op: 'appendLedger', sessionId: 'a', entries: entries(2) }, { op: 'putRows', sessionId: 'a', fromIndex: 0, rows: [userRow('x')] }]);
+    const b = store.commit([
+      { op: 'putRecord', ns: 'n', key: 'b', value: 2 },
+      { op: 'appendLedger', sessionId: 'b', entries: entries(1) },
+    ]);
+    const c = store.commit([
+      { op: 'appendLedger', sessionId: 'a', entries: entries(2) },
+      { op: 'putRows', sessionId: 'a', fromIndex: 0, rows: [userRow('x')] },
+    ]);
     const results = await Promise.allSettled([a, b, c]);
     assert.equal(results[0].status, 'fulfilled');
     assert.equal(results[1].status, 'rejected');
@@ -93,7 +104,10 @@ describe('sqlite store', () => {
     const landed = store.commit([{ op: 'putSession', session: sessionRecord('s', 1) }]);
     await store.close();
     await landed;
-    await assert.rejects(store.commit([{ op: 'putSession', session: sessionRecord('t', 1) }]), (err) => isServiceError(err) && err.code === 'SESSION_STORE_ERROR');
+    await assert.rejects(
+      store.commit([{ op: 'putSession', session: sessionRecord('t', 1) }]),
+      (err) => isServiceError(err) && err.code === 'SESSION_STORE_ERROR',
+    );
     const again = await openSqliteStore(dir.path);
     t.after(() => again.close());
     assert.equal((await again.getSession('s'))?.session_id, 's');
@@ -112,9 +126,15 @@ describe('sqlite store', () => {
     await store.commit(ops);
     assert.equal(await store.countSessions(), n);
     const page = await store.listSessions({ includeArchived: true, offset: 15_000, limit: 3 });
-    assert.deepEqual(page.map((s) => s.session_id), ['s15000', 's15001', 's15002']);
+    assert.deepEqual(
+      page.map((s) => s.session_id),
+      ['s15000', 's15001', 's15002'],
+    );
     const active = await store.listSessions({ offset: 9, limit: 2 });
-    assert.deepEqual(active.map((s) => s.session_id), ['s10', 's11']);
+    assert.deepEqual(
+      active.map((s) => s.session_id),
+      ['s10', 's11'],
+    );
     assert.equal((await store.listSessions({ includeArchived: true, offset: n - 2 })).length, 2);
   });
 
@@ -125,11 +145,17 @@ describe('sqlite store', () => {
     t.after(() => a.close());
     const b = await openSqliteStore(dir.path);
     t.after(() => b.close());
-    await a.commit([{ op: 'putRows', sessionId: 's', fromIndex: 0, rows: [userRow('a0')] }, { op: 'appendLedger', sessionId: 's', entries: entries(1) }]);
+    await a.commit([
+      { op: 'putRows', sessionId: 's', fromIndex: 0, rows: [userRow('a0')] },
+      { op: 'appendLedger', sessionId: 's', entries: entries(1) },
+    ]);
     // Both read the same head; b commits first.
     const [seqA, rowsA] = [await a.lastLedgerSeq('s'), (await a.readRows('s')).total];
     assert.deepEqual([await b.lastLedgerSeq('s'), (await b.readRows('s')).total], [seqA, rowsA]);
-    await b.commit([{ op: 'putRows', sessionId: 's', fromIndex: rowsA, rows: [userRow('b1')] }, { op: 'appendLedger', sessionId: 's', entries: entries(seqA + 1) }]);
+    await b.commit([
+      { op: 'putRows', sessionId: 's', fromIndex: rowsA, rows: [userRow('b1')] },
+      { op: 'appendLedger', sessionId: 's', entries: entries(seqA + 1) },
+    ]);
     await assert.rejects(
       a.commit([
         { op: 'putSession', session: sessionRecord('s', 1, { message_count: 2 }) },
@@ -163,7 +189,10 @@ describe('sqlite store', () => {
     const second = store.commit([{ op: 'appendLedger', sessionId: 's', entries: entries(2) }]);
     other.exec('COMMIT');
     await Promise.all([first, second]);
-    assert.deepEqual((await store.readLedger('s', 0)).map((e) => e.seq), [1, 2]);
+    assert.deepEqual(
+      (await store.readLedger('s', 0)).map((e) => e.seq),
+      [1, 2],
+    );
   });
 
   it('lets two processes read and write one realm at the same time', async (t) => {

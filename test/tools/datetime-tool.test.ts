@@ -16,8 +16,15 @@ describe('datetime tool', () => {
   it('reports UTC fields from the injected clock', async () => {
     const { body } = await run('UTC');
     assert.deepEqual(body, {
-      iso8601: '2024-03-05T23:30:15Z', date: '2024-03-05', time: '23:30:15', timezone: 'UTC',
-      unix_timestamp: 1709681415, year: 2024, month: 3, day: 5, weekday: 'Tuesday',
+      iso8601: '2024-03-05T23:30:15Z',
+      date: '2024-03-05',
+      time: '23:30:15',
+      timezone: 'UTC',
+      unix_timestamp: 1709681415,
+      year: 2024,
+      month: 3,
+      day: 5,
+      weekday: 'Tuesday',
     });
   });
 

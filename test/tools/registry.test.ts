@@ -42,9 +42,15 @@ describe('buildToolset', () => {
   it('lists specs per enabled category, in a stable order', () => {
     const records = createMemoryRecordStore();
     assert.deepEqual(buildToolset({ builtins: false, shell: false, records }).specs, []);
-    assert.deepEqual(buildToolset({ builtins: true, shell: false, records }).specs.map((s) => s.name), BUILTINS);
+    assert.deepEqual(
+      buildToolset({ builtins: true, shell: false, records }).specs.map((s) => s.name),
+      BUILTINS,
+    );
     const all = buildToolset({ builtins: true, shell: true, records, extra: [throwing] });
-    assert.deepEqual(all.specs.map((s) => s.name), [...BUILTINS, 'shell', 'explode']);
+    assert.deepEqual(
+      all.specs.map((s) => s.name),
+      [...BUILTINS, 'shell', 'explode'],
+    );
     for (const spec of all.specs) {
       assert.deepEqual(Object.keys(spec), ['name', 'description', 'input_schema']);
       assert.equal(spec.input_schema.type, 'object');

@@ -39,7 +39,11 @@ function ctx(signal = new AbortController().signal): ToolContext {
   return { sessionId: 's1', contextRoot: root, signal };
 }
 
-async function shell(args: unknown, options: ShellOptions = {}, signal?: AbortSignal): Promise<{ out: ToolOutcome; res: ShellResult; ms: number }> {
+async function shell(
+  args: unknown,
+  options: ShellOptions = {},
+  signal?: AbortSignal,
+): Promise<{ out: ToolOutcome; res: ShellResult; ms: number }> {
   const started = performance.now();
   const out = await createShellTool(options).execute(args, ctx(signal));
   const ms = performance.now() - started;

@@ -35,9 +35,17 @@ describe('task tools', () => {
     const { ok } = setup();
     const created = await ok('task_create', { subject: 'Write docs', description: 'README' });
     assert.deepEqual(created, {
-      id: 't1', subject: 'Write docs', description: 'README', status: 'pending', priority: 'medium',
-      labels: [], blocks: [], blocked_by: [], created_at: '2024-01-01T00:00:00.000Z',
-      updated_at: '2024-01-01T00:00:00.000Z', metadata: {},
+      id: 't1',
+      subject: 'Write docs',
+      description: 'README',
+      status: 'pending',
+      priority: 'medium',
+      labels: [],
+      blocks: [],
+      blocked_by: [],
+      created_at: '2024-01-01T00:00:00.000Z',
+      updated_at: '2024-01-01T00:00:00.000Z',
+      metadata: {},
     });
     assert.deepEqual(await ok('task_get', { id: 't1' }), created);
   });
@@ -60,7 +68,12 @@ describe('task tools', () => {
     const { ok } = setup();
     await ok('task_create', { subject: 'a', description: 'd', owner: 'me', metadata: { x: 1, y: 2 }, labels: ['l', 'l'] });
     const t = await ok('task_update', {
-      id: 't1', status: 'in_progress', priority: 'high', labels: ['q'], owner: null, metadata: { x: null, z: 3 },
+      id: 't1',
+      status: 'in_progress',
+      priority: 'high',
+      labels: ['q'],
+      owner: null,
+      metadata: { x: null, z: 3 },
     });
     assert.equal(t.status, 'in_progress');
     assert.equal(t.priority, 'high');
@@ -131,7 +144,10 @@ describe('task tools', () => {
     const records = createMemoryRecordStore();
     await setup(records).ok('task_create', { subject: 'a', description: '' });
     const rows = await records.list<{ v: number; task: Task }>();
-    assert.deepEqual(rows.map((r) => [r.key, r.value.v, r.value.task.subject]), [['task/t1', 1, 'a']]);
+    assert.deepEqual(
+      rows.map((r) => [r.key, r.value.v, r.value.task.subject]),
+      [['task/t1', 1, 'a']],
+    );
     // A fresh store over the same records sees the task.
     assert.equal((await setup(records).ok('task_get', { id: 't1' })).subject, 'a');
     await records.put('task/bad', { v: 99 });

@@ -36,7 +36,10 @@ export class McpClientSet {
   private staged: Staged[] = [];
   private closed = false;
 
-  constructor(initial: ReadonlyArray<{ config: McpServerConfig; source: McpSource }>, private readonly opts: McpClientSetOptions) {
+  constructor(
+    initial: ReadonlyArray<{ config: McpServerConfig; source: McpSource }>,
+    private readonly opts: McpClientSetOptions,
+  ) {
     for (const { config, source } of initial) this.active.set(config.name, { conn: this.open(config, false), source });
   }
 
@@ -47,7 +50,10 @@ export class McpClientSet {
       onChange: (conn) => {
         if (this.closed) return;
         this.opts.emit('mcp_server_status', {
-          server_name: conn.name, state: conn.state, staged, tool_count: conn.tools.length,
+          server_name: conn.name,
+          state: conn.state,
+          staged,
+          tool_count: conn.tools.length,
           ...(conn.failure ? { error: conn.failure } : {}),
         });
       },
@@ -86,7 +92,12 @@ export class McpClientSet {
     const view = this.pendingView();
     if (name !== undefined && !view.has(name)) return false;
     const targets = name !== undefined ? [view.get(name)!.config] : [...view.values()].map((v) => v.config);
-    this.staged.push({ operation: 'reload', ...(name !== undefined ? { name } : {}), conns: targets.map((c) => this.open(c, true)), persisted });
+    this.staged.push({
+      operation: 'reload',
+      ...(name !== undefined ? { name } : {}),
+      conns: targets.map((c) => this.open(c, true)),
+      persisted,
+    });
     return true;
   }
 
@@ -149,14 +160,19 @@ export class McpClientSet {
   /** Every server (current members) with its state and tool names, plus the staged operations. */
   status(): { servers: McpServerStatus[]; staged: McpStagedOp[] } {
     const servers = [...this.active.values()].map(({ conn, source, appliedAtTurn }): McpServerStatus => ({
-      name: conn.name, source, transport: conn.kind, state: conn.state,
+      name: conn.name,
+      source,
+      transport: conn.kind,
+      state: conn.state,
       tools: conn.state === 'ready' ? conn.tools.map((t) => namespacedToolName(conn.name, t.name)) : [],
       ...(conn.failure ? { error: { kind: conn.failure.kind, message: conn.failure.message } } : {}),
       ...(appliedAtTurn !== undefined ? { applied_at_turn: appliedAtTurn } : {}),
     }));
     servers.sort((a, b) => a.name.localeCompare(b.name));
     const staged = this.staged.map((op): McpStagedOp => ({
-      operation: op.operation, persisted: op.persisted, ...('name' in op && op.name !== undefined ? { server_name: op.name } : {}),
+      operation: op.operation,
+      persisted: op.persisted,
+      ...('name' in op && op.name !== undefined ? { server_name: op.name } : {}),
     }));
     return { servers, staged };
   }

@@ -72,7 +72,10 @@ export class McpConnection {
   private closing = false;
   private settle!: () => void;
 
-  constructor(readonly config: McpServerConfig, private readonly opts: McpConnectionOptions) {
+  constructor(
+    readonly config: McpServerConfig,
+    private readonly opts: McpConnectionOptions,
+  ) {
     this.kind = transportKind(config);
     this.settled = new Promise((resolve) => (this.settle = resolve));
     void this.connect();
@@ -90,7 +93,10 @@ export class McpConnection {
     const c = this.config;
     if (c.command !== undefined) {
       const t = new sdk.StdioClientTransport({
-        command: c.command, args: c.args ?? [], env: { ...sdk.getDefaultEnvironment(), ...c.env }, stderr: 'pipe',
+        command: c.command,
+        args: c.args ?? [],
+        env: { ...sdk.getDefaultEnvironment(), ...c.env },
+        stderr: 'pipe',
         ...(this.opts.cwd ? { cwd: this.opts.cwd } : {}),
       });
       const stderr = t.stderr;
@@ -158,7 +164,11 @@ export class McpConnection {
       this.settle();
       this.opts.onChange(this);
     } catch (err) {
-      if (!this.closing) await this.fail({ kind: 'connect', message: await this.withStderr(`server '${this.name}' failed to connect: ${err instanceof Error ? err.message : String(err)}`) });
+      if (!this.closing)
+        await this.fail({
+          kind: 'connect',
+          message: await this.withStderr(`server '${this.name}' failed to connect: ${err instanceof Error ? err.message : String(err)}`),
+        });
     } finally {
       clearTimeout(timer);
     }
@@ -171,7 +181,8 @@ export class McpConnection {
     let cursor: string | undefined;
     do {
       const page = await client.listTools(cursor ? { cursor } : undefined, timeout ? { timeout } : undefined);
-      for (const t of page.tools) tools.push({ name: t.name, description: t.description, inputSchema: t.inputSchema as Record<string, unknown> });
+      for (const t of page.tools)
+        tools.push({ name: t.name, description: t.description, inputSchema: t.inputSchema as Record<string, unknown> });
       cursor = page.nextCursor;
     } while (cursor);
     this.tools = tools;
@@ -217,10 +228,18 @@ export class McpConnection {
     else signal.addEventListener('abort', onAbort, { once: true });
     try {
       const argObject = args && typeof args === 'object' && !Array.isArray(args) ? (args as Record<string, unknown>) : {};
-      const result = await client.callTool({ name: tool, arguments: argObject }, undefined, { signal: abort.signal, timeout: timeoutMs + 1000 });
+      const result = await client.callTool({ name: tool, arguments: argObject }, undefined, {
+        signal: abort.signal,
+        timeout: timeoutMs + 1000,
+      });
       return mcpResultOutcome(result);
     } catch (err) {
-      if (timedOut) return { content: `MCP tool ${this.name}/${tool} timed out after ${timeoutMs} ms`, is_error: true, timed_out: { timeout_ms: timeoutMs } };
+      if (timedOut)
+        return {
+          content: `MCP tool ${this.name}/${tool} timed out after ${timeoutMs} ms`,
+          is_error: true,
+          timed_out: { timeout_ms: timeoutMs },
+        };
       return { content: `MCP tool ${this.name}/${tool} failed: ${err instanceof Error ? err.message : String(err)}`, is_error: true };
     } finally {
       clearTimeout(timer);

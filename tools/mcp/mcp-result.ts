@@ -23,7 +23,12 @@ function render(item: Item): string {
 }
 
 /** The outcome of one MCP tool result (`isError` results become `is_error` outcomes). */
-export function mcpResultOutcome(result: { content?: unknown; structuredContent?: unknown; isError?: unknown; toolResult?: unknown }): ToolOutcome {
+export function mcpResultOutcome(result: {
+  content?: unknown;
+  structuredContent?: unknown;
+  isError?: unknown;
+  toolResult?: unknown;
+}): ToolOutcome {
   const items = Array.isArray(result.content) ? (result.content as Item[]) : [];
   let content = items.map(render).join('\n');
   if (!content && result.structuredContent !== undefined) content = JSON.stringify(result.structuredContent);

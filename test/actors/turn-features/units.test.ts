@@ -20,13 +20,26 @@ describe('output schema compiler', () => {
     assert.equal(a.validate, b.validate);
   });
   it('checks formats (ajv-formats) and draft-07 schemas', () => {
-    const v = c.resolve({ $schema: 'http://json-schema.org/draft-07/schema#', type: 'object', properties: { e: { type: 'string', format: 'email' } } }).validate;
+    const v = c.resolve({
+      $schema: 'http://json-schema.org/draft-07/schema#',
+      type: 'object',
+      properties: { e: { type: 'string', format: 'email' } },
+    }).validate;
     assert.equal(v({ e: 'a@b.co' }), true);
     assert.equal(v({ e: 'nope' }), false);
   });
   it('refuses non-object roots and invalid schemas with 400', () => {
-    for (const bad of [{ type: 'string' }, { schema: { type: 'array' } }, { type: 'object', minProperties: -1 }, { schema: { type: 'object' }, strict: 'yes' }]) {
-      assert.throws(() => c.resolve(bad), (e: { code?: string }) => e.code === 'BAD_REQUEST', JSON.stringify(bad));
+    for (const bad of [
+      { type: 'string' },
+      { schema: { type: 'array' } },
+      { type: 'object', minProperties: -1 },
+      { schema: { type: 'object' }, strict: 'yes' },
+    ]) {
+      assert.throws(
+        () => c.resolve(bad),
+        (e: { code?: string }) => e.code === 'BAD_REQUEST',
+        JSON.stringify(bad),
+      );
     }
   });
 });
@@ -43,28 +56,54 @@ describe('hook answers and ordering', () => {
   it('allows {} and allow, denies with a known reason, and treats anything else as invalid', () => {
     assert.deepEqual(interpretAnswer({}), { kind: 'allow' });
     assert.deepEqual(interpretAnswer({ decision: { decision: 'allow' } }), { kind: 'allow' });
-    assert.deepEqual(interpretAnswer({ decision: { decision: 'deny', hook_id: 'h', reason_code: 'safety_violation', message: 'm', payload: 1 } }),
-      { kind: 'deny', reason_code: 'safety_violation', message: 'm', payload: 1 });
-    for (const bad of [null, [], 'ok', { decision: 'allow' }, { decision: { decision: 'deny' } }, { decision: { decision: 'deny', reason_code: 'because' } }, { allow: true }]) {
+    assert.deepEqual(
+      interpretAnswer({ decision: { decision: 'deny', hook_id: 'h', reason_code: 'safety_violation', message: 'm', payload: 1 } }),
+      { kind: 'deny', reason_code: 'safety_violation', message: 'm', payload: 1 },
+    );
+    for (const bad of [
+      null,
+      [],
+      'ok',
+      { decision: 'allow' },
+      { decision: { decision: 'deny' } },
+      { decision: { decision: 'deny', reason_code: 'because' } },
+      { allow: true },
+    ]) {
       assert.equal(interpretAnswer(bad).kind, 'invalid', JSON.stringify(bad));
     }
   });
   it('orders by priority then position, drops disabled ids and enabled: false, appends overrides', () => {
-    const e = (id: string, priority?: number, enabled?: boolean): HookEntryConfig => ({ id, point: 'run_started', runtime: { type: 'in_process', name: 'allow' }, ...(priority !== undefined ? { priority } : {}), ...(enabled !== undefined ? { enabled } : {}) });
-    const order = runEntries([e('a'), e('b', 10), e('c'), e('off', 1, false)], { disable: ['c'], entries: [e('d', 5), e('e')] }).map((x) => x.id);
+    const e = (id: string, priority?: number, enabled?: boolean): HookEntryConfig => ({
+      id,
+      point: 'run_started',
+      runtime: { type: 'in_process', name: 'allow' },
+      ...(priority !== undefined ? { priority } : {}),
+      ...(enabled !== undefined ? { enabled } : {}),
+    });
+    const order = runEntries([e('a'), e('b', 10), e('c'), e('off', 1, false)], { disable: ['c'], entries: [e('d', 5), e('e')] }).map(
+      (x) => x.id,
+    );
     assert.deepEqual(order, ['d', 'b', 'a', 'e']);
   });
 });
 
 describe('budgets', () => {
   it('reads durations', () => {
-    assert.deepEqual(['500ms', '90s', '1.5m', '2h'].map((d) => durationMs(d)), [500, 90_000, 90_000, 7_200_000]);
+    assert.deepEqual(
+      ['500ms', '90s', '1.5m', '2h'].map((d) => durationMs(d)),
+      [500, 90_000, 90_000, 7_200_000],
+    );
     assert.equal(durationMs(3), 3000);
   });
   it('warns once per budget at the threshold and exhausts at the limit', () => {
     let now = 0;
     const warnings: unknown[] = [];
-    const b = new RunBudget('s', { maxTokens: 100, maxToolCalls: 4, maxDurationMs: 1000, warningThreshold: 0.5 }, () => now, (w) => warnings.push(w));
+    const b = new RunBudget(
+      's',
+      { maxTokens: 100, maxToolCalls: 4, maxDurationMs: 1000, warningThreshold: 0.5 },
+      () => now,
+      (w) => warnings.push(w),
+    );
     b.beforeModelCall();
     b.afterModelCall(60);
     b.afterModelCall(10);
@@ -76,10 +115,19 @@ describe('budgets', () => {
       { budget_type: 'tool_calls', used: 2, limit: 4, percent: 0.5 },
       { budget_type: 'time', used: 600, limit: 1000, percent: 0.6 },
     ]);
-    assert.throws(() => b.beforeTools(2), (e: { code: string; details: { budget_type: string } }) => e.code === 'BUDGET_EXHAUSTED' && e.details.budget_type === 'tool_calls');
+    assert.throws(
+      () => b.beforeTools(2),
+      (e: { code: string; details: { budget_type: string } }) => e.code === 'BUDGET_EXHAUSTED' && e.details.budget_type === 'tool_calls',
+    );
     b.afterModelCall(40);
-    assert.throws(() => b.beforeModelCall(), (e: { details: { budget_type: string } }) => e.details.budget_type === 'tokens');
+    assert.throws(
+      () => b.beforeModelCall(),
+      (e: { details: { budget_type: string } }) => e.details.budget_type === 'tokens',
+    );
     now = 1000;
-    assert.throws(() => b.beforeTools(0), (e: { details: { error: { kind: string } } }) => e.details.error.kind === 'time_budget_exceeded');
+    assert.throws(
+      () => b.beforeTools(0),
+      (e: { details: { error: { kind: string } } }) => e.details.error.kind === 'time_budget_exceeded',
+    );
   });
 });

@@ -10,7 +10,10 @@ describe('MCP tool namespace', () => {
 
   it('keeps two servers apart even when server and tool names contain single underscores', () => {
     const names = new Set([
-      namespacedToolName('a', 'b__c'), namespacedToolName('a_b', 'c'), namespacedToolName('a', 'b_c'), namespacedToolName('a_b', '_c'),
+      namespacedToolName('a', 'b__c'),
+      namespacedToolName('a_b', 'c'),
+      namespacedToolName('a', 'b_c'),
+      namespacedToolName('a_b', '_c'),
     ]);
     assert.equal(names.size, 4);
   });
