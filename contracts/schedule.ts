@@ -41,6 +41,13 @@ export const CalendarTrigger = Type.Object(
     month: Type.Optional(FieldSpec),
     day_of_week: Type.Optional(FieldSpec),
     year: Type.Optional(FieldSpec),
+    day_match: Type.Optional(
+      Type.Union([Type.Literal('all'), Type.Literal('any')], {
+        description:
+          'How day_of_month and day_of_week combine when both are set: "all" (default) needs both, "any' +
+          '" either (cron\'s rule; the cron authoring form sets it)',
+      }),
+    ),
   },
   { $id: 'CalendarTrigger' },
 );

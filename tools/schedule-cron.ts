@@ -77,5 +77,7 @@ export function cronToCalendar(expression: string, timezone = 'UTC'): CalendarTr
   if (dom.kind !== 'any') out.day_of_month = dom;
   if (month.kind !== 'any') out.month = month;
   if (dow.kind !== 'any') out.day_of_week = dow;
+  // Cron's rule: when both day fields are restricted, a day matching either one fires.
+  if (dom.kind !== 'any' && dow.kind !== 'any') out.day_match = 'any';
   return out;
 }

@@ -15,8 +15,8 @@ const Trigger = Type.Object(
     additionalProperties: true,
     description:
       'once: {type, due_at_utc}. interval: {type, start_at_utc, every_seconds, end_at_utc?}. ' +
-      'calendar: {type, timezone (IANA), minute?, hour?, day_of_month?, month?, day_of_week? (0=Sunday), year?}, each field {kind:"any"} or {kind:"values", values:[numbers]}. ' +
-      'cron: {type, expression: "m h dom mon dow" (5 fields), timezone?}. Times are RFC 3339 UTC.',
+      'calendar: {type, timezone (IANA), minute?, hour?, day_of_month?, month?, day_of_week? (0=Sunday), year?, day_match? ("all" default: both day fields must match; "any": either)}, each field {kind:"any"} or {kind:"values", values:[numbers]}. ' +
+      'cron: {type, expression: "m h dom mon dow" (5 fields), timezone?}, with cron\'s meaning (day of month OR day of week when both are set). Times are RFC 3339 UTC.',
   },
 );
 const Target = Type.Object(

@@ -69,12 +69,14 @@ function calendarCron(t: CalendarTrigger): Cron {
     fieldPattern('day_of_week', t.day_of_week),
     fieldPattern('year', t.year),
   ].join(' ');
-  const key = `${t.timezone} ${pattern}`;
+  const either = t.day_match === 'any';
+  const key = `${t.timezone} ${pattern}${either ? ' any' : ''}`;
   let cron = cronCache.get(key);
   if (!cron) {
     try {
-      // domAndDow: a structured calendar constrains with every field it names (day of month AND weekday).
-      cron = new Cron(pattern, { timezone: t.timezone, paused: true, mode: '7-part', domAndDow: true });
+      // domAndDow: a structured calendar constrains with every field it names (day of month AND weekday),
+      // unless it asks for cron's rule (day_match "any": either day field matches when both are set).
+      cron = new Cron(pattern, { timezone: t.timezone, paused: true, mode: '7-part', domAndDow: !either });
     } catch (err) {
       throw badTrigger(err instanceof Error ? err.message : String(err));
     }
