@@ -58,17 +58,39 @@ export function registerProcessMetrics(registry: Registry): void {
       this.set(process.getActiveResourcesInfo().length);
     },
   });
+  // Three plain gauges, not one gauge with a `quantile` label: Prometheus reserves that label for
+  // summaries (promtool refuses it elsewhere). Read from one histogram window per scrape; a window with
+  // no samples reads 0 for all three (the histogram's percentiles are meaningless without samples).
+  loopMonitor(); // sampling starts with the registry, so the first scrape has a window to read
+  let window = { p50: 0, p99: 0, max: 0 };
+  const readWindow = (): void => {
+    const h = loopMonitor();
+    window = h.count === 0 ? { p50: 0, p99: 0, max: 0 } : { p50: h.percentile(50) / 1e9, p99: h.percentile(99) / 1e9, max: h.max / 1e9 };
+    h.reset();
+  };
   new Gauge({
-    name: 'nodejs_eventloop_delay_seconds',
-    help: 'Event loop delay since the previous scrape',
-    labelNames: ['quantile'],
+    name: 'nodejs_eventloop_delay_p50_seconds',
+    help: 'Median event loop delay since the previous scrape',
     registers,
     collect() {
-      const h = loopMonitor();
-      this.set({ quantile: '0.5' }, h.percentile(50) / 1e9);
-      this.set({ quantile: '0.99' }, h.percentile(99) / 1e9);
-      this.set({ quantile: '1' }, h.max / 1e9);
-      h.reset();
+      readWindow();
+      this.set(window.p50);
+    },
+  });
+  new Gauge({
+    name: 'nodejs_eventloop_delay_p99_seconds',
+    help: '99th percentile event loop delay since the previous scrape',
+    registers,
+    collect() {
+      this.set(window.p99);
+    },
+  });
+  new Gauge({
+    name: 'nodejs_eventloop_delay_max_seconds',
+    help: 'Largest event loop delay since the previous scrape',
+    registers,
+    collect() {
+      this.set(window.max);
     },
   });
   new Gauge({
