@@ -4,15 +4,11 @@ import type { TSchema } from 'typebox';
 import { Compile } from 'typebox/compile';
 import { ServiceError } from '../contracts/errors.ts';
 import type { RouteDef } from '../contracts/route.ts';
+import { issuesSentence, readableIssues } from './validation-issues.ts';
 
 /** How many schema errors a 400 reports; the first few are enough to fix a request. */
 const MAX_REPORTED_ERRORS = 5;
 
-/** One reported schema error: a JSON pointer into the value and a human message. */
-export interface ValidationIssue {
-  path: string;
-  message: string;
-}
 
 /** The compiled checks of one route. Both throw ServiceError('BAD_REQUEST') on a mismatch. */
 export interface RouteValidators {
@@ -43,13 +39,8 @@ function compileCheck(schema: TSchema, what: string): Check {
   const validator = Compile(schema);
   return (value) => {
     if (validator.Check(value)) return;
-    const errors: ValidationIssue[] = [];
-    for (const e of validator.Errors(value)) {
-      errors.push({ path: e.instancePath === '' ? '/' : e.instancePath, message: e.message });
-      if (errors.length >= MAX_REPORTED_ERRORS) break;
-    }
-    const first = errors[0];
-    const summary = first ? `: ${first.path} ${first.message}` : '';
+    const errors = readableIssues(value, validator.Errors(value), MAX_REPORTED_ERRORS);
+    const summary = errors.length > 0 ? `: ${issuesSentence(errors)}` : '';
     throw new ServiceError('BAD_REQUEST', `${what}${summary}`, { errors });
   };
 }
