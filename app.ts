@@ -36,6 +36,7 @@ import { modelCatalog } from './providers/catalog.ts';
 import type { Provider } from './providers/provider.ts';
 import type { ProviderName } from './contracts/session.ts';
 import { createProviderRegistry, type ProviderRegistry } from './providers/registry.ts';
+import { realmConnections } from './actors/auth/auth-config.ts';
 import { openStore } from './storage/open-store.ts';
 import { clusterForwarding } from './http/cluster-forward.ts';
 import { clusterForwardOptions } from './http/modules/cluster-setup.ts';
@@ -127,6 +128,8 @@ export async function createApp(opts: AppOptions = {}): Promise<App> {
       config: cfg,
       logger: log.child({ component: 'providers' }),
       overrides: opts.providerOverrides,
+      // A realm default binding per provider counts as configured when a turn names no model.
+      hasBinding: (provider) => realmConnections(cfg, realm.realmId).defaultBindings.has(provider),
       retry: {
         maxRetries: cfg.retry.max_retries,
         initialDelayMs: cfg.retry.initial_delay_ms,

@@ -14,7 +14,6 @@ import type {
 } from '../contracts/session.ts';
 import { refuseReservedLabels } from './label-rules.ts';
 import type { Message } from '../contracts/transcript.ts';
-import { defaultModel } from '../providers/catalog.ts';
 import { resolveToolFlags, ToolConfigError } from '../tools/registry.ts';
 import type { SessionRecord } from '../storage/store.ts';
 import { PENDING_DEFER_MS, type TurnHooks, type TurnOutcome } from './session-actor.ts';
@@ -137,7 +136,7 @@ export async function createSession(
   const resolved =
     bound && body.model == null && body.provider == null
       ? deps.providers.resolve(bound.defaultModel ?? null, bound.provider)
-      : deps.providers.resolve(body.model ?? (cfg.agent.model || defaultModel()), body.provider ?? null);
+      : deps.providers.resolve(body.model ?? (cfg.agent.model || null), body.provider ?? null);
   if (bound) sameProvider(bound.provider, resolved.name, selector!.binding);
   // A missing key or base URL is known without a call: answer 502 PROVIDER_ERROR before creating anything.
   const credential = await deps.credentials?.credentialFor(selector, resolved.name, resolved.model);

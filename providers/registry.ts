@@ -39,6 +39,8 @@ export interface ProviderRegistryOptions {
   /** Injected into every adapter (tests use an instant sleep). */
   sleep?: SleepFn;
   random?: () => number;
+  /** True when the realm has an auth binding for `provider` (counts as configured for the default choice). */
+  hasBinding?: (provider: ProviderName) => boolean;
 }
 
 export interface ResolvedProvider {
@@ -52,7 +54,8 @@ export interface ProviderRegistry {
   get(name: ProviderName): Provider;
   /**
    * Chooses provider and model: an explicit provider wins (BAD_REQUEST when unknown); otherwise the
-   * provider is inferred from the model; no model means the provider's (or the global) default.
+   * provider is inferred from the model; no model means the provider's default, or with no provider
+   * either, the catalog default of the first configured provider (anthropic, gemini, openai, self_hosted).
    * A `credential` (from an auth binding) replaces the environment key and, when set, the base URL.
    */
   resolve(model?: string | null, provider?: string | null, credential?: ProviderCredential): ResolvedProvider;
@@ -78,6 +81,13 @@ const DEFAULT_BASE: Partial<Record<ProviderName, string>> = {
   openai: OPENAI_DEFAULT_BASE_URL,
   gemini: GEMINI_DEFAULT_BASE_URL,
 };
+
+/** Which provider a turn with no model and no provider runs on: the first one configured, in this order. */
+const DEFAULT_ORDER: readonly ProviderName[] = ['anthropic', 'gemini', 'openai', 'self_hosted'];
+
+const NO_PROVIDER_MESSAGE =
+  'no LLM provider is configured: set ANTHROPIC_API_KEY, GEMINI_API_KEY (or GOOGLE_API_KEY) or OPENAI_API_KEY, ' +
+  'or [providers.self_hosted] base_url, or add an auth binding; or send "provider":"scripted" for a demo turn';
 
 function isProviderName(v: string): v is ProviderName {
   return (PROVIDER_NAMES as readonly string[]).includes(v);
@@ -179,6 +189,26 @@ export function createProviderRegistry(opts: ProviderRegistryOptions): ProviderR
     return p;
   }
 
+  /** True when `name` has what a call needs: its key variable (catalog vendors) or a base URL (self_hosted). */
+  function configured(name: ProviderName): boolean {
+    const s = section(name);
+    if (name === 'self_hosted') return nonEmpty(s.base_url) !== undefined;
+    if (nonEmpty(opts.env[s.api_key_env ?? KEY_ENV[name]])) return true;
+    return name === 'gemini' && !s.api_key_env && nonEmpty(opts.env.GOOGLE_API_KEY) !== undefined;
+  }
+
+  /**
+   * The provider a turn without a model or provider runs on: the first of DEFAULT_ORDER that is
+   * configured (or has an auth binding), with its catalog default model; none configured is one
+   * error naming every variable that would do.
+   */
+  function defaultChoice(): ResolvedProvider {
+    const hit = DEFAULT_ORDER.find((name) => configured(name) || (opts.hasBinding?.(name) ?? false));
+    if (hit) return { provider: getProvider(hit), name: hit, model: defaultModelOf(hit) };
+    const fallback = inferProvider(defaultModel()) ?? 'openai';
+    return { provider: opts.overrides?.[fallback] ?? unconfigured(fallback, NO_PROVIDER_MESSAGE), name: fallback, model: defaultModel() };
+  }
+
   function defaultModelOf(name: ProviderName): string {
     if (name === 'anthropic' || name === 'openai' || name === 'gemini') return defaultModelFor(name);
     if (name === 'scripted') return 'scripted';
@@ -199,7 +229,8 @@ export function createProviderRegistry(opts: ProviderRegistryOptions): ProviderR
         }
         return { provider: get(p), name: p, model: m ?? defaultModelOf(p) };
       }
-      const chosen = m ?? defaultModel();
+      if (m === undefined) return defaultChoice();
+      const chosen = m;
       const inferred = inferProvider(chosen);
       if (!inferred) throw new ServiceError('BAD_REQUEST', `model '${chosen}' requires an explicit provider or a catalogued model`);
       return { provider: get(inferred), name: inferred, model: chosen };
