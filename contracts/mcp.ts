@@ -94,7 +94,15 @@ export const McpServerStatus = Type.Object(
 );
 export type McpServerStatus = Static<typeof McpServerStatus>;
 
-export const McpStagedOp = Type.Object({ operation: McpOperation, server_name: Type.Optional(Type.String()), persisted: Type.Boolean() });
+export const McpStagedOp = Type.Object({
+  operation: McpOperation,
+  server_name: Type.Optional(Type.String()),
+  persisted: Type.Boolean(),
+  /** A staged add (or a one-server reload): its new connection's progress, so `wait=settled` shows it. */
+  state: Type.Optional(McpServerState),
+  tools: Type.Optional(Type.Array(Type.String())),
+  error: Type.Optional(Type.Object({ kind: Type.String(), message: Type.String() })),
+});
 export type McpStagedOp = Static<typeof McpStagedOp>;
 
 export const McpSessionStatus = Type.Object(

@@ -53,9 +53,13 @@ describe('live MCP', () => {
     const r = await call(app.url, 'POST', `/sessions/${id}/mcp/add`, { session_id: id, server_config: stdioServer('local') });
     assert.equal(r.status, 200, JSON.stringify(r.body));
     assert.deepEqual(r.body, { session_id: id, operation: 'add', server_name: 'local', status: 'staged', persisted: false });
+    // wait=settled waits for the staged (unpersisted) add and shows its connection, ready with its tools.
     const before = await settled(app.url, id);
     assert.deepEqual(before.servers, []);
-    assert.deepEqual(before.staged, [{ operation: 'add', server_name: 'local', persisted: false }]);
+    assert.equal(before.staged.length, 1);
+    const staged = before.staged[0] as { operation: string; server_name: string; persisted: boolean; state: string; tools: string[] };
+    assert.deepEqual([staged.operation, staged.server_name, staged.persisted, staged.state], ['add', 'local', false, 'ready']);
+    assert.ok(staged.tools.includes('mcp__local__echo'), staged.tools.join());
 
     const c = await call(app.url, 'POST', `/sessions/${id}/messages`, { session_id: id, prompt: 'use it' });
     assert.equal(c.status, 200, JSON.stringify(c.body));

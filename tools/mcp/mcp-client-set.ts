@@ -163,17 +163,20 @@ export class McpClientSet {
       name: conn.name,
       source,
       transport: conn.kind,
-      state: conn.state,
-      tools: conn.state === 'ready' ? conn.tools.map((t) => namespacedToolName(conn.name, t.name)) : [],
-      ...(conn.failure ? { error: { kind: conn.failure.kind, message: conn.failure.message } } : {}),
+      ...connectionView(conn),
       ...(appliedAtTurn !== undefined ? { applied_at_turn: appliedAtTurn } : {}),
     }));
     servers.sort((a, b) => a.name.localeCompare(b.name));
-    const staged = this.staged.map((op): McpStagedOp => ({
-      operation: op.operation,
-      persisted: op.persisted,
-      ...('name' in op && op.name !== undefined ? { server_name: op.name } : {}),
-    }));
+    const staged = this.staged.map((op): McpStagedOp => {
+      // The connection a staged add (or one-server reload) opened: shown so a caller that waited sees it.
+      const conn = op.operation === 'add' ? op.conn : op.operation === 'reload' && op.name !== undefined ? op.conns[0] : undefined;
+      return {
+        operation: op.operation,
+        persisted: op.persisted,
+        ...('name' in op && op.name !== undefined ? { server_name: op.name } : {}),
+        ...(conn ? connectionView(conn) : {}),
+      };
+    });
     return { servers, staged };
   }
 
@@ -203,4 +206,13 @@ export class McpClientSet {
     this.staged = [];
     await Promise.all(all.map((c) => c.close()));
   }
+}
+
+/** A connection's state, its namespaced tools (empty unless ready) and its failure, if any. */
+function connectionView(conn: McpConnection): Pick<McpServerStatus, 'state' | 'tools' | 'error'> {
+  return {
+    state: conn.state,
+    tools: conn.state === 'ready' ? conn.tools.map((t) => namespacedToolName(conn.name, t.name)) : [],
+    ...(conn.failure ? { error: { kind: conn.failure.kind, message: conn.failure.message } } : {}),
+  };
 }
