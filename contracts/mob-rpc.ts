@@ -3,6 +3,7 @@
 import { Type, type Static, type TSchema } from 'typebox';
 import { ExpectedGeneration, ExpectedRevision, MemberSpec, MobDefinition, MobName, MobScopeSchema } from './mob.ts';
 import { ForkContext } from './routes-mob.ts';
+import { ProviderId } from './session.ts';
 
 const MobId = { mob_id: Type.String({ minLength: 1 }) };
 const Fenced = { ...MobId, expected_revision: Type.Optional(ExpectedRevision) };
@@ -24,6 +25,7 @@ const Helper = {
   agent_identity: MobName,
   role_name: Type.Optional(Type.String({ minLength: 1 })),
   model_override: Type.Optional(Type.String({ minLength: 1 })),
+  provider: Type.Optional(ProviderId),
 };
 
 export const RPC_PARAMS = {

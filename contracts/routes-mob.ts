@@ -5,6 +5,7 @@
 import { Type } from 'typebox';
 import type { ErrorCode } from './errors.ts';
 import { ExpectedGeneration, ExpectedRevision, MobName } from './mob.ts';
+import { ProviderId } from './session.ts';
 import type { RouteDef } from './route.ts';
 
 const Num = Type.String({ pattern: '^[0-9]{1,15}$' });
@@ -17,6 +18,8 @@ export const SpawnHelperBody = Type.Object(
     agent_identity: MobName,
     role_name: Type.Optional(Type.String({ minLength: 1 })),
     model_override: Type.Optional(Type.String({ minLength: 1 })),
+    /** The helper's provider (Warren extension); fork-helper inherits its source member's. */
+    provider: Type.Optional(ProviderId),
     runtime_mode: Type.Optional(Type.Enum(['autonomous_host', 'turn_driven'])),
     backend: Type.Optional(Type.Enum(['session', 'external'])),
   },

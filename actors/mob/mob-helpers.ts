@@ -6,6 +6,7 @@
 // remains after the result was captured: retirement failed, or work another caller started is on the
 // helper's session (it is archived, and the helper pruned, once that work ends).
 import { ServiceError } from '../../contracts/errors.ts';
+import type { ProviderName } from '../../contracts/session.ts';
 import type { Message } from '../../contracts/transcript.ts';
 import { plainText } from '../../providers/transcript-map.ts';
 import type { MobActor } from './mob-actor.ts';
@@ -18,6 +19,8 @@ export interface HelperRequest {
   agent_identity: string;
   role_name?: string;
   model_override?: string;
+  /** The helper's provider (a Warren extension); a fork without one inherits its source member's. */
+  provider?: ProviderName;
 }
 
 export interface ForkRequest extends HelperRequest {
@@ -68,6 +71,7 @@ async function runHelper(host: MobHost, mob: MobActor, req: HelperRequest, injec
     agent_identity: req.agent_identity,
     role: req.role_name ?? 'helper',
     ...(req.model_override ? { model: req.model_override } : {}),
+    ...(req.provider ? { provider: req.provider } : {}),
   };
   const { member, kickoff } = await host.spawn(mob, spec, false, {
     helper: true,
@@ -130,5 +134,12 @@ export async function forkHelper(host: MobHost, mobId: string, req: ForkRequest)
   const { rows } = await host.sessions.history(source.record.session_id, 0);
   const ctx = req.fork_context ?? { type: 'full_history' as const };
   const picked = ctx.type === 'last_messages' ? rows.slice(Math.max(0, rows.length - ctx.count)) : rows;
-  return runHelper(host, mob, req, `Conversation of ${req.source_member_id} so far:\n${render(picked)}`);
+  // The fork runs where its source runs unless the request says otherwise: the source member's provider
+  // (and its model, unless the request overrides the model; a model override alone is inferred anew).
+  const from = source.record.spec;
+  const inherited: HelperRequest =
+    req.provider || req.model_override
+      ? req
+      : { ...req, ...(from.provider ? { provider: from.provider } : {}), ...(from.model ? { model_override: from.model } : {}) };
+  return runHelper(host, mob, inherited, `Conversation of ${req.source_member_id} so far:\n${render(picked)}`);
 }

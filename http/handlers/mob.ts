@@ -170,6 +170,7 @@ export function mobHandlers(rt: MobRuntime): HandlerTable {
             agent_identity: b.agent_identity,
             ...(b.role_name ? { role_name: b.role_name } : {}),
             ...(b.model_override ? { model_override: b.model_override } : {}),
+            ...(b.provider ? { provider: b.provider } : {}),
           }),
         );
       }),
@@ -188,6 +189,7 @@ export function mobHandlers(rt: MobRuntime): HandlerTable {
             source_member_id: b.source_member_id,
             ...(b.role_name ? { role_name: b.role_name } : {}),
             ...(b.model_override ? { model_override: b.model_override } : {}),
+            ...(b.provider ? { provider: b.provider } : {}),
             ...(b.fork_context ? { fork_context: b.fork_context } : {}),
           }),
         );
