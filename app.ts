@@ -1,6 +1,6 @@
 // app.ts: the one composition root. Opens the realm (files, config, store), builds the providers,
 // tools, supervisor and HTTP layer, and listens. main.ts and every integration test call createApp.
-import { mkdir } from 'node:fs/promises';
+import { mkdir, rm } from 'node:fs/promises';
 import type { Logger } from 'pino';
 import { Observability } from './actors/observe/observability.ts';
 import { withStoreHealth } from './actors/store-health.ts';
@@ -12,7 +12,7 @@ import { WARREN_VERSION } from './contracts/routes-system.ts';
 import type { StartOptions } from './config/flags.ts';
 import { createLogger } from './config/logger.ts';
 import { RealmConfig } from './config/realm-config.ts';
-import { openRealm } from './config/realm.ts';
+import { openRealm, type RealmInfo } from './config/realm.ts';
 import { createHttpServer } from './http/create-server.ts';
 import { composeModules, type ModuleFactory } from './http/module-unit.ts';
 import { authModule } from './http/modules/auth-module.ts';
@@ -104,6 +104,17 @@ export async function createApp(opts: AppOptions = {}): Promise<App> {
     instance: opts.instance,
     logger: log,
   });
+  try {
+    return await startOnRealm(realm, opts, log, env);
+  } catch (err) {
+    // A start that fails (a port in use, a store that cannot open) leaves no realm behind it created.
+    if (realm.created) await rm(realm.dir, { recursive: true, force: true }).catch(() => undefined);
+    throw err;
+  }
+}
+
+/** Everything after the realm is open: storage, the actor runtime, the modules and the listener. */
+async function startOnRealm(realm: RealmInfo, opts: AppOptions, log: Logger, env: NodeJS.ProcessEnv): Promise<App> {
   const realmConfig = await RealmConfig.open(realm, { instanceId: opts.instance, exposePaths: opts.exposePaths ?? false, logger: log });
   // Observation wraps the store (timed commits) and hooks the runtime, so it exists before both.
   const observe = new Observability({
