@@ -214,6 +214,7 @@ async function startOnRealm(realm: RealmInfo, opts: AppOptions, log: Logger, env
       dir: realm.dir,
     },
     env,
+    log,
     clock: (name) => opts.clocks?.[name] ?? Date.now,
     config: realmConfig,
     modelCatalog,

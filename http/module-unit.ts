@@ -11,6 +11,7 @@ import type { Supervisor } from '../actors/supervisor.ts';
 import type { ToolContribution } from '../actors/tool-contributions.ts';
 import type { HandlerTable } from './handler.ts';
 import type { WebSocketRoute } from './transport.ts';
+import type { Logger } from '../config/logger.ts';
 
 /** The realm this server serves (reported by the system routes). */
 export interface RealmInfo {
@@ -43,6 +44,8 @@ export interface ModuleContext {
   config: ConfigAccess;
   /** The process environment the server was started with (tests pass their own). */
   env: NodeJS.ProcessEnv;
+  /** The root logger: a module logs through `log.child({ component })` (one component key per line). */
+  log: Logger;
   /** The clock of a named subsystem (injected by tests through AppOptions.clocks), else Date.now. */
   clock(name: string): () => number;
   /** The GET /models/catalog body. */
@@ -85,6 +88,8 @@ export interface ModuleUnit {
 export type ModuleFactory = (ctx: ModuleContext) => ModuleUnit;
 
 export interface ComposeOptions {
+  /** The root logger (ModuleContext.log). */
+  log: Logger;
   supervisor: Supervisor;
   sessionPolicy: SessionPolicy;
   realm: RealmInfo;
@@ -121,6 +126,7 @@ export function composeModules(factories: readonly ModuleFactory[], opts: Compos
     realm: opts.realm,
     config: opts.config,
     env: opts.env ?? process.env,
+    log: opts.log,
     clock: (name) => opts.clock?.(name) ?? Date.now,
     modelCatalog: opts.modelCatalog,
     routes: () => routes,

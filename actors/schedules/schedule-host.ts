@@ -23,6 +23,8 @@ export const SCHEDULE_KIND = 'schedule';
 
 export interface ScheduleHostOptions {
   clock: Clock;
+  /** The schedules' logger (a child of the root logger with `component: 'schedules'`). */
+  log: Logger;
   sessions: SessionPort;
   /** Lease of a dispatched turn before another process may recover it (default 30 minutes). */
   turnLeaseMs?: number;
@@ -62,7 +64,7 @@ export class ScheduleHost {
     private readonly opts: ScheduleHostOptions,
   ) {
     const { store } = sup.deps;
-    this.log = sup.deps.log.child({ component: 'schedules' });
+    this.log = opts.log;
     this.shared = sup.deps.cluster !== undefined;
     this.wheel = new DueWheel(opts.clock, (ids, now) => this.onDue(ids, now));
     const turnLeaseMs = opts.turnLeaseMs ?? 30 * 60_000;

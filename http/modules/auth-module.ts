@@ -20,7 +20,7 @@ export function authModule(ctx: ModuleContext): ModuleUnit {
     config: () => ctx.config.current(),
     env: ctx.env,
     now: ctx.clock('auth'),
-    log: deps.log.child({ component: 'auth' }),
+    log: ctx.log.child({ component: 'auth' }),
   };
   const auth = new AuthService(authDeps);
   const logins = new AuthLogins(auth, authDeps);

@@ -13,7 +13,7 @@ export function commsModule(ctx: ModuleContext): ModuleUnit {
   const host = new CommsHost({
     sessions: ctx.sessions(),
     config: () => ctx.config.current(),
-    log: deps.log.child({ component: 'comms' }),
+    log: ctx.log.child({ component: 'comms' }),
     now: deps.now,
   });
   // An empty variable disables the check, like an unset one (wire-notes §11 item 15).

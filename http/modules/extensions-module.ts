@@ -62,7 +62,7 @@ export function extensionsModule(ctx: ModuleContext): ModuleUnit {
   const { deps } = ctx.supervisor;
   const webhooks = new WebhookService({
     store: deps.store,
-    log: deps.log.child({ component: 'webhooks' }),
+    log: ctx.log.child({ component: 'webhooks' }),
     config: () => ctx.config.current(),
     now: ctx.clock('webhooks'),
     env: ctx.env,
@@ -75,10 +75,10 @@ export function extensionsModule(ctx: ModuleContext): ModuleUnit {
   // A follow-up still queued (busy policies) has no first event yet: its stream starts at the live tail.
   slot.requestStartSeq = (rid, sid) => detached.firstSeq(rid, sid, async () => (await ctx.sessions().get(sid)).hub.lastSeq + 1);
   const followUps = new FollowUps(ctx.sessions(), {
-    log: deps.log.child({ component: 'busy' }),
+    log: ctx.log.child({ component: 'busy' }),
     now: ctx.clock('busy'),
     maxQueued: () => ctx.config.current().extensions?.max_queued_turns ?? DEFAULT_MAX_QUEUED_TURNS,
-    detached: detachedAnswers(detached, ctx.realm.realmId, deps.log.child({ component: 'busy' })),
+    detached: detachedAnswers(detached, ctx.realm.realmId, ctx.log.child({ component: 'busy' })),
   });
   deps.followUps = followUps;
   slot.busyContinue = busyContinue(followUps, ctx.realm.realmId);

@@ -17,7 +17,7 @@ export function mcpModule(ctx: ModuleContext): ModuleUnit {
   const live = new McpLive({
     sessions: ctx.sessions(),
     store: deps.store,
-    log: deps.log.child({ component: 'mcp' }),
+    log: ctx.log.child({ component: 'mcp' }),
     config: () => ctx.config.current(),
     contextRoot: ctx.realm.contextRoot,
     clientInfo: { name: 'warren', version: WARREN_VERSION },

@@ -32,7 +32,7 @@ export function mobModule(ctx: ModuleContext): ModuleUnit {
     name: 'mobs',
     routes: MOB_ROUTES,
     handlers: { ...mobRpcHandlers(rt), ...mobHandlers(rt) },
-    websockets: [mobRpcSocket(rt, ctx.supervisor.deps.log.child({ component: 'mob-rpc' }), ctx.supervisor.deps.ownerCalls)],
+    websockets: [mobRpcSocket(rt, ctx.log.child({ component: 'mob-rpc' }), ctx.supervisor.deps.ownerCalls)],
     actorKinds: [MOB_KIND, MEMBER_KIND],
     tools: {
       tools: ({ settings }) => {

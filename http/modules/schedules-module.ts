@@ -22,6 +22,7 @@ export function schedulesModule(opts: SchedulesModuleOptions = {}): { factory: M
   const factory = (ctx: ModuleContext): ModuleUnit => {
     const schedules = new ScheduleHost(ctx.supervisor, {
       clock: opts.clock ?? systemClock,
+      log: ctx.log.child({ component: 'schedules' }),
       sessions: sessionPort(ctx.sessions()),
       ...(opts.turnLeaseMs !== undefined ? { turnLeaseMs: opts.turnLeaseMs } : {}),
     });

@@ -13,7 +13,7 @@ import type { ModuleContext, ModuleUnit } from '../module-unit.ts';
 export function workgraphModule(ctx: ModuleContext): ModuleUnit {
   const { deps } = ctx.supervisor;
   const host = new WorkGraphHost(
-    { store: deps.store, realmId: ctx.realm.realmId, now: deps.now, log: deps.log.child({ component: 'workgraph' }) },
+    { store: deps.store, realmId: ctx.realm.realmId, now: deps.now, log: ctx.log.child({ component: 'workgraph' }) },
     ctx.supervisor.registry,
   );
   provideWorkGraph(ctx.supervisor, host);

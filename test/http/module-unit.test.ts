@@ -68,6 +68,7 @@ function compose(modules: ModuleFactory[]) {
   });
   const composed = composeModules(modules, {
     supervisor,
+    log: pino({ level: 'silent' }),
     sessionPolicy: { idleEvictMs: 1_000, shedAfterMs: 1_000, maxResident: 10, overdueRunMs: 1_000 },
     realm: { realmId: 'r', backend: 'memory', contextRoot: '/tmp' },
     config: { envelope: () => ({}), replace: async () => ({}), patch: async () => ({}), current: () => defaultConfig() },
