@@ -5,7 +5,7 @@ import type { Message } from '../contracts/transcript.ts';
 import type { ToolSpec } from '../contracts/tool.ts';
 import type { Provider } from '../providers/provider.ts';
 import type { StoreOp } from '../storage/store.ts';
-import type { SessionCore } from './session-core.ts';
+import type { SessionCore } from './session/session-core.ts';
 import { isTurnStart } from './compaction-policy.ts';
 
 export interface BoundaryCall {

@@ -6,8 +6,8 @@ import { WarrenSessionContinueArgs, WarrenSessionCreateArgs, WarrenSessionsListA
 import type { CreateSessionRequest } from '../contracts/session.ts';
 import { errorOfReply, type OwnerCalls } from './cluster/owner-calls.ts';
 import type { ExposedResult, ExposedTool } from './mcp-exposed.ts';
-import { continueSession, createSession, CreatedWithTurnFailure, type TurnReply } from './session-commands.ts';
-import type { SessionHost } from './session-host.ts';
+import { continueSession, createSession, CreatedWithTurnFailure, type TurnReply } from './session/session-commands.ts';
+import type { SessionHost } from './session/session-host.ts';
 
 function structured(value: Record<string, unknown>): ExposedResult {
   return { text: JSON.stringify(value), structured: value };

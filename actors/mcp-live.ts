@@ -22,8 +22,8 @@ import { McpClientSet, type McpSource } from '../tools/mcp/mcp-client-set.ts';
 import { configProblem } from '../tools/mcp/mcp-connection.ts';
 import { serverNameProblem } from '../tools/mcp/mcp-names.ts';
 import type { Tool } from '../tools/tool.ts';
-import type { SessionActor } from './session-actor.ts';
-import type { SessionHost } from './session-host.ts';
+import type { SessionActor } from './session/session-actor.ts';
+import type { SessionHost } from './session/session-host.ts';
 
 /** Store record namespace of the persisted per-session changes (key: session id). */
 export const MCP_RECORD_NS = 'mcp';

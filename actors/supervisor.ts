@@ -14,7 +14,7 @@ import { CapabilityRegistry } from './capability-registry.ts';
 import { RequestRegistry } from './request-registry.ts';
 import { ToolContributions } from './tool-contributions.ts';
 import type { RuntimeObserver } from './runtime-observer.ts';
-import type { LedgerOutbox } from './session-writer.ts';
+import type { LedgerOutbox } from './session/session-writer.ts';
 import type { SkillResolver } from './skills/turn-skills.ts';
 import type { MobTargetPort } from '../contracts/schedule.ts';
 import type { FlowRunPort } from '../contracts/mob.ts';

@@ -1,6 +1,6 @@
 // contracts/records.ts: schemas of what Warren stores. The store validates a SessionRecord and each
 // LedgerEntry on read (storage/record-migrations.ts, after migrating older versions); the session kind
-// validates its PersistedState when it hydrates (actors/session-host.ts).
+// validates its PersistedState when it hydrates (actors/session/session-host.ts).
 import { Type, type Static } from 'typebox';
 import { AuthBinding } from './auth.ts';
 import { PeerMeta, ProviderId } from './session.ts';

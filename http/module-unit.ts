@@ -6,7 +6,7 @@
 import type { Config } from '../contracts/config.ts';
 import type { RouteDef } from '../contracts/route.ts';
 import type { CapabilityDecl } from '../actors/capability-registry.ts';
-import { SessionHost, type SessionPolicy } from '../actors/session-host.ts';
+import { SessionHost, type SessionPolicy } from '../actors/session/session-host.ts';
 import type { Supervisor } from '../actors/supervisor.ts';
 import type { ToolContribution } from '../actors/tool-contributions.ts';
 import type { HandlerTable } from './handler.ts';

@@ -13,6 +13,7 @@ import { readLedgerEntries, readSessionRecord } from './record-migrations.ts';
 import { migratePostgres } from './postgres-schema.ts';
 import { encodePg, runBatch, type PgWrite } from './postgres-writes.ts';
 import type { LedgerEntry, ListSessionsOptions, SessionRecord, Store, StoreOp } from './store.ts';
+import { GroupCommitQueue } from './group-commit.ts';
 
 /** How a node reaches its database. */
 export interface PostgresOptions {
@@ -25,12 +26,6 @@ export interface PostgresOptions {
 /** The URL with its password replaced by `***`, for logs, errors and GET /config. */
 export const redactPostgresUrl = redactDatabaseUrl;
 
-interface Pending {
-  writes: PgWrite[];
-  resolve(): void;
-  reject(err: unknown): void;
-}
-
 /** SQL LIMIT for a pageBounds limit: NULL means none. */
 const sqlLimit = (limit: number): number | null => (Number.isFinite(limit) ? limit : null);
 
@@ -39,15 +34,14 @@ export class PostgresStore implements Store {
   readonly persistent = true;
   readonly pool: Pool;
   readonly redactedUrl: string;
-  #queue: Pending[] = [];
-  #inFlight = false;
-  #scheduled = false;
+  /** Queued commits, one transaction at a time (storage/group-commit.ts). */
+  readonly #commits: GroupCommitQueue<PgWrite[]>;
   #closed = false;
-  #idle: Array<() => void> = [];
 
   constructor(pool: Pool, redactedUrl: string) {
     this.pool = pool;
     this.redactedUrl = redactedUrl;
+    this.#commits = new GroupCommitQueue((commits) => this.#run(commits));
   }
 
   async #q<R extends pg.QueryResultRow>(sql: string, params: unknown[]): Promise<R[]> {
@@ -165,41 +159,10 @@ export class PostgresStore implements Store {
       if (this.#closed) throw new ServiceError('SESSION_STORE_ERROR', 'store is closed');
       const writes = encodePg(checkOps(ops));
       if (writes.length === 0) return Promise.resolve();
-      return new Promise<void>((resolve, reject) => {
-        this.#queue.push({ writes, resolve, reject });
-        if (!this.#scheduled && !this.#inFlight) {
-          this.#scheduled = true;
-          setImmediate(() => {
-            this.#scheduled = false;
-            this.#send();
-          });
-        }
-      });
+      return this.#commits.push(writes);
     } catch (err) {
       return Promise.reject(err);
     }
-  }
-
-  #send(): void {
-    if (this.#inFlight) return;
-    const batch = this.#queue;
-    if (batch.length === 0) {
-      const idle = this.#idle;
-      this.#idle = [];
-      for (const resolve of idle) resolve();
-      return;
-    }
-    this.#queue = [];
-    this.#inFlight = true;
-    void this.#run(batch.map((p) => p.writes))
-      .then(
-        (errors) => batch.forEach((p, i) => (errors[i] ? p.reject(errors[i]) : p.resolve())),
-        (err: unknown) => batch.forEach((p) => p.reject(err)),
-      )
-      .finally(() => {
-        this.#inFlight = false;
-        this.#send();
-      });
   }
 
   async #run(commits: PgWrite[][]): Promise<Array<ServiceError | null>> {
@@ -228,7 +191,7 @@ export class PostgresStore implements Store {
 
   async close(): Promise<void> {
     if (this.#closed) return;
-    if (this.#inFlight || this.#queue.length > 0) await new Promise<void>((resolve) => this.#idle.push(resolve));
+    await this.#commits.drain();
     this.#closed = true;
     await this.pool.end();
   }

@@ -15,6 +15,7 @@ import { checkOps, pageBounds } from './prepare-ops.ts';
 import { readLedgerEntries, readSessionRecord } from './record-migrations.ts';
 import { BUSY_TIMEOUT_MS, lastSeqOf, rowCountOf, type Write } from './sqlite-writes.ts';
 import { SqliteWriterHandle } from './sqlite-writer-client.ts';
+import { GroupCommitQueue } from './group-commit.ts';
 
 /** The realm's database file inside the store directory (plus SQLite's `-wal` and `-shm` beside it). */
 export const SQLITE_FILE = 'warren.sqlite';
@@ -44,13 +45,6 @@ function readStatements(db: Database) {
 
 type Reads = ReturnType<typeof readStatements>;
 
-/** A commit() waiting for its transaction. */
-interface Pending {
-  writes: Write[];
-  resolve(): void;
-  reject(err: unknown): void;
-}
-
 /** SQLite's LIMIT for a pageBounds limit: a negative LIMIT means none. */
 const sqlLimit = (limit: number): number => (Number.isFinite(limit) ? limit : -1);
 
@@ -60,18 +54,15 @@ class SqliteStore implements Store {
   readonly #reader: Database;
   readonly #q: Reads;
   readonly #writer: SqliteWriterHandle;
-  /** Commits not yet sent to the writer. */
-  #queue: Pending[] = [];
-  /** The batch the writer is running (at most one, so transactions land in issue order). */
-  #inFlight = false;
-  #scheduled = false;
+  /** Queued commits, one transaction at a time (storage/group-commit.ts). */
+  readonly #commits: GroupCommitQueue<Write[]>;
   #closed = false;
-  #idle: Array<() => void> = [];
 
   constructor(reader: Database, writer: SqliteWriterHandle) {
     this.#reader = reader;
     this.#q = readStatements(reader);
     this.#writer = writer;
+    this.#commits = new GroupCommitQueue((commits) => writer.run(commits));
   }
 
   #open(): Reads {
@@ -158,44 +149,10 @@ class SqliteStore implements Store {
       this.#open();
       const writes = encode(checkOps(ops));
       if (writes.length === 0) return Promise.resolve();
-      return new Promise<void>((resolve, reject) => {
-        this.#queue.push({ writes, resolve, reject });
-        if (!this.#scheduled && !this.#inFlight) {
-          this.#scheduled = true;
-          setImmediate(() => {
-            this.#scheduled = false;
-            this.#send();
-          });
-        }
-      });
+      return this.#commits.push(writes);
     } catch (err) {
       return Promise.reject(err);
     }
-  }
-
-  /** Hands every queued commit to the writer as one transaction, unless one is running. */
-  #send(): void {
-    if (this.#inFlight) return;
-    const batch = this.#queue;
-    if (batch.length === 0) {
-      const idle = this.#idle;
-      this.#idle = [];
-      for (const resolve of idle) resolve();
-      return;
-    }
-    this.#queue = [];
-    this.#inFlight = true;
-    // Never rejects: every outcome settles the batch's own promises.
-    void this.#writer
-      .run(batch.map((p) => p.writes))
-      .then(
-        (errors) => batch.forEach((p, i) => (errors[i] ? p.reject(errors[i]) : p.resolve())),
-        (err: unknown) => batch.forEach((p) => p.reject(err)),
-      )
-      .finally(() => {
-        this.#inFlight = false;
-        this.#send();
-      });
   }
 
   /** The writing connection's durability settings plus the reader's busy timeout. */
@@ -206,7 +163,7 @@ class SqliteStore implements Store {
   async close(): Promise<void> {
     if (this.#closed) return;
     // Commits already accepted land before the file closes.
-    if (this.#inFlight || this.#queue.length > 0) await new Promise<void>((resolve) => this.#idle.push(resolve));
+    await this.#commits.drain();
     this.#closed = true;
     await this.#writer.close();
     this.#reader.close();

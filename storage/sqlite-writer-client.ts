@@ -61,14 +61,20 @@ let shared: WriterThread | undefined;
 let nextDb = 1;
 
 /**
- * The process's writer thread, started on first use. Warren runs its TypeScript through tsx, whose loader a
- * worker does not inherit, so the thread registers tsx itself (resolved here) and then imports its module.
+ * The process's writer thread, started on first use. From the build (scripts/build.mjs) the thread imports
+ * the compiled dist/sqlite-writer.js beside this bundle. From source (tsx), whose loader a worker does not
+ * inherit, the thread registers tsx itself (resolved here) and then imports the TypeScript module.
  */
 function writerThread(): WriterThread {
   if (shared && !shared.dead) return shared;
-  const tsx = import.meta.resolve('tsx/esm/api');
-  const entry = new URL('./sqlite-writer.ts', import.meta.url).href;
-  const source = `import(${JSON.stringify(tsx)}).then(({ register }) => { register(); return import(${JSON.stringify(entry)}); });`;
+  let source: string;
+  if (import.meta.url.endsWith('.js')) {
+    source = `import(${JSON.stringify(new URL('./sqlite-writer.js', import.meta.url).href)});`;
+  } else {
+    const tsx = import.meta.resolve('tsx/esm/api');
+    const entry = new URL('./sqlite-writer.ts', import.meta.url).href;
+    source = `import(${JSON.stringify(tsx)}).then(({ register }) => { register(); return import(${JSON.stringify(entry)}); });`;
+  }
   shared = new WriterThread(new Worker(source, { eval: true, workerData: { warrenSqliteWriter: true } }));
   return shared;
 }

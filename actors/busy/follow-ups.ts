@@ -13,9 +13,9 @@ import type { ContentInput } from '../../contracts/transcript.ts';
 import type { TurnOutcome } from '../../machines/session-machine.ts';
 import type { StoreOp } from '../../storage/store.ts';
 import type { RequestHandle } from '../request-registry.ts';
-import type { TurnHooks } from '../session-actor.ts';
-import { continueSession, type TurnReply } from '../session-commands.ts';
-import type { SessionHost } from '../session-host.ts';
+import type { TurnHooks } from '../session/session-actor.ts';
+import { continueSession, type TurnReply } from '../session/session-commands.ts';
+import type { SessionHost } from '../session/session-host.ts';
 import type { FollowUpPort } from './busy-port.ts';
 
 /** How a detached (Prefer: respond-async) busy request keeps its GET /requests/{id} record (http layer). */

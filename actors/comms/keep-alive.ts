@@ -1,6 +1,6 @@
 // actors/comms/keep-alive.ts: the comms agent actor kind ('comms_agent'): one per keep-alive session,
 // driven by machines/keep-alive-machine.ts. When an admitted input wakes it, it runs one turn per input,
-// oldest first, through continueSession (actors/session-commands.ts) with the input as the prompt; the
+// oldest first, through continueSession (actors/session/session-commands.ts) with the input as the prompt; the
 // turn's commit deletes the input from the inbox. Registered after the session kind, so at shutdown it
 // stops (and interrupts its turn) before sessions are quiesced.
 import { createActor, type ActorRefFrom } from 'xstate';
@@ -8,8 +8,8 @@ import type { Logger } from 'pino';
 import { isServiceError } from '../../contracts/errors.ts';
 import { keepAliveMachine, type KeepAliveEvent, type KeepAliveOutcome } from '../../machines/keep-alive-machine.ts';
 import type { KindTable } from '../actor-registry.ts';
-import { continueSession } from '../session-commands.ts';
-import type { SessionHost } from '../session-host.ts';
+import { continueSession } from '../session/session-commands.ts';
+import type { SessionHost } from '../session/session-host.ts';
 import type { Inboxes } from './inbox.ts';
 
 export const COMMS_AGENT_KIND = 'comms_agent';

@@ -1,6 +1,6 @@
 // actors/detached/detached-requests.ts: the durable records of detached turns. The record is written
 // with the turn's pending input (running), and its terminal state rides the turn's own commit or failure
-// write (actors/session-actor.ts TurnHooks), so after kill -9 a record still `running` from an earlier
+// write (actors/session/session-actor.ts TurnHooks), so after kill -9 a record still `running` from an earlier
 // process means the turn never committed: it is reported failed. Terminal records expire after a TTL.
 import { randomUUID } from 'node:crypto';
 import type { DetachedRecord } from '../../contracts/detached.ts';

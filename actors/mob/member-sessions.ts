@@ -1,6 +1,6 @@
 // actors/mob/member-sessions.ts: how the mob runtime reaches its members' sessions. Every member is a
 // real Warren session: its kickoff is a create turn, each dispatched prompt a continue turn, both through
-// the session commands (actors/session-commands.ts), so turns run against the configured provider and
+// the session commands (actors/session/session-commands.ts), so turns run against the configured provider and
 // the session machine applies its busy rule as for any caller. Wiring uses comms: members carry a comms
 // name, so wired members find each other with the comms tools, and `mob.peer_added` / `mob.peer_retired`
 // / `mob.peer_unwired` lifecycle notices reach their inboxes. The only mob file that knows sessions.
@@ -9,9 +9,9 @@ import type { ProviderName } from '../../contracts/session.ts';
 import type { ContentInput, Message } from '../../contracts/transcript.ts';
 import { CommsHost } from '../comms/comms-host.ts';
 import { sendComms } from '../comms/comms-send.ts';
-import { continueSession, createSession, CreatedWithTurnFailure, type TurnReply } from '../session-commands.ts';
-import type { SessionHost } from '../session-host.ts';
-import { historyPage } from '../session-queries.ts';
+import { continueSession, createSession, CreatedWithTurnFailure, type TurnReply } from '../session/session-commands.ts';
+import type { SessionHost } from '../session/session-host.ts';
+import { historyPage } from '../session/session-queries.ts';
 
 export type MobLifecycleKind = 'mob.peer_added' | 'mob.peer_retired' | 'mob.peer_unwired';
 

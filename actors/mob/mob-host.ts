@@ -12,7 +12,7 @@ import type { ContentInput } from '../../contracts/transcript.ts';
 import { mobMachine } from '../../machines/mob-machine.ts';
 import { memberMachine } from '../../machines/mob-member-machine.ts';
 import type { KindTable } from '../actor-registry.ts';
-import type { TurnReply } from '../session-commands.ts';
+import type { TurnReply } from '../session/session-commands.ts';
 import type { Supervisor } from '../supervisor.ts';
 import { AgentEvents } from './mob-agent-events.ts';
 import { MEMBER_KIND, MOB_KIND, MOB_NS, MobActor, type MemberRuntime } from './mob-actor.ts';

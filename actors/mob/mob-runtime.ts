@@ -7,7 +7,7 @@ import { LIFECYCLE_STAGES, type LifecycleStage, type MemberRecord, type MobScope
 import { RPC_PARAMS, type RpcMethod, type RpcParams } from '../../contracts/mob-rpc.ts';
 import { ServiceError } from '../../contracts/errors.ts';
 import { hostIdentity } from '../../contracts/routes-system.ts';
-import type { SessionHost } from '../session-host.ts';
+import type { SessionHost } from '../session/session-host.ts';
 import type { Supervisor } from '../supervisor.ts';
 import { mergeEvents, moduleEnvelope, normalizeModuleLines, NormalizationError } from './envelope.ts';
 import { FlowRunner } from './flow-runner.ts';

@@ -3,8 +3,8 @@
 // kind that registers shows up in metrics and the viewer. Sessions add their own details.
 import type { AnyActorRef, AnyStateMachine } from 'xstate';
 import type { ActorDescription } from '../actor-registry.ts';
-import type { SessionActor } from '../session-actor.ts';
-import { SESSION_KIND, type SessionHost } from '../session-host.ts';
+import type { SessionActor } from '../session/session-actor.ts';
+import { SESSION_KIND, type SessionHost } from '../session/session-host.ts';
 import type { Supervisor } from '../supervisor.ts';
 
 /** One resident actor as observation reports it (no ids beyond the actor's own). */

@@ -5,8 +5,8 @@ import { ServiceError } from '../../contracts/errors.ts';
 import type { MaterializeCreate, TargetAction } from '../../contracts/schedule.ts';
 import type { ContentInput } from '../../contracts/transcript.ts';
 import type { Static } from 'typebox';
-import { continueSession, createSession, type TurnReply } from '../session-commands.ts';
-import type { SessionHost } from '../session-host.ts';
+import { continueSession, createSession, type TurnReply } from '../session/session-commands.ts';
+import type { SessionHost } from '../session/session-host.ts';
 
 export type SessionPresence = 'missing' | 'idle' | 'busy';
 

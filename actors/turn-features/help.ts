@@ -3,6 +3,7 @@
 import { readFileSync } from 'node:fs';
 import type { CreateSessionRequest } from '../../contracts/session.ts';
 import type { HelpRequest } from '../../contracts/turn-features.ts';
+import { packageFile } from '../../contracts/package-root.ts';
 
 /** The README beyond this many bytes is cut (a help call should not cost a whole manual of tokens). */
 const MAX_DOC_BYTES = 64 * 1024;
@@ -12,7 +13,7 @@ let readme: string | undefined;
 function readmeText(): string {
   if (readme === undefined) {
     try {
-      readme = readFileSync(new URL('../../README.md', import.meta.url), 'utf8');
+      readme = readFileSync(packageFile('README.md'), 'utf8');
     } catch {
       readme = '(README.md is not available on this server)';
     }

@@ -11,7 +11,7 @@ import { jsonSchemaSlot, lowerSchema } from '../../providers/json-schema-slot.ts
 import type { ProviderName } from '../../contracts/session.ts';
 import type { ProviderUsage } from '../../contracts/transcript.ts';
 import type { Provider, ProviderResponse } from '../../providers/provider.ts';
-import type { GuardedCall, TurnGuard } from '../turn-runner.ts';
+import type { GuardedCall, TurnGuard } from '../session/turn-runner.ts';
 import { budgetExhausted, durationMs, RunBudget } from './budget.ts';
 import { extract } from './extraction.ts';
 import { BackgroundSlots, RunHooks, runEntries } from './hook-engine.ts';

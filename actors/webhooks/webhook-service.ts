@@ -1,13 +1,13 @@
 // actors/webhooks/webhook-service.ts: signed outbound webhooks. As the runtime's LedgerOutbox it turns
 // the ledger entries a subscription wants into outbox records committed in the same store transaction
-// as the entries (actors/session-writer.ts), then hands them to the dispatcher once durable. At startup
+// as the entries (actors/session/session-writer.ts), then hands them to the dispatcher once durable. At startup
 // it reloads every pending record. The /webhooks handlers call it.
 import type { Logger } from 'pino';
 import type { Config } from '../../contracts/config.ts';
 import { ServiceError } from '../../contracts/errors.ts';
 import type { DeliveryRecord, DeliveryStatus, WebhookCreateRequest } from '../../contracts/webhooks.ts';
 import type { LedgerEntry, Store, StoreOp } from '../../storage/store.ts';
-import type { LedgerOutbox } from '../session-writer.ts';
+import type { LedgerOutbox } from '../session/session-writer.ts';
 import { DELIVERY_NS_PREFIX, deliveryKey, WebhookDispatcher, type DeliveryTuning } from './webhook-dispatcher.ts';
 import { deliveryId, WebhookSubscriptions, type Subscription } from './webhook-subscriptions.ts';
 

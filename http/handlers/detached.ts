@@ -6,9 +6,9 @@
 import { randomUUID } from 'node:crypto';
 import type { Logger } from 'pino';
 import type { DetachedRequests } from '../../actors/detached/detached-requests.ts';
-import type { TurnHooks } from '../../actors/session-actor.ts';
-import { continueSession, createSession, CreatedWithTurnFailure } from '../../actors/session-commands.ts';
-import type { SessionHost } from '../../actors/session-host.ts';
+import type { TurnHooks } from '../../actors/session/session-actor.ts';
+import { continueSession, createSession, CreatedWithTurnFailure } from '../../actors/session/session-commands.ts';
+import type { SessionHost } from '../../actors/session/session-host.ts';
 import type { DetachedRecord } from '../../contracts/detached.ts';
 import { isServiceError, ServiceError } from '../../contracts/errors.ts';
 import { errorResponse, sessionCreatedWithTurnFailure } from '../errors.ts';

@@ -5,8 +5,8 @@
 // overflow it are re-read from the ledger before going live, so a slow replay stays lossless.
 import { ServiceError, sessionNotFound } from '../../contracts/errors.ts';
 import type { EventHub } from '../../actors/event-hub.ts';
-import type { SessionHost } from '../../actors/session-host.ts';
-import { ledgerRange, replayEvents } from '../../actors/session-queries.ts';
+import type { SessionHost } from '../../actors/session/session-host.ts';
+import { ledgerRange, replayEvents } from '../../actors/session/session-queries.ts';
 import { on, type HandlerContext, type HandlerTable } from '../handler.ts';
 import { SESSION_ROUTE } from '../../contracts/routes-sessions.ts';
 import { envelopeOf, SseSubscriber, type SseOptions } from '../sse.ts';

@@ -5,13 +5,14 @@ import { readFile } from 'node:fs/promises';
 import { createRequire } from 'node:module';
 import { fileURLToPath } from 'node:url';
 import type { HandlerResult, HandlerTable } from '../handler.ts';
+import { packageFile } from '../../contracts/package-root.ts';
 
 /** What GET /metrics needs (actors/observe/metrics.ts provides it). */
 export interface MetricsSource {
   scrape(): Promise<{ contentType: string; text: string }>;
 }
 
-const UI_DIR = new URL('../../ui/', import.meta.url);
+const UI_DIR = packageFile('ui/');
 
 function assetPath(name: string): string {
   if (name === 'elk.js') return createRequire(import.meta.url).resolve('elkjs/lib/elk.bundled.js');

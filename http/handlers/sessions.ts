@@ -9,10 +9,10 @@ import {
   CreatedWithTurnFailure,
   replaceSystemPrompt,
   type TurnReply,
-} from '../../actors/session-commands.ts';
-import type { SessionHost } from '../../actors/session-host.ts';
-import { historyPage, listSessions, sessionDetail } from '../../actors/session-queries.ts';
-import type { SessionSettings } from '../../actors/session-types.ts';
+} from '../../actors/session/session-commands.ts';
+import type { SessionHost } from '../../actors/session/session-host.ts';
+import { historyPage, listSessions, sessionDetail } from '../../actors/session/session-queries.ts';
+import type { SessionSettings } from '../../actors/session/session-types.ts';
 import { sessionCreatedWithTurnFailure } from '../errors.ts';
 import { on, type HandlerContext, type HandlerTable } from '../handler.ts';
 import { SESSION_ROUTE } from '../../contracts/routes-sessions.ts';

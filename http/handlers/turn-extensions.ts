@@ -2,7 +2,7 @@
 // owning them: `Prefer: respond-async` on create/continue (detached turns) and `?request_id=` on the event
 // stream. One slot per session host; empty slots leave the routes exactly as SPEC.md has them (a server
 // may ignore a preference, RFC 7240).
-import type { SessionHost } from '../../actors/session-host.ts';
+import type { SessionHost } from '../../actors/session/session-host.ts';
 import type { SESSION_ROUTE } from '../../contracts/routes-sessions.ts';
 import type { HandlerContext, HandlerResult, RouteContext } from '../handler.ts';
 

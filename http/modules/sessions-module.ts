@@ -1,7 +1,7 @@
 // http/modules/sessions-module.ts: the session lifecycle routes (create, continue, read, list, archive,
 // system context and prompt, interrupt, request cancel), the session actor kind, and the capabilities
 // they build. The event stream and ledger are the events module (events-module.ts).
-import { SESSION_KIND } from '../../actors/session-host.ts';
+import { SESSION_KIND } from '../../actors/session/session-host.ts';
 import { SESSION_ROUTES } from '../../contracts/routes-sessions.ts';
 import { sessionHandlers } from '../handlers/sessions.ts';
 import type { ModuleContext, ModuleUnit } from '../module-unit.ts';

@@ -9,9 +9,10 @@ import { SKILL_ROUTES } from '../../contracts/skills.ts';
 import { catalogSkillTools } from '../../actors/skills/skill-tools-backend.ts';
 import { skillHandlers } from '../handlers/skills.ts';
 import type { ModuleContext, ModuleUnit } from '../module-unit.ts';
+import { packageFile } from '../../contracts/package-root.ts';
 
 /** The skills Warren ships (the repository's skills/ folder). */
-export const EMBEDDED_SKILLS_DIR = fileURLToPath(new URL('../../skills/', import.meta.url));
+export const EMBEDDED_SKILLS_DIR = fileURLToPath(packageFile('skills/'));
 
 export function skillsModule(ctx: ModuleContext): ModuleUnit {
   const cfg = () => ctx.config.current().skills;

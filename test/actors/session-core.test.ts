@@ -1,8 +1,8 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import pino from 'pino';
-import { SessionActor } from '../../actors/session-actor.ts';
-import type { PersistedState, SessionDeps } from '../../actors/session-types.ts';
+import { SessionActor } from '../../actors/session/session-actor.ts';
+import type { PersistedState, SessionDeps } from '../../actors/session/session-types.ts';
 import { defaultConfig } from '../../config/toml.ts';
 import { createScriptedProvider } from '../../providers/scripted.ts';
 import { openLmdbStore } from '../../storage/lmdb-store.ts';

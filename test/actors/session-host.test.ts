@@ -1,6 +1,6 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import type { PersistedState } from '../../actors/session-types.ts';
+import type { PersistedState } from '../../actors/session/session-types.ts';
 import { createScriptedProvider } from '../../providers/scripted.ts';
 import type { SessionRecord } from '../../storage/store.ts';
 import { openTestRuntime } from '../helpers/runtime.ts';

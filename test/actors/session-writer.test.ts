@@ -1,7 +1,7 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import pino from 'pino';
-import { SessionWriter } from '../../actors/session-writer.ts';
+import { SessionWriter } from '../../actors/session/session-writer.ts';
 import type { HubEntry } from '../../actors/event-hub.ts';
 import { openLmdbStore } from '../../storage/lmdb-store.ts';
 import type { Store } from '../../storage/store.ts';

@@ -2,7 +2,7 @@
 // scripted provider, the default config): the Supervisor and its session kind, closed after the test.
 import type { TestContext } from 'node:test';
 import pino from 'pino';
-import { SessionHost, type SessionPolicy } from '../../actors/session-host.ts';
+import { SessionHost, type SessionPolicy } from '../../actors/session/session-host.ts';
 import { Supervisor, type RuntimeDeps } from '../../actors/supervisor.ts';
 import { defaultConfig } from '../../config/toml.ts';
 import type { Provider } from '../../providers/provider.ts';

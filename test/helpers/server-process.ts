@@ -57,6 +57,8 @@ export interface StartServerOptions {
   t?: Pick<TestContext, 'after'>;
   /** Script to run instead of main.ts (it gets the same arguments), e.g. test/helpers/clock-server.ts. */
   entry?: string;
+  /** Node flags before the entry. Default `['--import', 'tsx']`; `[]` runs a built .js entry on plain node. */
+  nodeArgs?: string[];
   /** Opens an IPC channel to the child (ServerProcess.request). */
   ipc?: boolean;
 }
@@ -99,8 +101,7 @@ export async function writeRealmConfig(
 export async function startServerProcess(opts: StartServerOptions): Promise<ServerProcess> {
   installExitHook();
   const args = [
-    '--import',
-    'tsx',
+    ...(opts.nodeArgs ?? ['--import', 'tsx']),
     opts.entry ?? MAIN,
     'serve',
     '--host',

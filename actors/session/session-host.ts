@@ -1,22 +1,22 @@
-// actors/session-host.ts: the session actor kind. Registers sessions with the actor registry (hydrate
+// actors/session/session-host.ts: the session actor kind. Registers sessions with the actor registry (hydrate
 // from the store, busy while a turn runs, shed when quiet, quarantine a transcript that disagrees with
 // its record) and is what session commands and handlers hold: get/getActive/adopt/peek/forget, the
 // creation writes in flight, and the session health probes.
 import { Compile } from 'typebox/compile';
-import type { Config } from '../contracts/config.ts';
-import { sessionMachine } from '../machines/session-machine.ts';
-import { PersistedState } from '../contracts/records.ts';
-import { ServiceError, sessionNotFound } from '../contracts/errors.ts';
-import type { SessionRecord, Store } from '../storage/store.ts';
-import { buildToolset } from '../tools/registry.ts';
-import type { RecordStore } from '../tools/task-store.ts';
-import type { Tool } from '../tools/tool.ts';
-import type { ActorPolicy, KindTable } from './actor-registry.ts';
+import type { Config } from '../../contracts/config.ts';
+import { sessionMachine } from '../../machines/session-machine.ts';
+import { PersistedState } from '../../contracts/records.ts';
+import { ServiceError, sessionNotFound } from '../../contracts/errors.ts';
+import type { SessionRecord, Store } from '../../storage/store.ts';
+import { buildToolset } from '../../tools/registry.ts';
+import type { RecordStore } from '../../tools/task-store.ts';
+import type { Tool } from '../../tools/tool.ts';
+import type { ActorPolicy, KindTable } from '../actor-registry.ts';
 import { SessionActor } from './session-actor.ts';
 import { SESSION_KIND, type SessionDeps, type SessionExtension, type SessionSettings } from './session-types.ts';
 
 export { SESSION_KIND };
-import type { Supervisor } from './supervisor.ts';
+import type { Supervisor } from '../supervisor.ts';
 import type { TurnToolset } from './turn-runner.ts';
 
 const checkState = Compile(PersistedState);

@@ -1,9 +1,9 @@
-// actors/session-types.ts: the persisted session state (SessionRecord.state) and the dependencies a
+// actors/session/session-types.ts: the persisted session state (SessionRecord.state) and the dependencies a
 // session actor is built with. Shared by the session files (session-host.ts, -core, -actor, -commands).
-import type { PendingInput, PersistedState, SessionSettings } from '../contracts/records.ts';
-import type { ContentInput } from '../contracts/transcript.ts';
-import type { StoreOp } from '../storage/store.ts';
-import type { RuntimeDeps } from './supervisor.ts';
+import type { PendingInput, PersistedState, SessionSettings } from '../../contracts/records.ts';
+import type { ContentInput } from '../../contracts/transcript.ts';
+import type { StoreOp } from '../../storage/store.ts';
+import type { RuntimeDeps } from '../supervisor.ts';
 import type { TurnToolset } from './turn-runner.ts';
 
 /** The session's persisted state (SessionRecord.state) and its parts are schemas in contracts/records.ts. */

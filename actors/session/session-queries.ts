@@ -1,11 +1,11 @@
-// actors/session-queries.ts: the session reads behind the HTTP handlers: list (label filters served by
+// actors/session/session-queries.ts: the session reads behind the HTTP handlers: list (label filters served by
 // the store's label index), detail, history pages, ledger ranges and the replay of a reconnecting event
 // stream. A resident actor's record wins over the stored one (it may hold writes not flushed yet);
 // reads that must agree with the committed rows wait for the actor's writer first.
-import { sessionNotFound, ServiceError } from '../contracts/errors.ts';
-import type { LedgerEntry, SessionRecord } from '../contracts/records.ts';
-import type { Message } from '../contracts/transcript.ts';
-import type { EventHub, HubEntry } from './event-hub.ts';
+import { sessionNotFound, ServiceError } from '../../contracts/errors.ts';
+import type { LedgerEntry, SessionRecord } from '../../contracts/records.ts';
+import type { Message } from '../../contracts/transcript.ts';
+import type { EventHub, HubEntry } from '../event-hub.ts';
 import type { SessionHost } from './session-host.ts';
 
 const REPLAY_PAGE = 1000;

@@ -1,17 +1,17 @@
-// actors/session-actor.ts: one session's commands: turns, interrupt, archive and state mutations. A turn
+// actors/session/session-actor.ts: one session's commands: turns, interrupt, archive and state mutations. A turn
 // request goes to the session machine, which decides busy and starts the turn's work defined here (the
 // model/tool loop through turn-runner.ts, then one durable commit); its end comes back as an emitted
 // event. Session IO lives here and in session-core.ts (composed); http/handlers never touch it directly.
-import { busyOnCreate, durableResumeHold, isServiceError, ServiceError, sessionNotFound } from '../contracts/errors.ts';
-import type { ContentInput, Message } from '../contracts/transcript.ts';
-import type { HoldClass, SessionEmitted, TurnOutcome, TurnPhase, TurnWork, Verdict } from '../machines/session-machine.ts';
-import type { SessionRecord, StoreOp } from '../storage/store.ts';
+import { busyOnCreate, durableResumeHold, isServiceError, ServiceError, sessionNotFound } from '../../contracts/errors.ts';
+import type { ContentInput, Message } from '../../contracts/transcript.ts';
+import type { HoldClass, SessionEmitted, TurnOutcome, TurnPhase, TurnWork, Verdict } from '../../machines/session-machine.ts';
+import type { SessionRecord, StoreOp } from '../../storage/store.ts';
 import { SessionCore } from './session-core.ts';
-import { ledgerTrimOps, type AgeCheck } from './ledger-retention.ts';
+import { ledgerTrimOps, type AgeCheck } from '../ledger-retention.ts';
 import { projectForProvider, runTurn } from './turn-runner.ts';
-import type { ExtraOutcome, RunFeatures, RunPlan } from './turn-features/run-features.ts';
-import { compactAtBoundary } from './compaction-boundary.ts';
-import { extendHistory } from './compaction-policy.ts';
+import type { ExtraOutcome, RunFeatures, RunPlan } from '../turn-features/run-features.ts';
+import { compactAtBoundary } from '../compaction-boundary.ts';
+import { extendHistory } from '../compaction-policy.ts';
 import type { PersistedState, SessionDeps, SessionSettings } from './session-types.ts';
 
 export type { TurnOutcome };

@@ -1,4 +1,4 @@
-// actors/session-writer.ts: the one writer of a session. Writes are group-committed: everything queued
+// actors/session/session-writer.ts: the one writer of a session. Writes are group-committed: everything queued
 // in one synchronous run goes into a single store.commit (one LMDB transaction), ledger entries
 // included. Up to PIPELINE batches may be in flight at once: LMDB applies and syncs transactions in
 // issue order, so a turn's pending-input write and its final commit overlap instead of paying two
@@ -6,9 +6,9 @@
 // A ledger append fault halts later ledger appends but never undoes or blocks the state it rode with
 // (SPEC.md "Events": audit append faults).
 import type { Logger } from 'pino';
-import { isServiceError } from '../contracts/errors.ts';
-import type { LedgerEntry, Store, StoreOp } from '../storage/store.ts';
-import type { HubEntry } from './event-hub.ts';
+import { isServiceError } from '../../contracts/errors.ts';
+import type { LedgerEntry, Store, StoreOp } from '../../storage/store.ts';
+import type { HubEntry } from '../event-hub.ts';
 
 /**
  * Ops that must commit in the same transaction as the ledger entries they report (the webhook outbox,

@@ -1,9 +1,9 @@
-// actors/session-commands.ts: the session commands the HTTP handlers send (create, continue, system
+// actors/session/session-commands.ts: the session commands the HTTP handlers send (create, continue, system
 // context, system prompt). Each resolves its session through the SessionHost (session-host.ts) and lets the session's
 // machine decide busy; the reply is built from the committed result.
 import { createHash, randomUUID } from 'node:crypto';
-import { ServiceError } from '../contracts/errors.ts';
-import type { AuthBinding } from '../contracts/auth.ts';
+import { ServiceError } from '../../contracts/errors.ts';
+import type { AuthBinding } from '../../contracts/auth.ts';
 import type {
   ContinueSessionRequest,
   CreateSessionRequest,
@@ -11,17 +11,17 @@ import type {
   SystemPromptRequest,
   SystemPromptResult,
   ProviderName,
-} from '../contracts/session.ts';
-import { refuseReservedLabels } from './label-rules.ts';
-import type { Message } from '../contracts/transcript.ts';
-import { resolveToolFlags, ToolConfigError } from '../tools/registry.ts';
-import type { SessionRecord } from '../storage/store.ts';
+} from '../../contracts/session.ts';
+import { refuseReservedLabels } from '../label-rules.ts';
+import type { Message } from '../../contracts/transcript.ts';
+import { resolveToolFlags, ToolConfigError } from '../../tools/registry.ts';
+import type { SessionRecord } from '../../storage/store.ts';
 import { PENDING_DEFER_MS, type TurnHooks, type TurnOutcome } from './session-actor.ts';
 import type { PersistedState, SessionSettings } from './session-types.ts';
 import type { SessionHost } from './session-host.ts';
-import type { RunFeatureRequest, RunPlan } from './turn-features/run-features.ts';
-import { resolveTurnSkills, skillFailureEvent, type TurnSkills } from './skills/turn-skills.ts';
-import type { SkillDiagnostics } from '../contracts/skills.ts';
+import type { RunFeatureRequest, RunPlan } from '../turn-features/run-features.ts';
+import { resolveTurnSkills, skillFailureEvent, type TurnSkills } from '../skills/turn-skills.ts';
+import type { SkillDiagnostics } from '../../contracts/skills.ts';
 
 export interface TurnReply extends TurnOutcome {
   sessionId: string;

@@ -1,12 +1,12 @@
-// actors/turn-runner.ts: one logical turn. Streams model calls through the provider, dispatches the
+// actors/session/turn-runner.ts: one logical turn. Streams model calls through the provider, dispatches the
 // tool calls the model asks for, and loops until the model stops (or max_tokens / the iteration cap).
 // It never writes to storage: it returns the rows to commit and reports progress through `emit`.
-import type { AssistantBlock, Message, StopReason, ToolResult, ProviderUsage } from '../contracts/transcript.ts';
-import type { SessionEventKind, SessionEventPayload } from '../contracts/session-events.ts';
-import type { ToolSpec } from '../contracts/tool.ts';
-import type { Provider, ProviderResponse } from '../providers/provider.ts';
-import type { ToolContext, ToolOutcome } from '../tools/tool.ts';
-import type { TurnPhase } from '../machines/session-machine.ts';
+import type { AssistantBlock, Message, StopReason, ToolResult, ProviderUsage } from '../../contracts/transcript.ts';
+import type { SessionEventKind, SessionEventPayload } from '../../contracts/session-events.ts';
+import type { ToolSpec } from '../../contracts/tool.ts';
+import type { Provider, ProviderResponse } from '../../providers/provider.ts';
+import type { ToolContext, ToolOutcome } from '../../tools/tool.ts';
+import type { TurnPhase } from '../../machines/session-machine.ts';
 
 /** The slice of a tool set the runner needs (tools/registry.ts provides it). */
 export interface TurnToolset {

@@ -1,14 +1,20 @@
-// actors/session-core.ts: a session's record, persisted state and persistence, with its live parts made
+// actors/session/session-core.ts: a session's record, persisted state and persistence, with its live parts made
 // lazily. The XState actor, the event hub and the writer exist only while the session is in use: an idle
 // session can shed them (the actor registry's sweep) and is then held as its record plus the machine's
 // persisted snapshot, which wakes into a live actor on the next event. SessionActor (session-actor.ts)
 // composes one and adds the commands; this file also provides the machine's `startTurn`/`stopTurn` actions.
 import { createActor, type ActorRefFrom } from 'xstate';
 import type { Logger } from 'pino';
-import type { Message } from '../contracts/transcript.ts';
-import { restingSnapshot, sessionMachine, type HoldClass, type SessionContext, type SessionEmitted } from '../machines/session-machine.ts';
-import type { SessionRecord, StoreOp } from '../storage/store.ts';
-import { EventHub, type HubEntry } from './event-hub.ts';
+import type { Message } from '../../contracts/transcript.ts';
+import {
+  restingSnapshot,
+  sessionMachine,
+  type HoldClass,
+  type SessionContext,
+  type SessionEmitted,
+} from '../../machines/session-machine.ts';
+import type { SessionRecord, StoreOp } from '../../storage/store.ts';
+import { EventHub, type HubEntry } from '../event-hub.ts';
 import { SessionWriter } from './session-writer.ts';
 import { SESSION_KIND, type PersistedState, type SessionDeps, type SessionSettings } from './session-types.ts';
 

@@ -1,0 +1,40 @@
+#!/usr/bin/env node
+// scripts/build.mjs: the production build (`npm run build`, and `prepare`, which `npm ci` runs). esbuild
+// bundles main.ts (and the sqlite writer thread's entry) into ESM files directly under dist/, with every
+// npm package left external (native modules load from node_modules as usual) and each dynamic import its
+// own chunk, so `warren serve` loads compiled JavaScript without tsx. Files read at runtime (README.md,
+// ui/, skills/) are found from the package root (contracts/package-root.ts), so nothing is copied.
+// Type checking stays with `npm run typecheck`; this only transpiles.
+import { rmSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+import { parseArgs } from 'node:util';
+import { build } from 'esbuild';
+
+// --outdir <name>: another folder directly under the package root (the tests build into their own, so
+// they never race the real dist/). It must be one level deep: the bundle finds README.md, ui/ and skills/
+// at '../' from its own files.
+const { values } = parseArgs({ options: { outdir: { type: 'string', default: 'dist' } } });
+if (!/^[A-Za-z0-9._-]+$/.test(values.outdir) || values.outdir.startsWith('..')) {
+  process.stderr.write(`warren build: --outdir must be one folder name under the package root, got ${values.outdir}\n`);
+  process.exit(2);
+}
+const root = fileURLToPath(new URL('../', import.meta.url));
+const outdir = fileURLToPath(new URL(`../${values.outdir}/`, import.meta.url));
+const started = performance.now();
+rmSync(outdir, { recursive: true, force: true });
+await build({
+  absWorkingDir: root,
+  entryPoints: { main: 'main.ts', 'sqlite-writer': 'storage/sqlite-writer.ts' },
+  outdir,
+  bundle: true,
+  splitting: true,
+  format: 'esm',
+  platform: 'node',
+  target: 'node20',
+  packages: 'external',
+  chunkNames: 'chunk-[hash]',
+  sourcemap: 'linked',
+  legalComments: 'none',
+  logLevel: 'warning',
+});
+process.stderr.write(`warren build: ${values.outdir}/ in ${Math.round(performance.now() - started)} ms\n`);
