@@ -3,6 +3,7 @@
 // the actor inspection stream) as async iterators that reconnect with Last-Event-ID.
 import { errorFromResponse } from './errors.ts';
 import { sseFrames, type SseOptions } from './sse.ts';
+import { isKnownEvent } from './event-kinds.ts';
 import type {
   ActorDetail,
   ActorList,
@@ -28,6 +29,7 @@ import type {
   RuntimeHealth,
   SessionDetail,
   SessionEventEnvelope,
+  AnySessionEvent,
   SessionList,
   SessionLoaded,
   SessionStatus,
@@ -224,8 +226,12 @@ export class WarrenClient {
       if (f.event === 'done') return;
       if (f.event === 'session_loaded') yield { type: 'session_loaded', data: JSON.parse(f.data) as SessionLoaded };
       else if (f.event === 'stream_truncated') yield { type: 'stream_truncated', data: JSON.parse(f.data) as StreamTruncated };
-      else if (f.id !== undefined)
-        yield { type: 'event', event: f.event, id: Number(f.id), data: JSON.parse(f.data) as SessionEventEnvelope };
+      else if (f.id !== undefined) {
+        const data = JSON.parse(f.data) as SessionEventEnvelope;
+        yield isKnownEvent(f.event)
+          ? ({ type: 'event', event: f.event, id: Number(f.id), data } as AnySessionEvent)
+          : { type: 'unknown_event', event: f.event, id: Number(f.id), data };
+      }
     }
   }
 

@@ -57,6 +57,7 @@ import type {
 } from '../../contracts/session.ts';
 import type { HelpResponse } from '../../contracts/routes-help.ts';
 import type { HelpRequest } from '../../contracts/turn-features.ts';
+import type { SessionEventKind as ContractEventKind, SessionEventPayload } from '../../contracts/session-events.ts';
 
 export type {
   BindingCleared,
@@ -115,29 +116,30 @@ export type LedgerPage = Static<typeof LedgerPageSchema>;
 /** One session event as carried by an SSE frame and a ledger page. */
 export type SessionEventEnvelope = Static<typeof EventEnvelope>;
 
-/** Session event kinds Warren emits (SPEC.md "Events"); `payload.type` holds one of them. */
-export type SessionEventKind =
-  | 'run_started'
-  | 'run_completed'
-  | 'run_failed'
-  | 'turn_started'
-  | 'turn_completed'
-  | 'text_delta'
-  | 'text_complete'
-  | 'reasoning_delta'
-  | 'tool_call_requested'
-  | 'tool_result_received'
-  | 'tool_execution_started'
-  | 'tool_execution_completed'
-  | 'tool_execution_timed_out'
-  | 'budget_warning'
-  | 'retrying'
-  | 'hook_started'
-  | 'hook_completed'
-  | 'hook_failed'
-  | 'hook_denied'
-  | 'extraction_succeeded'
-  | 'extraction_failed';
+/** Session event kinds Warren emits (SPEC.md "Events"), straight from its contracts. */
+export type SessionEventKind = ContractEventKind;
+
+/** The payload of one session event kind: `type` names the kind, the rest is that kind's schema. */
+export type SessionEventPayloadOf<K extends SessionEventKind> = { type: K } & SessionEventPayload<K>;
+
+/** One session event of kind `K` as the iterator yields it. */
+export interface SessionEventItem<K extends SessionEventKind = SessionEventKind> {
+  type: 'event';
+  event: K;
+  id: number;
+  data: Omit<SessionEventEnvelope, 'payload'> & { payload: SessionEventPayloadOf<K> };
+}
+
+/** Every session event, told apart by `event` (a discriminated union: `item.event === 'text_delta'` narrows). */
+export type AnySessionEvent = { [K in SessionEventKind]: SessionEventItem<K> }[SessionEventKind];
+
+/** An event of a kind this client does not know (a newer server): kept apart so known kinds stay narrowable. */
+export interface UnknownSessionEvent {
+  type: 'unknown_event';
+  event: string;
+  id: number;
+  data: SessionEventEnvelope;
+}
 
 /** `session_loaded`: the first frame of every connection. */
 export interface SessionLoaded {
@@ -157,4 +159,5 @@ export interface StreamTruncated {
 export type SessionStreamItem =
   | { type: 'session_loaded'; data: SessionLoaded }
   | { type: 'stream_truncated'; data: StreamTruncated }
-  | { type: 'event'; event: SessionEventKind | (string & {}); id: number; data: SessionEventEnvelope };
+  | AnySessionEvent
+  | UnknownSessionEvent;
