@@ -5,6 +5,9 @@
 // A group commit can make hundreds of events durable at once; they are handed to subscribers at most
 // DELIVERY_SLICE per event-loop turn, so sockets get a chance to drain between slices and a reader that
 // keeps up never trips the 256-entry lag policy of http/sse.ts merely because a commit was slow.
+// Pacing makes the delivered cursor lag the commit: a stream opened meanwhile starts at `committedSeq`
+// (every entry handed to deliver(), durable or memory) and skips what is still being paced out, so it
+// never replays the tail of a turn that was committed (and acknowledged) before it opened.
 import type { LedgerEntry } from '../contracts/records.ts';
 import type { SessionEventKind, SessionEventPayload } from '../contracts/session-events.ts';
 
@@ -36,6 +39,8 @@ export class EventHub {
   private readonly subscribers = new Set<EventSubscriber>();
   private readonly ring: HubEntry[] = [];
   private delivered: number;
+  /** Highest seq handed to deliver(): committed (persistent realms), possibly still being paced out. */
+  private committed: number;
   /** Durable entries not yet handed out (only while a large batch is being paced). */
   private backlog: HubEntry[] = [];
   private pumping = false;
@@ -52,6 +57,7 @@ export class EventHub {
   ) {
     this.nextSeq = lastSeq + 1;
     this.delivered = lastSeq;
+    this.committed = lastSeq;
   }
 
   /** Highest seq handed out so far (persistent realms: possibly not durable yet). */
@@ -65,6 +71,14 @@ export class EventHub {
    */
   get deliveredSeq(): number {
     return this.delivered;
+  }
+
+  /**
+   * Highest seq committed (persistent realms: durable in the ledger; memory: published), including the
+   * entries still being paced out to subscribers. A stream without Last-Event-ID starts after it.
+   */
+  get committedSeq(): number {
+    return this.committed;
   }
 
   /** True while a large batch is still being handed out slice by slice. */
@@ -93,6 +107,13 @@ export class EventHub {
 
   /** Hands durable (or memory) entries to every live subscriber, in seq order (paced, see header). */
   deliver(entries: HubEntry[]): void {
+    for (const e of entries) {
+      if (e.seq > this.committed) this.committed = e.seq;
+      if (!this.persist) {
+        this.ring.push(e);
+        if (this.ring.length > RING_SIZE) this.ring.shift();
+      }
+    }
     if (!this.pumping && entries.length <= DELIVERY_SLICE) {
       this.handOut(entries);
       return;
@@ -115,10 +136,6 @@ export class EventHub {
 
   private handOut(entries: HubEntry[]): void {
     for (const e of entries) {
-      if (!this.persist) {
-        this.ring.push(e);
-        if (this.ring.length > RING_SIZE) this.ring.shift();
-      }
       this.delivered = e.seq;
       for (const s of this.subscribers) s.push(e);
     }
@@ -126,7 +143,7 @@ export class EventHub {
 
   /** Retained entries with seq > afterSeq (memory realms only); null when the gap cannot be filled. */
   ringAfter(afterSeq: number): HubEntry[] | null {
-    if (afterSeq >= this.delivered) return [];
+    if (afterSeq >= this.committed) return [];
     const first = this.ring[0];
     if (!first || first.seq > afterSeq + 1) return null;
     return this.ring.filter((e) => e.seq > afterSeq);

@@ -2,7 +2,7 @@
 // §2.10), the JSON-RPC endpoint and the toolkit event stream, and their route catalog. Typed mob
 // lifecycle control (create, destroy, spawn, retire, wire, flows, grants) lives on JSON-RPC
 // (contracts/mob-rpc.ts), not REST.
-import { Type } from 'typebox';
+import { Type, type Static } from 'typebox';
 import type { ErrorCode } from './errors.ts';
 import { ExpectedGeneration, ExpectedRevision, MobName } from './mob.ts';
 import { ProviderId } from './session.ts';
@@ -100,7 +100,14 @@ export const WireBatchBody = Type.Object(
   },
   { $id: 'MobWireMembersBatchRequest' },
 );
-export const WireBatchResponse = Type.Object({ requested: Type.Integer(), wired: Type.Integer(), already_wired: Type.Integer() });
+/** A wired pair of members, as the request named it. */
+export const WireEdge = Type.Object({ a: Type.String(), b: Type.String() });
+/** The reference's answer: the edges wired now and the ones that already were. */
+export const WireBatchResponse = Type.Object({
+  requested: Type.Integer(),
+  wired: Type.Array(WireEdge),
+  already_wired: Type.Array(WireEdge),
+});
 
 export const RespawnBody = Type.Object(
   {
@@ -143,7 +150,39 @@ export const ToolkitStreamQuery = Type.Object({
   run_id: Type.Optional(Type.String({ minLength: 1 })),
 });
 
-export const HostsResponse = Type.Object({ hosts: Type.Array(Type.Record(Type.String(), Type.Unknown())) });
+/** The mob host protocol versions this build speaks (the host capability flags' protocol_min/max). */
+export const MOB_HOST_PROTOCOL = { min: 1, max: 1 } as const;
+
+/** The reference's host capability flags (a host entry's `capabilities` in GET /mob/{id}/hosts). */
+export const HostCapabilities = Type.Object(
+  {
+    protocol_min: Type.Integer({ minimum: 0 }),
+    protocol_max: Type.Integer({ minimum: 0 }),
+    engine_version: Type.String(),
+    durable_sessions: Type.Boolean(),
+    autonomous_members: Type.Boolean(),
+    hard_cancel_member: Type.Boolean(),
+    memory_store: Type.Boolean(),
+    mcp: Type.Boolean(),
+    approval_forwarding: Type.Boolean(),
+  },
+  { additionalProperties: false, $id: 'MobHostCapabilities' },
+);
+export type HostCapabilities = Static<typeof HostCapabilities>;
+
+export const MobHostEntrySchema = Type.Object(
+  {
+    host_id: Type.String(),
+    bind_phase: Type.Union([Type.Literal('requested'), Type.Literal('bound')]),
+    materialized_member_count: Type.Integer({ minimum: 0 }),
+    capabilities: Type.Optional(HostCapabilities),
+    control_reachability: Type.Optional(Type.String()),
+    endpoint: Type.Optional(Type.String()),
+    last_seen_ms: Type.Optional(Type.Integer()),
+  },
+  { additionalProperties: true },
+);
+export const HostsResponse = Type.Object({ hosts: Type.Array(MobHostEntrySchema) });
 export const RouteInstallsResponse = Type.Object({
   complete: Type.Boolean(),
   outstanding: Type.Array(Type.Object({ host: Type.String(), edge_a: Type.String(), edge_b: Type.String() })),

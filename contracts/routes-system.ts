@@ -280,7 +280,7 @@ export const SYSTEM_ROUTES: RouteDef[] = [
     id: 'realms.get',
     method: 'GET',
     path: '/realms/{id}',
-    summary: 'One realm connection set; unknown ids answer 404 {error}',
+    summary: 'One realm connection set; unknown ids answer 404 with the error envelope',
     response: { status: 200, schema: RealmDetail },
     errors: ['NOT_FOUND'],
   },

@@ -290,6 +290,8 @@ export const Occurrence = Type.Object(
     phase: OccurrencePhaseSchema,
     attempt_count: Type.Integer({ minimum: 0 }),
     target_snapshot: TargetBinding,
+    /** The schedule's trigger when this occurrence was planned (a later PATCH does not change it). */
+    trigger_snapshot: TriggerSpec,
     misfire_policy: MisfirePolicy,
     overlap_policy: OverlapPolicy,
     missing_target_policy: MissingTargetPolicy,

@@ -87,6 +87,8 @@ export class SseSubscriber implements EventSubscriber {
   private scheduled = false;
   private ended = false;
   private lastSentSeq: number;
+  /** Live entries at or below it are ignored: the stream's start (or its replay) covers them. */
+  private liveFloor = 0;
   private readonly heartbeat: NodeJS.Timeout;
   private drainWaiters: Array<() => void> = [];
   private wroteSinceDrain = false;
@@ -114,6 +116,14 @@ export class SseSubscriber implements EventSubscriber {
       if (!this.blocked && !this.ended) this.write(': heartbeat\n\n');
     }, opts.heartbeatMs ?? sseDefaults.heartbeatMs);
     this.heartbeat.unref();
+  }
+
+  /**
+   * Live entries with seq <= `seq` are ignored: they were committed before the stream opened (a hub may
+   * still be pacing them out), so the stream either skips them or replays them from the ledger.
+   */
+  ignoreLiveUpTo(seq: number): void {
+    this.liveFloor = seq;
   }
 
   /** Live entries wait (bounded, with the drop policy) until endReplay(). */
@@ -162,7 +172,7 @@ export class SseSubscriber implements EventSubscriber {
   }
 
   push(entry: HubEntry): void {
-    if (this.ended || entry.seq <= this.lastSentSeq) return;
+    if (this.ended || entry.seq <= this.lastSentSeq || entry.seq <= this.liveFloor) return;
     this.pending.push(entry);
     if (this.pending.length > SUBSCRIBER_BUFFER) {
       this.pending.shift();

@@ -150,7 +150,7 @@ export class CredentialStore {
       const existing = await this.store.getRecord<AuthProfileRecord>(NS.profiles, profileId);
       if (existing && existing.provider !== provider)
         throw new ServiceError('BAD_REQUEST', `auth profile '${profileId}' is for provider '${existing.provider}'`);
-      if (existing && existing.auth_method !== method)
+      if (existing && !deleted(existing) && existing.auth_method !== method)
         throw new ServiceError('BAD_REQUEST', `auth profile '${profileId}' uses auth_method '${existing.auth_method}', not '${method}'`);
       return { profileId, newBinding: { v: 1, id: bindingId, backend_profile: provider, auth_profile: profileId } };
     }
@@ -163,7 +163,8 @@ export class CredentialStore {
         `auth profile '${r.profileId}' is sourced from ${r.configProfile.source_kind}, not the managed store`,
       );
     }
-    const existingMethod = r.profile?.auth_method ?? r.configProfile?.auth_method;
+    // A deleted profile's record only remembers its method for the status route: a new store may change it.
+    const existingMethod = (r.profile && !deleted(r.profile) ? r.profile.auth_method : undefined) ?? r.configProfile?.auth_method;
     if (existingMethod !== undefined && existingMethod !== method) {
       throw new ServiceError('BAD_REQUEST', `auth profile '${r.profileId}' uses auth_method '${existingMethod}', not '${method}'`);
     }
@@ -191,22 +192,24 @@ export class CredentialStore {
     await this.store.commit(ops);
   }
 
-  /** Removes the secret. Logout keeps the profile marked released; delete removes the profile record. */
+  /**
+   * Removes the secret. Logout keeps the profile marked released; delete keeps a secret-less record of
+   * the profile (state `absent`) so the binding's status still names its provider and auth_method.
+   */
   async clear(profile: AuthProfileRecord | undefined, profileId: string, mode: 'delete' | 'release', nowMs: number): Promise<boolean> {
     const had = profile?.has_secret === true;
     const ops: StoreOp[] = [{ op: 'deleteRecord', ns: NS.secrets, key: profileId }];
-    if (mode === 'delete') ops.push({ op: 'deleteRecord', ns: NS.profiles, key: profileId });
-    else if (profile) {
-      const released: AuthProfileRecord = {
+    if (profile) {
+      const cleared: AuthProfileRecord = {
         v: 1,
         id: profile.id,
         provider: profile.provider,
         auth_method: profile.auth_method,
         has_secret: false,
         has_refresh_token: false,
-        released_at_ms: nowMs,
+        ...(mode === 'release' ? { released_at_ms: nowMs } : {}),
       };
-      ops.push({ op: 'putRecord', ns: NS.profiles, key: profileId, value: released });
+      ops.push({ op: 'putRecord', ns: NS.profiles, key: profileId, value: cleared });
     }
     await this.store.commit(ops);
     return had;
@@ -239,4 +242,9 @@ export class CredentialStore {
   deleteLogin(key: string): Promise<void> {
     return this.store.commit([{ op: 'deleteRecord', ns: NS.logins, key }]);
   }
+}
+
+/** A profile whose credential was deleted (not released): its record only keeps provider and auth_method. */
+function deleted(p: AuthProfileRecord): boolean {
+  return !p.has_secret && p.released_at_ms === undefined;
 }

@@ -4,17 +4,41 @@
 // the cluster's read-only route(); a session leased nowhere else is here). The host running the mob
 // actor is always listed (`controlling: true`). A wired pair's route is installed once both members
 // were told of each other (MobHost.installRoutes); until then it is outstanding, with the reason.
-import type { RuntimeCapabilities } from '../../contracts/routes-system.ts';
+import { MOB_HOST_PROTOCOL, type HostCapabilities } from '../../contracts/routes-mob.ts';
+import { WARREN_VERSION } from '../../contracts/routes-system.ts';
+import type { CapabilityRegistry } from '../capability-registry.ts';
 import type { MobActor } from './mob-actor.ts';
 import type { MobHost } from './mob-host.ts';
 import { isInstalled } from './mob-wiring.ts';
+
+/**
+ * This host's capability flags in the reference's shape: the mob host protocol range, the engine version,
+ * durable sessions (a persistent store), autonomous members (members run on kickoff and on peer messages
+ * without a controlling turn), hard member cancel (members/{m}/cancel), and whether the memory store, MCP
+ * and approval forwarding are available here.
+ */
+export function hostCapabilities(host: { capabilities: CapabilityRegistry; deps: { store: { persistent: boolean } } }): HostCapabilities {
+  const caps = host.capabilities;
+  return {
+    protocol_min: MOB_HOST_PROTOCOL.min,
+    protocol_max: MOB_HOST_PROTOCOL.max,
+    engine_version: WARREN_VERSION,
+    durable_sessions: host.deps.store.persistent,
+    autonomous_members: true,
+    hard_cancel_member: true,
+    memory_store: caps.status('memory_store') === 'Available',
+    mcp: caps.status('mcp_live') === 'Available',
+    approval_forwarding: caps.runtime().features.approvals,
+  };
+}
 
 export interface PlacementDeps {
   /** This process's host id, as /runtime/host_info reports it. */
   hostId(): string;
   baseUrl(): string;
   now(): number;
-  capabilities(): RuntimeCapabilities;
+  /** This host's capability flags (the reference's host capability flags). */
+  capabilities(): HostCapabilities;
   /** Cluster nodes only: this node, its peers, and where a session's lease lives. */
   cluster?: {
     report(): { node_id: string; peers: Array<{ node_id: string; url: string; alive: boolean; heartbeat_age_ms: number }> };
@@ -29,7 +53,7 @@ export interface MobHostEntry {
   members: string[];
   pending_members: string[];
   controlling: boolean;
-  capabilities?: RuntimeCapabilities;
+  capabilities?: HostCapabilities;
   control_reachability: 'reachable' | 'unreachable' | 'unknown';
   endpoint?: string;
   last_seen_ms?: number;

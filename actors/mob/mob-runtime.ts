@@ -16,7 +16,7 @@ import type { MobActor } from './mob-actor.ts';
 import { forkHelper, spawnHelper } from './mob-helpers.ts';
 import { MobHost } from './mob-host.ts';
 import { MobLedger, type MobEventFilter } from './mob-ledger.ts';
-import { MobPlacement, type PlacementDeps } from './mob-placement.ts';
+import { hostCapabilities, MobPlacement, type PlacementDeps } from './mob-placement.ts';
 import { ScopeGate, type Caller } from './mob-scopes.ts';
 import { peersOf } from './mob-wiring.ts';
 
@@ -87,7 +87,7 @@ export class MobRuntime {
     const sup = opts.supervisor;
     this.placement = new MobPlacement(this.host, {
       hostId: () => hostIdentity({ realmId: sup.deps.realmId }).host_id,
-      capabilities: () => sup.capabilities.runtime(),
+      capabilities: () => hostCapabilities(sup),
       ...opts.placement,
       baseUrl: opts.baseUrl,
       now: opts.now,

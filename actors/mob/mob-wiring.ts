@@ -91,33 +91,36 @@ export class MobWiring {
     }
   }
 
+  /** Wires `edges`; answers the reference's shape: the edges wired now and those already wired, as requested. */
   async wire(
     mob: MobActor,
     edges: ReadonlyArray<{ a: string; b: string }>,
-  ): Promise<{ requested: number; wired: number; already_wired: number }> {
+  ): Promise<{ requested: number; wired: Array<{ a: string; b: string }>; already_wired: Array<{ a: string; b: string }> }> {
     for (const { a, b } of edges) {
       if (a === b) throw new ServiceError('BAD_REQUEST', `a member is not wired to itself: ${a}`);
       for (const id of [a, b])
         if (this.host.member(mob, id).state === 'retired') throw new ServiceError('BAD_REQUEST', `member ${id} is retired`);
     }
     const added: Pair[] = [];
-    let already = 0;
+    const wired: Array<{ a: string; b: string }> = [];
+    const already: Array<{ a: string; b: string }> = [];
     for (const { a, b } of edges) {
       const pair = pairOf(a, b);
       if (mob.record.edges.some((e) => samePair(e, pair)) || added.some((e) => samePair(e, pair))) {
-        already++;
+        already.push({ a, b });
         continue;
       }
       added.push(pair);
+      wired.push({ a, b });
     }
     mob.record.edges.push(...added);
     if (added.length) mob.bump();
     await mob.persist(this.host.now());
     // Peers are told once both kickoffs settled, in the background: wiring never waits on a slow kickoff.
     this.installRoutes(mob, added);
-    const result = { requested: edges.length, wired: added.length, already_wired: already };
-    await this.host.emit(mob, 'members_wired', { data: { ...result, edges: added.map(([a, b]) => ({ a, b })) } });
-    return result;
+    const counts = { requested: edges.length, wired: added.length, already_wired: already.length };
+    await this.host.emit(mob, 'members_wired', { data: { ...counts, edges: added.map(([a, b]) => ({ a, b })) } });
+    return { requested: edges.length, wired, already_wired: already };
   }
 
   async unwire(mob: MobActor, a: string, b: string): Promise<boolean> {

@@ -189,7 +189,9 @@ export class ScheduleHost {
 
   async occurrences(id: unknown, filter: { phase?: OccurrencePhase; limit?: number } = {}): Promise<Occurrence[]> {
     const actor = await this.get(id);
-    let occs = (await actor.occurrences()).map((r) => r.occ);
+    // Occurrences planned before trigger_snapshot was recorded carry the schedule's trigger instead.
+    const trigger = actor.view().trigger;
+    let occs = (await actor.occurrences()).map((r) => (r.occ.trigger_snapshot ? r.occ : { ...r.occ, trigger_snapshot: trigger }));
     if (filter.phase) occs = occs.filter((o) => o.phase === filter.phase);
     if (filter.limit !== undefined) occs = occs.slice(0, filter.limit);
     return occs;

@@ -41,6 +41,7 @@ export function planAhead(schedule: Schedule, pendingCount: number, nowMs: numbe
       phase: 'pending',
       attempt_count: 0,
       target_snapshot: schedule.target,
+      trigger_snapshot: schedule.trigger,
       misfire_policy: schedule.misfire_policy,
       overlap_policy: schedule.overlap_policy,
       missing_target_policy: schedule.missing_target_policy,

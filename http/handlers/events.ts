@@ -1,6 +1,8 @@
 // http/handlers/events.ts: GET /sessions/{id}/events (SSE) and GET /sessions/{id}/ledger. A reconnect
 // with Last-Event-ID (or ?after_seq=) replays the ledger (memory realms: the 256-entry ring) after that
-// seq up to the hub's delivered cursor, then goes live from that cursor: no gap, no duplicate. Live
+// seq up to the hub's committed cursor, then goes live after that cursor: no gap, no duplicate. Without
+// it the stream starts after the last seq committed when it opened (session_loaded's last_seq), even
+// while the hub still paces a large commit out to older subscribers. Live
 // entries wait in the subscriber's 256-entry buffer during the replay; in persistent realms any that
 // overflow it are re-read from the ledger before going live, so a slow replay stays lossless.
 import { ServiceError, sessionNotFound } from '../../contracts/errors.ts';
@@ -29,8 +31,9 @@ export interface EventHandlerOptions {
 /** Handlers of the event stream and the structural ledger read. */
 export function eventHandlers(sup: SessionHost, realmId: string, opts: EventHandlerOptions = {}): HandlerTable {
   /**
-   * Streams `hub` (a local session's, or a ledger tail's) from `afterSeq`. Called with no await since the
-   * hub was read: the delivered cursor and the subscription see one consistent hub state.
+   * Streams `hub` (a local session's, or a ledger tail's) from `afterSeq` (Last-Event-ID), else from
+   * `openSeq` (the last seq committed when the stream opened; defaults to the hub's committed cursor).
+   * Called with no await since the hub was read: the cursors and the subscription see one hub state.
    */
   async function stream(
     ctx: HandlerContext,
@@ -39,28 +42,35 @@ export function eventHandlers(sup: SessionHost, realmId: string, opts: EventHand
     subscribe: (s: SseSubscriber) => () => void,
     messageCount: number,
     afterSeq: number | undefined,
+    openSeq?: number,
   ): Promise<{ streamed: true }> {
     const { res } = ctx;
     if (res.aborted) return { streamed: true };
-    // Every entry up to upTo was delivered (and is durable); every later one reaches this subscriber.
-    const upTo = hub.deliveredSeq;
+    // Every entry up to upTo is committed; the hub may still be pacing some of them out, so live pushes
+    // up to it are ignored (a turn acknowledged before the stream opened is never replayed unasked).
+    const upTo = hub.committedSeq;
+    const start = Math.min(afterSeq ?? openSeq ?? upTo, upTo);
+    // Entries committed between the open and now (a ledger tail that had to catch up) come from the ledger.
+    const replayAfter = afterSeq ?? (start < upTo ? start : undefined);
     res.startStream(200, {
       'content-type': 'text/event-stream',
       'cache-control': 'no-cache',
       'x-accel-buffering': 'no',
     });
     let unsubscribe = (): void => {};
-    const sub = new SseSubscriber(id, res, afterSeq === undefined ? upTo : Math.min(afterSeq, upTo), () => unsubscribe(), {
+    const sub = new SseSubscriber(id, res, start, () => unsubscribe(), {
       ...opts.sse,
       log: ctx.log,
     });
-    if (afterSeq !== undefined) sub.beginReplay();
+    sub.ignoreLiveUpTo(upTo);
+    if (replayAfter !== undefined) sub.beginReplay();
     unsubscribe = subscribe(sub);
     try {
       // The first write: on uWS it also carries the status line and headers.
-      await sub.control('session_loaded', { type: 'session_loaded', session_id: id, message_count: messageCount, last_seq: upTo });
-      if (afterSeq !== undefined) {
-        await replayEvents(sup, hub, afterSeq, upTo, sub);
+      const lastSeq = afterSeq === undefined ? start : upTo;
+      await sub.control('session_loaded', { type: 'session_loaded', session_id: id, message_count: messageCount, last_seq: lastSeq });
+      if (replayAfter !== undefined) {
+        await replayEvents(sup, hub, replayAfter, upTo, sub);
         sub.endReplay();
       }
     } catch (err) {
@@ -84,8 +94,11 @@ export function eventHandlers(sup: SessionHost, realmId: string, opts: EventHand
         // follows the session across nodes, so the stream outlives the node hosting it).
         const record = await sup.deps.store.getSession(id);
         if (!record || record.archived) throw sessionNotFound(id);
-        const tail = await tails.open(id, afterSeq ?? 0);
-        return stream(ctx, id, tail.hub, (s) => tail.subscribe(s), record.message_count, afterSeq);
+        // Without Last-Event-ID the stream starts at the ledger's head now (read after the record, so
+        // nothing committed before this request is replayed), even when a shared tail lags it.
+        const openSeq = afterSeq === undefined ? await sup.deps.store.lastLedgerSeq(id) : undefined;
+        const tail = await tails.open(id, afterSeq ?? openSeq ?? 0);
+        return stream(ctx, id, tail.hub, (s) => tail.subscribe(s), record.message_count, afterSeq, openSeq);
       }
       const actor = await sup.get(id);
       // From here to subscribe() nothing awaits: the archived check, the delivered cursor and the

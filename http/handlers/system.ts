@@ -15,7 +15,6 @@ import {
   type RuntimeCapabilities,
   type RuntimeHealth,
 } from '../../contracts/routes-system.ts';
-import { authErrorBody } from '../errors.ts';
 import type { HandlerTable } from '../handler.ts';
 
 /** The four session health dimensions the REST surface measures (wire-notes §2.8). */
@@ -74,8 +73,8 @@ export function systemHandlers(deps: SystemDeps): HandlerTable {
     'realms.get': (ctx) => {
       const detail = realmDetail(deps, ctx.params.id);
       if (detail) return { status: 200, body: detail };
-      // Realm lookups answer auth-style `{error}` bodies (wire-notes §2.8).
-      return authErrorBody(new ServiceError('NOT_FOUND', `Unknown realm: ${ctx.params.id}`), ctx.log);
+      // The reference's message, in the full error envelope (error and code).
+      throw new ServiceError('NOT_FOUND', `Unknown realm: ${ctx.params.id}`);
     },
     'capabilities.get': () => ({ status: 200, body: deps.capabilities.report() }),
     'runtime.capabilities': () => ({ status: 200, body: deps.capabilities.runtime() }),

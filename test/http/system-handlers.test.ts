@@ -263,14 +263,14 @@ describe('system handlers', () => {
     });
   });
 
-  it('GET /realms/{id} answers a connection set, or 404 {error} for an unknown realm', async () => {
+  it('GET /realms/{id} answers a connection set, or 404 {error, code} for an unknown realm', async () => {
     const team = await get('/realms/team');
     assert.deepEqual(team, {
       status: 200,
       json: { realm_id: 'team', default_binding: 'x', backends: { b1: {} }, auth_profiles: { a1: {}, a2: {} }, bindings: { x: {} } },
     });
     assert.equal((await get('/realms/r1')).json.backend, 'lmdb');
-    assert.deepEqual(await get('/realms/no%20such'), { status: 404, json: { error: 'Unknown realm: no such' } });
+    assert.deepEqual(await get('/realms/no%20such'), { status: 404, json: { error: 'Unknown realm: no such', code: 'NOT_FOUND' } });
   });
 
   it('answers every not-yet-built route with 501 CAPABILITY_UNAVAILABLE, never 404', async () => {

@@ -113,7 +113,11 @@ describe('auth binding routes', () => {
     const del = await call(app.url, 'DELETE', `/auth/bindings/main?realm_id=${R}`);
     assert.equal(del.status, 200);
     assert.equal(del.body.cleared, true);
-    assert.equal((await call(app.url, 'GET', `/auth/bindings/main/status?realm_id=${R}`)).body.state, 'absent');
+    const afterDelete = await call(app.url, 'GET', `/auth/bindings/main/status?realm_id=${R}`);
+    assert.equal(afterDelete.body.state, 'absent');
+    // The reference's status keeps the binding's identity after a delete, auth_method included.
+    assert.equal(afterDelete.body.auth_method, 'api_key');
+    assert.equal(afterDelete.body.provider, 'anthropic');
     assert.equal((await call(app.url, 'DELETE', `/auth/bindings/main?realm_id=${R}`)).body.cleared, false);
     // After a delete the profile may change its method.
     assert.equal((await store(app.url, { auth_method: 'static_bearer' })).status, 201);

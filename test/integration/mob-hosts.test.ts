@@ -10,6 +10,9 @@ import { plainText } from '../../providers/transcript-map.ts';
 import { call, startApp } from '../helpers/app.ts';
 import { deferred } from '../helpers/gates.ts';
 import { rpcOk } from '../helpers/mob-driver.ts';
+import { Value } from 'typebox/value';
+import { HostCapabilities } from '../../contracts/routes-mob.ts';
+import { WARREN_VERSION } from '../../contracts/routes-system.ts';
 
 function lastUser(req: ProviderRequest): string {
   const u = [...req.messages].reverse().find((m) => m.role === 'user');
@@ -53,7 +56,19 @@ describe('mob hosts and route installs', () => {
     assert.equal(here.control_reachability, 'reachable');
     assert.equal(here.endpoint, app.url);
     assert.equal(typeof here.last_seen_ms, 'number');
-    assert.deepEqual(here.capabilities, info.capabilities);
+    // The reference's host capability flags (decoded against their schema), not the runtime capabilities.
+    assert.ok(Value.Check(HostCapabilities, here.capabilities), JSON.stringify(here.capabilities));
+    assert.deepEqual(here.capabilities, {
+      protocol_min: 1,
+      protocol_max: 1,
+      engine_version: WARREN_VERSION,
+      durable_sessions: true,
+      autonomous_members: true,
+      hard_cancel_member: true,
+      memory_store: here.capabilities.memory_store,
+      mcp: here.capabilities.mcp,
+      approval_forwarding: info.capabilities.features.approvals,
+    });
     // b's kickoff failed but its session exists: three members are materialized here.
     assert.equal(here.materialized_member_count, 3);
     assert.deepEqual(here.members.sort(), ['a', 'b', 'c']);

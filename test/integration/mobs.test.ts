@@ -145,7 +145,12 @@ describe('mobs', () => {
         { a: 'writer', b: 'planner' },
       ],
     });
-    assert.deepEqual(batch.body, { requested: 2, wired: 1, already_wired: 1 });
+    // The reference's shape: the edges wired now and those already wired, as requested.
+    assert.deepEqual(batch.body, {
+      requested: 2,
+      wired: [{ a: 'planner', b: 'reviewer' }],
+      already_wired: [{ a: 'writer', b: 'planner' }],
+    });
 
     // Wired members were told of each other over comms: the writer's flow step carried the peer_added
     // notices from its inbox as injected context.

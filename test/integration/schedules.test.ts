@@ -13,6 +13,8 @@ import { join } from 'node:path';
 import { STORE_DIR } from '../../config/realm.ts';
 import { openStore } from '../../storage/open-store.ts';
 import { driveClock } from '../helpers/schedule-clock.ts';
+import { Value } from 'typebox/value';
+import { Occurrence } from '../../contracts/schedule.ts';
 
 const T0 = Date.parse('2026-03-01T00:00:00Z');
 const iso = (ms: number) => new Date(ms).toISOString();
@@ -128,6 +130,9 @@ describe('schedules (real server, fake clock)', () => {
     let occs = (await call(app.url, 'GET', `/schedules/${s.schedule_id}/occurrences`)).body.occurrences;
     assert.equal(occs.length, 1);
     assert.equal(occs[0].phase, 'pending');
+    // The reference's occurrence carries the trigger it was planned from.
+    assert.ok(Value.Check(Occurrence, occs[0]), JSON.stringify([...Value.Errors(Occurrence, occs[0])]));
+    assert.deepEqual(occs[0].trigger_snapshot, { type: 'once', due_at_utc: iso(due) });
     await advanceTo(due - 1);
     assert.equal((await userRows(app, sid)).length, 1);
     await advanceTo(due);

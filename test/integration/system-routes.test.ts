@@ -176,14 +176,14 @@ for (const transport of ['uws', 'node'] as const) {
       });
     });
 
-    it('GET /realms/{id} answers the active realm and 404 {error} for an unknown id', async (t) => {
+    it('GET /realms/{id} answers the active realm and 404 {error, code} for an unknown id', async (t) => {
       const app = await startApp(t, [], opts);
       const active = await call(app.url, 'GET', '/realms/test-realm');
       assert.equal(active.status, 200);
       assert.deepEqual(active.body, { realm_id: 'test-realm', backend: 'lmdb', backends: {}, auth_profiles: {}, bindings: {} });
       const unknown = await call(app.url, 'GET', '/realms/nowhere');
       assert.equal(unknown.status, 404);
-      assert.deepEqual(unknown.body, { error: 'Unknown realm: nowhere' }, 'realm lookups answer {error} only');
+      assert.deepEqual(unknown.body, { error: 'Unknown realm: nowhere', code: 'NOT_FOUND' }, 'the error envelope, with its code');
     });
 
     it('GET /capabilities lists every id in the fixed order with exact status spellings', async (t) => {
