@@ -13,6 +13,7 @@ import type { StartOptions } from './config/flags.ts';
 import { createLogger } from './config/logger.ts';
 import { RealmConfig } from './config/realm-config.ts';
 import { openRealm, type RealmInfo } from './config/realm.ts';
+import { configGuardPolicy } from './http/browser-guard.ts';
 import { createHttpServer } from './http/create-server.ts';
 import { composeModules, type ModuleFactory } from './http/module-unit.ts';
 import { authModule } from './http/modules/auth-module.ts';
@@ -237,6 +238,13 @@ async function startOnRealm(realm: RealmInfo, opts: AppOptions, log: Logger, env
     maxBodyBytes,
     logger: httpLog,
     websockets: units.flatMap((u) => u.websockets ?? []),
+    guard: {
+      policy: configGuardPolicy(
+        () => realmConfig.current(),
+        () => host,
+      ),
+      log: httpLog,
+    },
   });
   const host = opts.host ?? realmConfig.current().rest.host;
   const { port } = await server.listen(host, opts.port ?? realmConfig.current().rest.port);

@@ -18,6 +18,10 @@ export const RestSection = Type.Object(
   {
     host: Type.String({ minLength: 1, default: '127.0.0.1' }),
     port: Type.Integer({ minimum: 0, maximum: 65535, default: 8080 }),
+    /** `Host` names accepted besides loopback (`name` any port, or `name:port`); docs/browser-and-outbound.md. */
+    allowed_hosts: Type.Array(Type.String({ minLength: 1 }), { default: [] }),
+    /** Origins (`https://name[:port]`) whose pages may call Warren besides its own. */
+    allowed_origins: Type.Array(Type.String({ minLength: 1 }), { default: [] }),
   },
   sectionOptions,
 );

@@ -8,6 +8,10 @@ export const ERROR_TABLE = {
   UNAUTHORIZED: { status: 401, rpc: -32030 },
   HOOK_DENIED: { status: 403, rpc: -32012 },
   ScopeDenied: { status: 403, rpc: -32025 },
+  /** Browser guard (http/browser-guard.ts): a `Host` that is not loopback nor in `[rest] allowed_hosts`. */
+  HOST_NOT_ALLOWED: { status: 403, rpc: -32026 },
+  /** Browser guard: an `Origin` that is not the server's own nor in `[rest] allowed_origins`. */
+  ORIGIN_NOT_ALLOWED: { status: 403, rpc: -32027 },
   NOT_FOUND: { status: 404, rpc: -32004 },
   SESSION_NOT_FOUND: { status: 404, rpc: -32001 },
   SKILL_NOT_FOUND: { status: 404, rpc: -32021 },

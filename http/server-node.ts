@@ -4,6 +4,7 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import { WebSocketServer } from 'ws';
 import type { Socket } from 'node:net';
 import type { Logger } from 'pino';
+import { checkRequest, logRefusal, refuseRequest, upgradeRefusalResponse, type BrowserGuard } from './browser-guard.ts';
 import { lingerClose } from './linger-close.ts';
 import { closeAfterTooLarge, declaredBodyLength, dispatch, newRequest } from './transport-request.ts';
 import type { HttpRequest, HttpResponder, HttpServer, HttpServerOptions, RequestHandler, WebSocketRoute } from './transport.ts';
@@ -152,6 +153,16 @@ export function createNodeServer(opts: HttpServerOptions): HttpServer {
     const req = newRequest(ireq.method ?? 'GET', q < 0 ? url : url.slice(0, q), q < 0 ? '' : url.slice(q + 1), headers);
 
     const declared = declaredBodyLength(headers);
+    if (
+      refuseRequest(opts.guard, req, responder, () => {
+        if (declared === 0) return;
+        ireq.resume(); // a refused body is never read: the connection closes once the refusal is out
+        res.shouldKeepAlive = false;
+        lingerAfterResponse(ireq.socket);
+      })
+    ) {
+      return;
+    }
     if (declared === 0) {
       dispatch(handler, req, responder);
       return;
@@ -197,7 +208,7 @@ export function createNodeServer(opts: HttpServerOptions): HttpServer {
   };
 
   const server = createServer({ noDelay: true }, onRequest);
-  const wss = opts.websockets?.length ? serveWebSockets(server, opts.websockets, max) : undefined;
+  const wss = opts.websockets?.length ? serveWebSockets(server, opts.websockets, max, opts.guard) : undefined;
   server.on('clientError', (err: NodeJS.ErrnoException, socket: Socket) => {
     // A reset leaves nothing to answer.
     if (err.code === 'ECONNRESET' || !socket.writable) {
@@ -248,7 +259,7 @@ export function createNodeServer(opts: HttpServerOptions): HttpServer {
 }
 
 /** WebSocket upgrades on the given paths (the `ws` package); any other upgrade is refused. */
-function serveWebSockets(server: Server, routes: readonly WebSocketRoute[], maxPayload: number): WebSocketServer {
+function serveWebSockets(server: Server, routes: readonly WebSocketRoute[], maxPayload: number, guard?: BrowserGuard): WebSocketServer {
   const wss = new WebSocketServer({ noServer: true, maxPayload });
   server.on('upgrade', (ireq: IncomingMessage, socket: Socket, head: Buffer) => {
     const path = (ireq.url ?? '').split('?', 1)[0];
@@ -258,6 +269,12 @@ function serveWebSockets(server: Server, routes: readonly WebSocketRoute[], maxP
       return;
     }
     const headers = copyHeaders(ireq.headers);
+    const refused = guard ? checkRequest(guard.policy, headers) : null;
+    if (refused && guard) {
+      logRefusal(guard.log, refused, 'GET', path, headers);
+      socket.end(upgradeRefusalResponse(refused));
+      return;
+    }
     wss.handleUpgrade(ireq, socket, head, (ws) => {
       ws.on('message', (data: Buffer, isBinary: boolean) => {
         if (isBinary) return;

@@ -6,6 +6,7 @@
 import uWS from 'uWebSockets.js';
 import type { HttpResponse as UwsResponse, HttpRequest as UwsRequest, us_listen_socket } from 'uWebSockets.js';
 import type { Logger } from 'pino';
+import { checkRequest, logRefusal, refuseRequest, refusalBody } from './browser-guard.ts';
 import { closeAfterTooLarge, declaredBodyLength, dispatch, newRequest } from './transport-request.ts';
 import type { HttpRequest, HttpResponder, HttpServer, HttpServerOptions, RequestHandler } from './transport.ts';
 
@@ -274,6 +275,16 @@ export function createUwsServer(opts: HttpServerOptions): HttpServer {
       upgrade: (res, ureq, context) => {
         const headers: Record<string, string> = {};
         ureq.forEach((name, value) => (headers[name] = value));
+        const refused = opts.guard ? checkRequest(opts.guard.policy, headers) : null;
+        if (refused && opts.guard) {
+          logRefusal(opts.guard.log, refused, 'GET', route.path, headers);
+          res.cork(() => {
+            res.writeStatus(statusLine(refused.status));
+            res.writeHeader('content-type', 'application/json');
+            res.end(refusalBody(refused));
+          });
+          return;
+        }
         res.upgrade(
           { headers, closed: false },
           ureq.getHeader('sec-websocket-key'),
@@ -312,6 +323,15 @@ export function createUwsServer(opts: HttpServerOptions): HttpServer {
     const req = newRequest(ureq.getMethod().toUpperCase(), ureq.getUrl(), ureq.getQuery() ?? '', headers);
 
     const declared = declaredBodyLength(headers);
+    if (
+      refuseRequest(opts.guard, req, responder, () => {
+        if (declared === 0) return;
+        res.onData(() => {}); // a refused body is never read: dropped, and the client is asked to close
+        responder.closeAfter = true;
+      })
+    ) {
+      return;
+    }
     if (declared === 0) {
       dispatch(handler, req, responder);
       return;

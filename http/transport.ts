@@ -1,6 +1,7 @@
 // http/transport.ts: the small interface both HTTP transports implement (server-uws.ts default,
 // server-node.ts fallback). The router and SSE code only ever see these types.
 import type { Logger } from 'pino';
+import type { BrowserGuard } from './browser-guard.ts';
 
 export type TransportKind = 'uws' | 'node';
 
@@ -49,6 +50,8 @@ export interface HttpServerOptions {
   websockets?: readonly WebSocketRoute[];
   maxBodyBytes: number;
   logger: Logger;
+  /** Host / Origin / content-type checks run before any handler or upgrade (http/browser-guard.ts). */
+  guard?: BrowserGuard;
 }
 
 export interface HttpServer {
