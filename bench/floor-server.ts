@@ -6,6 +6,8 @@
 import { createServer } from 'node:http';
 import { openSync, readFileSync, writeSync, fdatasyncSync } from 'node:fs';
 import { join } from 'node:path';
+import type { ServerResponse } from 'node:http';
+import { EldWindow } from './eld.ts';
 import { Agent, request } from 'undici';
 
 const arg = (name: string): string => process.argv[process.argv.indexOf(`--${name}`) + 1] ?? '';
@@ -17,6 +19,15 @@ const agent = new Agent({ keepAliveTimeout: 30_000 });
 type Msg = { role: 'user' | 'assistant'; content: Array<{ type: 'text'; text: string }> };
 const sessions = new Map<string, Msg[]>();
 let seq = 0;
+// Live subscribers per session (GET /sessions/{id}/events, the inflight scenario): each text delta is
+// written to them as one SSE frame as soon as it is parsed, and `run_completed` after the durable line.
+const subscribers = new Map<string, Set<ServerResponse>>();
+function publish(id: string, event: string, data: string): void {
+  const subs = subscribers.get(id);
+  if (!subs) return;
+  const frame = `event: ${event}\ndata: ${data}\n\n`;
+  for (const res of subs) res.write(frame);
+}
 
 // Group commit: every line queued while one fsync runs goes out in the next write + fdatasync.
 let queue: Array<{ line: string; done: () => void }> = [];
@@ -62,15 +73,31 @@ async function turn(id: string, prompt: string): Promise<string> {
     for (const f of frames) {
       const data = f.slice(f.indexOf('data: ') + 6);
       const ev = JSON.parse(data) as { type: string; delta?: { text?: string } };
-      if (ev.type === 'content_block_delta' && ev.delta?.text) text += ev.delta.text;
+      if (ev.type === 'content_block_delta' && ev.delta?.text) {
+        text += ev.delta.text;
+        publish(id, 'text_delta', JSON.stringify({ delta: ev.delta.text }));
+      }
     }
   }
   history.push({ role: 'assistant', content: [{ type: 'text', text }] });
   await commit(`${JSON.stringify({ id, prompt, text })}\n`);
+  publish(id, 'run_completed', '{}');
   return text;
 }
 
 const server = createServer((req, res) => {
+  const events = req.method === 'GET' ? /^\/sessions\/([^/]+)\/events$/.exec(req.url ?? '') : null;
+  if (events) {
+    const id = events[1]!;
+    if (!sessions.has(id)) return void res.writeHead(404).end();
+    res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache' });
+    res.write(': ok\n\nevent: session_loaded\ndata: {}\n\n');
+    let subs = subscribers.get(id);
+    if (!subs) subscribers.set(id, (subs = new Set()));
+    subs.add(res);
+    res.on('close', () => subs.delete(res));
+    return;
+  }
   let body = '';
   req.on('data', (c: Buffer) => (body += c));
   req.on('end', () => {
@@ -88,6 +115,12 @@ const server = createServer((req, res) => {
         })),
       );
     } else if (!sessions.has(id)) return void res.writeHead(404).end();
+    // Prefer: respond-async (the inflight scenario): 202 at once, the turn's end goes to the subscribers.
+    if (/respond-async/.test(String(req.headers.prefer ?? ''))) {
+      res.writeHead(202, { 'content-type': 'application/json' }).end(JSON.stringify({ session_id: id }));
+      turn(id, input.prompt).catch((err: unknown) => publish(id, 'run_failed', JSON.stringify({ error: String(err) })));
+      return;
+    }
     turn(id, input.prompt).then(
       (text) => res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ session_id: id, text })),
       (err: unknown) => res.writeHead(502).end(String(err)),
@@ -100,7 +133,14 @@ server.listen(0, '127.0.0.1', () => {
   process.send?.({ type: 'listening', url: `http://127.0.0.1:${port}` });
 });
 process.on('disconnect', () => process.exit(0));
+const eld = new EldWindow();
 process.on('message', (m: { type: string }) => {
+  if (m.type === 'eld-start') {
+    eld.start();
+    process.send?.({ type: 'eld-start' });
+    return;
+  }
+  if (m.type === 'eld-stop') return void process.send?.({ type: 'eld-stop', eld: eld.stop() });
   if (m.type !== 'stop') return;
   server.close(() => process.exit(0));
   server.closeAllConnections();

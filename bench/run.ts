@@ -26,6 +26,7 @@ import { toolsScenario } from './scenarios/tools.ts';
 import { transportsScenario } from './scenarios/transports.ts';
 import { turnCostScenario } from './scenarios/turn-cost.ts';
 import { turnsScenario } from './scenarios/turns.ts';
+import { inflightScenario } from './scenarios/inflight.ts';
 import { viewerScenario } from './scenarios/viewer.ts';
 import { webhooksScenario } from './scenarios/webhooks.ts';
 import { workgraphScenario } from './scenarios/workgraph.ts';
@@ -48,6 +49,7 @@ const SCENARIOS: Scenario[] = [
   compactionScenario,
   commsScenario,
   clusterScenario,
+  inflightScenario,
 ];
 
 const HELP = `Usage: npm run bench -- [options]

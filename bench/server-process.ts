@@ -8,6 +8,7 @@ import { availableParallelism } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { open, type RootDatabase } from 'lmdb';
+import type { EldSummary } from './eld.ts';
 
 const REPO = fileURLToPath(new URL('..', import.meta.url));
 /** Server log lines echoed to stderr per server process; the rest are counted. */
@@ -120,6 +121,10 @@ export interface ServerHandle {
   profileStop(path: string): Promise<void>;
   /** Writes a V8 heap snapshot of the server to `path` (v8.writeHeapSnapshot; blocks the server meanwhile). */
   heapSnapshot(path: string): Promise<void>;
+  /** Starts measuring the server's event-loop delay (bench/eld.ts). */
+  eldStart(): Promise<void>;
+  /** Stops it: p50/p99/max in ms over the window. */
+  eldStop(): Promise<EldSummary>;
   stop(): Promise<void>;
 }
 
@@ -274,6 +279,16 @@ export async function startServer(opts: ServerOptions): Promise<ServerHandle> {
       child.send({ type: 'heap-snapshot', path });
       await reply;
     },
+    async eldStart() {
+      const reply = ask('eld-start');
+      child.send({ type: 'eld-start' });
+      await reply;
+    },
+    async eldStop() {
+      const reply = ask('eld-stop');
+      child.send({ type: 'eld-stop' });
+      return (await reply).eld as EldSummary;
+    },
     async stop() {
       if (child.exitCode === null) {
         child.send({ type: 'stop' });
@@ -322,6 +337,18 @@ export async function startFloor(opts: {
   ]);
   const pid = child.pid!;
   const unsupported = (what: string) => () => Promise.reject(new Error(`the floor server has no ${what}`));
+  const ask = (type: string): Promise<Record<string, unknown>> =>
+    new Promise((resolve, reject) => {
+      const timer = setTimeout(() => reject(new Error(`floor server did not answer '${type}' in 60 s`)), 60_000);
+      const on = (m: Record<string, unknown>) => {
+        if (m.type !== type) return;
+        clearTimeout(timer);
+        child.off('message', on);
+        resolve(m);
+      };
+      child.on('message', on);
+      child.send({ type });
+    });
   return {
     url,
     pid,
@@ -335,6 +362,8 @@ export async function startFloor(opts: {
     profileStart: unsupported('profiler'),
     profileStop: unsupported('profiler'),
     heapSnapshot: unsupported('heap snapshot'),
+    eldStart: async () => void (await ask('eld-start')),
+    eldStop: async () => (await ask('eld-stop')).eld as EldSummary,
     async stop() {
       if (child.exitCode === null) {
         child.send({ type: 'stop' });

@@ -5,6 +5,7 @@
 import { writeFile } from 'node:fs/promises';
 import { Session } from 'node:inspector/promises';
 import { writeHeapSnapshot } from 'node:v8';
+import { EldWindow } from './eld.ts';
 import { createApp } from '../app.ts';
 import { createLogger, type LogLevel } from '../config/logger.ts';
 
@@ -44,7 +45,9 @@ type Msg =
   | { type: 'stop' }
   | { type: 'profile-start'; intervalUs?: number }
   | { type: 'profile-stop'; path: string }
-  | { type: 'heap-snapshot'; path: string };
+  | { type: 'heap-snapshot'; path: string }
+  | { type: 'eld-start' }
+  | { type: 'eld-stop' };
 
 /** The V8 sampling profiler of this process, started and stopped over IPC (only the measured window). */
 class Profiler {
@@ -100,6 +103,7 @@ async function main(): Promise<void> {
   // The bench process is gone (killed, or its output pipe closed): do not outlive it.
   process.on('disconnect', stop);
   process.on('SIGINT', stop);
+  const eld = new EldWindow();
   process.on('message', (m: Msg) => {
     if (m.type === 'gc' || m.type === 'memory') {
       const g = (globalThis as { gc?: () => void }).gc;
@@ -115,6 +119,11 @@ async function main(): Promise<void> {
         () => send({ type: m.type }),
         (err: unknown) => send({ type: m.type, error: String(err) }),
       );
+    } else if (m.type === 'eld-start') {
+      eld.start();
+      send({ type: m.type });
+    } else if (m.type === 'eld-stop') {
+      send({ type: m.type, eld: eld.stop() });
     } else if (m.type === 'heap-snapshot') {
       writeHeapSnapshot(m.path);
       send({ type: m.type });

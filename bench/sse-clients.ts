@@ -7,12 +7,16 @@ import { Samples } from './stats.ts';
 
 const EVENT = Buffer.from('\nevent: ');
 const TRUNCATED = Buffer.from('event: stream_truncated');
+const COMPLETED = Buffer.from('event: run_completed');
+const FAILED = Buffer.from('event: run_failed');
 const STAMP = /"delta":" t(\d+)"/g;
 
 interface Client {
   socket: Socket;
   events: number;
   truncated: number;
+  completed: number;
+  failed: number;
   /** Last bytes of the previous chunk, so a pattern split across reads is still found. */
   tail: Buffer;
   sampled: boolean;
@@ -24,6 +28,9 @@ export interface SseFanout {
   /** Sum of event frames seen by all clients. */
   events(): number;
   truncated(): number;
+  /** `run_completed` / `run_failed` frames seen by all clients (the inflight scenario's turn ends). */
+  completed(): number;
+  failed(): number;
   /** Latency samples (ms) since the last reset. */
   latencies(): Float64Array;
   resetLatencies(): void;
@@ -31,11 +38,15 @@ export interface SseFanout {
   close(): void;
 }
 
-function count(buf: Buffer, pattern: Buffer): number {
+/** Longest pattern counted, less one: the bytes of a chunk kept to find a pattern split across reads. */
+const KEEP = Math.max(EVENT.length, TRUNCATED.length, COMPLETED.length, FAILED.length) - 1;
+
+/** Occurrences of `pattern` in `buf` that end after `seen` (the kept tail, already counted). */
+function count(buf: Buffer, pattern: Buffer, seen = 0): number {
   let n = 0;
   let at = buf.indexOf(pattern);
   while (at !== -1) {
-    n++;
+    if (at + pattern.length > seen) n++;
     at = buf.indexOf(pattern, at + pattern.length);
   }
   return n;
@@ -43,12 +54,13 @@ function count(buf: Buffer, pattern: Buffer): number {
 
 /**
  * Opens `n` subscribers to `GET {path}` on host:port and resolves once every one has received its first
- * frame (session_loaded). `sampleEvery`: every k-th client parses stamps for latency.
+ * frame (session_loaded). `path`: one path for all, or the i-th client's path. `sampleEvery`: every k-th
+ * client parses stamps for latency.
  */
 export async function openFanout(
   host: string,
   port: number,
-  path: string,
+  path: string | ((i: number) => string),
   n: number,
   sampleEvery: number,
   timeoutMs = 60_000,
@@ -57,12 +69,16 @@ export async function openFanout(
   let lat = new Samples();
   let ready = 0;
   let failed: Error | undefined;
-  const request = `GET ${path} HTTP/1.1\r\nHost: ${host}:${port}\r\nAccept: text/event-stream\r\n\r\n`;
+  const requestOf = (p: string) => `GET ${p} HTTP/1.1\r\nHost: ${host}:${port}\r\nAccept: text/event-stream\r\n\r\n`;
+  const shared = typeof path === 'string' ? requestOf(path) : '';
   for (let i = 0; i < n; i++) {
+    const request = typeof path === 'string' ? shared : requestOf(path(i));
     const c: Client = {
       socket: connect(port, host),
       events: 0,
       truncated: 0,
+      completed: 0,
+      failed: 0,
       tail: Buffer.alloc(0),
       sampled: i % sampleEvery === 0,
       text: '',
@@ -76,10 +92,13 @@ export async function openFanout(
     c.socket.on('data', (chunk: Buffer) => {
       const now = process.hrtime.bigint();
       const probe = c.tail.length ? Buffer.concat([c.tail, chunk]) : chunk;
-      const seen = count(probe, EVENT);
+      const kept = c.tail.length;
+      const seen = count(probe, EVENT, kept);
       c.events += seen;
-      c.truncated += count(probe, TRUNCATED);
-      c.tail = probe.subarray(Math.max(0, probe.length - (EVENT.length - 1)));
+      c.truncated += count(probe, TRUNCATED, kept);
+      c.completed += count(probe, COMPLETED, kept);
+      c.failed += count(probe, FAILED, kept);
+      c.tail = Buffer.from(probe.subarray(Math.max(0, probe.length - KEEP)));
       if (!c.ready && seen > 0) {
         c.ready = true;
         ready++;
@@ -105,6 +124,8 @@ export async function openFanout(
   return {
     events: () => clients.reduce((s, c) => s + c.events, 0),
     truncated: () => clients.reduce((s, c) => s + c.truncated, 0),
+    completed: () => clients.reduce((s, c) => s + c.completed, 0),
+    failed: () => clients.reduce((s, c) => s + c.failed, 0),
     latencies: () => lat.values(),
     resetLatencies: () => {
       lat = new Samples();
