@@ -163,9 +163,11 @@ export class KindTable<A extends HostedActor> {
       () => undefined,
     );
     this.mailboxes.set(id, tail);
-    void tail.then(() => {
-      if (this.mailboxes.get(id) === tail) this.mailboxes.delete(id);
-    });
+    tail
+      .then(() => {
+        if (this.mailboxes.get(id) === tail) this.mailboxes.delete(id);
+      })
+      .catch((err: unknown) => this.log.error({ err, kind: this.def.kind, id }, 'mailbox cleanup failed'));
     return run;
   }
 

@@ -182,7 +182,7 @@ export class FollowUps implements FollowUpPort {
     if (answered.length) {
       // Steering answered by a failed turn leaves the queue with the failure (its turn never committed).
       if ('error' in result)
-        this.write(
+        this.writeDetached(
           sessionId,
           answered.flatMap((i) => [del(i.rec), ...this.settle(i, { error: result.error, cancelled: isCancel(result.error) })]),
         );
@@ -210,7 +210,7 @@ export class FollowUps implements FollowUpPort {
       session_id: sessionId,
       reason: 'session_archived',
     });
-    this.write(
+    this.writeDetached(
       sessionId,
       dropped.flatMap((i) => [del(i.rec), ...this.settle(i, { error: err, cancelled: true })]),
     );
@@ -331,6 +331,11 @@ export class FollowUps implements FollowUpPort {
     item.handle.finish();
     if ('reply' in result) item.resolve(result.reply);
     else item.reject(result.error);
+  }
+
+  /** write() that nobody waits for (a failure is logged by write itself). */
+  private writeDetached(sessionId: string, ops: StoreOp[]): void {
+    this.write(sessionId, ops).catch((err: unknown) => this.opts.log.error({ err, sessionId }, 'follow-up queue write failed'));
   }
 
   /** Writes queue bookkeeping through the session's writer (ordered with its turn writes). */

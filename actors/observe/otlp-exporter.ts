@@ -100,14 +100,19 @@ export class OtlpExporter {
       return;
     }
     this.queue.push(span);
-    if (this.queue.length >= BATCH) void this.flush();
+    if (this.queue.length >= BATCH) this.flushDetached();
     else if (!this.timer) {
       this.timer = setTimeout(() => {
         this.timer = null;
-        void this.flush();
+        this.flushDetached();
       }, cfg.flushIntervalMs);
       this.timer.unref();
     }
+  }
+
+  /** A flush nobody awaits: its failures are logged by send(); anything else is logged here. */
+  private flushDetached(): void {
+    this.flush().catch((err: unknown) => this.log.error({ err }, 'trace export flush failed'));
   }
 
   /** Sends everything queued now; resolves when the sends finished (failures are logged, not thrown). */

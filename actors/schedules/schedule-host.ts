@@ -129,7 +129,7 @@ export class ScheduleHost {
   private track(p: Promise<unknown>): void {
     const tracked = p.catch((err) => this.log.error({ err }, 'schedule work failed'));
     this.work.add(tracked);
-    void tracked.finally(() => this.work.delete(tracked));
+    tracked.finally(() => this.work.delete(tracked)).catch(() => undefined); // tracked never rejects: it logs above
   }
 
   /** Resolves once no firing or scheduled turn is in progress (tests and shutdown gate on it). */

@@ -60,7 +60,7 @@ export function startClusterNode(t: TestContext, url: string, o: ClusterNodeOpti
 export interface JsonReply {
   status: number;
   headers: Headers;
-  body: any; // eslint-disable-line @typescript-eslint/no-explicit-any -- tests read arbitrary JSON
+  body: any;
 }
 
 /** One JSON request. */

@@ -50,7 +50,6 @@ export function bindingScript(hang?: { text: string; entered?: () => void; relea
 }
 
 export async function rpc(url: string, method: string, params: unknown): Promise<any> {
-  // eslint-disable-line @typescript-eslint/no-explicit-any -- JSON
   const res = await call(url, 'POST', '/rpc', { jsonrpc: '2.0', id: 1, method, params });
   assert.equal(res.status, 200, JSON.stringify(res.body));
   assert.equal(res.body.error, undefined, JSON.stringify(res.body.error));
@@ -73,13 +72,13 @@ export async function createItem(
   return (await agentOk(url, 'workgraph_create', { title, ...extra })).result;
 }
 
-export type ToolResult = { isError?: boolean; structured: any; text: string }; // eslint-disable-line @typescript-eslint/no-explicit-any -- JSON
+export type ToolResult = { isError?: boolean; structured: any; text: string };
 
 export interface Mcp {
   tool(name: string, args: Record<string, unknown>): Promise<ToolResult>;
-  ok(name: string, args: Record<string, unknown>): Promise<any>; // eslint-disable-line @typescript-eslint/no-explicit-any -- JSON
+  ok(name: string, args: Record<string, unknown>): Promise<any>;
   /** Reads the binding until it is terminal (or `until` holds). */
-  settle(bindingId: string, until?: (b: { machine_state: string; terminal: boolean }) => boolean): Promise<any>; // eslint-disable-line @typescript-eslint/no-explicit-any -- JSON
+  settle(bindingId: string, until?: (b: { machine_state: string; terminal: boolean }) => boolean): Promise<any>;
   client: Client;
 }
 

@@ -91,7 +91,7 @@ export interface Stats {
 
 export interface Reply {
   status: number;
-  body: any; // eslint-disable-line @typescript-eslint/no-explicit-any -- tests read arbitrary JSON
+  body: any;
 }
 
 export async function request(base: string, method: string, path: string, body?: unknown): Promise<Reply> {

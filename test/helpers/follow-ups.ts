@@ -3,7 +3,7 @@
 import assert from 'node:assert/strict';
 import { call } from './app.ts';
 
-type Body = Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any -- tests read arbitrary JSON
+type Body = Record<string, any>;
 
 /** Polls GET /sessions/{id}/status until `pred` holds. */
 export async function untilStatus(base: string, sid: string, pred: (body: Body) => boolean): Promise<void> {

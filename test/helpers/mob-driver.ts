@@ -4,7 +4,6 @@ import { call } from './app.ts';
 
 export interface RpcReply {
   status: number;
-  // eslint-disable-next-line @typescript-eslint/no-explicit-any -- tests read arbitrary JSON
   result?: any;
   error?: { code: number; message: string; data?: { code?: string; details?: Record<string, unknown> } };
 }

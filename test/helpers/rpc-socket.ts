@@ -5,7 +5,6 @@ import WebSocket from 'ws';
 export interface RpcSocket {
   ws: WebSocket;
   send(v: unknown): void;
-  // eslint-disable-next-line @typescript-eslint/no-explicit-any -- tests read arbitrary JSON
   next(): Promise<any>;
 }
 

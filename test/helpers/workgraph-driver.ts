@@ -68,7 +68,6 @@ export const workGraphDriver: Script = (req: ProviderRequest): ScriptedReply => 
 export interface ToolAnswer {
   sessionId: string;
   is_error: boolean;
-  // eslint-disable-next-line @typescript-eslint/no-explicit-any -- tests read arbitrary JSON
   result: any;
 }
 

@@ -17,7 +17,7 @@ const UWS_SKIP = uwsUnavailableReason();
 
 interface RawReply {
   status: number;
-  body: any; // eslint-disable-line @typescript-eslint/no-explicit-any -- tests read arbitrary JSON
+  body: any;
 }
 
 /** One request with exactly these headers (node:http lets a test set Host); body sent as given. */

@@ -28,7 +28,6 @@ async function socket(t: TestContext, url: string) {
     tell(v: unknown): void {
       c.send(v);
     },
-    // eslint-disable-next-line @typescript-eslint/no-explicit-any -- tests read arbitrary JSON
     ask(v: unknown): Promise<any> {
       c.send(v);
       return c.next();

@@ -13,7 +13,6 @@ const KILLS = 4;
 type Row = { role: string; content?: unknown; transcript_role?: string };
 
 async function json(url: string, method = 'GET', body?: unknown): Promise<{ status: number; body: any }> {
-  // eslint-disable-line @typescript-eslint/no-explicit-any
   const res = await fetch(url, {
     method,
     headers: body ? { 'content-type': 'application/json' } : {},

@@ -13,7 +13,6 @@ const SCHEMA = { type: 'object', properties: { city: { type: 'string', maxLength
 
 /** Where each wire puts the schema, read from the vendor request body. */
 const SLOT: Record<Wire, (body: Record<string, any>) => unknown> = {
-  // eslint-disable-line @typescript-eslint/no-explicit-any
   anthropic: (b) => b.output_config?.format?.type === 'json_schema' && b.output_config.format.schema,
   openai: (b) => b.text?.format?.type === 'json_schema' && b.text.format.name === 'place' && b.text.format.schema,
   gemini: (b) => b.generationConfig?.responseMimeType === 'application/json' && b.generationConfig.responseJsonSchema,

@@ -13,7 +13,6 @@ const REPO = fileURLToPath(new URL('../..', import.meta.url));
 
 interface Run {
   code: number;
-  // eslint-disable-next-line @typescript-eslint/no-explicit-any -- tests read arbitrary JSON
   json: any;
   stdout: string;
   stderr: string;
