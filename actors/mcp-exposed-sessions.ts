@@ -109,7 +109,7 @@ export function sessionExposedTools(sup: SessionHost, realmId: string): ExposedT
       async call(args, ctx) {
         try {
           const reply = await withRequest(sup, ctx.signal, (rid, signal, onCommitting) =>
-            createSession(sup, args as CreateSessionRequest, rid, signal, onCommitting),
+            createSession(sup, args as CreateSessionRequest, { requestId: rid, signal, onCommitting }),
           );
           return turnResult(realmId, reply);
         } catch (err) {
@@ -135,7 +135,7 @@ export function sessionExposedTools(sup: SessionHost, realmId: string): ExposedT
         const calls = sup.deps.ownerCalls;
         if (calls) return continueOnOwner(calls, realmId, id, a.prompt, ctx.signal);
         const reply = await withRequest(sup, ctx.signal, (rid, signal, onCommitting) =>
-          continueSession(sup, id, { session_id: id, prompt: a.prompt }, rid, signal, onCommitting),
+          continueSession(sup, id, { session_id: id, prompt: a.prompt }, { requestId: rid, signal, onCommitting }),
         );
         return turnResult(realmId, reply);
       },

@@ -263,22 +263,17 @@ export class FollowUps implements FollowUpPort {
     let admitted = false;
     item.state = 'starting';
     try {
-      const reply = await continueSession(
-        this.host,
-        sessionId,
-        rec.body,
-        rec.request_id,
-        item.handle.signal,
-        item.handle.markCommitting,
+      const reply = await continueSession(this.host, sessionId, rec.body, {
+        requestId: rec.request_id,
+        signal: item.handle.signal,
+        onCommitting: item.handle.markCommitting,
         hooks,
-        {
-          followUp: true,
-          onAdmitted: () => {
-            admitted = true;
-            this.remove(q, item);
-          },
+        followUp: true,
+        onAdmitted: () => {
+          admitted = true;
+          this.remove(q, item);
         },
-      );
+      });
       this.finish(item, { reply });
       return 'next';
     } catch (err) {

@@ -93,11 +93,7 @@ export class CommsAgent {
         this.deps.sessions,
         this.id,
         { session_id: this.id, prompt: next.entry.text },
-        `inbox-${next.entry.id}`,
-        abort.signal,
-        () => {},
-        undefined,
-        { wakeKey: next.key },
+        { requestId: `inbox-${next.entry.id}`, signal: abort.signal, wakeKey: next.key },
       );
       return { outcome: 'succeeded' };
     } catch (err) {

@@ -70,12 +70,12 @@ export function memberSessions(sessions: SessionHost): MemberSessions {
             ...(req.injected?.length ? { injected_context: req.injected } : {}),
             enable_schedule: false,
           },
-          `mob-${randomUUID()}`,
-          req.signal,
-          () => {},
-          req.member ? { mob_member: req.member } : undefined,
-          undefined,
-          { sessionId: req.sessionId },
+          {
+            requestId: `mob-${randomUUID()}`,
+            signal: req.signal,
+            ...(req.member ? { settings: { mob_member: req.member } } : {}),
+            sessionId: req.sessionId,
+          },
         );
       } catch (err) {
         // The session exists; the kickoff turn failed: the member fails with the turn's own error.
@@ -83,7 +83,7 @@ export function memberSessions(sessions: SessionHost): MemberSessions {
       }
     },
     prompt(sessionId, text, signal) {
-      return continueSession(sessions, sessionId, { session_id: sessionId, prompt: text }, `mob-${randomUUID()}`, signal, () => {});
+      return continueSession(sessions, sessionId, { session_id: sessionId, prompt: text }, { requestId: `mob-${randomUUID()}`, signal });
     },
     interrupt(sessionId) {
       sessions.peek(sessionId)?.interrupt();

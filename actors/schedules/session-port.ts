@@ -89,12 +89,7 @@ export function sessionPort(sup: SessionHost): SessionPort {
               ...(c.enable_shell !== undefined ? { enable_shell: c.enable_shell } : {}),
               ...(c.enable_schedule !== undefined ? { enable_schedule: c.enable_schedule } : {}),
             },
-            turn.requestId,
-            handle.signal,
-            handle.markCommitting,
-            undefined,
-            undefined,
-            { ...extras, sessionId: turn.sessionId },
+            { requestId: turn.requestId, signal: handle.signal, onCommitting: handle.markCommitting, ...extras, sessionId: turn.sessionId },
           );
         }
         return await continueSession(
@@ -106,11 +101,7 @@ export function sessionPort(sup: SessionHost): SessionPort {
             transient_turn_context: transient,
             ...(system ? { system_prompt: system } : {}),
           },
-          turn.requestId,
-          handle.signal,
-          handle.markCommitting,
-          undefined,
-          extras,
+          { requestId: turn.requestId, signal: handle.signal, onCommitting: handle.markCommitting, ...extras },
         );
       } finally {
         handle.finish();

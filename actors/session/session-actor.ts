@@ -2,26 +2,21 @@
 // request goes to the session machine, which decides busy and starts the turn's work defined here (the
 // model/tool loop through turn-runner.ts, then one durable commit); its end comes back as an emitted
 // event. Session IO lives here and in session-core.ts (composed); http/handlers never touch it directly.
-import { busyOnCreate, durableResumeHold, isServiceError, ServiceError, sessionNotFound } from '../../contracts/errors.ts';
+import { busyOnCreate, durableResumeHold, ServiceError, sessionNotFound } from '../../contracts/errors.ts';
 import type { ContentInput, Message } from '../../contracts/transcript.ts';
-import type { HoldClass, SessionEmitted, TurnOutcome, TurnPhase, TurnWork, Verdict } from '../../machines/session-machine.ts';
+import type { HoldClass, SessionEmitted, TurnOutcome, TurnWork, Verdict } from '../../machines/session-machine.ts';
 import type { SessionRecord, StoreOp } from '../../storage/store.ts';
 import { SessionCore } from './session-core.ts';
-import { ledgerTrimOps, type AgeCheck } from '../ledger-retention.ts';
-import { projectForProvider, runTurn } from './turn-runner.ts';
+import type { AgeCheck } from '../ledger-retention.ts';
+import { projectForProvider } from './turn-runner.ts';
+import { beginTurn, callModel, commitTurn, failTurn, PENDING_DEFER_MS, type ModelPass, type TurnRun } from './turn-steps.ts';
 import type { ExtraOutcome, RunFeatures, RunPlan } from '../turn-features/run-features.ts';
-import { compactAtBoundary } from '../compaction-boundary.ts';
 import { extendHistory } from '../compaction-policy.ts';
 import type { PersistedState, SessionDeps, SessionSettings } from './session-types.ts';
 
 export type { TurnOutcome };
 
-/**
- * How long a turn's pending-input write (and a new session's creation write) may wait for the turn's
- * commit to share one transaction. Longer turns pay a second commit; live subscribers see the turn's
- * first events at most this much later.
- */
-export const PENDING_DEFER_MS = 20;
+export { PENDING_DEFER_MS };
 
 /** What a caller asks a turn to do (create's first turn or a continue). */
 export interface TurnCommand {
@@ -180,182 +175,43 @@ export class SessionActor {
     }
   }
 
-  /** Model/tool loop, then one durable commit (phases reported to the machine as it goes). */
+  /**
+   * One turn, in named steps (actors/session/turn-steps.ts): begin (rows, pending input, run_started), the
+   * model/tool loop, one durable commit, then structured-output extraction committed after it; a failure
+   * at any step ends in failTurn (phases reported to the machine as it goes).
+   */
   private async turn(cmd: TurnCommand, generation: number, signal: AbortSignal, started: number, run?: RunFeatures): Promise<TurnOutcome> {
     const core = this.core;
-    const { deps, hub } = core;
-    const settings = core.state.settings;
-    const id = core.id;
-    const nowIso = () => new Date(deps.now()).toISOString();
-    const newRows: Message[] = [];
-    // SPEC: injected-context rows sit, in order, right before the user row, so a continue's System row
-    // (appended at the turn boundary) comes first.
-    if (cmd.systemAppend) newRows.push({ role: 'system', content: cmd.systemAppend, created_at: nowIso() });
-    for (const ctx of cmd.injectedContext ?? [])
-      newRows.push({ role: 'user', content: ctx, created_at: nowIso(), transcript_role: 'injected_context' });
-    newRows.push({
-      role: 'user',
-      content: cmd.prompt,
-      created_at: nowIso(),
-      transcript_role: 'conversational',
-      ...(cmd.identity ? { identity: cmd.identity } : {}),
-    });
-    let { rows: history, total } = cmd.knownHistory
-      ? { rows: cmd.knownHistory, total: cmd.knownHistory.length }
-      : await core.readCommitted();
-    core.state.pending = {
-      request_id: cmd.requestId,
-      started_at_ms: started,
-      prompt: cmd.prompt,
-      ...(cmd.transientContext ? { transient_turn_context: cmd.transientContext } : {}),
-    };
-    // The pending input rides the next write; the turn does not wait for it (the commit is chained after it).
-    // Snapshots are persisted at rest only: the pending input itself marks the turn as in flight, so this
-    // write keeps the pre-turn snapshot.
-    // A fast turn's pending input shares the commit's transaction (PENDING_DEFER_MS); a slower one, or
-    // one that reaches a tool call, makes it durable first. A hook waiting on it is never kept waiting.
-    const pendingOps = cmd.hooks?.pendingOps?.(id, hub.lastSeq + 1) ?? [];
-    const deferMs = pendingOps.length || cmd.hooks?.onPendingDurable ? 0 : PENDING_DEFER_MS;
-    const pendingRaw = core.persist(pendingOps, core.state.machine ?? null, deferMs);
-    if (cmd.hooks?.onPendingDurable) pendingRaw.then(cmd.hooks.onPendingDurable, () => {});
-    const pendingWrite = pendingRaw.catch((err) => core.log.error({ err, sessionId: id }, 'pending input write failed'));
-    hub.publish('run_started', { session_id: id, input: { kind: 'content', content: cmd.prompt } });
-    // The machine enters `running` in calling_model: only a change of phase is worth a transition.
-    let phaseNow: TurnPhase = 'calling_model';
-    const onPhase = (phase: TurnPhase) => {
-      // Tools act outside the store: the turn's pending input is durable before the first one runs.
-      if (phase === 'executing_tools') core.releaseDeferred();
-      if (phase === phaseNow) return;
-      phaseNow = phase;
-      core.machine.send({ type: 'turn.phase', generation, phase });
-    };
-    let committing = false;
+    const t = await beginTurn(core, cmd, generation, signal, started, run);
     try {
-      await run?.started(cmd.prompt);
-      const credential = await deps.credentials?.credentialFor(settings.auth_binding, settings.provider, settings.model);
-      const deltaSeqs: number[] = [];
-      const { provider, model, name } = deps.providers.resolve(settings.model, settings.provider, credential);
-      const cfg = deps.config();
-      const toolset = deps.buildToolset(id, settings);
-      // Context compaction at the turn boundary (actors/compaction-boundary.ts) may rewrite the history.
-      const compacted = await compactAtBoundary(core, history, {
-        provider,
-        providerName: name,
-        model,
-        specs: toolset?.specs ?? [],
-        newRows,
-        signal,
-      });
-      if (compacted) ({ rows: history, total } = { rows: compacted, total: compacted.length });
-      const result = await runTurn({
-        sessionId: id,
-        model,
-        provider,
-        maxTokens: settings.max_tokens,
-        history,
-        newRows,
-        transientContext: cmd.transientContext ?? undefined,
-        toolset,
-        contextRoot: deps.contextRoot,
-        maxIterations: 64,
-        maxConcurrentTools: cfg.tools.max_concurrent,
-        signal,
-        emit: (kind, payload) => {
-          const entry = hub.publish(kind, payload);
-          if (kind === 'text_delta') deltaSeqs.push(entry.seq);
-        },
-        onPhase,
-        now: nowIso,
-        guard: run,
-        pullSteer: steerRows(() => [...(cmd.pullSteer?.() ?? []), ...(deps.followUps?.pullSteer(id) ?? [])], nowIso),
-      });
-      // The commit also drops the turn's deltas from the ledger and applies retention (ledger-retention.ts).
-      const trim = await ledgerTrimOps(deps.store, id, deltaSeqs, hub.lastSeq, cfg.ledger, deps.now(), this.ledgerAge);
-      signal.throwIfAborted();
-      deps.compactor?.noteInputTokens(id, result.lastInputTokens);
-      if (run) {
-        await run.completing(result.text, result.usage);
-        signal.throwIfAborted();
-      }
-      committing = true;
-      onPhase('committing');
-      cmd.onCommitting();
-      const usage = {
-        ...result.usage,
-        total_tokens: result.usage.input_tokens + result.usage.output_tokens,
-      };
-      const rows = newRows.concat(result.producedRows);
-      const outcome: TurnOutcome = { text: result.text, turns: result.turns, toolCalls: result.toolCalls, usage };
-      // The turn's state changes are applied now (a write queued meanwhile must carry them) and rolled
-      // back if the commit fails. The machine stays busy (committing) until the commit is durable, so no
-      // other turn or transcript write can start in between; the snapshot persisted with the commit is
-      // already the resting (idle) one the machine reaches when this work returns.
-      const before = { record: core.record, revision: core.state.revision };
-      delete core.state.pending;
-      core.state.revision++;
-      core.record = {
-        ...core.record,
-        message_count: total + rows.length,
-        total_tokens: core.record.total_tokens + usage.total_tokens,
-      };
-      // The commit is queued first and run_completed published in the same synchronous block, so the
-      // writer's next drain takes both: the event's ledger entry rides in the turn's transaction and is
-      // handed to live subscribers as soon as it is durable. The writer orders it after the pending-input write.
-      const committed = core.persist(
-        [
-          { op: 'putRows', sessionId: id, fromIndex: total, rows },
-          ...(cmd.commitOps?.() ?? []),
-          ...(deps.followUps?.commitOps(id, outcome) ?? []),
-          ...(cmd.hooks?.commitOps?.(outcome) ?? []),
-          ...trim,
-        ],
-        core.restingSnapshot(),
-      );
-      hub.publish('run_completed', { session_id: id, result: result.text, extraction_required: run?.extractionRequired ?? false, usage });
-      try {
-        await committed;
-      } catch (err) {
-        core.record = { ...before.record, updated_at_ms: core.record.updated_at_ms };
-        core.state.revision = before.revision;
-        throw storeErrorOf(err, id);
-      }
-      core.cacheRows(extendHistory(history, rows));
-      // Structured output is extracted from the committed turn, then committed after it.
-      const extra = await run?.extract({
-        provider,
-        model,
-        maxTokens: settings.max_tokens,
-        committedText: result.text,
-        signal,
-        now: nowIso,
-        ...projectForProvider({ history, newRows, now: nowIso }, result.producedRows),
-      });
-      if (extra) await this.commitExtra(extra, history.concat(rows));
-      const final = withExtra(outcome, extra);
-      // The extension hooks' record follows the extraction result (the turn's commit carried the plain one).
-      if (extra && cmd.hooks?.commitOps)
-        await core.persist(cmd.hooks.commitOps(final)).catch((e) => core.log.error({ err: e, sessionId: id }, 'turn hook write failed'));
-      return final;
+      const pass = await callModel(core, t, this.ledgerAge);
+      const { outcome, rows } = await commitTurn(core, t, pass);
+      core.cacheRows(extendHistory(t.history, rows));
+      return await this.extractAfterCommit(t, pass, outcome, rows);
     } catch (err) {
-      // Once committing, an interrupt no longer cancels: a failure there is the commit's own. A run
-      // stopped by its time budget fails with that budget's error, not as cancelled.
-      if (signal.aborted && isServiceError(signal.reason) && signal.reason.code === 'BUDGET_EXHAUSTED' && !committing) err = signal.reason;
-      const cancelled = signal.aborted && !committing && err !== signal.reason;
-      delete core.state.pending;
-      const error = cancelled ? new ServiceError('REQUEST_CANCELLED', 'turn cancelled before commit', { session_id: id }) : err;
-      const kind = cancelled ? 'cancelled' : errorKind(err);
-      hub.publish('run_failed', {
-        session_id: id,
-        error_report: { class: cancelled ? 'cancelled' : errorCode(err), message: err instanceof Error ? err.message : String(err) },
-        terminal_cause_kind: kind,
-      });
-      await run?.failed(error);
-      await pendingWrite;
-      await core
-        .persist(cmd.hooks?.failOps?.(error, cancelled) ?? [], core.restingSnapshot())
-        .catch((e) => core.log.error({ err: e, sessionId: id }, 'failed-turn state write failed'));
-      throw error;
+      throw await failTurn(core, t, err);
     }
+  }
+
+  /** Structured output is extracted from the committed turn, then committed after it. */
+  private async extractAfterCommit(t: TurnRun, pass: ModelPass, outcome: TurnOutcome, rows: Message[]): Promise<TurnOutcome> {
+    const { core } = this;
+    const { cmd, run, signal, nowIso, history, newRows } = t;
+    const extra = await run?.extract({
+      provider: pass.provider,
+      model: pass.model,
+      maxTokens: core.state.settings.max_tokens,
+      committedText: pass.result.text,
+      signal,
+      now: nowIso,
+      ...projectForProvider({ history, newRows, now: nowIso }, pass.result.producedRows),
+    });
+    if (extra) await this.commitExtra(extra, history.concat(rows));
+    const final = withExtra(outcome, extra);
+    // The extension hooks' record follows the extraction result (the turn's commit carried the plain one).
+    if (extra && cmd.hooks?.commitOps)
+      await core.persist(cmd.hooks.commitOps(final)).catch((e) => core.log.error({ err: e, sessionId: core.id }, 'turn hook write failed'));
+    return final;
   }
 
   /** Commits the extraction rows after the turn's own commit (the session is still busy). */
@@ -507,26 +363,4 @@ function withExtra(out: TurnOutcome, extra: ExtraOutcome | undefined): TurnOutco
   if (extra.extraction_error) out.extraction_error = extra.extraction_error;
   if (extra.schema_warnings) out.schema_warnings = extra.schema_warnings;
   return out;
-}
-
-/** Steering input becomes user rows placed before the next model call. */
-function steerRows(pull: () => ContentInput[], now: () => string): () => Message[] {
-  return () => pull().map((content): Message => ({ role: 'user', content, created_at: now() }));
-}
-
-function errorKind(err: unknown): string {
-  const d = err instanceof ServiceError ? (err.details as { error?: { kind?: string } } | undefined) : undefined;
-  return d?.error?.kind ?? 'fatal_failure';
-}
-
-function errorCode(err: unknown): string {
-  return err instanceof ServiceError ? err.code : 'INTERNAL_ERROR';
-}
-
-/** The commit's failure as the request's error: SESSION_STORE_ERROR naming the store's cause. */
-function storeErrorOf(err: unknown, sessionId: string): ServiceError {
-  const cause = err instanceof ServiceError ? err : undefined;
-  const details = { session_id: sessionId, ...(cause?.details && typeof cause.details === 'object' ? cause.details : {}) };
-  const why = err instanceof Error ? `: ${err.message}` : '';
-  return new ServiceError('SESSION_STORE_ERROR', `the turn could not be committed${why}`, details, { cause: err });
 }

@@ -38,6 +38,25 @@ function withSkills(skills: TurnSkills | undefined, injected: CreateSessionReque
   return skills ? [...skills.injected, ...(injected ?? [])] : injected;
 }
 
+/**
+ * One turn's context, built once by whoever starts the turn (an HTTP handler, a schedule, a mob, comms)
+ * and passed whole: the request it runs under, how it is cancelled, and what the caller adds.
+ */
+export interface TurnContext extends TurnExtras {
+  /** The request id the turn runs under (request registry, ledger, logs). */
+  requestId: string;
+  /** Aborts the turn (client cancel, interrupt, shutdown). */
+  signal: AbortSignal;
+  /** Called once the turn starts its durable commit (a cancel can no longer undo it). */
+  onCommitting?: () => void;
+  /** Durable hooks of a detached turn (its request record). */
+  hooks?: TurnHooks;
+  /** create only: settings the caller fixes for the new session (e.g. a mob member's). */
+  settings?: Partial<SessionSettings>;
+}
+
+const NOOP = (): void => {};
+
 /** Extras of a turn started by Warren itself (a schedule) rather than by an HTTP caller. */
 export interface TurnExtras {
   /** create only: the new session's id, chosen by the caller (so a crash-retry targets the same session). */
@@ -115,16 +134,8 @@ function sameProvider(bindingProvider: string, sessionProvider: string, binding:
 }
 
 /** POST /sessions: creates the session durably, then runs its first turn. */
-export async function createSession(
-  sup: SessionHost,
-  body: CreateSessionRequest,
-  requestId: string,
-  signal: AbortSignal,
-  onCommitting: () => void,
-  extras?: Partial<SessionSettings>,
-  hooks?: TurnHooks,
-  turnExtras: TurnExtras = {},
-): Promise<TurnReply> {
+export async function createSession(sup: SessionHost, body: CreateSessionRequest, turn: TurnContext): Promise<TurnReply> {
+  const { requestId, signal, onCommitting = NOOP, settings: extras, hooks } = turn;
   const { deps } = sup;
   const cfg = deps.config();
   if (body.keep_alive === true && !body.comms_name) throw new ServiceError('BAD_REQUEST', 'keep_alive requires comms_name');
@@ -170,7 +181,7 @@ export async function createSession(
   const systemText =
     typeof body.system_prompt === 'string' ? body.system_prompt : body.system_prompt == null ? cfg.agent.system_prompt : undefined;
   const rows: Message[] = systemText ? [{ role: 'system', content: systemText, created_at: new Date(now).toISOString() }] : [];
-  const sessionId = turnExtras.sessionId ?? randomUUID();
+  const sessionId = turn.sessionId ?? randomUUID();
   const state: PersistedState = { v: 1, machine: null, settings, sysctx: {}, prompts: {}, revision: rows.length ? 1 : 0 };
   const record: SessionRecord = {
     v: 2,
@@ -209,8 +220,8 @@ export async function createSession(
       knownHistory: rows,
       plan,
       hooks,
-      identity: turnExtras.identity,
-      onAdmitted: turnExtras.onAdmitted,
+      identity: turn.identity,
+      onAdmitted: turn.onAdmitted,
       verbose: body.verbose === true,
     });
   } catch (err) {
@@ -229,18 +240,15 @@ export async function createSession(
 /**
  * POST /sessions/{id}/messages. Model, provider and max_tokens hot-swap for the rest of the session.
  * Inputs waiting in the session's inbox ride the turn as injected context (comms, ingress); `wakeKey`
- * (turnExtras) names the inbox input a keep-alive session was woken for (its text is the prompt).
+ * (turn.wakeKey) names the inbox input a keep-alive session was woken for (its text is the prompt).
  */
 export async function continueSession(
   sup: SessionHost,
   sessionId: string,
   body: ContinueSessionRequest,
-  requestId: string,
-  signal: AbortSignal,
-  onCommitting: () => void,
-  hooks?: TurnHooks,
-  turnExtras: TurnExtras = {},
+  turn: TurnContext,
 ): Promise<TurnReply> {
+  const { requestId, signal, onCommitting = NOOP, hooks } = turn;
   if (body.session_id !== sessionId) {
     throw new ServiceError('BAD_REQUEST', `Session ID mismatch: path=${sessionId} body=${body.session_id}`);
   }
@@ -289,7 +297,7 @@ export async function continueSession(
     (patch.comms_name !== undefined && patch.comms_name !== s.comms_name) ||
     (patch.keep_alive !== undefined && patch.keep_alive !== s.keep_alive);
   const settingsOps = ext && commsChanged ? ext.settingsOps(sessionId, { ...s, ...patch }) : [];
-  const claim = ext ? await ext.claim(sessionId, { wakeKey: turnExtras.wakeKey }) : null;
+  const claim = ext ? await ext.claim(sessionId, { wakeKey: turn.wakeKey }) : null;
   let outcome: TurnOutcome;
   try {
     outcome = await actor.runTurn({
@@ -307,9 +315,9 @@ export async function continueSession(
       signal,
       onCommitting,
       hooks,
-      identity: turnExtras.identity,
-      onAdmitted: turnExtras.onAdmitted,
-      followUp: turnExtras.followUp,
+      identity: turn.identity,
+      onAdmitted: turn.onAdmitted,
+      followUp: turn.followUp,
       verbose: body.verbose === true,
       ...(claim ? { pullSteer: () => claim.pullSteer() } : {}),
       ...(claim || settingsOps.length ? { commitOps: () => [...settingsOps, ...(claim?.commitOps() ?? [])] } : {}),

@@ -76,8 +76,8 @@ export function detachedStarter(sup: SessionHost, records: DetachedRequests, rea
     const { hooks, pendingDurable, accepted: record } = detachedHooks(records, kind, rid, realmId, ctx.log);
     const run =
       kind === 'create'
-        ? createSession(sup, ctx.body, rid, handle.signal, handle.markCommitting, undefined, hooks)
-        : continueSession(sup, pathId, ctx.body, rid, handle.signal, handle.markCommitting, hooks);
+        ? createSession(sup, ctx.body, { requestId: rid, signal: handle.signal, onCommitting: handle.markCommitting, hooks })
+        : continueSession(sup, pathId, ctx.body, { requestId: rid, signal: handle.signal, onCommitting: handle.markCommitting, hooks });
     const settled = run.finally(() => handle.finish());
     // Settled in the background once answered; its outcome is in the request record.
     settled.catch(() => {});

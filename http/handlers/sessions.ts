@@ -83,7 +83,7 @@ export function sessionHandlers(sup: SessionHost, realmId: string, createExtras?
       if (detached) return detached('create', ctx);
       try {
         const reply = await withRequest(ctx, (rid, signal, onCommitting) =>
-          createSession(sup, ctx.body, rid, signal, onCommitting, createExtras),
+          createSession(sup, ctx.body, { requestId: rid, signal, onCommitting, settings: createExtras }),
         );
         return { status: 200, body: turnBody(realmId, reply) };
       } catch (err) {
@@ -126,7 +126,9 @@ export function sessionHandlers(sup: SessionHost, realmId: string, createExtras?
       const detached = prefersAsync(ctx) ? turnExtensions(sup).respondAsync : undefined;
       if (detached) return detached('continue', ctx);
       const id = parseSessionId(ctx.params.id, realmId);
-      const reply = await withRequest(ctx, (rid, signal, onCommitting) => continueSession(sup, id, ctx.body, rid, signal, onCommitting));
+      const reply = await withRequest(ctx, (rid, signal, onCommitting) =>
+        continueSession(sup, id, ctx.body, { requestId: rid, signal, onCommitting }),
+      );
       return { status: 200, body: turnBody(realmId, reply) };
     }),
     ...on(SESSION_ROUTE.list, async (ctx) => {

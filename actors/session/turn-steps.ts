@@ -1,0 +1,259 @@
+// actors/session/turn-steps.ts: the named steps of one turn, run in order by SessionActor.turn()
+// (session-actor.ts): beginTurn (rows, pending input, run_started), callModel (credential, compaction at
+// the boundary, the model/tool loop of turn-runner.ts, ledger trim), commitTurn (one durable commit with
+// run_completed in the same transaction) and failTurn (run_failed and the resting state). Each step reads
+// and writes the session through its SessionCore; the turn's own state travels in one TurnRun.
+import { isServiceError, ServiceError } from '../../contracts/errors.ts';
+import type { ContentInput, Message } from '../../contracts/transcript.ts';
+import type { TurnOutcome, TurnPhase } from '../../machines/session-machine.ts';
+import type { Provider } from '../../providers/provider.ts';
+import type { StoreOp } from '../../storage/store.ts';
+import { compactAtBoundary } from '../compaction-boundary.ts';
+import { ledgerTrimOps, type AgeCheck } from '../ledger-retention.ts';
+import type { RunFeatures } from '../turn-features/run-features.ts';
+import type { TurnCommand } from './session-actor.ts';
+import type { SessionCore } from './session-core.ts';
+import { runTurn, type TurnRunResult as TurnResult } from './turn-runner.ts';
+
+/**
+ * How long a turn's pending-input write (and a new session's creation write) may wait for the turn's
+ * commit to share one transaction. Longer turns pay a second commit; live subscribers see the turn's
+ * first events at most this much later.
+ */
+export const PENDING_DEFER_MS = 20;
+
+/** One turn's state between its steps. */
+export interface TurnRun {
+  readonly id: string;
+  readonly cmd: TurnCommand;
+  readonly signal: AbortSignal;
+  readonly run: RunFeatures | undefined;
+  readonly nowIso: () => string;
+  /** The rows this turn adds before the model's (system append, injected context, the user row). */
+  readonly newRows: Message[];
+  /** The committed history the model sees (rewritten when compaction runs at the boundary). */
+  history: Message[];
+  /** Committed rows before this turn (the index its rows are written from). */
+  total: number;
+  /** The pending-input write (never rejects; failures are logged). */
+  pendingWrite: Promise<unknown>;
+  /** Reports a phase to the machine (only changes are sent). */
+  onPhase(phase: TurnPhase): void;
+  /** Set once the commit started: an interrupt no longer cancels. */
+  committing: boolean;
+}
+
+/** What the model/tool loop produced, ready to commit. */
+export interface ModelPass {
+  result: TurnResult;
+  provider: Provider;
+  model: string;
+  /** Ledger trim and retention ops that ride in the commit (ledger-retention.ts). */
+  trim: StoreOp[];
+}
+
+/** Step 1: the turn's rows, its pending input (deferred to share the commit when the turn is fast) and run_started. */
+export async function beginTurn(
+  core: SessionCore,
+  cmd: TurnCommand,
+  generation: number,
+  signal: AbortSignal,
+  started: number,
+  run: RunFeatures | undefined,
+): Promise<TurnRun> {
+  const { hub } = core;
+  const id = core.id;
+  const nowIso = () => new Date(core.deps.now()).toISOString();
+  const newRows = turnRows(cmd, nowIso);
+  const { rows: history, total } = cmd.knownHistory
+    ? { rows: cmd.knownHistory, total: cmd.knownHistory.length }
+    : await core.readCommitted();
+  core.state.pending = {
+    request_id: cmd.requestId,
+    started_at_ms: started,
+    prompt: cmd.prompt,
+    ...(cmd.transientContext ? { transient_turn_context: cmd.transientContext } : {}),
+  };
+  // The pending input rides the next write; the turn does not wait for it (the commit is chained after it).
+  // Snapshots are persisted at rest only: the pending input itself marks the turn as in flight, so this
+  // write keeps the pre-turn snapshot.
+  // A fast turn's pending input shares the commit's transaction (PENDING_DEFER_MS); a slower one, or
+  // one that reaches a tool call, makes it durable first. A hook waiting on it is never kept waiting.
+  const pendingOps = cmd.hooks?.pendingOps?.(id, hub.lastSeq + 1) ?? [];
+  const deferMs = pendingOps.length || cmd.hooks?.onPendingDurable ? 0 : PENDING_DEFER_MS;
+  const pendingRaw = core.persist(pendingOps, core.state.machine ?? null, deferMs);
+  if (cmd.hooks?.onPendingDurable) pendingRaw.then(cmd.hooks.onPendingDurable, () => {});
+  const pendingWrite = pendingRaw.catch((err) => core.log.error({ err, sessionId: id }, 'pending input write failed'));
+  hub.publish('run_started', { session_id: id, input: { kind: 'content', content: cmd.prompt } });
+  // The machine enters `running` in calling_model: only a change of phase is worth a transition.
+  let phaseNow: TurnPhase = 'calling_model';
+  const onPhase = (phase: TurnPhase) => {
+    // Tools act outside the store: the turn's pending input is durable before the first one runs.
+    if (phase === 'executing_tools') core.releaseDeferred();
+    if (phase === phaseNow) return;
+    phaseNow = phase;
+    core.machine.send({ type: 'turn.phase', generation, phase });
+  };
+  return { id, cmd, signal, run, nowIso, newRows, history, total, pendingWrite, onPhase, committing: false };
+}
+
+/** Step 2: credential and provider, compaction at the boundary, the model/tool loop, then what the commit drops from the ledger. */
+export async function callModel(core: SessionCore, t: TurnRun, ledgerAge: AgeCheck): Promise<ModelPass> {
+  const { deps, hub } = core;
+  const { cmd, signal, run, id } = t;
+  const settings = core.state.settings;
+  await run?.started(cmd.prompt);
+  const credential = await deps.credentials?.credentialFor(settings.auth_binding, settings.provider, settings.model);
+  const deltaSeqs: number[] = [];
+  const { provider, model, name } = deps.providers.resolve(settings.model, settings.provider, credential);
+  const cfg = deps.config();
+  const toolset = deps.buildToolset(id, settings);
+  // Context compaction at the turn boundary (actors/compaction-boundary.ts) may rewrite the history.
+  const compacted = await compactAtBoundary(core, t.history, {
+    provider,
+    providerName: name,
+    model,
+    specs: toolset?.specs ?? [],
+    newRows: t.newRows,
+    signal,
+  });
+  if (compacted) {
+    t.history = compacted;
+    t.total = compacted.length;
+  }
+  const result = await runTurn({
+    sessionId: id,
+    model,
+    provider,
+    maxTokens: settings.max_tokens,
+    history: t.history,
+    newRows: t.newRows,
+    transientContext: cmd.transientContext ?? undefined,
+    toolset,
+    contextRoot: deps.contextRoot,
+    maxIterations: 64,
+    maxConcurrentTools: cfg.tools.max_concurrent,
+    signal,
+    emit: (kind, payload) => {
+      const entry = hub.publish(kind, payload);
+      if (kind === 'text_delta') deltaSeqs.push(entry.seq);
+    },
+    onPhase: t.onPhase,
+    now: t.nowIso,
+    guard: run,
+    pullSteer: steerRows(() => [...(cmd.pullSteer?.() ?? []), ...(deps.followUps?.pullSteer(id) ?? [])], t.nowIso),
+  });
+  // The commit also drops the turn's deltas from the ledger and applies retention (ledger-retention.ts).
+  const trim = await ledgerTrimOps(deps.store, id, deltaSeqs, hub.lastSeq, cfg.ledger, deps.now(), ledgerAge);
+  signal.throwIfAborted();
+  deps.compactor?.noteInputTokens(id, result.lastInputTokens);
+  if (run) {
+    await run.completing(result.text, result.usage);
+    signal.throwIfAborted();
+  }
+  return { result, provider, model, trim };
+}
+
+/** Step 3: one durable commit of the turn's rows, record, resting snapshot and ledger entries (run_completed included). */
+export async function commitTurn(core: SessionCore, t: TurnRun, pass: ModelPass): Promise<{ outcome: TurnOutcome; rows: Message[] }> {
+  const { deps, hub } = core;
+  const { cmd, id, run } = t;
+  const { result } = pass;
+  t.committing = true;
+  t.onPhase('committing');
+  cmd.onCommitting();
+  const usage = { ...result.usage, total_tokens: result.usage.input_tokens + result.usage.output_tokens };
+  const rows = t.newRows.concat(result.producedRows);
+  const outcome: TurnOutcome = { text: result.text, turns: result.turns, toolCalls: result.toolCalls, usage };
+  // The turn's state changes are applied now (a write queued meanwhile must carry them) and rolled
+  // back if the commit fails. The machine stays busy (committing) until the commit is durable, so no
+  // other turn or transcript write can start in between; the snapshot persisted with the commit is
+  // already the resting (idle) one the machine reaches when this work returns.
+  const before = { record: core.record, revision: core.state.revision };
+  delete core.state.pending;
+  core.state.revision++;
+  core.record = { ...core.record, message_count: t.total + rows.length, total_tokens: core.record.total_tokens + usage.total_tokens };
+  // The commit is queued first and run_completed published in the same synchronous block, so the
+  // writer's next drain takes both: the event's ledger entry rides in the turn's transaction and is
+  // handed to live subscribers as soon as it is durable. The writer orders it after the pending-input write.
+  const committed = core.persist(
+    [
+      { op: 'putRows', sessionId: id, fromIndex: t.total, rows },
+      ...(cmd.commitOps?.() ?? []),
+      ...(deps.followUps?.commitOps(id, outcome) ?? []),
+      ...(cmd.hooks?.commitOps?.(outcome) ?? []),
+      ...pass.trim,
+    ],
+    core.restingSnapshot(),
+  );
+  hub.publish('run_completed', { session_id: id, result: result.text, extraction_required: run?.extractionRequired ?? false, usage });
+  try {
+    await committed;
+  } catch (err) {
+    core.record = { ...before.record, updated_at_ms: core.record.updated_at_ms };
+    core.state.revision = before.revision;
+    throw storeErrorOf(err, id);
+  }
+  return { outcome, rows };
+}
+
+/** On failure: run_failed, the run's features told, the resting state written; returns the error to throw. */
+export async function failTurn(core: SessionCore, t: TurnRun, err: unknown): Promise<unknown> {
+  const { cmd, signal, run, id, committing } = t;
+  // Once committing, an interrupt no longer cancels: a failure there is the commit's own. A run
+  // stopped by its time budget fails with that budget's error, not as cancelled.
+  if (signal.aborted && isServiceError(signal.reason) && signal.reason.code === 'BUDGET_EXHAUSTED' && !committing) err = signal.reason;
+  const cancelled = signal.aborted && !committing && err !== signal.reason;
+  delete core.state.pending;
+  const error = cancelled ? new ServiceError('REQUEST_CANCELLED', 'turn cancelled before commit', { session_id: id }) : err;
+  const kind = cancelled ? 'cancelled' : errorKind(err);
+  core.hub.publish('run_failed', {
+    session_id: id,
+    error_report: { class: cancelled ? 'cancelled' : errorCode(err), message: err instanceof Error ? err.message : String(err) },
+    terminal_cause_kind: kind,
+  });
+  await run?.failed(error);
+  await t.pendingWrite;
+  await core
+    .persist(cmd.hooks?.failOps?.(error, cancelled) ?? [], core.restingSnapshot())
+    .catch((e) => core.log.error({ err: e, sessionId: id }, 'failed-turn state write failed'));
+  return error;
+}
+
+/** The rows a turn adds before the model's. SPEC: injected-context rows sit, in order, right before the user row, so a continue's System row (appended at the turn boundary) comes first. */
+function turnRows(cmd: TurnCommand, nowIso: () => string): Message[] {
+  const rows: Message[] = [];
+  if (cmd.systemAppend) rows.push({ role: 'system', content: cmd.systemAppend, created_at: nowIso() });
+  for (const ctx of cmd.injectedContext ?? [])
+    rows.push({ role: 'user', content: ctx, created_at: nowIso(), transcript_role: 'injected_context' });
+  rows.push({
+    role: 'user',
+    content: cmd.prompt,
+    created_at: nowIso(),
+    transcript_role: 'conversational',
+    ...(cmd.identity ? { identity: cmd.identity } : {}),
+  });
+  return rows;
+}
+
+/** Steering input becomes user rows placed before the next model call. */
+function steerRows(pull: () => ContentInput[], now: () => string): () => Message[] {
+  return () => pull().map((content): Message => ({ role: 'user', content, created_at: now() }));
+}
+
+function errorKind(err: unknown): string {
+  const d = err instanceof ServiceError ? (err.details as { error?: { kind?: string } } | undefined) : undefined;
+  return d?.error?.kind ?? 'fatal_failure';
+}
+
+function errorCode(err: unknown): string {
+  return err instanceof ServiceError ? err.code : 'INTERNAL_ERROR';
+}
+
+/** The commit's failure as the request's error: SESSION_STORE_ERROR naming the store's cause. */
+export function storeErrorOf(err: unknown, sessionId: string): ServiceError {
+  const cause = err instanceof ServiceError ? err : undefined;
+  const details = { session_id: sessionId, ...(cause?.details && typeof cause.details === 'object' ? cause.details : {}) };
+  const why = err instanceof Error ? `: ${err.message}` : '';
+  return new ServiceError('SESSION_STORE_ERROR', `the turn could not be committed${why}`, details, { cause: err });
+}
