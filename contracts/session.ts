@@ -2,7 +2,7 @@
 // Unknown request fields are ignored (SPEC "Versioning": older servers ignore newer fields).
 import { Type, type Static } from 'typebox';
 import { ContentBlock, ContentInput, Message, WireUsage } from './transcript.ts';
-import { HookRunOverrides, OutputSchema, SchemaWarning } from './turn-features.ts';
+import { BudgetLimitsRequest, HookRunOverrides, OutputSchema, SchemaWarning } from './turn-features.ts';
 import { SkillDiagnostics, SkillKey, SkillRef } from './skills.ts';
 import { BusyPolicy } from './busy.ts';
 
@@ -54,6 +54,8 @@ const TurnFields = {
   keep_alive: Type.Optional(Nullable(Type.Boolean())),
   comms_name: Type.Optional(Nullable(Type.String())),
   hooks_override: Type.Optional(Nullable(HookRunOverrides)),
+  /** This run's budgets (the reference's BudgetLimits; enforced, see docs/streams-and-limits.md). */
+  budget_limits: Type.Optional(Nullable(BudgetLimitsRequest)),
   /** Skills injected (as skill_context blocks) before this turn's prompt. */
   skill_refs: Type.Optional(Nullable(Type.Array(SkillRef, { maxItems: 64 }))),
   preload_skills: Type.Optional(Nullable(Type.Array(SkillKey, { maxItems: 64 }))),

@@ -125,6 +125,28 @@ export const BudgetSection = Type.Object(
   sectionOptions,
 );
 
+/** A Rust `Duration` as the reference serializes it: whole seconds plus nanoseconds. */
+export const WireDuration = Type.Object(
+  { secs: Type.Integer({ minimum: 0 }), nanos: Type.Integer({ minimum: 0, maximum: 999_999_999 }) },
+  { additionalProperties: false },
+);
+
+/**
+ * `budget_limits` on create/continue (the reference's BudgetLimits): this run's limits, enforced like
+ * `[budget]` / `[limits] max_turn_duration` (actors/turn-features/budget.ts). A request can only tighten
+ * the operator's config: where both set a limit, the smaller wins.
+ */
+export const BudgetLimitsRequest = Type.Object(
+  {
+    max_tokens: Type.Optional(Nullable(Type.Integer({ minimum: 0 }))),
+    max_tool_calls: Type.Optional(Nullable(Type.Integer({ minimum: 0 }))),
+    max_duration: Type.Optional(Nullable(WireDuration)),
+    max_turn_duration: Type.Optional(Nullable(WireDuration)),
+  },
+  { additionalProperties: false, $id: 'BudgetLimits' },
+);
+export type BudgetLimitsRequest = Static<typeof BudgetLimitsRequest>;
+
 /** `[hooks]`: defaults and the configured entries. */
 export const HooksSection = Type.Object(
   {

@@ -8,7 +8,7 @@ import type { Logger } from 'pino';
 import { ServiceError } from '../contracts/errors.ts';
 import type { RouteDef } from '../contracts/route.ts';
 import { authErrorBody, errorResponse } from './errors.ts';
-import { jsonDeeperThan } from './json-depth.ts';
+import { parseJsonText } from './json-depth.ts';
 import type { Handler, HandlerResult, HandlerTable } from './handler.ts';
 import type { HttpRequest, HttpResponder, RequestHandler } from './transport.ts';
 import { compileRoutes, type RouteValidators } from './validate.ts';
@@ -132,7 +132,7 @@ async function dispatch(
     });
   }
   const params: Record<string, string> = {};
-  for (let i = 0; i < values.length; i++) params[entry.paramNames[i]] = decodeParam(values[i]);
+  for (let i = 0; i < values.length; i++) params[entry.paramNames[i]] = boundedParam(entry.paramNames[i], decodeParam(values[i]));
   const queryAll = new URLSearchParams(req.query);
   const query: Record<string, string> = {};
   for (const [k, v] of queryAll) {
@@ -157,16 +157,8 @@ function parseJsonBody(req: HttpRequest, maxDepth: number): unknown {
   }
   const text = req.body.toString('utf8');
   if (text.trim() === '') throw new ServiceError('BAD_REQUEST', 'request body required');
-  if (jsonDeeperThan(text, maxDepth)) {
-    throw new ServiceError('BAD_REQUEST', `request body is nested deeper than ${maxDepth} levels (limits.max_json_depth)`, {
-      max_json_depth: maxDepth,
-    });
-  }
-  try {
-    return JSON.parse(text) as unknown;
-  } catch (err) {
-    throw new ServiceError('BAD_REQUEST', `malformed JSON: ${(err as Error).message}`);
-  }
+  // The body's size was checked by dispatch (413 with the body limit).
+  return parseJsonText(text, { maxDepth, maxBytes: Number.MAX_SAFE_INTEGER }, 'request body');
 }
 
 function isJsonMediaType(header: string): boolean {
@@ -207,6 +199,17 @@ function write(res: HttpResponder, result: HandlerResult, requestId: string, log
 
 function pickRequestId(incoming: string | undefined): string {
   return incoming !== undefined && REQUEST_ID_RE.test(incoming) ? incoming : randomUUID();
+}
+
+/** Longest path parameter (UTF-8 bytes): every id is bounded before it reaches a store key (lmdb's is ~2 KB). */
+export const MAX_PATH_PARAM_BYTES = 512;
+
+function boundedParam(name: string, value: string): string {
+  if (value.length > MAX_PATH_PARAM_BYTES / 3 && Buffer.byteLength(value) > MAX_PATH_PARAM_BYTES)
+    throw new ServiceError('BAD_REQUEST', `path parameter '${name}' exceeds ${MAX_PATH_PARAM_BYTES} bytes`, {
+      max_bytes: MAX_PATH_PARAM_BYTES,
+    });
+  return value;
 }
 
 function decodeParam(raw: string): string {

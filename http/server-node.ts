@@ -258,14 +258,45 @@ export function createNodeServer(opts: HttpServerOptions): HttpServer {
   };
 }
 
-/** WebSocket upgrades on the given paths (the `ws` package); any other upgrade is refused. */
+/** Headers that only ask for a protocol switch; a request replayed as plain HTTP drops them. */
+const UPGRADE_ONLY = new Set(['upgrade', 'http2-settings']);
+
+/**
+ * Hands a request node:http diverted to 'upgrade' back to the server as a plain request: its head is
+ * rebuilt without the upgrade headers and put back in front of the unread bytes (`head` plus whatever
+ * follows on the socket), and the server parses the connection afresh (body, keep-alive and all).
+ */
+function replayAsPlainRequest(server: Server, ireq: IncomingMessage, socket: Socket, head: Buffer): void {
+  const lines = [`${ireq.method} ${ireq.url} HTTP/${ireq.httpVersion}`];
+  const raw = ireq.rawHeaders;
+  for (let i = 0; i + 1 < raw.length; i += 2) {
+    const name = raw[i].toLowerCase();
+    if (UPGRADE_ONLY.has(name)) continue;
+    let value = raw[i + 1];
+    if (name === 'connection') {
+      value = value
+        .split(',')
+        .map((t) => t.trim())
+        .filter((t) => t && !UPGRADE_ONLY.has(t.toLowerCase()))
+        .join(', ');
+      if (!value) continue;
+    }
+    lines.push(`${raw[i]}: ${value}`);
+  }
+  socket.unshift(Buffer.concat([Buffer.from(`${lines.join('\r\n')}\r\n\r\n`, 'latin1'), head]));
+  server.emit('connection', socket);
+}
+
+/** WebSocket upgrades on the given paths (the `ws` package); any other request with `Upgrade:` is served as plain HTTP. */
 function serveWebSockets(server: Server, routes: readonly WebSocketRoute[], maxPayload: number, guard?: BrowserGuard): WebSocketServer {
   const wss = new WebSocketServer({ noServer: true, maxPayload });
   server.on('upgrade', (ireq: IncomingMessage, socket: Socket, head: Buffer) => {
     const path = (ireq.url ?? '').split('?', 1)[0];
     const route = routes.find((r) => r.path === path);
-    if (!route) {
-      socket.end('HTTP/1.1 404 Not Found\r\nconnection: close\r\ncontent-length: 0\r\n\r\n');
+    if (!route || !/\bwebsocket\b/i.test(ireq.headers.upgrade ?? '')) {
+      // Not a WebSocket upgrade of a WebSocket route (e.g. `curl --http2` asking for h2c): answer it as
+      // the plain HTTP/1.1 request it also is.
+      replayAsPlainRequest(server, ireq, socket, head);
       return;
     }
     const headers = copyHeaders(ireq.headers);

@@ -2,8 +2,10 @@
 // `max_duration`, `[limits] max_turn_duration`). The turn guard asks it before each model call and each
 // tool batch; crossing `[agent] budget_warning_threshold` emits one `budget_warning` per budget and run,
 // and running out throws 429 BUDGET_EXHAUSTED (terminal cause budget_exhausted / time_budget_exceeded).
+// A request's `budget_limits` (the reference's BudgetLimits) applies the same way for its run, tightening
+// the config (runLimits): tokens are checked before each model call, tool calls before each batch.
 import { ServiceError } from '../../contracts/errors.ts';
-import type { DurationValue } from '../../contracts/turn-features.ts';
+import type { BudgetLimitsRequest, DurationValue } from '../../contracts/turn-features.ts';
 
 export type BudgetType = 'tokens' | 'tool_calls' | 'time';
 
@@ -13,6 +15,44 @@ export interface BudgetLimits {
   maxDurationMs?: number;
   maxTurnDurationMs?: number;
   warningThreshold: number;
+}
+
+/** A request's own limits (`budget_limits`), in milliseconds. */
+export type RequestBudget = Omit<BudgetLimits, 'warningThreshold'>;
+
+/** Milliseconds of the reference's wire Duration `{secs, nanos}`. */
+function wireMs(d: { secs: number; nanos: number } | null | undefined): number | undefined {
+  return d == null ? undefined : d.secs * 1000 + d.nanos / 1e6;
+}
+
+/** The request's `budget_limits` as run limits; undefined when it sets none. */
+export function requestBudget(b: BudgetLimitsRequest | null | undefined): RequestBudget | undefined {
+  if (!b) return undefined;
+  const out: RequestBudget = {};
+  if (b.max_tokens != null) out.maxTokens = b.max_tokens;
+  if (b.max_tool_calls != null) out.maxToolCalls = b.max_tool_calls;
+  const d = wireMs(b.max_duration);
+  if (d !== undefined) out.maxDurationMs = d;
+  const td = wireMs(b.max_turn_duration);
+  if (td !== undefined) out.maxTurnDurationMs = td;
+  return Object.keys(out).length ? out : undefined;
+}
+
+/** The tighter of two optional limits (a request can only lower the operator's budget). */
+function tighter(a: number | undefined, b: number | undefined): number | undefined {
+  return a === undefined ? b : b === undefined ? a : Math.min(a, b);
+}
+
+/** The run's limits: the config's, tightened by the request's `budget_limits`. */
+export function runLimits(config: BudgetLimits, request: RequestBudget | undefined): BudgetLimits {
+  if (!request) return config;
+  return {
+    maxTokens: tighter(config.maxTokens, request.maxTokens),
+    maxToolCalls: tighter(config.maxToolCalls, request.maxToolCalls),
+    maxDurationMs: tighter(config.maxDurationMs, request.maxDurationMs),
+    maxTurnDurationMs: tighter(config.maxTurnDurationMs, request.maxTurnDurationMs),
+    warningThreshold: config.warningThreshold,
+  };
 }
 
 /** Milliseconds of a config duration (seconds as a number, or "500ms" / "90s" / "5m" / "1h"). */
@@ -99,6 +139,11 @@ export class RunBudget {
     if (this.toolCalls + count > limit) throw budgetExhausted(this.sessionId, 'tool_calls', 'run', limit, this.toolCalls);
     this.toolCalls += count;
     this.observe('tool_calls', this.toolCalls, limit);
+  }
+
+  /** The per-model-call duration limit (`max_turn_duration`), if any. */
+  turnLimitMs(): number | undefined {
+    return this.limits.maxTurnDurationMs;
   }
 
   /** Milliseconds left of the run's duration budget (undefined: unlimited). */

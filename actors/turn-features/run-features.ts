@@ -12,7 +12,8 @@ import type { ProviderName } from '../../contracts/session.ts';
 import type { ProviderUsage } from '../../contracts/transcript.ts';
 import type { Provider, ProviderResponse } from '../../providers/provider.ts';
 import type { GuardedCall, TurnGuard } from '../session/turn-runner.ts';
-import { budgetExhausted, durationMs, RunBudget } from './budget.ts';
+import { budgetExhausted, durationMs, requestBudget, RunBudget, runLimits, type RequestBudget } from './budget.ts';
+import type { BudgetLimitsRequest } from '../../contracts/turn-features.ts';
 import { extract } from './extraction.ts';
 import { BackgroundSlots, RunHooks, runEntries } from './hook-engine.ts';
 import { OutputSchemaCompiler, type ResolvedOutputSchema } from './output-schema.ts';
@@ -22,6 +23,7 @@ export interface RunFeatureRequest {
   output_schema?: unknown;
   structured_output_retries?: number | null;
   hooks_override?: HookRunOverrides | null;
+  budget_limits?: BudgetLimitsRequest | null;
 }
 
 /** Everything decided before the run starts. */
@@ -34,6 +36,8 @@ export interface RunPlan {
   };
   retries: number;
   hooks?: HookRunOverrides | null;
+  /** The request's `budget_limits` (tightening the config's budgets for this run). */
+  budget?: RequestBudget;
 }
 
 export interface RunContext {
@@ -74,6 +78,8 @@ export class TurnFeatureService {
     const cfg = this.config();
     const retries = req.structured_output_retries ?? persistedRetries ?? cfg.agent.structured_output_retries;
     const plan: RunPlan = { retries, hooks: req.hooks_override ?? null };
+    const budget = requestBudget(req.budget_limits);
+    if (budget) plan.budget = budget;
     if (req.output_schema == null) return plan;
     const resolved = this.compiler.resolve(req.output_schema);
     const native = jsonSchemaSlot(provider) !== null && cfg.providers[provider]?.native_json_schema !== false;
@@ -101,7 +107,8 @@ export class TurnFeatureService {
       cfg.budget.max_tokens !== undefined ||
       cfg.budget.max_tool_calls !== undefined ||
       cfg.budget.max_duration !== undefined ||
-      cfg.limits.max_turn_duration !== undefined;
+      cfg.limits.max_turn_duration !== undefined ||
+      ctx.plan?.budget !== undefined;
     if (!hooks.length && !budgeted && !ctx.plan?.output) return undefined;
     return new RunFeatures(
       ctx,
@@ -133,13 +140,16 @@ export class RunFeatures implements TurnGuard {
   ) {
     this.budget = new RunBudget(
       ctx.sessionId,
-      {
-        maxTokens: cfg.budget.max_tokens,
-        maxToolCalls: cfg.budget.max_tool_calls,
-        maxDurationMs: durationMs(cfg.budget.max_duration),
-        maxTurnDurationMs: durationMs(cfg.limits.max_turn_duration),
-        warningThreshold: cfg.agent.budget_warning_threshold,
-      },
+      runLimits(
+        {
+          maxTokens: cfg.budget.max_tokens,
+          maxToolCalls: cfg.budget.max_tool_calls,
+          maxDurationMs: durationMs(cfg.budget.max_duration),
+          maxTurnDurationMs: durationMs(cfg.limits.max_turn_duration),
+          warningThreshold: cfg.agent.budget_warning_threshold,
+        },
+        ctx.plan?.budget,
+      ),
       clock,
       (p) => ctx.emit('budget_warning', p),
     );
@@ -168,7 +178,7 @@ export class RunFeatures implements TurnGuard {
 
   async beforeModelCall(turn: number, request: { system?: string; messages: Message[]; tools: Array<{ name: string }> }): Promise<void> {
     this.budget.beforeModelCall();
-    const turnLimit = durationMs(this.cfg.limits.max_turn_duration);
+    const turnLimit = this.budget.turnLimitMs();
     if (turnLimit !== undefined)
       this.turnTimer = this.arm(turnLimit, () => budgetExhausted(this.ctx.sessionId, 'time', 'turn', turnLimit, turnLimit));
     if (this.hooks?.has('pre_llm_request')) {

@@ -16,6 +16,7 @@ import { callerOf, type Caller } from '../../actors/mob/mob-scopes.ts';
 import type { Logger } from 'pino';
 import { on, type HandlerTable } from '../handler.ts';
 import type { WebSocketRoute } from '../transport.ts';
+import { parseJsonText, type JsonLimits } from '../json-depth.ts';
 
 type Id = string | number | null;
 interface RpcError {
@@ -66,13 +67,16 @@ async function one(rt: MobRuntime, msg: unknown, caller: Caller, log: Logger): P
 }
 
 /** One JSON-RPC payload (a request or a batch) as text; resolves with the reply, or null when none is due. */
-export async function handleRpcText(rt: MobRuntime, text: string, caller: Caller, log: Logger): Promise<Reply | Reply[] | null> {
-  let msg: unknown;
-  try {
-    msg = JSON.parse(text);
-  } catch {
-    return fail(null, -32700, 'parse error');
-  }
+export async function handleRpcText(
+  rt: MobRuntime,
+  text: string,
+  caller: Caller,
+  log: Logger,
+  limits: JsonLimits,
+): Promise<Reply | Reply[] | null> {
+  const parsed = parseRpc(text, limits);
+  if ('reply' in parsed) return parsed.reply;
+  const msg = parsed.msg;
   if (Array.isArray(msg)) {
     if (msg.length === 0) return fail(null, -32600, 'invalid request: empty batch');
     const replies = (await Promise.all(msg.map((x) => one(rt, x, caller, log)))).filter((r): r is Reply => r !== null);
@@ -81,9 +85,25 @@ export async function handleRpcText(rt: MobRuntime, text: string, caller: Caller
   return one(rt, msg, caller, log);
 }
 
-export function mobRpcHandlers(rt: MobRuntime): HandlerTable {
+/**
+ * Parses one JSON-RPC payload through the server's JSON limits (http/json-depth.ts): malformed JSON is a
+ * parse error (-32700); a payload over max_json_depth or the size limit an invalid request (-32600) whose
+ * data carries the HTTP error code and limit, so no recursive walk ever sees it.
+ */
+function parseRpc(text: string, limits: JsonLimits): { msg: unknown } | { reply: Reply } {
+  try {
+    return { msg: parseJsonText(text, limits, 'JSON-RPC message') };
+  } catch (err) {
+    const details = isServiceError(err) ? (err.details as Record<string, unknown> | undefined) : undefined;
+    if (isServiceError(err) && (err.code === 'PAYLOAD_TOO_LARGE' || details?.max_json_depth !== undefined))
+      return { reply: fail(null, -32600, `invalid request: ${err.message}`, { code: err.code, ...details }) };
+    return { reply: fail(null, -32700, 'parse error') };
+  }
+}
+
+export function mobRpcHandlers(rt: MobRuntime, limits: () => JsonLimits): HandlerTable {
   return on(MOB_ROUTE.rpc, async (ctx) => {
-    const reply = await handleRpcText(rt, (ctx.rawBody ?? Buffer.alloc(0)).toString('utf8'), callerOf(ctx.headers), ctx.log);
+    const reply = await handleRpcText(rt, (ctx.rawBody ?? Buffer.alloc(0)).toString('utf8'), callerOf(ctx.headers), ctx.log, limits());
     return reply ? { status: 200, body: reply } : { status: 204, text: '' };
   });
 }
@@ -124,13 +144,11 @@ async function handleRoutedText(
   text: string,
   headers: Record<string, string>,
   log: Logger,
+  limits: JsonLimits,
 ): Promise<Reply | Reply[] | null> {
-  let msg: unknown;
-  try {
-    msg = JSON.parse(text);
-  } catch {
-    return fail(null, -32700, 'parse error');
-  }
+  const parsed = parseRpc(text, limits);
+  if ('reply' in parsed) return parsed.reply;
+  const msg = parsed.msg;
   if (!Array.isArray(msg)) return routedOne(rt, calls, msg, headers, log);
   if (msg.length === 0) return fail(null, -32600, 'invalid request: empty batch');
   const replies = (await Promise.all(msg.map((x) => routedOne(rt, calls, x, headers, log)))).filter((r): r is Reply => r !== null);
@@ -141,11 +159,14 @@ async function handleRoutedText(
  * JSON-RPC over WebSocket at /rpc: one text frame per request or batch, one reply frame each (none for
  * notifications). `calls` (cluster nodes): calls naming a mob run on the node holding it.
  */
-export function mobRpcSocket(rt: MobRuntime, log: Logger, calls?: OwnerCalls): WebSocketRoute {
+export function mobRpcSocket(rt: MobRuntime, log: Logger, limits: () => JsonLimits, calls?: OwnerCalls): WebSocketRoute {
   return {
     path: MOB_ROUTE.rpc.path,
     async onMessage(text, headers) {
-      const reply = calls ? await handleRoutedText(rt, calls, text, headers, log) : await handleRpcText(rt, text, callerOf(headers), log);
+      // Each frame goes through the same JSON limits as an HTTP body.
+      const reply = calls
+        ? await handleRoutedText(rt, calls, text, headers, log, limits())
+        : await handleRpcText(rt, text, callerOf(headers), log, limits());
       return reply === null ? null : JSON.stringify(reply);
     },
   };

@@ -28,11 +28,12 @@ export function mobModule(ctx: ModuleContext): ModuleUnit {
   ctx.supervisor.deps.mobTargets = mobSchedulePort(rt);
   ctx.supervisor.deps.mobFlows = rt.flows;
   provideMobRuntime(ctx.supervisor, rt);
+  const limits = () => ({ maxDepth: ctx.config.current().limits.max_json_depth, maxBytes: ctx.config.current().limits.max_body_bytes });
   return {
     name: 'mobs',
     routes: MOB_ROUTES,
-    handlers: { ...mobRpcHandlers(rt), ...mobHandlers(rt) },
-    websockets: [mobRpcSocket(rt, ctx.log.child({ component: 'mob-rpc' }), ctx.supervisor.deps.ownerCalls)],
+    handlers: { ...mobRpcHandlers(rt, limits), ...mobHandlers(rt) },
+    websockets: [mobRpcSocket(rt, ctx.log.child({ component: 'mob-rpc' }), limits, ctx.supervisor.deps.ownerCalls)],
     actorKinds: [MOB_KIND, MEMBER_KIND],
     tools: {
       tools: ({ settings }) => {
