@@ -63,8 +63,17 @@ export class ManualClock implements Clock {
     return at;
   }
 
-  advanceTo(targetMs: number): void {
-    for (;;) {
+  /**
+   * Runs the due timers (see the class note). Bounded: more than `maxFirings` timers in one call (a timer that
+   * re-arms at the instant it fired would otherwise spin here forever, blocking the event loop) throws instead.
+   */
+  advanceTo(targetMs: number, maxFirings = 1_000_000): void {
+    for (let fired = 0; ; fired++) {
+      if (fired >= maxFirings) {
+        throw new Error(
+          `ManualClock.advanceTo(${targetMs}): ${fired} timers fired at or before ${this.current}; a timer keeps re-arming at the instant it fired`,
+        );
+      }
       let nextId = -1;
       let next: { at: number; fn: () => void } | undefined;
       for (const [id, t] of this.timers) {

@@ -6,6 +6,9 @@ import { createApp, type App, type AppOptions } from '../../app.ts';
 import { createScriptedProvider, type Script, type ScriptedProvider } from '../../providers/scripted.ts';
 import { writeRealmConfig } from './server-process.ts';
 import { tmpDir } from './tmp-dir.ts';
+import { within } from './wait.ts';
+
+const CLOSE_TIMEOUT_MS = 15_000;
 
 export interface TestApp extends App {
   provider: ScriptedProvider;
@@ -32,8 +35,12 @@ export async function startApp(
     ...opts,
   });
   t.after(async () => {
-    await app.close();
-    await dir.cleanup();
+    // Bounded: a server whose close hangs (a turn that never ends) fails the test here instead of hanging it.
+    try {
+      await within('the test app to close', app.close(), CLOSE_TIMEOUT_MS);
+    } finally {
+      await dir.cleanup();
+    }
   });
   return { ...app, provider, stateRoot: dir.path };
 }
@@ -63,7 +70,10 @@ export interface JsonReply {
   body: any;
 }
 
-/** One JSON request. */
+/** How long `call` waits for a whole answer (longer than any turn a test runs; far below the per-test timeout). */
+export const CALL_TIMEOUT_MS = 30_000;
+
+/** One JSON request (bounded by CALL_TIMEOUT_MS). */
 export async function call(
   base: string,
   method: string,
@@ -71,12 +81,20 @@ export async function call(
   body?: unknown,
   headers: Record<string, string> = {},
 ): Promise<JsonReply> {
+  // Bounded: a request the server never answers fails the test naming the request, not the runner's timeout.
+  const signal = AbortSignal.timeout(CALL_TIMEOUT_MS);
+  const what = `${method} ${path} to answer`;
+  const fail = (err: unknown): never => {
+    if (signal.aborted) throw new Error(`timed out after ${CALL_TIMEOUT_MS} ms waiting for ${what}`);
+    throw err;
+  };
   const res = await fetch(base + path, {
     method,
     headers: body === undefined ? headers : { 'content-type': 'application/json', ...headers },
     body: body === undefined ? undefined : typeof body === 'string' ? body : JSON.stringify(body),
-  });
-  const text = await res.text();
+    signal,
+  }).catch(fail);
+  const text = await res.text().catch(fail);
   let parsed: unknown = text;
   try {
     parsed = text ? JSON.parse(text) : undefined;

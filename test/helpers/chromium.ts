@@ -1,15 +1,18 @@
 // test/helpers/chromium.ts: headless Chromium (Debian's `chromium` package) driven by playwright-core,
-// with a fresh user-data-dir per launch. Tests skip with `chromiumSkipReason` where no binary exists.
+// with a fresh user-data-dir per launch. Tests skip with `chromiumSkipReason` where no binary exists (in CI only
+// when WARREN_TEST_ABSENT names chromium: test/helpers/absent.ts).
 import { existsSync } from 'node:fs';
 import { chromium, type BrowserContext } from 'playwright-core';
+import { skipUnlessRequired } from './absent.ts';
 import { tmpDir } from './tmp-dir.ts';
 
 export const CHROMIUM_PATH = process.env.WARREN_CHROMIUM ?? '/usr/bin/chromium';
 
 /** Why browser tests cannot run here, or false when they can. */
-export const chromiumSkipReason: string | false = existsSync(CHROMIUM_PATH)
-  ? false
-  : `no Chromium binary at ${CHROMIUM_PATH} (install Debian's chromium package: apt-get install -y chromium)`;
+export const chromiumSkipReason: string | false = skipUnlessRequired(
+  'chromium',
+  !existsSync(CHROMIUM_PATH) && `no Chromium binary at ${CHROMIUM_PATH} (install Debian's chromium package: apt-get install -y chromium)`,
+);
 
 const FLAGS = [
   '--headless',

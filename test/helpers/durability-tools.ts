@@ -6,6 +6,17 @@ import { Message } from '../../contracts/transcript.ts';
 const checkMessage = Compile(Message);
 const REQUEST_TIMEOUT_MS = 15_000;
 
+/**
+ * The seeds of a seeded kill -9 campaign: the `fixed` set (the same kill plans every run, so a regression they
+ * once caught is caught again) plus one random seed (new plans each run, so coverage grows over runs); the
+ * caller logs each seed. `envName` set to a seed runs that seed alone, to reproduce a logged failure.
+ */
+export function killSeeds(envName: string, fixed: readonly number[]): number[] {
+  const pinned = envInt(envName);
+  if (pinned !== undefined) return [pinned];
+  return [...fixed, (Date.now() ^ (process.pid << 8)) >>> 0];
+}
+
 export function envInt(name: string): number | undefined {
   const raw = process.env[name];
   if (raw === undefined || raw.trim() === '') return undefined;

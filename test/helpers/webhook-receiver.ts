@@ -4,9 +4,9 @@
 // same port.
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import assert from 'node:assert/strict';
 import { Webhook } from 'standardwebhooks';
 import { call } from './app.ts';
+import { poll, WAIT_MS, within } from './wait.ts';
 
 export type Answer = 200 | 500 | 'hang';
 
@@ -24,7 +24,8 @@ export interface Receiver {
   /** Ids answered 2xx, in arrival order. */
   readonly acked: string[];
   /** Resolves once `pred` holds over the received list (checked on each arrival). */
-  until(pred: (r: Received[]) => boolean): Promise<void>;
+  /** Resolves once `pred` holds over what arrived; rejects naming `what` after `timeoutMs`. */
+  until(pred: (r: Received[]) => boolean, what?: string, timeoutMs?: number): Promise<void>;
   stop(): Promise<void>;
   restart(): Promise<void>;
   decide: (r: Omit<Received, 'answer'>, index: number) => Answer;
@@ -96,11 +97,15 @@ export async function startReceiver(secret: string, decide: Receiver['decide'] =
     received,
     acked,
     decide,
-    until: (pred) =>
-      new Promise<void>((resolve) => {
-        waiters.push({ pred, resolve });
-        check();
-      }),
+    until: (pred, what = 'the receiver to see the expected deliveries', timeoutMs = WAIT_MS) =>
+      within(
+        `${what} (${received.length} received so far)`,
+        new Promise<void>((resolve) => {
+          waiters.push({ pred, resolve });
+          check();
+        }),
+        timeoutMs,
+      ),
     stop: () =>
       new Promise<void>((resolve) => {
         for (const res of hanging) res.destroy();
@@ -115,11 +120,14 @@ export async function startReceiver(secret: string, decide: Receiver['decide'] =
 
 /** Waits until the subscription's outbox has no pending entry (the status write follows the 2xx). */
 export async function settled(base: string, id: string, expected: number): Promise<Array<Record<string, unknown>>> {
-  for (let i = 0; ; i++) {
-    const res = await call(base, 'GET', `/webhooks/${id}/deliveries?limit=1000`);
-    const list = res.body.deliveries as Array<Record<string, unknown>>;
-    if (list.length >= expected && list.every((d) => d.status !== 'pending')) return list;
-    if (i > 2000) assert.fail(`outbox did not settle: ${JSON.stringify(list.slice(0, 5))}`);
-    await new Promise((r) => setTimeout(r, 10));
-  }
+  let list: Array<Record<string, unknown>> = [];
+  return poll(
+    `the outbox of ${id} to settle with ${expected} deliveries`,
+    async () => {
+      const res = await call(base, 'GET', `/webhooks/${id}/deliveries?limit=1000`);
+      list = res.body.deliveries as Array<Record<string, unknown>>;
+      return list.length >= expected && list.every((d) => d.status !== 'pending') && list;
+    },
+    { detail: () => JSON.stringify(list.slice(0, 5)) },
+  );
 }

@@ -4,7 +4,8 @@ import { describe, it, type TestContext } from 'node:test';
 import assert from 'node:assert/strict';
 import { pino } from 'pino';
 import { request } from 'undici';
-import { createHttpServer, uwsUnavailableReason, type TransportChoice } from '../../http/create-server.ts';
+import { createHttpServer, type TransportChoice } from '../../http/create-server.ts';
+import { uwsSkip } from '../helpers/absent.ts';
 import type { HttpServer } from '../../http/transport.ts';
 
 interface LogLine {
@@ -42,7 +43,7 @@ async function withFallbackEnv<T>(fn: () => Promise<T>): Promise<T> {
 }
 
 describe('createHttpServer', () => {
-  const nativeReason = uwsUnavailableReason();
+  const nativeReason = uwsSkip();
 
   it('auto picks node:http (the default), even where uWebSockets.js loads', async (t) => {
     const { server, logs } = await start(t, 'auto');

@@ -2,8 +2,9 @@
 // transport, or skips it with the reason when the native binding does not load (e.g. Node >= 22).
 import { it } from 'node:test';
 import { uwsUnavailableReason } from '../../http/create-server.ts';
+import { missingPart } from '../helpers/absent.ts';
 import { httpServerConformance } from '../conformance/http-server.suite.ts';
 
 const reason = uwsUnavailableReason();
 if (reason === undefined) httpServerConformance('uws');
-else it('uWebSockets.js transport conformance', { skip: reason }, () => {});
+else it('uWebSockets.js transport conformance', ...missingPart('uws', reason));

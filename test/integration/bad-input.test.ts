@@ -6,12 +6,12 @@ import assert from 'node:assert/strict';
 import { connect } from 'node:net';
 import pino from 'pino';
 import { createApp, type App } from '../../app.ts';
-import { uwsUnavailableReason } from '../../http/create-server.ts';
+import { uwsSkip } from '../helpers/absent.ts';
 import { createScriptedProvider } from '../../providers/scripted.ts';
 import { call, startApp, type JsonReply } from '../helpers/app.ts';
 import { tmpDir } from '../helpers/tmp-dir.ts';
 
-const UWS_SKIP = uwsUnavailableReason();
+const UWS_SKIP = uwsSkip();
 const UUID = '0190a1b2-c3d4-7e5f-8a9b-0c1d2e3f4a5b';
 const JSON_HEADERS = { 'content-type': 'application/json' };
 

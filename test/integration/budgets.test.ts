@@ -5,7 +5,7 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import type { ScriptedReply } from '../../providers/scripted.ts';
-import { uwsUnavailableReason } from '../../http/create-server.ts';
+import { uwsSkip } from '../helpers/absent.ts';
 import { call, startApp } from '../helpers/app.ts';
 import { deferred } from '../helpers/gates.ts';
 
@@ -40,7 +40,7 @@ async function assertNothingKept(base: string, id: string, count: number): Promi
 }
 
 for (const transport of ['node', 'uws'] as const) {
-  describe(`budgets (${transport})`, { skip: transport === 'uws' ? uwsUnavailableReason() : undefined }, () => {
+  describe(`budgets (${transport})`, { skip: transport === 'uws' ? uwsSkip() : undefined }, () => {
     const opts = { httpTransport: transport };
 
     it('max_tokens: the run stops before the next model call once its tokens are spent', async (t) => {

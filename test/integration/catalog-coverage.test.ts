@@ -20,10 +20,10 @@ import { OBSERVE_ROUTES } from '../../contracts/routes-observe.ts';
 import { SESSION_ROUTES } from '../../contracts/routes-sessions.ts';
 import { SYSTEM_ROUTES } from '../../contracts/routes-system.ts';
 import { WORKGRAPH_ROUTES } from '../../contracts/workgraph.ts';
-import { uwsUnavailableReason } from '../../http/create-server.ts';
+import { uwsSkip } from '../helpers/absent.ts';
 import { startApp } from '../helpers/app.ts';
 
-const UWS_SKIP = uwsUnavailableReason();
+const UWS_SKIP = uwsSkip();
 const DUMMY_UUID = '0190a1b2-c3d4-7e5f-8a9b-0c1d2e3f4a5b';
 const ALL_ROUTES = [
   ...SYSTEM_ROUTES,

@@ -8,11 +8,11 @@ import { readdir, readFile, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
-import { uwsUnavailableReason } from '../../http/create-server.ts';
+import { uwsSkip } from '../helpers/absent.ts';
 import { tmpDir } from '../helpers/tmp-dir.ts';
 
 const REPO = fileURLToPath(new URL('../..', import.meta.url));
-const UWS_SKIP = uwsUnavailableReason();
+const UWS_SKIP = uwsSkip();
 /** Spawning node + tsx takes a second or two; a hung child must fail the test, not the run. */
 const TIMEOUT = { timeout: 30_000 };
 

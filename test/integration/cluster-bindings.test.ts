@@ -13,6 +13,7 @@ import { bindingScript, createItem, createMob, mcpClient } from '../helpers/bind
 import { deferred } from '../helpers/gates.ts';
 import { agentOk } from '../helpers/workgraph-driver.ts';
 import { testPostgres } from '../helpers/postgres.ts';
+import { missingPart } from '../helpers/absent.ts';
 import { openPostgresStore } from '../../storage/postgres-store.ts';
 
 const pgServer = await testPostgres();
@@ -24,7 +25,7 @@ async function node(t: TestContext, url: string, script = bindingScript()): Prom
 
 if (!pgServer.ok) {
   describe('cluster bindings', () => {
-    it('needs a PostgreSQL server', { skip: `postgres tests skipped: ${pgServer.reason}` }, () => {});
+    it('needs a PostgreSQL server', ...missingPart('postgres', pgServer.reason));
   });
 } else {
   const server = pgServer.server;

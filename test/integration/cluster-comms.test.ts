@@ -14,6 +14,7 @@ import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/
 import { call, createSession, startClusterNode, type TestApp } from '../helpers/app.ts';
 import { createAgent, send, userTexts, waitRuns } from '../helpers/comms.ts';
 import { testPostgres } from '../helpers/postgres.ts';
+import { missingPart } from '../helpers/absent.ts';
 import { echoReply } from '../../providers/scripted.ts';
 
 const pgServer = await testPostgres();
@@ -35,7 +36,7 @@ function prompts(app: TestApp): string[] {
 
 if (!pgServer.ok) {
   describe('cluster internal callers', () => {
-    it('needs a PostgreSQL server', { skip: `postgres tests skipped: ${pgServer.reason}` }, () => {});
+    it('needs a PostgreSQL server', ...missingPart('postgres', pgServer.reason));
   });
 } else {
   const server = pgServer.server;

@@ -16,6 +16,7 @@ import { request } from '../helpers/durability-tools.ts';
 import { startServerProcess, writeRealmConfig, type ServerProcess } from '../helpers/server-process.ts';
 import { openEvents, kindsOf, seqsOf, walkLagged, type SseClient } from '../helpers/sse-client.ts';
 import { testPostgres } from '../helpers/postgres.ts';
+import { missingPart } from '../helpers/absent.ts';
 import { tmpDir } from '../helpers/tmp-dir.ts';
 import { SUBSCRIBER_BUFFER, sseDefaults } from '../../http/sse.ts';
 import type { ProviderRequest } from '../../providers/provider.ts';
@@ -37,7 +38,7 @@ const completions = (c: SseClient): number => kindsOf(c.envelopes()).filter((k) 
 
 if (!pgServer.ok) {
   describe('cluster events', () => {
-    it('needs a PostgreSQL server', { skip: `postgres tests skipped: ${pgServer.reason}` }, () => {});
+    it('needs a PostgreSQL server', ...missingPart('postgres', pgServer.reason));
   });
 } else {
   const server = pgServer.server;

@@ -11,6 +11,7 @@ import { call, startClusterNode, type TestApp } from '../helpers/app.ts';
 import { bindingScript, createItem, createMob, mcpClient } from '../helpers/binding-driver.ts';
 import { deferred } from '../helpers/gates.ts';
 import { testPostgres } from '../helpers/postgres.ts';
+import { missingPart } from '../helpers/absent.ts';
 import { connectRpcSocket } from '../helpers/rpc-socket.ts';
 
 const pgServer = await testPostgres();
@@ -42,7 +43,7 @@ function asked(app: TestApp, text: string): number {
 
 if (!pgServer.ok) {
   describe('cluster MCP and WebSocket JSON-RPC', () => {
-    it('needs a PostgreSQL server', { skip: `postgres tests skipped: ${pgServer.reason}` }, () => {});
+    it('needs a PostgreSQL server', ...missingPart('postgres', pgServer.reason));
   });
 } else {
   const server = pgServer.server;

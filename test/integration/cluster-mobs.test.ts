@@ -14,6 +14,7 @@ import { deferred } from '../helpers/gates.ts';
 import { startServerProcess, writeRealmConfig, type ServerProcess } from '../helpers/server-process.ts';
 import { tmpDir } from '../helpers/tmp-dir.ts';
 import { testPostgres } from '../helpers/postgres.ts';
+import { missingPart } from '../helpers/absent.ts';
 import { openPostgresStore } from '../../storage/postgres-store.ts';
 import type { TestContext } from 'node:test';
 
@@ -28,7 +29,7 @@ async function node(t: TestContext, url: string, script: Parameters<typeof start
 
 if (!pgServer.ok) {
   describe('cluster mobs', () => {
-    it('needs a PostgreSQL server', { skip: `postgres tests skipped: ${pgServer.reason}` }, () => {});
+    it('needs a PostgreSQL server', ...missingPart('postgres', pgServer.reason));
   });
 } else {
   const server = pgServer.server;

@@ -11,6 +11,7 @@ import type { TestContext } from 'node:test';
 import { call, createSession, startClusterNode, type TestApp } from '../helpers/app.ts';
 import { rpcOk } from '../helpers/mob-driver.ts';
 import { testPostgres } from '../helpers/postgres.ts';
+import { missingPart } from '../helpers/absent.ts';
 
 const pgServer = await testPostgres();
 const SESSIONS = 6;
@@ -23,7 +24,7 @@ async function node(t: TestContext, url: string): Promise<TestApp> {
 
 if (!pgServer.ok) {
   describe('cluster claim race', () => {
-    it('needs a PostgreSQL server', { skip: `postgres tests skipped: ${pgServer.reason}` }, () => {});
+    it('needs a PostgreSQL server', ...missingPart('postgres', pgServer.reason));
   });
 } else {
   const server = pgServer.server;

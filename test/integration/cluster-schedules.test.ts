@@ -11,6 +11,7 @@ import { ManualClock } from '../../actors/clock.ts';
 import { call, startClusterNode } from '../helpers/app.ts';
 import { driveClock } from '../helpers/schedule-clock.ts';
 import { testPostgres } from '../helpers/postgres.ts';
+import { missingPart } from '../helpers/absent.ts';
 
 const pgServer = await testPostgres();
 const T0 = Date.parse('2026-03-01T00:00:00Z');
@@ -18,7 +19,7 @@ const SCHEDULES = 12;
 
 if (!pgServer.ok) {
   describe('cluster schedules', () => {
-    it('needs a PostgreSQL server', { skip: `postgres tests skipped: ${pgServer.reason}` }, () => {});
+    it('needs a PostgreSQL server', ...missingPart('postgres', pgServer.reason));
   });
 } else {
   const server = pgServer.server;

@@ -13,6 +13,7 @@ import type { ProviderRequest } from '../../providers/provider.ts';
 import { echoReply, type Script, type ScriptedReply } from '../../providers/scripted.ts';
 import { openEvents, kindsOf } from '../helpers/sse-client.ts';
 import { testPostgres } from '../helpers/postgres.ts';
+import { missingPart } from '../helpers/absent.ts';
 import type { TestContext } from 'node:test';
 
 const pgServer = await testPostgres();
@@ -36,7 +37,7 @@ async function node(t: TestContext, url: string, config: Record<string, unknown>
 
 if (!pgServer.ok) {
   describe('cluster', () => {
-    it('needs a PostgreSQL server', { skip: `postgres tests skipped: ${pgServer.reason}` }, () => {});
+    it('needs a PostgreSQL server', ...missingPart('postgres', pgServer.reason));
   });
 } else {
   const server = pgServer.server;

@@ -6,10 +6,10 @@ import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { uwsUnavailableReason } from '../../http/create-server.ts';
+import { uwsSkip } from '../helpers/absent.ts';
 import { call, startApp, type JsonReply } from '../helpers/app.ts';
 
-const UWS_SKIP = uwsUnavailableReason();
+const UWS_SKIP = uwsSkip();
 
 function assertConflict(res: JsonReply, expected: number, current: number): void {
   assert.equal(res.status, 400, JSON.stringify(res.body));

@@ -2,12 +2,12 @@
 // route catalog), every tool category off, answered in the turn response shape; 400 for bad input.
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { uwsUnavailableReason } from '../../http/create-server.ts';
+import { uwsSkip } from '../helpers/absent.ts';
 import { WarrenClient } from '../../client/src/client.ts';
 import { call, startApp } from '../helpers/app.ts';
 
 for (const transport of ['node', 'uws'] as const) {
-  describe(`POST /help (${transport})`, { skip: transport === 'uws' ? uwsUnavailableReason() : undefined }, () => {
+  describe(`POST /help (${transport})`, { skip: transport === 'uws' ? uwsSkip() : undefined }, () => {
     const opts = { httpTransport: transport };
 
     it('runs a help session from the docs with no tools and answers the turn response shape', async (t) => {

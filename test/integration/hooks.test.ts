@@ -10,7 +10,7 @@ import { parse, stringify } from 'smol-toml';
 import { createApp } from '../../app.ts';
 import { tmpDir } from '../helpers/tmp-dir.ts';
 import { join } from 'node:path';
-import { uwsUnavailableReason } from '../../http/create-server.ts';
+import { uwsSkip } from '../helpers/absent.ts';
 import { assertFeatureEventShapes } from '../helpers/feature-events.ts';
 import { call, startApp, type TestApp } from '../helpers/app.ts';
 import { deferred } from '../helpers/gates.ts';
@@ -45,7 +45,7 @@ async function configure(app: TestApp, hooks: Record<string, unknown>): Promise<
 }
 
 for (const transport of ['node', 'uws'] as const) {
-  describe(`hooks (${transport})`, { skip: transport === 'uws' ? uwsUnavailableReason() : undefined }, () => {
+  describe(`hooks (${transport})`, { skip: transport === 'uws' ? uwsSkip() : undefined }, () => {
     const opts = { httpTransport: transport };
 
     it('a [hooks] guardrail command that denies pre_llm_request stops the turn before the model call (403), keeping nothing', async (t) => {

@@ -6,13 +6,13 @@ import { describe, it, type TestContext } from 'node:test';
 import assert from 'node:assert/strict';
 import pino from 'pino';
 import { createApp, type App } from '../../app.ts';
-import { uwsUnavailableReason } from '../../http/create-server.ts';
+import { uwsSkip } from '../helpers/absent.ts';
 import { createScriptedProvider } from '../../providers/scripted.ts';
 import { call } from '../helpers/app.ts';
 import { writeRealmConfig } from '../helpers/server-process.ts';
 import { tmpDir } from '../helpers/tmp-dir.ts';
 
-const UWS_SKIP = uwsUnavailableReason();
+const UWS_SKIP = uwsSkip();
 const MAX_BODY = 64 * 1024;
 const REALM = 'hostile';
 

@@ -4,10 +4,10 @@ import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import { uwsUnavailableReason } from '../../http/create-server.ts';
+import { uwsSkip } from '../helpers/absent.ts';
 import { call, startApp } from '../helpers/app.ts';
 
-const UWS_SKIP = uwsUnavailableReason();
+const UWS_SKIP = uwsSkip();
 
 type TextResult = { content: Array<{ type: string; text?: string }>; structuredContent?: Record<string, unknown>; isError?: boolean };
 

@@ -11,6 +11,7 @@ import type { TestContext } from 'node:test';
 import { call, startClusterNode, type TestApp } from '../helpers/app.ts';
 import { rpcOk } from '../helpers/mob-driver.ts';
 import { testPostgres } from '../helpers/postgres.ts';
+import { missingPart } from '../helpers/absent.ts';
 
 const pgServer = await testPostgres();
 
@@ -22,7 +23,7 @@ const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 if (!pgServer.ok) {
   describe('mob hosts on a cluster', () => {
-    it('needs a PostgreSQL server', { skip: `postgres tests skipped: ${pgServer.reason}` }, () => {});
+    it('needs a PostgreSQL server', ...missingPart('postgres', pgServer.reason));
   });
 } else {
   const server = pgServer.server;

@@ -2,11 +2,11 @@
 // requests, batches, notifications (no reply), parse errors, and the upgrade request's principal.
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { uwsUnavailableReason } from '../../http/create-server.ts';
+import { uwsSkip } from '../helpers/absent.ts';
 import { startApp } from '../helpers/app.ts';
 import { connectRpcSocket as connect } from '../helpers/rpc-socket.ts';
 
-const UWS_SKIP = uwsUnavailableReason();
+const UWS_SKIP = uwsSkip();
 
 for (const transport of ['uws', 'node'] as const) {
   describe(`JSON-RPC over WebSocket (${transport})`, { skip: transport === 'uws' ? (UWS_SKIP ?? false) : false }, () => {

@@ -7,12 +7,12 @@ import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import pino from 'pino';
 import { createApp, type App, type AppOptions } from '../../app.ts';
-import { uwsUnavailableReason } from '../../http/create-server.ts';
+import { uwsSkip } from '../helpers/absent.ts';
 import { createScriptedProvider, type Script } from '../../providers/scripted.ts';
 import { call } from '../helpers/app.ts';
 import { tmpDir } from '../helpers/tmp-dir.ts';
 
-const UWS_SKIP = uwsUnavailableReason();
+const UWS_SKIP = uwsSkip();
 const REALM = 'restart-realm';
 
 interface Fixture {

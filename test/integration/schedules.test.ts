@@ -15,6 +15,7 @@ import { openStore } from '../../storage/open-store.ts';
 import { driveClock } from '../helpers/schedule-clock.ts';
 import { Value } from 'typebox/value';
 import { Occurrence } from '../../contracts/schedule.ts';
+import { poll } from '../helpers/wait.ts';
 
 const T0 = Date.parse('2026-03-01T00:00:00Z');
 const iso = (ms: number) => new Date(ms).toISOString();
@@ -308,9 +309,8 @@ describe('schedules (real server, fake clock)', () => {
       })
     ).body;
     // Observed, not timed: each wait reads the occurrence until its recorded phase moves on.
-    const until = async (id: string, done: (phase: string) => boolean) => {
-      for (;;) if (done((await occsOf(id))[0].phase)) return;
-    };
+    const until = (id: string, done: (phase: string) => boolean) =>
+      poll(`schedule ${id}'s occurrence to move on`, async () => done((await occsOf(id))[0].phase), { intervalMs: 1 });
     clock.advanceTo(T0 + 60_000);
     await gate.entered.promise;
     await until(first.schedule_id, (p) => p === 'awaiting_completion');

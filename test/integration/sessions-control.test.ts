@@ -7,10 +7,11 @@ import { echoReply, type ScriptedReply } from '../../providers/scripted.ts';
 import type { ProviderRequest } from '../../providers/provider.ts';
 import { call, createSession, startApp } from '../helpers/app.ts';
 import { deferred } from '../helpers/gates.ts';
+import { within } from '../helpers/wait.ts';
 
 /** Call number `at` signals `entered` and waits on a gate that never opens; other calls echo. */
 function stuckAt(at: number) {
-  const entered = deferred();
+  const entered = deferred(`provider call ${at} to start (it then waits forever)`);
   const never = new Promise<void>(() => {});
   const script = (req: ProviderRequest, i: number): ScriptedReply => {
     if (i !== at) return echoReply(req);
@@ -46,7 +47,7 @@ describe('POST /sessions/{id}/interrupt', () => {
       await g.entered.promise;
       const res = await call(app.url, 'POST', `/sessions/${id}/interrupt`);
       assert.deepEqual(res.body, { session_id: id, interrupted: true, result: 'interrupted' });
-      const ended = await turn;
+      const ended = await within('the interrupted turn to answer (only the interrupt can end it)', turn);
       assert.equal(ended.status, 499, JSON.stringify(ended.body));
       assert.equal(ended.body.code, 'REQUEST_CANCELLED');
       assert.equal((await call(app.url, 'GET', `/sessions/${id}/status`)).body.state, 'idle');
@@ -70,7 +71,7 @@ describe('POST /sessions/{id}/interrupt', () => {
     const id = listed[0].session_id;
     assert.equal(listed[0].is_active, true);
     assert.equal((await call(app.url, 'POST', `/sessions/${id}/interrupt`)).body.interrupted, true);
-    const ended = await turn;
+    const ended = await within('the interrupted turn to answer (only the interrupt can end it)', turn);
     assert.equal(ended.status, 499, JSON.stringify(ended.body));
     assert.equal(ended.body.code, 'REQUEST_CANCELLED');
     assert.equal(ended.body.details.session_id, id);
@@ -103,7 +104,7 @@ describe('DELETE /sessions/{id}', () => {
     const res = await call(app.url, 'DELETE', `/sessions/${id}`);
     assert.equal(res.status, 200);
     assert.equal(res.body.archived, true);
-    assert.equal((await turn).status, 499);
+    assert.equal((await within('the turn of the archived session to answer', turn)).status, 499);
     assert.deepEqual((await call(app.url, 'GET', '/sessions')).body.sessions, []);
   });
 });
@@ -118,7 +119,7 @@ describe('POST /requests/{id}/cancel', () => {
     const res = await call(app.url, 'POST', '/requests/job-7/cancel');
     assert.equal(res.status, 200);
     assert.equal(res.body.cancelled, true);
-    const ended = await turn;
+    const ended = await within('the interrupted turn to answer (only the interrupt can end it)', turn);
     assert.equal(ended.status, 499);
     assert.equal(ended.body.code, 'REQUEST_CANCELLED');
     assert.equal((await call(app.url, 'GET', `/sessions/${id}/status`)).body.state, 'idle');

@@ -2,13 +2,13 @@
 // extraction after the committed turn with retries, extraction_error, schema_warnings and the 400s.
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { uwsUnavailableReason } from '../../http/create-server.ts';
+import { uwsSkip } from '../helpers/absent.ts';
 import { assertFeatureEventShapes } from '../helpers/feature-events.ts';
 import { call, startApp } from '../helpers/app.ts';
 import { deferred } from '../helpers/gates.ts';
 
 const SCHEMA = { type: 'object', properties: { answer: { type: 'integer' } }, required: ['answer'] };
-const UWS_SKIP = uwsUnavailableReason();
+const UWS_SKIP = uwsSkip();
 
 async function ledgerKinds(base: string, id: string): Promise<Array<{ type: string; [k: string]: unknown }>> {
   const res = await call(base, 'GET', `/sessions/${id}/ledger`);

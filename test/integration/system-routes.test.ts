@@ -20,7 +20,7 @@ import { WORKGRAPH_ROUTES } from '../../contracts/workgraph.ts';
 import { DETACHED_ROUTES } from '../../contracts/detached.ts';
 import { EXTENSION_ROUTES } from '../../contracts/extensions.ts';
 import { WEBHOOK_ROUTES } from '../../contracts/webhooks.ts';
-import { uwsUnavailableReason } from '../../http/create-server.ts';
+import { uwsSkip } from '../helpers/absent.ts';
 import { modelCatalog } from '../../providers/catalog.ts';
 import { call, startApp } from '../helpers/app.ts';
 import { SCHEDULE_ROUTES } from '../../contracts/schedule.ts';
@@ -43,7 +43,7 @@ const CATALOG = [
   ...MOB_ROUTES,
   ...LATER_ROUTES,
 ];
-const UWS_SKIP = uwsUnavailableReason();
+const UWS_SKIP = uwsSkip();
 const PACKAGE_VERSION = (JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string }).version;
 
 /** The fixed report order (wire-notes §2.8), spelled out here so drift in the contract shows up. */

@@ -6,6 +6,7 @@ import { describe, it, type TestContext } from 'node:test';
 import assert from 'node:assert/strict';
 import { call, createSession, startApp, type TestApp } from '../helpers/app.ts';
 import { newSecret, settled, startReceiver, type Receiver } from '../helpers/webhook-receiver.ts';
+import { poll } from '../helpers/wait.ts';
 
 const FAST = { webhook_initial_backoff_ms: 5, webhook_max_backoff_ms: 40, webhook_timeout_ms: 400 };
 
@@ -118,11 +119,10 @@ describe('webhook delivery', () => {
     const id = await subscribe(app, receiver, secret);
     await receiver.stop();
     await createSession(app.url);
-    for (let i = 0; ; i++) {
+    await poll('the first delivery to be attempted twice while the receiver is down', async () => {
       const res = await call(app.url, 'GET', `/webhooks/${id}/deliveries`);
-      if (res.body.deliveries[0]?.attempts >= 2) break;
-      await new Promise((r) => setTimeout(r, 10));
-    }
+      return res.body.deliveries[0]?.attempts >= 2;
+    });
     await receiver.restart();
     await receiver.until((r) => r.length >= 1);
     const [d] = await settled(app.url, id, 1);

@@ -9,6 +9,7 @@ import { createScriptedProvider } from '../../providers/scripted.ts';
 import { call, startApp } from '../helpers/app.ts';
 import { tmpDir } from '../helpers/tmp-dir.ts';
 import { agentOk, workGraphDriver } from '../helpers/workgraph-driver.ts';
+import { poll } from '../helpers/wait.ts';
 
 describe('workgraph REST reads', () => {
   it('filters items by namespace, statuses, labels, include_terminal and limit', async (t) => {
@@ -165,15 +166,10 @@ describe('workgraph durability', () => {
     t.after(() => app.close());
     // The restarted server wakes namespaces with live leases at startup (resumeLeases); any read of the
     // namespace would also sweep a due lease first, through the item's machine.
-    for (let i = 0; ; i++) {
+    const fact = await poll('the lease expiry after the restart', async () => {
       const evs = (await call(app.url, 'GET', '/workgraph/events?namespace=ops')).body.events;
-      const fact = evs.flatMap((e: any) => e.facts ?? []).find((f: any) => f.kind === 'lease_expired');
-      if (fact) {
-        assert.deepEqual(fact.owner_key, { kind: 'session', id: claim.sessionId });
-        break;
-      }
-      assert.ok(i < 100_000, 'lease expiry never observed after restart');
-      await new Promise((r) => setTimeout(r, 5));
-    }
+      return evs.flatMap((e: any) => e.facts ?? []).find((f: any) => f.kind === 'lease_expired');
+    });
+    assert.deepEqual(fact.owner_key, { kind: 'session', id: claim.sessionId });
   });
 });

@@ -12,12 +12,13 @@ import type { Store } from '../../storage/store.ts';
 import { storeConformance } from '../conformance/store.suite.ts';
 import { entries, sessionRecord, userRow } from '../helpers/store-builders.ts';
 import { testPostgres } from '../helpers/postgres.ts';
+import { missingPart } from '../helpers/absent.ts';
 
 const pgServer = await testPostgres();
 
 if (!pgServer.ok) {
   describe('postgres store', () => {
-    it('needs a PostgreSQL server', { skip: `postgres tests skipped: ${pgServer.reason}` }, () => {});
+    it('needs a PostgreSQL server', ...missingPart('postgres', pgServer.reason));
   });
 } else {
   const server = pgServer.server;
