@@ -35,6 +35,8 @@ export interface McpLiveDeps {
   config(): Config;
   contextRoot: string;
   clientInfo: { name: string; version: string };
+  /** fetch of url servers (the outbound guard's: [network] rules after DNS). */
+  fetch?: typeof fetch;
   /**
    * Whether this process hosts the session's live runtime (multi-node placement plugs in here).
    * Default: every session this process can hydrate.
@@ -81,6 +83,7 @@ export class McpLive {
     return new McpClientSet(initial, {
       clientInfo: this.deps.clientInfo,
       cwd: this.deps.contextRoot,
+      ...(this.deps.fetch ? { fetch: this.deps.fetch } : {}),
       callTimeoutMs: () => this.deps.config().tools.default_timeout_secs * 1000,
       emit: (kind, payload) => this.publish(sessionId, kind, payload),
     });

@@ -183,6 +183,19 @@ export const CommsSection = Type.Object(
   sectionOptions,
 );
 
+/**
+ * `[network]`: outbound connections Warren makes for requests (webhooks, MCP url servers, OAuth endpoints,
+ * provider base_url), checked on the resolved address (actors/net/outbound-guard.ts). Link-local and cloud
+ * metadata ranges are always denied unless `allow_cidrs` opens them; `deny_cidrs` adds ranges (e.g. loopback).
+ */
+export const NetworkSection = Type.Object(
+  {
+    deny_cidrs: Type.Array(Type.String({ minLength: 1 }), { default: [] }),
+    allow_cidrs: Type.Array(Type.String({ minLength: 1 }), { default: [] }),
+  },
+  sectionOptions,
+);
+
 /** Per-provider settings; free-form apart from the keys Warren reads. */
 export const ProviderSettings = Type.Object(
   {
@@ -218,6 +231,8 @@ export const Config = Type.Object(
     ledger: LedgerSection,
     comms: CommsSection,
     providers: Type.Record(Type.String(), ProviderSettings, { default: {} }),
+    /** Outbound URL rules (docs/browser-and-outbound.md). */
+    network: NetworkSection,
     /** Outbound credentials (contracts/auth.ts): refresh window, login lifetime, OAuth providers. */
     auth: Type.Optional(AuthSection),
     /** Signed outbound webhooks (contracts/webhooks.ts; a Warren extension). */

@@ -39,6 +39,8 @@ export interface ProviderRegistryOptions {
   /** Injected into every adapter (tests use an instant sleep). */
   sleep?: SleepFn;
   random?: () => number;
+  /** Connector of every adapter's HTTP agent (the outbound guard: [network] rules on the resolved address). */
+  connect?: AdapterOptions['connect'];
 }
 
 export interface ResolvedProvider {
@@ -104,6 +106,7 @@ export function createProviderRegistry(opts: ProviderRegistryOptions): ProviderR
         retry: opts.retry,
         sleep: opts.sleep,
         random: opts.random,
+        connect: opts.connect,
       };
       if (typeof s.timeout_secs === 'number' && s.timeout_secs > 0) o.callTimeoutMs = s.timeout_secs * 1000;
       return o;
@@ -121,6 +124,7 @@ export function createProviderRegistry(opts: ProviderRegistryOptions): ProviderR
       retry: opts.retry,
       sleep: opts.sleep,
       random: opts.random,
+      connect: opts.connect,
     };
     if (typeof s.timeout_secs === 'number' && s.timeout_secs > 0) o.callTimeoutMs = s.timeout_secs * 1000;
     return o;

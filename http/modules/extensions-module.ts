@@ -66,6 +66,7 @@ export function extensionsModule(ctx: ModuleContext): ModuleUnit {
     config: () => ctx.config.current(),
     now: ctx.clock('webhooks'),
     env: ctx.env,
+    outbound: deps.outbound,
   });
   deps.ledgerOutbox = webhooks;
   const ttlMs = () => (ctx.config.current().extensions?.detached_result_ttl_secs ?? 3600) * 1000;

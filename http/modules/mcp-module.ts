@@ -21,6 +21,7 @@ export function mcpModule(ctx: ModuleContext): ModuleUnit {
     config: () => ctx.config.current(),
     contextRoot: ctx.realm.contextRoot,
     clientInfo: { name: 'warren', version: WARREN_VERSION },
+    fetch: deps.outbound?.fetch,
   });
   const registry = exposedTools(ctx.supervisor);
   registry.register(...sessionExposedTools(ctx.sessions(), ctx.realm.realmId));
