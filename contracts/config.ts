@@ -10,6 +10,19 @@ import { MobSection } from './mob.ts';
 import { BudgetSection, DurationValue, HooksSection } from './turn-features.ts';
 import { ExtensionsSection, WebhookConfigEntry } from './webhooks.ts';
 
+/**
+ * The names `api_key_env` may take (README "Provider keys"): `<ANYTHING>_API_KEY` or `WARREN_<ANYTHING>`.
+ * A config writer picks which variable is sent to a provider's host, so `HOME`, `PATH`,
+ * `AWS_SECRET_ACCESS_KEY` and other non-key variables are refused at write, at load and at use.
+ */
+export const API_KEY_ENV_PATTERN = '^(?:[A-Z][A-Z0-9_]*_API_KEY|WARREN_[A-Z0-9_]+)$';
+const apiKeyEnvRe = new RegExp(API_KEY_ENV_PATTERN);
+/** True when `name` may be read as a provider key. */
+export function isApiKeyEnvName(name: string): boolean {
+  return apiKeyEnvRe.test(name);
+}
+const ApiKeyEnv = Type.String({ minLength: 1, pattern: API_KEY_ENV_PATTERN });
+
 /** A section: an object with defaults for its known keys that keeps any extra keys the user wrote. */
 const sectionOptions = { default: {}, additionalProperties: true } as const;
 const Nullable = <T extends Parameters<typeof Type.Union>[0][number]>(t: T) => Type.Union([t, Type.Null()]);
@@ -125,7 +138,7 @@ export const MemorySection = Type.Object(
           base_url: Type.String({ minLength: 1 }),
           model: Type.String({ minLength: 1 }),
           /** Environment variable holding the key (sent as Bearer / x-goog-api-key); none = no key. */
-          api_key_env: Type.Optional(Type.String({ minLength: 1 })),
+          api_key_env: Type.Optional(ApiKeyEnv),
         },
         { additionalProperties: false },
       ),
@@ -200,7 +213,7 @@ export const NetworkSection = Type.Object(
 export const ProviderSettings = Type.Object(
   {
     base_url: Type.Optional(Type.String({ minLength: 1 })),
-    api_key_env: Type.Optional(Type.String({ minLength: 1 })),
+    api_key_env: Type.Optional(ApiKeyEnv),
     timeout_secs: Type.Optional(Type.Number({ exclusiveMinimum: 0 })),
     /** false: structured output asks this provider by prompt only (a server without a JSON-schema slot). */
     native_json_schema: Type.Optional(Type.Boolean()),

@@ -3,6 +3,7 @@
 // as the entries (actors/session-writer.ts), then hands them to the dispatcher once durable. At startup
 // it reloads every pending record. The /webhooks handlers call it.
 import type { OutboundGuard } from '../net/outbound-guard.ts';
+import type { RealmCipher } from '../auth/realm-key.ts';
 import type { Logger } from 'pino';
 import type { Config } from '../../contracts/config.ts';
 import { ServiceError } from '../../contracts/errors.ts';
@@ -20,6 +21,8 @@ export interface WebhookServiceDeps {
   env: NodeJS.ProcessEnv;
   /** Deliveries connect through it ([network] rules after DNS); absent: plain fetch (unit tests). */
   outbound?: OutboundGuard;
+  /** Seals stored signing secrets (the realm key); absent: stored as given (unit tests). */
+  cipher?: () => Promise<RealmCipher>;
 }
 
 export function tuningOf(cfg: Config): DeliveryTuning {
@@ -39,7 +42,7 @@ export class WebhookService implements LedgerOutbox {
   readonly ready: Promise<void>;
 
   constructor(private readonly deps: WebhookServiceDeps) {
-    this.subscriptions = new WebhookSubscriptions(deps.store, deps.config, deps.now);
+    this.subscriptions = new WebhookSubscriptions(deps.store, deps.config, deps.now, deps.cipher);
     this.dispatcher = new WebhookDispatcher({
       store: deps.store,
       log: deps.log,
