@@ -6,6 +6,7 @@ import { Observability } from './actors/observe/observability.ts';
 import { withStoreHealth } from './actors/store-health.ts';
 import type { Clock } from './actors/clock.ts';
 import { Supervisor } from './actors/supervisor.ts';
+import { OutboundGuard, OutboundPolicy, type Resolver } from './actors/net/outbound-guard.ts';
 import type { Config } from './contracts/config.ts';
 import { LATER_ROUTES } from './contracts/routes-later.ts';
 import { WARREN_VERSION } from './contracts/routes-system.ts';
@@ -82,6 +83,8 @@ export interface AppOptions extends Partial<StartOptions> {
   clock?: Clock;
   /** A dispatched scheduled turn's claim lease; another process recovers the occurrence after it (default 30 min). */
   scheduleTurnLeaseMs?: number;
+  /** Name resolution of outbound connections (tests map names to addresses); default: the system resolver. */
+  outboundResolver?: Resolver;
 }
 
 export interface App {
@@ -134,9 +137,17 @@ async function startOnRealm(realm: RealmInfo, opts: AppOptions, log: Logger, env
   const contextRoot = opts.contextRoot ?? process.cwd();
   await mkdir(contextRoot, { recursive: true });
 
+  // Outbound connections made for requests are checked on the resolved address ([network] rules).
+  let outboundPolicy = OutboundPolicy.fromConfig(realmConfig.current());
+  const outbound = new OutboundGuard(() => outboundPolicy, opts.outboundResolver);
+  realmConfig.onChange((cfg) => {
+    outboundPolicy = OutboundPolicy.fromConfig(cfg);
+    outbound.policyChanged();
+  });
   const makeProviders = (cfg: Config): ProviderRegistry =>
     createProviderRegistry({
       env,
+      connect: outbound.connector,
       config: cfg,
       logger: log.child({ component: 'providers' }),
       overrides: opts.providerOverrides,
@@ -165,6 +176,7 @@ async function startOnRealm(realm: RealmInfo, opts: AppOptions, log: Logger, env
     providers: { resolve: (m, p, c) => providers.resolve(m, p, c) },
     config: () => realmConfig.current(),
     now: Date.now,
+    outbound,
     observer: observe.runtimeObserver(),
     cluster,
     // Event streams of sessions hosted by another node (or by none) follow the shared ledger.
@@ -264,6 +276,7 @@ async function startOnRealm(realm: RealmInfo, opts: AppOptions, log: Logger, env
         await server.close();
         await Promise.all([providers, ...retired].map((p) => p.close()));
         await cluster?.close();
+        await outbound.close();
         await store.close();
         log.info({ realm: realm.realmId }, 'stopped');
       })();

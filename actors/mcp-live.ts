@@ -3,6 +3,8 @@
 // /sessions/{id}/mcp/add|remove|reload commands and applied when a turn builds its tool set (the
 // boundary). http/handlers/mcp.ts sends the commands; http/modules/mcp-module.ts contributes
 // `toolsAtBoundary` as the MCP module's session tools.
+import type { RealmCipher } from './auth/realm-key.ts';
+import { hasPlaintextSecrets, openMcpRecord, sealMcpRecord } from './mcp-sealing.ts';
 import type { Logger } from 'pino';
 import type { SessionEventPayload } from '../contracts/session-events.ts';
 import { isServiceError, ServiceError } from '../contracts/errors.ts';
@@ -35,6 +37,10 @@ export interface McpLiveDeps {
   config(): Config;
   contextRoot: string;
   clientInfo: { name: string; version: string };
+  /** fetch of url servers (the outbound guard's: [network] rules after DNS). */
+  fetch?: typeof fetch;
+  /** Seals persisted servers' headers/env (the realm key); absent: stored as given. */
+  cipher?: () => Promise<RealmCipher>;
   /**
    * Whether this process hosts the session's live runtime (multi-node placement plugs in here).
    * Default: every session this process can hydrate.
@@ -81,6 +87,7 @@ export class McpLive {
     return new McpClientSet(initial, {
       clientInfo: this.deps.clientInfo,
       cwd: this.deps.contextRoot,
+      ...(this.deps.fetch ? { fetch: this.deps.fetch } : {}),
       callTimeoutMs: () => this.deps.config().tools.default_timeout_secs * 1000,
       emit: (kind, payload) => this.publish(sessionId, kind, payload),
     });
@@ -107,7 +114,10 @@ export class McpLive {
     let pending = this.loading.get(sessionId);
     if (!pending) {
       pending = (async () => {
-        const record = (await this.deps.store.getRecord<McpPersistedRecord>(MCP_RECORD_NS, sessionId)) ?? emptyRecord();
+        const stored = await this.deps.store.getRecord<McpPersistedRecord>(MCP_RECORD_NS, sessionId);
+        const record = stored ? await this.openRecord(sessionId, stored) : emptyRecord();
+        // A record written before sealing is re-written sealed (migration on read).
+        if (stored && hasPlaintextSecrets(stored) && this.deps.cipher) await this.persist(sessionId, () => {});
         const existing = this.sets.get(sessionId);
         if (existing) return existing;
         const initial = new Map<string, { config: McpServerConfig; source: McpSource }>();
@@ -183,15 +193,24 @@ export class McpLive {
     }
   }
 
+  /** A stored record with its sealed headers/env opened. */
+  private async openRecord(sessionId: string, stored: McpPersistedRecord): Promise<McpPersistedRecord> {
+    const cipher = await this.deps.cipher?.();
+    return cipher ? openMcpRecord(cipher, sessionId, stored) : stored;
+  }
+
   /** Read-modify-write of the persisted record, chained per session. A failure is 500 SESSION_STORE_ERROR. */
   private persist(sessionId: string, change: (r: McpPersistedRecord) => void): Promise<void> {
     const prev = this.writes.get(sessionId) ?? Promise.resolve();
     const next = prev
       .catch(() => {})
       .then(async () => {
-        const record = (await this.deps.store.getRecord<McpPersistedRecord>(MCP_RECORD_NS, sessionId)) ?? emptyRecord();
+        const stored = await this.deps.store.getRecord<McpPersistedRecord>(MCP_RECORD_NS, sessionId);
+        const record = stored ? await this.openRecord(sessionId, stored) : emptyRecord();
         change(record);
-        await this.deps.store.commit([{ op: 'putRecord', ns: MCP_RECORD_NS, key: sessionId, value: record }]);
+        const cipher = await this.deps.cipher?.();
+        const value = cipher ? sealMcpRecord(cipher, sessionId, record) : record;
+        await this.deps.store.commit([{ op: 'putRecord', ns: MCP_RECORD_NS, key: sessionId, value }]);
       });
     this.writes.set(sessionId, next);
     void next

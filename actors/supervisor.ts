@@ -1,6 +1,7 @@
 // actors/supervisor.ts: the runtime root every module unit shares. It holds the one actor registry (every
 // kind's live actors), the capability registry, the in-flight request ids and the
 // tool contributions (actors/tool-contributions.ts), plus the dependencies actors are built with. app.ts makes one; module units register into it.
+import type { OutboundGuard } from './net/outbound-guard.ts';
 import type { Logger } from 'pino';
 import type { ClusterReport } from '../contracts/cluster.ts';
 import type { Config } from '../contracts/config.ts';
@@ -63,6 +64,8 @@ export interface RuntimeDeps {
   mobTargets?: MobTargetPort;
   /** Set by the mob module: mob flow runs for other subsystems (work execution bindings). */
   mobFlows?: FlowRunPort;
+  /** Outbound connections for requests (webhooks, MCP url servers, OAuth): checked after DNS (actors/net/outbound-guard.ts). */
+  outbound?: OutboundGuard;
   config(): Config;
   now(): number;
   /**

@@ -15,7 +15,8 @@ function errCode(err: unknown): string | undefined {
 
 /** Writes `data` to a new file and fsyncs it. `flag: 'wx'` fails with EEXIST when the path exists. */
 async function writeSynced(path: string, data: string, flag: 'w' | 'wx'): Promise<void> {
-  const handle = await open(path, flag, 0o644);
+  // Config and state files are the owner's only (they may name credentials' sources).
+  const handle = await open(path, flag, 0o600);
   try {
     await handle.writeFile(data, 'utf8');
     await handle.sync();

@@ -1,6 +1,7 @@
 // config/logger.ts: builds the one root pino logger (JSON lines, base {service:'warren'}, credentials
 // redacted). main.ts creates it and app.ts passes it down; tests pass a destination to capture lines.
 import { pino, type DestinationStream, type Logger } from 'pino';
+import { MCP_CONFIG_HOLDERS, SECRET_FIELD_NAMES, SECRET_MAP_FIELDS } from '../contracts/secret-paths.ts';
 
 export type { Logger };
 
@@ -9,25 +10,7 @@ export const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', '
 export type LogLevel = (typeof LOG_LEVELS)[number];
 
 /** Credential fields, wherever a log object carries them at the top level or one level down. */
-const SECRET_FIELDS = [
-  'api_key',
-  'apiKey',
-  'secret',
-  'token',
-  'access_token',
-  'refresh_token',
-  'id_token',
-  'client_secret',
-  'code_verifier',
-  'verifier',
-  'password',
-  'pairing_password',
-  'authorization',
-  // Database URLs carry the password (the postgres backend's [storage] postgres_url / WARREN_DATABASE_URL).
-  'postgres_url',
-  'database_url',
-  'connectionString',
-];
+const SECRET_FIELDS = SECRET_FIELD_NAMES;
 
 /** Header names that carry credentials (lowercase, as Node and uWS deliver them). */
 const SECRET_HEADERS = ['authorization', 'proxy-authorization', 'cookie', 'x-api-key', 'x-goog-api-key', 'x-webhook-secret', 'api-key'];
@@ -41,6 +24,8 @@ export const REDACT_PATHS: readonly string[] = [
   // Request bodies and credential material nest one level deeper (e.g. {body: {secret}}, {credential: {material: {access_token}}}).
   ...SECRET_FIELDS.map((field) => `*.*.${field}`),
   ...HEADER_HOLDERS.flatMap((holder) => SECRET_HEADERS.map((header) => `${holder}["${header}"]`)),
+  // An MCP server config's headers and env (every value is secret), at the top level or one down.
+  ...MCP_CONFIG_HOLDERS.flatMap((holder) => SECRET_MAP_FIELDS.flatMap((f) => [`${holder}.${f}`, `*.${holder}.${f}`])),
 ];
 
 export interface LoggerOptions {

@@ -5,6 +5,7 @@
 // holding the same expected_generation wins.
 import { readFile } from 'node:fs/promises';
 import type { Logger } from 'pino';
+import { MASK, maskMap, restoreMap } from '../contracts/secret-paths.ts';
 import { redactDatabaseUrl } from '../contracts/cluster.ts';
 import type { Config, ConfigEnvelope } from '../contracts/config.ts';
 import { ServiceError } from '../contracts/errors.ts';
@@ -208,15 +209,43 @@ export class RealmConfig {
   }
 }
 
-/** How GET /config shows an OAuth client secret (`[auth.oauth.<provider>] client_secret`). */
-const REDACTED = '***';
+/** How GET /config shows a secret (contracts/secret-paths.ts). */
+const REDACTED = MASK;
+
+/** `[[tools.mcp_servers]]` with every `headers` / `env` value masked. */
+function maskMcpServers(config: Config): Config {
+  const servers = config.tools.mcp_servers ?? [];
+  if (!servers.some((s) => s.headers !== undefined || s.env !== undefined)) return config;
+  const masked = servers.map((s) => ({
+    ...s,
+    ...(s.headers !== undefined ? { headers: maskMap(s.headers) } : {}),
+    ...(s.env !== undefined ? { env: maskMap(s.env) } : {}),
+  }));
+  return { ...config, tools: { ...config.tools, mcp_servers: masked } };
+}
+
+/** A written-back `[[tools.mcp_servers]]`: `***` values keep what the server of that name stores. */
+function restoreMcpServers(next: Config, current: Config): Config {
+  const stored = new Map((current.tools.mcp_servers ?? []).map((s) => [s.name, s]));
+  const servers = next.tools.mcp_servers ?? [];
+  if (!servers.some((s) => Object.values({ ...s.headers, ...s.env }).includes(MASK))) return next;
+  const kept = servers.map((s) => {
+    const old = stored.get(s.name);
+    return {
+      ...s,
+      ...(s.headers !== undefined ? { headers: restoreMap(s.headers, old?.headers) } : {}),
+      ...(s.env !== undefined ? { env: restoreMap(s.env, old?.env) } : {}),
+    };
+  });
+  return { ...next, tools: { ...next.tools, mcp_servers: kept } };
+}
 
 /**
  * The config GET /config shows: the database URL's password and every OAuth client secret replaced by
  * `***` (no route returns a secret).
  */
 function redactSecrets(config: Config): Config {
-  let out = config;
+  let out = maskMcpServers(config);
   const url = config.storage?.postgres_url;
   if (url !== undefined) out = { ...out, storage: { ...config.storage!, postgres_url: redactDatabaseUrl(url) } };
   const oauth = config.auth?.oauth;
@@ -234,7 +263,7 @@ function redactSecrets(config: Config): Config {
  * database URL, and a client secret of `***` for a provider that has one.
  */
 function keepRedacted(next: Config, current: Config): Config {
-  let out = next;
+  let out = restoreMcpServers(next, current);
   const url = current.storage?.postgres_url;
   if (url !== undefined && next.storage?.postgres_url === redactDatabaseUrl(url) && next.storage.postgres_url !== url) {
     out = { ...out, storage: { ...next.storage, postgres_url: url } };

@@ -3,7 +3,7 @@
 // backend) and config_state.json (CAS generation). app.ts calls openRealm once at startup.
 import { randomBytes } from 'node:crypto';
 import { homedir as osHomedir } from 'node:os';
-import { mkdir, readFile } from 'node:fs/promises';
+import { chmod, mkdir, readFile } from 'node:fs/promises';
 import { explainFsFailure } from './fs-problem.ts';
 import path from 'node:path';
 import { Type, type Static } from 'typebox';
@@ -166,7 +166,9 @@ export async function openRealm(opts: OpenRealmOptions): Promise<RealmInfo> {
 
   let created = false;
   try {
-    await mkdir(dir, { recursive: true });
+    await mkdir(dir, { recursive: true, mode: 0o700 });
+    // An existing realm directory is narrowed too (mkdir's mode applies only to what it creates).
+    await chmod(dir, 0o700);
     // The manifest goes last: its presence marks a complete realm. Each create is a no-op when present.
     await createFileExclusive(configPath, configToToml(defaultConfig()));
     await createFileExclusive(configStatePath, `${JSON.stringify({ generation: 0 })}\n`);
@@ -180,7 +182,10 @@ export async function openRealm(opts: OpenRealmOptions): Promise<RealmInfo> {
       created = await createFileExclusive(manifestPath, `${JSON.stringify(manifest, null, 2)}\n`);
       existing = created ? manifest : await readManifest(manifestPath);
     }
-    await mkdir(storeDir, { recursive: true });
+    await mkdir(storeDir, { recursive: true, mode: 0o700 });
+    await chmod(storeDir, 0o700);
+    // Files written before modes were narrowed (0644) are narrowed on open.
+    for (const f of [configPath, configStatePath, manifestPath]) await chmod(f, 0o600);
   } catch (err) {
     if (err instanceof ServiceError) throw err;
     throw await explainFsFailure(err, 'open the realm directory', dir);

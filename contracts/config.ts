@@ -10,6 +10,19 @@ import { MobSection } from './mob.ts';
 import { BudgetSection, DurationValue, HooksSection } from './turn-features.ts';
 import { ExtensionsSection, WebhookConfigEntry } from './webhooks.ts';
 
+/**
+ * The names `api_key_env` may take (README "Provider keys"): `<ANYTHING>_API_KEY` or `WARREN_<ANYTHING>`.
+ * A config writer picks which variable is sent to a provider's host, so `HOME`, `PATH`,
+ * `AWS_SECRET_ACCESS_KEY` and other non-key variables are refused at write, at load and at use.
+ */
+export const API_KEY_ENV_PATTERN = '^(?:[A-Z][A-Z0-9_]*_API_KEY|WARREN_[A-Z0-9_]+)$';
+const apiKeyEnvRe = new RegExp(API_KEY_ENV_PATTERN);
+/** True when `name` may be read as a provider key. */
+export function isApiKeyEnvName(name: string): boolean {
+  return apiKeyEnvRe.test(name);
+}
+const ApiKeyEnv = Type.String({ minLength: 1, pattern: API_KEY_ENV_PATTERN });
+
 /** A section: an object with defaults for its known keys that keeps any extra keys the user wrote. */
 const sectionOptions = { default: {}, additionalProperties: true } as const;
 const Nullable = <T extends Parameters<typeof Type.Union>[0][number]>(t: T) => Type.Union([t, Type.Null()]);
@@ -125,7 +138,7 @@ export const MemorySection = Type.Object(
           base_url: Type.String({ minLength: 1 }),
           model: Type.String({ minLength: 1 }),
           /** Environment variable holding the key (sent as Bearer / x-goog-api-key); none = no key. */
-          api_key_env: Type.Optional(Type.String({ minLength: 1 })),
+          api_key_env: Type.Optional(ApiKeyEnv),
         },
         { additionalProperties: false },
       ),
@@ -183,11 +196,24 @@ export const CommsSection = Type.Object(
   sectionOptions,
 );
 
+/**
+ * `[network]`: outbound connections Warren makes for requests (webhooks, MCP url servers, OAuth endpoints,
+ * provider base_url), checked on the resolved address (actors/net/outbound-guard.ts). Link-local and cloud
+ * metadata ranges are always denied unless `allow_cidrs` opens them; `deny_cidrs` adds ranges (e.g. loopback).
+ */
+export const NetworkSection = Type.Object(
+  {
+    deny_cidrs: Type.Array(Type.String({ minLength: 1 }), { default: [] }),
+    allow_cidrs: Type.Array(Type.String({ minLength: 1 }), { default: [] }),
+  },
+  sectionOptions,
+);
+
 /** Per-provider settings; free-form apart from the keys Warren reads. */
 export const ProviderSettings = Type.Object(
   {
     base_url: Type.Optional(Type.String({ minLength: 1 })),
-    api_key_env: Type.Optional(Type.String({ minLength: 1 })),
+    api_key_env: Type.Optional(ApiKeyEnv),
     timeout_secs: Type.Optional(Type.Number({ exclusiveMinimum: 0 })),
     /** false: structured output asks this provider by prompt only (a server without a JSON-schema slot). */
     native_json_schema: Type.Optional(Type.Boolean()),
@@ -218,6 +244,8 @@ export const Config = Type.Object(
     ledger: LedgerSection,
     comms: CommsSection,
     providers: Type.Record(Type.String(), ProviderSettings, { default: {} }),
+    /** Outbound URL rules (docs/browser-and-outbound.md). */
+    network: NetworkSection,
     /** Outbound credentials (contracts/auth.ts): refresh window, login lifetime, OAuth providers. */
     auth: Type.Optional(AuthSection),
     /** Signed outbound webhooks (contracts/webhooks.ts; a Warren extension). */

@@ -1,6 +1,7 @@
 // providers/registry.ts: picks and lazily builds the provider for a session. The one place that
 // reads provider env vars (*_API_KEY, *_BASE_URL) and `[providers.<name>]` config sections.
 // Called by app.ts (composition root) and the session actors through `resolve`.
+import { API_KEY_ENV_PATTERN, isApiKeyEnvName } from '../contracts/config.ts';
 import type { Logger } from 'pino';
 import { ServiceError } from '../contracts/errors.ts';
 import { createHash } from 'node:crypto';
@@ -41,6 +42,8 @@ export interface ProviderRegistryOptions {
   random?: () => number;
   /** True when the realm has an auth binding for `provider` (counts as configured for the default choice). */
   hasBinding?: (provider: ProviderName) => boolean;
+  /** Connector of every adapter's HTTP agent (the outbound guard: [network] rules on the resolved address). */
+  connect?: AdapterOptions['connect'];
 }
 
 export interface ResolvedProvider {
@@ -114,12 +117,17 @@ export function createProviderRegistry(opts: ProviderRegistryOptions): ProviderR
         retry: opts.retry,
         sleep: opts.sleep,
         random: opts.random,
+        connect: opts.connect,
       };
       if (typeof s.timeout_secs === 'number' && s.timeout_secs > 0) o.callTimeoutMs = s.timeout_secs * 1000;
       return o;
     }
-    const apiKeyEnv = s.api_key_env ?? KEY_ENV[name];
-    let apiKey = nonEmpty(opts.env[apiKeyEnv]);
+    // A name outside the documented pattern is never read (config validation refuses it; this guards use).
+    const refused = s.api_key_env !== undefined && !isApiKeyEnvName(s.api_key_env);
+    const apiKeyEnv = refused
+      ? `${s.api_key_env} (refused: api_key_env must match ${API_KEY_ENV_PATTERN}), so it`
+      : (s.api_key_env ?? KEY_ENV[name]);
+    let apiKey = refused ? undefined : nonEmpty(opts.env[apiKeyEnv]);
     if (!apiKey && name === 'gemini' && !s.api_key_env) apiKey = nonEmpty(opts.env.GOOGLE_API_KEY);
     const baseEnv = BASE_ENV[name];
     const baseUrl = nonEmpty(s.base_url) ?? (baseEnv ? nonEmpty(opts.env[baseEnv]) : undefined) ?? DEFAULT_BASE[name];
@@ -131,6 +139,7 @@ export function createProviderRegistry(opts: ProviderRegistryOptions): ProviderR
       retry: opts.retry,
       sleep: opts.sleep,
       random: opts.random,
+      connect: opts.connect,
     };
     if (typeof s.timeout_secs === 'number' && s.timeout_secs > 0) o.callTimeoutMs = s.timeout_secs * 1000;
     return o;

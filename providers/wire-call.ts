@@ -1,7 +1,7 @@
 // providers/wire-call.ts: the streaming HTTP call shared by the four wire adapters. It POSTs JSON
 // with undici (one keep-alive Agent per adapter), feeds the SSE body to eventsource-parser as chunks
 // arrive, hands each event to the adapter's decoder, and wraps the attempt in withRetry.
-import { Agent, request } from 'undici';
+import { Agent, request, type buildConnector } from 'undici';
 import { createParser, type EventSourceMessage } from 'eventsource-parser';
 import type { Logger } from 'pino';
 import type { ServiceError } from '../contracts/errors.ts';
@@ -28,6 +28,8 @@ export interface AdapterOptions {
   /** Injected for tests (instant sleep, fixed jitter). */
   sleep?: SleepFn;
   random?: () => number;
+  /** Opens the agent's connections (app.ts passes the outbound guard's connector); default: undici's own. */
+  connect?: buildConnector.connector;
 }
 
 /** Decodes one attempt's SSE events. Throws a classified ServiceError for vendor errors or bad JSON. */
@@ -116,7 +118,7 @@ export function authHeaders(opts: AdapterOptions, key: string, native: Record<st
 
 /** Creates the shared caller for one adapter instance (owns one undici Agent). */
 export function createWireCaller(provider: ProviderName, opts: AdapterOptions): WireCaller {
-  const agent = new Agent({ keepAliveTimeout: 30_000 });
+  const agent = new Agent({ keepAliveTimeout: 30_000, ...(opts.connect ? { connect: opts.connect } : {}) });
   const inactivity = opts.inactivityTimeoutMs ?? DEFAULT_INACTIVITY_MS;
   const log = opts.logger?.child({ component: 'provider', provider });
 

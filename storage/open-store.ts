@@ -1,5 +1,7 @@
 // storage/open-store.ts: picks the Store backend named by `--realm-backend`; app.ts is the caller.
 // An unsupported name fails loudly: there is no silent fallback.
+import { chmod, readdir } from 'node:fs/promises';
+import { join } from 'node:path';
 import { ServiceError } from '../contracts/errors.ts';
 import { SUPPORTED_BACKENDS, type Store } from './store.ts';
 import { openLmdbStore } from './lmdb-store.ts';
@@ -21,9 +23,9 @@ export interface OpenStoreOptions {
 export async function openStore(backend: string, dir: string, opts: OpenStoreOptions = {}): Promise<Store> {
   switch (backend) {
     case 'lmdb':
-      return openLmdbStore(dir);
+      return ownerOnly(dir, await openLmdbStore(dir));
     case 'sqlite':
-      return openSqliteStore(dir);
+      return ownerOnly(dir, await openSqliteStore(dir));
     case 'postgres':
       if (!opts.postgres?.url) {
         throw new ServiceError(
@@ -34,7 +36,7 @@ export async function openStore(backend: string, dir: string, opts: OpenStoreOpt
       }
       return openPostgresStore(opts.postgres);
     case 'jsonl':
-      return openJsonlStore(dir);
+      return ownerOnly(dir, await openJsonlStore(dir));
     case 'memory':
       return createMemoryStore();
     default:
@@ -44,4 +46,15 @@ export async function openStore(backend: string, dir: string, opts: OpenStoreOpt
         { backend, supported: [...SUPPORTED_BACKENDS] },
       );
   }
+}
+
+/** Store files are the owner's only (0600, their directory 0700): the engines create them with the umask's mode. */
+async function ownerOnly(dir: string, store: Store): Promise<Store> {
+  await chmod(dir, 0o700).catch(() => undefined);
+  for (const entry of await readdir(dir, { withFileTypes: true }).catch(() => [])) {
+    const path = join(dir, entry.name);
+    if (entry.isDirectory()) await chmod(path, 0o700).catch(() => undefined);
+    else if (entry.isFile()) await chmod(path, 0o600).catch(() => undefined);
+  }
+  return store;
 }

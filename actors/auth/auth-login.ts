@@ -110,7 +110,7 @@ export class AuthLogins {
     const verifier = rec.verifier ? await this.creds.openVerifier(body.state, rec.verifier) : undefined;
     if (!verifier) throw new ServiceError('BAD_REQUEST', 'login state can no longer be read; start again');
     const cfg = oauthProvider(this.deps.config(), body.provider);
-    const outcome = await exchangeCode(cfg, body.code, body.redirect_uri, verifier);
+    const outcome = await exchangeCode(cfg, body.code, body.redirect_uri, verifier, this.deps.fetch);
     if (!outcome.ok) throw tokenFailure(outcome, 'authorization code exchange');
     return this.storeTokens(body, outcome.tokens);
   }
@@ -121,7 +121,7 @@ export class AuthLogins {
     if (!cfg.device_authorization_endpoint)
       throw new ServiceError('BAD_REQUEST', `[auth.oauth.${body.provider}] has no device_authorization_endpoint`);
     await this.creds.target(body.provider, body.binding_id, body.profile_id, 'oauth');
-    const d = await startDeviceAuthorization(cfg);
+    const d = await startDeviceAuthorization(cfg, this.deps.fetch);
     if ('error' in d)
       throw new ServiceError(
         d.status >= 400 && d.status < 500 ? 'BAD_REQUEST' : 'PROVIDER_ERROR',
@@ -155,7 +155,7 @@ export class AuthLogins {
     // The provider's interval is enforced here, so a client polling too fast never reaches the provider.
     const intervalMs = (rec.interval_secs ?? 5) * 1000;
     if (rec.last_poll_at_ms !== undefined && now - rec.last_poll_at_ms < intervalMs) return { status: 429, body: { state: 'slow_down' } };
-    const outcome = await pollDeviceToken(oauthProvider(this.deps.config(), body.provider), body.device_code);
+    const outcome = await pollDeviceToken(oauthProvider(this.deps.config(), body.provider), body.device_code, this.deps.fetch);
     if (outcome.ok) {
       await this.creds.deleteLogin(key);
       return { status: 200, body: { state: 'ready', ...(await this.storeTokens(body, outcome.tokens)) } };

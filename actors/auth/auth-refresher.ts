@@ -15,6 +15,8 @@ export interface RefresherDeps {
   config(): Config;
   now(): number;
   log: Logger;
+  /** fetch of the OAuth endpoints (the outbound guard's); default: the global one. */
+  fetch?: typeof fetch;
 }
 
 /** setTimeout's longest delay; longer waits are re-armed when they fire. */
@@ -92,7 +94,7 @@ export class AuthRefresher {
     const { material } = await creds.readSecret(profileId);
     const refreshToken = material?.refresh_token;
     if (!refreshToken) return;
-    const outcome = await refreshTokens(oauthProvider(this.deps.config(), profile.provider), refreshToken);
+    const outcome = await refreshTokens(oauthProvider(this.deps.config(), profile.provider), refreshToken, this.deps.fetch);
     const now = this.deps.now();
     // The credential may have been replaced or cleared while the grant was in flight: keep the newer state.
     const current = (await creds.listProfiles()).find((p) => p.id === profileId);

@@ -27,6 +27,8 @@ export interface AuthServiceDeps {
   env: NodeJS.ProcessEnv;
   now(): number;
   log: Logger;
+  /** fetch of the OAuth endpoints (the outbound guard's); default: the global one. */
+  fetch?: typeof fetch;
 }
 
 const iso = (ms: number | undefined): string | undefined => (ms === undefined ? undefined : new Date(ms).toISOString());

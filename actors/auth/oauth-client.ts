@@ -26,9 +26,16 @@ export interface DeviceAuthorization {
 type Obj = Record<string, unknown>;
 const TIMEOUT_MS = 30_000;
 
-async function postForm(url: string, form: Record<string, string>): Promise<{ status: number; body: Obj } | null> {
+/** The fetch of OAuth calls: the outbound guard's ([network] rules after DNS) or the global one. */
+export type OAuthFetch = typeof fetch;
+
+async function postForm(
+  url: string,
+  form: Record<string, string>,
+  fetchFn: OAuthFetch = fetch,
+): Promise<{ status: number; body: Obj } | null> {
   try {
-    const res = await fetch(url, {
+    const res = await fetchFn(url, {
       method: 'POST',
       headers: { 'content-type': 'application/x-www-form-urlencoded', accept: 'application/json' },
       body: new URLSearchParams(form).toString(),
@@ -68,29 +75,42 @@ function tokenOutcome(r: Awaited<ReturnType<typeof postForm>>, requestedScopes: 
 }
 
 /** Exchanges an authorization code with its PKCE verifier. */
-export async function exchangeCode(cfg: OAuthProviderConfig, code: string, redirectUri: string, verifier: string): Promise<TokenOutcome> {
-  const r = await postForm(cfg.token_endpoint, {
-    grant_type: 'authorization_code',
-    code,
-    redirect_uri: redirectUri,
-    code_verifier: verifier,
-    ...client(cfg),
-  });
+export async function exchangeCode(
+  cfg: OAuthProviderConfig,
+  code: string,
+  redirectUri: string,
+  verifier: string,
+  fetchFn?: OAuthFetch,
+): Promise<TokenOutcome> {
+  const r = await postForm(
+    cfg.token_endpoint,
+    {
+      grant_type: 'authorization_code',
+      code,
+      redirect_uri: redirectUri,
+      code_verifier: verifier,
+      ...client(cfg),
+    },
+    fetchFn,
+  );
   return tokenOutcome(r, cfg.scopes ?? []);
 }
 
 /** Refresh-token grant. */
-export async function refreshTokens(cfg: OAuthProviderConfig, refreshToken: string): Promise<TokenOutcome> {
-  const r = await postForm(cfg.token_endpoint, { grant_type: 'refresh_token', refresh_token: refreshToken, ...client(cfg) });
+export async function refreshTokens(cfg: OAuthProviderConfig, refreshToken: string, fetchFn?: OAuthFetch): Promise<TokenOutcome> {
+  const r = await postForm(cfg.token_endpoint, { grant_type: 'refresh_token', refresh_token: refreshToken, ...client(cfg) }, fetchFn);
   return tokenOutcome(r, cfg.scopes ?? []);
 }
 
 /** RFC 8628 §3.1: device authorization request. Undefined reply fields fall back to the RFC defaults. */
-export async function startDeviceAuthorization(cfg: OAuthProviderConfig): Promise<DeviceAuthorization | { error: string; status: number }> {
+export async function startDeviceAuthorization(
+  cfg: OAuthProviderConfig,
+  fetchFn?: OAuthFetch,
+): Promise<DeviceAuthorization | { error: string; status: number }> {
   if (!cfg.device_authorization_endpoint) return { error: 'device_authorization_endpoint is not configured', status: 0 };
   const form: Record<string, string> = { ...client(cfg) };
   if (cfg.scopes?.length) form.scope = cfg.scopes.join(' ');
-  const r = await postForm(cfg.device_authorization_endpoint, form);
+  const r = await postForm(cfg.device_authorization_endpoint, form, fetchFn);
   if (!r) return { error: 'network', status: 0 };
   const b = r.body;
   if (r.status !== 200 || typeof b.device_code !== 'string' || typeof b.user_code !== 'string' || typeof b.verification_uri !== 'string') {
@@ -108,11 +128,15 @@ export async function startDeviceAuthorization(cfg: OAuthProviderConfig): Promis
 }
 
 /** RFC 8628 §3.4: one device access token request. */
-export async function pollDeviceToken(cfg: OAuthProviderConfig, deviceCode: string): Promise<TokenOutcome> {
-  const r = await postForm(cfg.token_endpoint, {
-    grant_type: 'urn:ietf:params:oauth:grant-type:device_code',
-    device_code: deviceCode,
-    ...client(cfg),
-  });
+export async function pollDeviceToken(cfg: OAuthProviderConfig, deviceCode: string, fetchFn?: OAuthFetch): Promise<TokenOutcome> {
+  const r = await postForm(
+    cfg.token_endpoint,
+    {
+      grant_type: 'urn:ietf:params:oauth:grant-type:device_code',
+      device_code: deviceCode,
+      ...client(cfg),
+    },
+    fetchFn,
+  );
   return tokenOutcome(r, cfg.scopes ?? []);
 }

@@ -1,6 +1,7 @@
 // actors/memory/embeddings.ts: vector embeddings from the configured endpoint (`[memory.embeddings]`):
 // OpenAI-compatible `POST {base_url}/v1/embeddings`, or Gemini `POST {base_url}/v1beta/models/{model}:embedContent`.
 // Used by memory-store.ts when indexing and searching; absent config means full-text only.
+import { isApiKeyEnvName } from '../../contracts/config.ts';
 
 export interface EmbeddingsConfig {
   api: 'openai' | 'gemini';
@@ -33,7 +34,7 @@ function vector(v: unknown): number[] {
 /** An embedder for the config, reading the key from the environment at call time. */
 export function createEmbedder(cfg: EmbeddingsConfig, env: NodeJS.ProcessEnv): Embedder {
   const base = cfg.base_url.replace(/\/+$/, '');
-  const key = () => (cfg.api_key_env ? env[cfg.api_key_env] : undefined);
+  const key = () => (cfg.api_key_env && isApiKeyEnvName(cfg.api_key_env) ? env[cfg.api_key_env] : undefined);
   if (cfg.api === 'openai') {
     return async (texts, signal) => {
       const k = key();

@@ -3,6 +3,7 @@
 // deliveries are ordered per session. Failures retry with exponential backoff and jitter; after
 // `maxAttempts` an entry is dead-lettered. Each attempt's outcome is written back to its record.
 // At least once: a crash between a 2xx and the status write re-sends the same `webhook-id`.
+import { failureReason } from '../net/outbound-guard.ts';
 import type { Logger } from 'pino';
 import { Webhook } from 'standardwebhooks';
 import type { DeliveryRecord } from '../../contracts/webhooks.ts';
@@ -24,6 +25,8 @@ export interface DispatcherDeps {
   log: Logger;
   now(): number;
   env: NodeJS.ProcessEnv;
+  /** The guarded fetch (actors/net/outbound-guard.ts); default: the global one. */
+  fetch?: typeof fetch;
   tuning(): DeliveryTuning;
   subscription(id: string): Subscription | undefined;
   random?(): number;
@@ -186,7 +189,7 @@ export class WebhookDispatcher {
     }
     const signal = AbortSignal.any([this.abort.signal, AbortSignal.timeout(timeoutMs)]);
     try {
-      const res = await fetch(sub.url, {
+      const res = await (this.deps.fetch ?? fetch)(sub.url, {
         method: 'POST',
         headers: {
           'content-type': 'application/json',
@@ -206,9 +209,7 @@ export class WebhookDispatcher {
       const timedOut = signal.aborted && !this.abort.signal.aborted;
       return {
         ok: false,
-        error: timedOut
-          ? `timed out after ${timeoutMs} ms`
-          : `request failed: ${(err as Error).cause instanceof Error ? ((err as Error).cause as Error).message : (err as Error).message}`,
+        error: timedOut ? `timed out after ${timeoutMs} ms` : `request failed: ${failureReason(err)}`,
       };
     }
   }

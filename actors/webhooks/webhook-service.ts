@@ -2,6 +2,8 @@
 // the ledger entries a subscription wants into outbox records committed in the same store transaction
 // as the entries (actors/session/session-writer.ts), then hands them to the dispatcher once durable. At startup
 // it reloads every pending record. The /webhooks handlers call it.
+import type { OutboundGuard } from '../net/outbound-guard.ts';
+import type { RealmCipher } from '../auth/realm-key.ts';
 import type { Logger } from 'pino';
 import type { Config } from '../../contracts/config.ts';
 import { ServiceError } from '../../contracts/errors.ts';
@@ -17,6 +19,10 @@ export interface WebhookServiceDeps {
   config(): Config;
   now(): number;
   env: NodeJS.ProcessEnv;
+  /** Deliveries connect through it ([network] rules after DNS); absent: plain fetch (unit tests). */
+  outbound?: OutboundGuard;
+  /** Seals stored signing secrets (the realm key); absent: stored as given (unit tests). */
+  cipher?: () => Promise<RealmCipher>;
 }
 
 export function tuningOf(cfg: Config): DeliveryTuning {
@@ -36,12 +42,13 @@ export class WebhookService implements LedgerOutbox {
   readonly ready: Promise<void>;
 
   constructor(private readonly deps: WebhookServiceDeps) {
-    this.subscriptions = new WebhookSubscriptions(deps.store, deps.config, deps.now);
+    this.subscriptions = new WebhookSubscriptions(deps.store, deps.config, deps.now, deps.cipher);
     this.dispatcher = new WebhookDispatcher({
       store: deps.store,
       log: deps.log,
       now: deps.now,
       env: deps.env,
+      fetch: deps.outbound?.fetch,
       tuning: () => tuningOf(deps.config()),
       subscription: (id) => this.subscriptions.get(id),
     });
@@ -104,6 +111,8 @@ export class WebhookService implements LedgerOutbox {
 
   async create(body: WebhookCreateRequest): Promise<Subscription> {
     await this.ready;
+    const refused = this.deps.outbound ? await this.deps.outbound.checkUrl(body.url) : null;
+    if (refused !== null) throw new ServiceError('BAD_REQUEST', `webhook url refused: ${refused}`);
     return this.subscriptions.create(body);
   }
 

@@ -6,6 +6,8 @@ import type { Config } from '../../contracts/config.ts';
 import { DEFAULT_WEBHOOK_EVENTS, type WebhookCreateRequest, type WebhookView } from '../../contracts/webhooks.ts';
 import { ServiceError } from '../../contracts/errors.ts';
 import type { Store } from '../../storage/store.ts';
+import type { SealedSecret } from '../../contracts/auth.ts';
+import type { RealmCipher } from '../auth/realm-key.ts';
 
 export const SUBSCRIPTION_NS = 'webhook_subscription';
 
@@ -27,12 +29,19 @@ interface StoredSubscription {
   url: string;
   events: string[];
   session_labels?: Record<string, string>;
+  /** Plaintext: records written before secrets were sealed; re-written sealed on load. */
   secret?: string;
+  /** The signing secret sealed with the realm key (actors/auth/realm-key.ts), bound to the record id. */
+  sealed_secret?: SealedSecret;
   secret_env?: string;
   created_ms: number;
 }
 
-function fromStored(r: StoredSubscription): Subscription {
+const sealAad = (id: string): string => `webhook_subscription:${id}`;
+
+function fromStored(r: StoredSubscription, cipher: RealmCipher | undefined): Subscription {
+  const opened = r.sealed_secret && cipher ? cipher.open(sealAad(r.id), r.sealed_secret)?.secret : undefined;
+  const secret = r.secret ?? opened;
   return {
     id: r.id,
     url: r.url,
@@ -40,9 +49,16 @@ function fromStored(r: StoredSubscription): Subscription {
     source: 'api',
     createdMs: r.created_ms,
     ...(r.session_labels ? { labels: r.session_labels } : {}),
-    ...(r.secret ? { secret: r.secret } : {}),
+    ...(secret ? { secret } : {}),
     ...(r.secret_env ? { secretEnv: r.secret_env } : {}),
   };
+}
+
+/** The record as stored: a plaintext secret replaced by its sealed form (when a cipher is available). */
+function sealed(r: StoredSubscription, cipher: RealmCipher | undefined): StoredSubscription {
+  if (!cipher || r.secret === undefined) return r;
+  const { secret, ...rest } = r;
+  return { ...rest, sealed_secret: cipher.seal(sealAad(r.id), { secret }) };
 }
 
 export class WebhookSubscriptions {
@@ -50,15 +66,25 @@ export class WebhookSubscriptions {
   private configSource: Config | null = null;
   private configSubs: Subscription[] = [];
 
+  private cipher: RealmCipher | undefined;
+
   constructor(
     private readonly store: Store,
     private readonly config: () => Config,
     private readonly now: () => number,
+    private readonly openCipher?: () => Promise<RealmCipher>,
   ) {}
 
-  /** Loads the API-created subscriptions. */
+  /** Loads the API-created subscriptions; plaintext secrets of older records are sealed in place. */
   async load(): Promise<void> {
-    for (const { value } of await this.store.listRecords<StoredSubscription>(SUBSCRIPTION_NS)) this.api.set(value.id, fromStored(value));
+    this.cipher = await this.openCipher?.();
+    const migrate = [];
+    for (const { value } of await this.store.listRecords<StoredSubscription>(SUBSCRIPTION_NS)) {
+      this.api.set(value.id, fromStored(value, this.cipher));
+      const resealed = sealed(value, this.cipher);
+      if (resealed !== value) migrate.push({ op: 'putRecord' as const, ns: SUBSCRIPTION_NS, key: value.id, value: resealed });
+    }
+    if (migrate.length > 0) await this.store.commit(migrate);
   }
 
   private fromConfig(): Subscription[] {
@@ -115,8 +141,8 @@ export class WebhookSubscriptions {
       ...(body.secret ? { secret: body.secret } : {}),
       ...(body.secret_env ? { secret_env: body.secret_env } : {}),
     };
-    await this.store.commit([{ op: 'putRecord', ns: SUBSCRIPTION_NS, key: record.id, value: record }]);
-    const sub = fromStored(record);
+    await this.store.commit([{ op: 'putRecord', ns: SUBSCRIPTION_NS, key: record.id, value: sealed(record, this.cipher) }]);
+    const sub = fromStored(record, this.cipher);
     this.api.set(sub.id, sub);
     return sub;
   }

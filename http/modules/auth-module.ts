@@ -21,6 +21,7 @@ export function authModule(ctx: ModuleContext): ModuleUnit {
     env: ctx.env,
     now: ctx.clock('auth'),
     log: ctx.log.child({ component: 'auth' }),
+    fetch: deps.outbound?.fetch,
   };
   const auth = new AuthService(authDeps);
   const logins = new AuthLogins(auth, authDeps);

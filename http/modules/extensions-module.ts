@@ -2,6 +2,8 @@
 // durable outbox (/webhooks), detached turns (Prefer: respond-async, /requests/{id}), busy policies
 // (busy_policy on continue: a durable follow-up queue and steering), and the discovery route GET
 // /warren/extensions. Declares no capability ids: /capabilities keeps SPEC.md's vocabulary.
+import { join } from 'node:path';
+import { openRealmKey, REALM_KEY_FILE } from '../../actors/auth/realm-key.ts';
 import { FollowUps } from '../../actors/busy/follow-ups.ts';
 import { DetachedRequests } from '../../actors/detached/detached-requests.ts';
 import { BUSY_QUEUE_NS, type QueuedTurnRecord } from '../../contracts/busy.ts';
@@ -66,6 +68,8 @@ export function extensionsModule(ctx: ModuleContext): ModuleUnit {
     config: () => ctx.config.current(),
     now: ctx.clock('webhooks'),
     env: ctx.env,
+    outbound: deps.outbound,
+    ...(ctx.realm.dir ? { cipher: realmCipher(ctx.realm.dir) } : {}),
   });
   deps.ledgerOutbox = webhooks;
   const ttlMs = () => (ctx.config.current().extensions?.detached_result_ttl_secs ?? 3600) * 1000;
@@ -95,4 +99,10 @@ export function extensionsModule(ctx: ModuleContext): ModuleUnit {
     start: async () => followUps.resume((await deps.store.listRecords<QueuedTurnRecord>(BUSY_QUEUE_NS)).map((r) => r.value)),
     close: () => webhooks.close(),
   };
+}
+
+/** Opens the realm key once, on first use. */
+function realmCipher(dir: string): () => ReturnType<typeof openRealmKey> {
+  let key: ReturnType<typeof openRealmKey> | undefined;
+  return () => (key ??= openRealmKey(join(dir, REALM_KEY_FILE)));
 }

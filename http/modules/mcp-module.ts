@@ -2,6 +2,8 @@
 // the /sessions/{id}/mcp routes, `[tools] mcp_servers`, and each session's MCP tools contributed at its
 // turn boundary. And Warren as an MCP server: POST/GET/DELETE /mcp exposing the runtime's registry of
 // exposed tools (actors/mcp-exposed.ts), starting with the session tools.
+import { join } from 'node:path';
+import { openRealmKey, REALM_KEY_FILE } from '../../actors/auth/realm-key.ts';
 import { exposedTools } from '../../actors/mcp-exposed.ts';
 import { sessionExposedTools } from '../../actors/mcp-exposed-sessions.ts';
 import { McpLive } from '../../actors/mcp-live.ts';
@@ -21,6 +23,8 @@ export function mcpModule(ctx: ModuleContext): ModuleUnit {
     config: () => ctx.config.current(),
     contextRoot: ctx.realm.contextRoot,
     clientInfo: { name: 'warren', version: WARREN_VERSION },
+    fetch: deps.outbound?.fetch,
+    ...(ctx.realm.dir ? { cipher: realmCipher(ctx.realm.dir) } : {}),
   });
   const registry = exposedTools(ctx.supervisor);
   registry.register(...sessionExposedTools(ctx.sessions(), ctx.realm.realmId));
@@ -36,4 +40,10 @@ export function mcpModule(ctx: ModuleContext): ModuleUnit {
       await endpoint.close();
     },
   };
+}
+
+/** Opens the realm key once, on first use. */
+function realmCipher(dir: string): () => ReturnType<typeof openRealmKey> {
+  let key: ReturnType<typeof openRealmKey> | undefined;
+  return () => (key ??= openRealmKey(join(dir, REALM_KEY_FILE)));
 }

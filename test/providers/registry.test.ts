@@ -54,13 +54,13 @@ describe('provider registry: resolve', () => {
 
 describe('provider registry: building providers', () => {
   it('builds lazily and fails at call time with PROVIDER_ERROR naming the missing key', async (t) => {
-    const reg = registry(t, { config: { providers: { gemini: { api_key_env: 'MY_GEMINI_KEY' } } } });
+    const reg = registry(t, { config: { providers: { gemini: { api_key_env: 'MY_GEMINI_API_KEY' } } } });
     const anthropic = reg.get('anthropic');
     assert.equal(reg.get('anthropic'), anthropic, 'one instance per name');
     for (const [name, variable] of [
       ['anthropic', 'ANTHROPIC_API_KEY'],
       ['openai', 'OPENAI_API_KEY'],
-      ['gemini', 'MY_GEMINI_KEY'],
+      ['gemini', 'MY_GEMINI_API_KEY'],
     ] as const) {
       const out = await run(reg.get(name));
       assert.equal(out.error?.code, 'PROVIDER_ERROR', name);

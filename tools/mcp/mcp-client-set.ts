@@ -14,6 +14,8 @@ export interface McpClientSetOptions {
   clientInfo: { name: string; version: string };
   /** Working directory of stdio servers. */
   cwd?: string;
+  /** fetch of url servers (the outbound guard's); default: the global one. */
+  fetch?: typeof fetch;
   /** Time limit of one tool call (ms), read per call so config changes apply. */
   callTimeoutMs(): number;
   /** Publishes a session event (`mcp_server_status`, `mcp_changes_applied`). */
@@ -47,6 +49,7 @@ export class McpClientSet {
     return new McpConnection(config, {
       clientInfo: this.opts.clientInfo,
       ...(this.opts.cwd ? { cwd: this.opts.cwd } : {}),
+      ...(this.opts.fetch ? { fetch: this.opts.fetch } : {}),
       onChange: (conn) => {
         if (this.closed) return;
         this.opts.emit('mcp_server_status', {

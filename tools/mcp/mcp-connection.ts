@@ -29,6 +29,8 @@ export interface McpConnectionOptions {
   clientInfo: { name: string; version: string };
   /** Working directory of stdio servers. */
   cwd?: string;
+  /** fetch of url servers (the outbound guard's: [network] rules after DNS); default: the global one. */
+  fetch?: typeof fetch;
   /** Called on every state change (connecting → ready | failed, ready → failed | closed). */
   onChange(conn: McpConnection): void;
 }
@@ -56,6 +58,24 @@ export function configProblem(config: McpServerConfig): string | null {
     if (url.protocol !== 'http:' && url.protocol !== 'https:') return `server '${config.name}' url must be http or https`;
   }
   return null;
+}
+
+/**
+ * Why a url server could not be reached, without anything the target sent back (its response body could
+ * be another service's data): the outbound guard's refusal, the HTTP status, or the connection error code.
+ */
+export function urlFailureReason(err: unknown): string {
+  let status: number | undefined;
+  let code: string | undefined;
+  for (let e: unknown = err, i = 0; e instanceof Error && i < 6; e = (e as { cause?: unknown }).cause, i++) {
+    const c = (e as { code?: unknown }).code;
+    if (c === 'OUTBOUND_REFUSED') return e.message;
+    if (typeof c === 'number' && status === undefined && c >= 100 && c < 600) status = c;
+    if (typeof c === 'string' && code === undefined) code = c;
+  }
+  if (status !== undefined) return `the server answered HTTP ${status}`;
+  if (code !== undefined) return `connection failed (${code})`;
+  return 'connection failed (no MCP handshake)';
 }
 
 export class McpConnection {
@@ -113,8 +133,9 @@ export class McpConnection {
     }
     const url = new URL(c.url!);
     const requestInit = c.headers ? { headers: c.headers } : undefined;
-    if (c.transport === 'sse') return new sdk.SSEClientTransport(url, requestInit ? { requestInit } : {});
-    return new sdk.StreamableHTTPClientTransport(url, requestInit ? { requestInit } : {});
+    const opts = { ...(requestInit ? { requestInit } : {}), ...(this.opts.fetch ? { fetch: this.opts.fetch } : {}) };
+    if (c.transport === 'sse') return new sdk.SSEClientTransport(url, opts);
+    return new sdk.StreamableHTTPClientTransport(url, opts);
   }
 
   private async connect(): Promise<void> {
@@ -167,7 +188,10 @@ export class McpConnection {
       if (!this.closing)
         await this.fail({
           kind: 'connect',
-          message: await this.withStderr(`server '${this.name}' failed to connect: ${err instanceof Error ? err.message : String(err)}`),
+          message:
+            this.kind === 'stdio'
+              ? await this.withStderr(`server '${this.name}' failed to connect: ${err instanceof Error ? err.message : String(err)}`)
+              : `server '${this.name}' failed to connect: ${urlFailureReason(err)}`,
         });
     } finally {
       clearTimeout(timer);
