@@ -228,6 +228,7 @@ export async function createApp(opts: AppOptions = {}): Promise<App> {
     routes,
     log: httpLog,
     cluster: cluster !== undefined,
+    now: opts.clocks?.['inbound-auth'],
   });
   const forwardOptions = cluster
     ? { ...clusterForwardOptions(cluster, supervisor, observe, httpLog), peerHeaders: inbound.peerHeaders }

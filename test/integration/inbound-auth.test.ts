@@ -61,10 +61,16 @@ function capturingLogger(lines: string[]): pino.Logger {
   return pino({ level: 'trace' }, sink);
 }
 
-async function startAuthed(t: TestContext, lines: string[] = [], config: Record<string, unknown> = {}): Promise<TestApp> {
+async function startAuthed(
+  t: TestContext,
+  lines: string[] = [],
+  config: Record<string, unknown> = {},
+  now?: () => number,
+): Promise<TestApp> {
   return startApp(t, [{ text: 'created' }, { text: 'again' }], {
     config: { rest: { auth: 'required' }, ...config },
     logger: capturingLogger(lines),
+    ...(now ? { clocks: { 'inbound-auth': now } } : {}),
   });
 }
 
@@ -160,11 +166,12 @@ describe('inbound API keys', () => {
     TIMEOUT,
     async (t) => {
       const lines: string[] = [];
-      const app = await startAuthed(t, lines);
+      let skew = 0;
+      const app = await startAuthed(t, lines, {}, () => Date.now() + skew);
       const k = await createKey(app, 'laptop', 'sessions');
-      const short = await createKey(app, 'short', 'read', ['--expires-in', '2s']);
+      const short = await createKey(app, 'short', 'read', ['--expires-in', '1h']);
       const seen: string[] = [];
-      const r1 = await call(app.url, 'POST', '/sessions', { prompt: `echo ${k.token}` }, auth(k.token));
+      const r1 = await call(app.url, 'POST', '/sessions', { prompt: 'hi' }, auth(k.token));
       assert.equal(r1.status, 200, JSON.stringify(r1.body));
       seen.push(JSON.stringify(r1.body));
       const r2 = await call(app.url, 'GET', '/config', undefined, auth(k.token));
@@ -183,14 +190,12 @@ describe('inbound API keys', () => {
       assert.ok(!listed.stdout.includes(k.token.slice(20)), 'list shows no secret');
       assert.ok(!('hash' in mine) && !('salt' in mine));
 
-      // Expiry: the short key stops working on its own.
-      await until(
-        'the 2s key to expire',
-        15_000,
-        async () => (await call(app.url, 'GET', '/sessions', undefined, auth(short.token))).status === 401,
-      );
+      // Expiry: two hours later (the gate's clock moved on) the one-hour key is refused, the other is not.
+      skew = 2 * 3_600_000;
       const expired = await call(app.url, 'GET', '/sessions', undefined, auth(short.token));
+      assert.equal(expired.status, 401);
       assert.equal(expired.body.error, 'API key expired');
+      assert.equal((await call(app.url, 'GET', '/sessions', undefined, auth(k.token))).status, 200);
 
       // Revoke through the CLI while the server runs: refused within its re-check second.
       const revoked = await keys(app, ['revoke', 'laptop']);
