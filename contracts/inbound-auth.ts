@@ -51,7 +51,7 @@ export const McpPolicySection = Type.Object(
     /** Exact `command` strings a request's `server_config` may name (servers named in config.toml are always allowed). */
     allowed_commands: Type.Array(Type.String({ minLength: 1 }), { default: [] }),
   },
-  { default: {}, additionalProperties: true },
+  { additionalProperties: true },
 );
 
 /** A route's required scope, or `public` (answered without a key). */
