@@ -279,24 +279,47 @@ describe('inbound API keys', () => {
     },
   );
 
-  it('self-declared principals are replaced by the key; WebSocket /rpc needs a key', TIMEOUT, async (t) => {
-    const app = await startAuthed(t);
-    const worker = await createKey(app, 'ci', 'sessions');
-    const anon = await connectRpcSocket(app.url);
-    t.after(() => anon.ws.close());
-    anon.send({ jsonrpc: '2.0', id: 7, method: 'mob/list', params: {} });
-    const refused = await anon.next();
-    assert.equal(refused.id, 7);
-    assert.equal(refused.error.code, -32030);
-    assert.equal(refused.error.data.code, 'UNAUTHORIZED');
-    const spoof = await connectRpcSocket(app.url, { ...auth(worker.token), 'x-warren-principal': 'someone-else' });
-    t.after(() => spoof.ws.close());
-    spoof.send({ jsonrpc: '2.0', id: 8, method: 'mob/list', params: {} });
-    const reply = await spoof.next();
-    assert.equal(reply.id, 8);
-    // Whatever mob/list answers, it is not the auth refusal.
-    assert.notEqual(reply.error?.data?.code, 'UNAUTHORIZED', JSON.stringify(reply));
-  });
+  it(
+    'the key is the mob principal (self-declared ones dropped); WebSocket /rpc needs a key; unproven peers are refused',
+    TIMEOUT,
+    async (t) => {
+      const app = await startAuthed(t);
+      const worker = await createKey(app, 'ci', 'sessions');
+      const admin = await createKey(app, 'ops', 'admin');
+      const list = { jsonrpc: '2.0', method: 'mob/list', params: {} };
+      const anon = await connectRpcSocket(app.url);
+      t.after(() => anon.ws.close());
+      anon.send({ ...list, id: 7 });
+      const refused = await anon.next();
+      assert.equal(refused.id, 7);
+      assert.equal(refused.error.code, -32030);
+      assert.equal(refused.error.data.code, 'UNAUTHORIZED');
+      // A sessions key is the principal key:<id>, which holds no mob grant: sending no principal header (the
+      // keyless owner) or naming another principal changes nothing.
+      for (const extra of [{}, { 'x-warren-principal': 'someone-else' }] as Array<Record<string, string>>) {
+        const ws = await connectRpcSocket(app.url, { ...auth(worker.token), ...extra });
+        t.after(() => ws.ws.close());
+        ws.send({ ...list, id: 8 });
+        const reply = await ws.next();
+        assert.equal(reply.error?.code, -32025, JSON.stringify(reply));
+        assert.equal(reply.error?.data?.required ?? reply.error?.data?.details?.required ?? 'MobRead', 'MobRead');
+      }
+      const rest = await call(app.url, 'POST', '/rpc', { ...list, id: 9 }, auth(worker.token));
+      assert.equal(rest.body.error?.code, -32025, JSON.stringify(rest.body));
+      // An admin key is the mob owner.
+      const owner = await connectRpcSocket(app.url, auth(admin.token));
+      t.after(() => owner.ws.close());
+      owner.send({ ...list, id: 10 });
+      const ok = await owner.next();
+      assert.equal(ok.error, undefined, JSON.stringify(ok));
+      // A request claiming to come from a cluster peer without the realm secret's proof is refused, key or not.
+      for (const headers of [{ 'x-warren-forwarded-by': 'node-x' }, { ...auth(admin.token), 'x-warren-forwarded-by': 'node-x' }]) {
+        const r = await call(app.url, 'GET', '/sessions', undefined, headers);
+        assert.equal(r.status, 401);
+        assert.equal(r.body.error, 'cluster peer authentication failed');
+      }
+    },
+  );
 
   it('a start on 0.0.0.0 without keys exits with its reason; loopback without auth config stays keyless', TIMEOUT, async (t) => {
     const dir = await tmpDir('warren-noauth-');
