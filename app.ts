@@ -34,6 +34,7 @@ import { workBindingsModule } from './http/modules/work-bindings-module.ts';
 import { turnFeaturesModule } from './http/modules/turn-features-module.ts';
 import { buildOpenApi } from './http/openapi.ts';
 import { createRouter } from './http/router.ts';
+import { setupInboundAuth } from './http/inbound-auth.ts';
 import { modelCatalog } from './providers/catalog.ts';
 import type { Provider } from './providers/provider.ts';
 import type { ProviderName } from './contracts/session.ts';
@@ -245,11 +246,26 @@ async function startOnRealm(realm: RealmInfo, opts: AppOptions, log: Logger, env
     maxBodyBytes,
     maxJsonDepth: realmConfig.current().limits.max_json_depth,
   });
+  const host = opts.host ?? realmConfig.current().rest.host;
+  // Inbound API keys (SECURITY.md): decided before listening; refuses a keyless start beyond loopback.
+  const inbound = await setupInboundAuth({
+    store: rawStore,
+    host,
+    insecureNoAuth: opts.insecureNoAuth ?? false,
+    config: () => realmConfig.current(),
+    routes,
+    log: httpLog,
+    cluster: cluster !== undefined,
+    now: opts.clocks?.['inbound-auth'],
+  });
+  const forwardOptions = cluster
+    ? { ...clusterForwardOptions(cluster, supervisor, observe, httpLog), peerHeaders: inbound.peerHeaders }
+    : undefined;
   const server = await createHttpServer(opts.httpTransport ?? 'auto', {
-    handler: cluster ? clusterForwarding(router, clusterForwardOptions(cluster, supervisor, observe, httpLog)) : router,
+    handler: inbound.wrap(cluster && forwardOptions ? clusterForwarding(router, forwardOptions) : router),
     maxBodyBytes,
     logger: httpLog,
-    websockets: units.flatMap((u) => u.websockets ?? []),
+    websockets: inbound.websockets(units.flatMap((u) => u.websockets ?? [])),
     guard: {
       policy: configGuardPolicy(
         () => realmConfig.current(),
@@ -258,7 +274,6 @@ async function startOnRealm(realm: RealmInfo, opts: AppOptions, log: Logger, env
       log: httpLog,
     },
   });
-  const host = opts.host ?? realmConfig.current().rest.host;
   const { port } = await server.listen(host, opts.port ?? realmConfig.current().rest.port);
   baseUrl = `http://${host.includes(':') ? `[${host}]` : host}:${port}`;
   await cluster?.start(baseUrl);

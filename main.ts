@@ -27,6 +27,13 @@ async function main(argv: string[]): Promise<void> {
     process.stderr.write(result.stderr);
     process.exit(result.code);
   }
+  if (argv[0] === 'keys') {
+    const { runKeysCli } = await import('./cli/keys-command.ts');
+    const result = await runKeysCli(argv.slice(1));
+    process.stdout.write(result.stdout);
+    process.stderr.write(result.stderr);
+    process.exit(result.code);
+  }
   if (argv[0] === 'mob') {
     const { runMobCli } = await import('./cli/mob-command.ts');
     const result = await runMobCli(argv.slice(1));

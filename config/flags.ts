@@ -30,6 +30,8 @@ export interface StartOptions {
   port?: number;
   httpTransport: HttpTransportChoice;
   logLevel: LogLevel;
+  /** Serve without inbound API keys even on a non-loopback host (logged at warn on every start). */
+  insecureNoAuth?: boolean;
 }
 
 /** What the command line asks for. */
@@ -45,6 +47,7 @@ export class FlagError extends Error {
 
 export const HELP_TEXT = `Usage: warren serve [options]
        warren auth list|store|test|status|logout [options]   (see 'warren auth --help')
+       warren keys create|list|revoke [options]   (inbound API keys; see 'warren keys --help')
        warren workgraph <command> [options]   (see 'warren workgraph --help')
        warren bench --url <server> [options]   (load test; see 'warren bench --help')
        warren --help
@@ -74,6 +77,8 @@ Options:
                             400 (use it behind a proxy that speaks HTTP/1.1). Fails when its native
                             binding does not load (it needs Node 20).
   --log-level <level>       fatal, error, warn, info (default), debug, trace or silent.
+  --insecure-no-auth        Serve without inbound API keys even on a non-loopback host (logged at
+                            warn on every start). Without it such a start needs keys ('warren keys').
   -h, --help                Show this help.
 
 Options take their value as "--opt value" or "--opt=value".
@@ -93,7 +98,7 @@ export function realmIdProblem(id: string): string | undefined {
 
 type ValueOption =
   'realm' | 'instance' | 'realmBackend' | 'stateRoot' | 'contextRoot' | 'userConfigRoot' | 'host' | 'port' | 'httpTransport' | 'logLevel';
-type FlagOption = 'isolated' | 'exposePaths';
+type FlagOption = 'isolated' | 'exposePaths' | 'insecureNoAuth';
 
 const VALUE_OPTIONS: Record<string, ValueOption> = {
   '--realm': 'realm',
@@ -107,7 +112,11 @@ const VALUE_OPTIONS: Record<string, ValueOption> = {
   '--http-transport': 'httpTransport',
   '--log-level': 'logLevel',
 };
-const FLAG_OPTIONS: Record<string, FlagOption> = { '--isolated': 'isolated', '--expose-paths': 'exposePaths' };
+const FLAG_OPTIONS: Record<string, FlagOption> = {
+  '--isolated': 'isolated',
+  '--expose-paths': 'exposePaths',
+  '--insecure-no-auth': 'insecureNoAuth',
+};
 
 function oneOf<T extends string>(name: string, value: string, choices: readonly T[]): T {
   const found = choices.find((choice) => choice === value);

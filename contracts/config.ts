@@ -5,6 +5,7 @@
 import { Type, type Static } from 'typebox';
 import { AuthSection } from './auth.ts';
 import { ClusterSection, StorageSection } from './cluster.ts';
+import { McpPolicySection, RestAuthMode } from './inbound-auth.ts';
 import { McpServerConfig } from './mcp.ts';
 import { MobSection } from './mob.ts';
 import { BudgetSection, DurationValue, HooksSection } from './turn-features.ts';
@@ -35,6 +36,8 @@ export const RestSection = Type.Object(
     allowed_hosts: Type.Array(Type.String({ minLength: 1 }), { default: [] }),
     /** Origins (`https://name[:port]`) whose pages may call Warren besides its own. */
     allowed_origins: Type.Array(Type.String({ minLength: 1 }), { default: [] }),
+    /** Inbound API keys: "off" or "required"; unset means off on a loopback host, required elsewhere (SECURITY.md). */
+    auth: Type.Optional(RestAuthMode),
   },
   sectionOptions,
 );
@@ -257,6 +260,8 @@ export const Config = Type.Object(
     cluster: Type.Optional(ClusterSection),
     /** Mobs: structural event ledger retention (contracts/mob.ts). */
     mob: Type.Optional(MobSection),
+    /** Which stdio MCP commands requests may start when API keys are on (contracts/inbound-auth.ts). */
+    mcp: Type.Optional(McpPolicySection),
     /** Top-level output cap kept for compatibility with the reference config (omitted when unset). */
     max_tokens: Type.Optional(Type.Integer({ minimum: 1 })),
   },

@@ -7,6 +7,8 @@ export const ERROR_TABLE = {
   BAD_REQUEST: { status: 400, rpc: -32602 },
   UNAUTHORIZED: { status: 401, rpc: -32030 },
   HOOK_DENIED: { status: 403, rpc: -32012 },
+  /** Inbound auth: the API key is valid but lacks the route's scope, or the request is refused by policy. */
+  FORBIDDEN: { status: 403, rpc: -32032 },
   ScopeDenied: { status: 403, rpc: -32025 },
   /** Browser guard (http/browser-guard.ts): a `Host` that is not loopback nor in `[rest] allowed_hosts`. */
   HOST_NOT_ALLOWED: { status: 403, rpc: -32026 },

@@ -38,6 +38,8 @@ const HOP_BY_HOP = new Set([
 
 export interface ForwardOptions {
   node: ClusterNode;
+  /** Headers proving this node to its peers (the realm cluster secret; http/inbound-auth.ts), when API keys are on. */
+  peerHeaders?: Record<string, string>;
   log: Logger;
   /** True when this node's request registry knows the request id (in flight or finished). */
   knowsRequest(requestId: string): boolean;
@@ -67,9 +69,10 @@ function errorCode(err: unknown): string | undefined {
 }
 
 /** Copies the request headers a peer needs (hop-by-hop ones dropped) and marks the request forwarded. */
-function forwardHeaders(req: HttpRequest, nodeId: string): Record<string, string> {
+function forwardHeaders(req: HttpRequest, nodeId: string, peerHeaders?: Record<string, string>): Record<string, string> {
   const headers: Record<string, string> = {};
   for (const [k, v] of Object.entries(req.headers)) if (!HOP_BY_HOP.has(k)) headers[k] = v;
+  Object.assign(headers, peerHeaders);
   headers[FORWARDED_HEADER] = nodeId;
   return headers;
 }
@@ -103,7 +106,7 @@ export function clusterForwarding(inner: RequestHandler, opts: ForwardOptions): 
   const agent = new Agent({ headersTimeout: 0, bodyTimeout: 0, connect: { timeout: 2_000 } });
 
   async function proxy(base: string, req: HttpRequest, res: HttpResponder): Promise<ProxyOutcome> {
-    const headers = forwardHeaders(req, node.nodeId);
+    const headers = forwardHeaders(req, node.nodeId, opts.peerHeaders);
     const abort = new AbortController();
     res.onAbort(() => abort.abort());
     let reply: Awaited<ReturnType<typeof request>>;
@@ -193,7 +196,7 @@ export function clusterForwarding(inner: RequestHandler, opts: ForwardOptions): 
       try {
         const reply = await request(`${peer.url}${req.path}`, {
           method: 'POST',
-          headers: forwardHeaders(req, node.nodeId),
+          headers: forwardHeaders(req, node.nodeId, opts.peerHeaders),
           body: req.body.length ? req.body : undefined,
           dispatcher: agent,
         });

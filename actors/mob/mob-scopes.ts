@@ -92,7 +92,11 @@ export class ScopeGate {
   }
 }
 
-/** The caller of a request: `x-warren-principal` names a principal; without it the caller is the owner. */
+/**
+ * The caller of a request: `x-warren-principal` names a principal; without it the caller is the owner.
+ * With API keys on, http/inbound-auth.ts drops the client's header and sets it from the key (`key:<id>`;
+ * none for an admin key), so the principal is the key's identity, never self-declared.
+ */
 export function callerOf(headers: Record<string, string>): Caller {
   const p = headers['x-warren-principal']?.trim();
   return p ? { owner: false, principal: p } : OWNER;

@@ -1,0 +1,186 @@
+// actors/inbound-auth/key-store.ts: inbound API keys in the realm store. A key is a bearer token
+// `wk_<id>_<secret>` shown once at creation; the store keeps only scrypt(secret, per-key salt), so a copy of
+// the store does not reveal a usable token. The id is the lookup prefix: verifying a token costs at most one
+// scrypt. Last-used times live in their own namespace, so a usage write never races a revoke of the record.
+import { createHash, randomBytes, scrypt, timingSafeEqual } from 'node:crypto';
+import { Compile } from 'typebox/compile';
+import { INBOUND_KEYS_NS, InboundKeyRecord, TOKEN_PATTERN, type InboundKeyView, type InboundScope } from '../../contracts/inbound-auth.ts';
+import { ServiceError } from '../../contracts/errors.ts';
+import type { Store } from '../../storage/store.ts';
+
+const USAGE_NS = 'inbound.key_usage';
+const checkKey = Compile(InboundKeyRecord);
+/** scrypt cost (N). r=8, p=1: about 16 MiB and tens of milliseconds per hash. */
+export const SCRYPT_COST = 16384;
+const HASH_BYTES = 32;
+
+function scryptHash(secret: string, salt: Buffer, cost: number): Promise<Buffer> {
+  return new Promise((resolve, reject) =>
+    scrypt(secret, salt, HASH_BYTES, { N: cost, r: 8, p: 1, maxmem: 256 * cost * 8 }, (err, key) => (err ? reject(err) : resolve(key))),
+  );
+}
+
+export interface CreateKeyInput {
+  name: string;
+  scopes: InboundScope[];
+  expiresAtMs?: number;
+}
+
+/** Creates a key; the returned token is the only copy there will ever be. */
+export async function createKey(
+  store: Store,
+  input: CreateKeyInput,
+  now: number,
+  cost = SCRYPT_COST,
+): Promise<{ token: string; record: InboundKeyRecord }> {
+  const id = randomBytes(6).toString('hex');
+  const secret = randomBytes(32).toString('base64url');
+  const salt = randomBytes(16);
+  const hash = await scryptHash(secret, salt, cost);
+  const record: InboundKeyRecord = {
+    v: 1,
+    id,
+    name: input.name,
+    scopes: [...new Set(input.scopes)],
+    salt: salt.toString('base64'),
+    hash: hash.toString('base64'),
+    cost,
+    created_at_ms: now,
+    ...(input.expiresAtMs !== undefined ? { expires_at_ms: input.expiresAtMs } : {}),
+  };
+  if (!checkKey.Check(record))
+    throw new ServiceError('BAD_REQUEST', 'invalid key: name must be 1-128 characters, scopes read|sessions|admin');
+  await store.commit([{ op: 'putRecord', ns: INBOUND_KEYS_NS, key: id, value: record }]);
+  return { token: `wk_${id}_${secret}`, record };
+}
+
+async function allKeys(store: Store): Promise<InboundKeyRecord[]> {
+  const out: InboundKeyRecord[] = [];
+  for (const { value } of await store.listRecords<unknown>(INBOUND_KEYS_NS)) if (checkKey.Check(value)) out.push(value);
+  return out.sort((a, b) => a.created_at_ms - b.created_at_ms || a.id.localeCompare(b.id));
+}
+
+/** Every key (revoked ones too), without salt and hash. */
+export async function listKeys(store: Store, now: number): Promise<InboundKeyView[]> {
+  const usage = new Map<string, number>();
+  for (const { key, value } of await store.listRecords<unknown>(USAGE_NS)) if (typeof value === 'number') usage.set(key, value);
+  return (await allKeys(store)).map((k) => {
+    const lastUsed = usage.get(k.id) ?? k.last_used_at_ms;
+    return {
+      id: k.id,
+      name: k.name,
+      scopes: k.scopes,
+      created_at_ms: k.created_at_ms,
+      ...(k.expires_at_ms !== undefined ? { expires_at_ms: k.expires_at_ms } : {}),
+      ...(lastUsed !== undefined ? { last_used_at_ms: lastUsed } : {}),
+      ...(k.revoked_at_ms !== undefined ? { revoked_at_ms: k.revoked_at_ms } : {}),
+      expired: k.expires_at_ms !== undefined && k.expires_at_ms <= now,
+    };
+  });
+}
+
+/** Keys that can authenticate now (not revoked, not expired). */
+export async function usableKeyCount(store: Store, now: number): Promise<number> {
+  return (await allKeys(store)).filter((k) => usable(k, now)).length;
+}
+
+function usable(k: InboundKeyRecord, now: number): boolean {
+  return k.revoked_at_ms === undefined && (k.expires_at_ms === undefined || k.expires_at_ms > now);
+}
+
+/** Revokes the key with this id (or, when unambiguous, this name). Returns the revoked record, or undefined. */
+export async function revokeKey(store: Store, idOrName: string, now: number): Promise<InboundKeyRecord | undefined> {
+  const keys = await allKeys(store);
+  let target = keys.find((k) => k.id === idOrName);
+  if (!target) {
+    const named = keys.filter((k) => k.name === idOrName && k.revoked_at_ms === undefined);
+    if (named.length > 1) throw new ServiceError('CONFLICT', `${named.length} keys are named '${idOrName}': revoke by id`);
+    target = named[0];
+  }
+  if (!target) return undefined;
+  if (target.revoked_at_ms !== undefined) return target;
+  const revoked: InboundKeyRecord = { ...target, revoked_at_ms: now };
+  await store.commit([{ op: 'putRecord', ns: INBOUND_KEYS_NS, key: target.id, value: revoked }]);
+  return revoked;
+}
+
+/** A verified caller. `principal` names the key for mob scopes (`key:<id>`). */
+export interface KeyIdentity {
+  id: string;
+  name: string;
+  scopes: InboundScope[];
+  principal: string;
+}
+
+export type VerifyResult = { ok: true; key: KeyIdentity } | { ok: false; reason: string };
+
+interface CacheEntry {
+  record: InboundKeyRecord;
+  checkedAt: number;
+}
+
+/** How long a verified token is trusted before its record is read again (revocations apply within it). */
+const RECHECK_MS = 1_000;
+const CACHE_MAX = 10_000;
+const USAGE_EVERY_MS = 60_000;
+
+/**
+ * Verifies bearer tokens. A token verified once is remembered by its SHA-256 (never the token itself), so
+ * the turn path pays a hash and a map lookup; the record is re-read at most every second (revocation,
+ * expiry and replacement apply within a second), and scrypt runs again only when the record changed.
+ */
+export class KeyVerifier {
+  private cache = new Map<string, CacheEntry>();
+  private usageWritten = new Map<string, number>();
+
+  constructor(
+    private readonly store: Store,
+    private readonly now: () => number,
+    private readonly onError: (err: unknown) => void = () => {},
+  ) {}
+
+  async verify(token: string): Promise<VerifyResult> {
+    const m = TOKEN_PATTERN.exec(token);
+    if (!m) return { ok: false, reason: 'malformed API key' };
+    const [, id, secret] = m;
+    const fast = createHash('sha256').update(token).digest('base64');
+    const now = this.now();
+    let entry = this.cache.get(fast);
+    if (!entry || now - entry.checkedAt >= RECHECK_MS) {
+      const raw = await this.store.getRecord<unknown>(INBOUND_KEYS_NS, id);
+      if (raw === undefined || !checkKey.Check(raw)) {
+        this.cache.delete(fast);
+        return { ok: false, reason: 'unknown API key' };
+      }
+      if (!entry || entry.record.hash !== raw.hash || entry.record.salt !== raw.salt) {
+        const expected = Buffer.from(raw.hash, 'base64');
+        const actual = await scryptHash(secret, Buffer.from(raw.salt, 'base64'), raw.cost);
+        if (expected.length !== actual.length || !timingSafeEqual(expected, actual)) {
+          this.cache.delete(fast);
+          return { ok: false, reason: 'unknown API key' };
+        }
+      }
+      if (this.cache.size >= CACHE_MAX) this.cache.clear();
+      entry = { record: raw, checkedAt: now };
+      this.cache.set(fast, entry);
+    }
+    const rec = entry.record;
+    if (rec.revoked_at_ms !== undefined) return { ok: false, reason: 'API key revoked' };
+    if (rec.expires_at_ms !== undefined && rec.expires_at_ms <= now) return { ok: false, reason: 'API key expired' };
+    this.touch(rec.id, now);
+    return { ok: true, key: { id: rec.id, name: rec.name, scopes: rec.scopes, principal: `key:${rec.id}` } };
+  }
+
+  /** Forgets every remembered token (after a revoke through this process). */
+  forget(): void {
+    this.cache.clear();
+  }
+
+  /** Records last use at most once a minute per key, off the request path. */
+  private touch(id: string, now: number): void {
+    const last = this.usageWritten.get(id);
+    if (last !== undefined && now - last < USAGE_EVERY_MS) return;
+    this.usageWritten.set(id, now);
+    this.store.commit([{ op: 'putRecord', ns: USAGE_NS, key: id, value: now }]).catch(this.onError);
+  }
+}
