@@ -1,0 +1,19 @@
+// http/modules/protocols-module.ts: foreign agent protocols over Warren sessions, as one module unit:
+// the OpenAI Responses API (/v1/responses). Each protocol has its own mapping layer
+// (actors/protocols/<protocol>/) and handlers (http/handlers/protocols/); they share the durable
+// protocol-turn records (actors/protocols/protocol-turns.ts) and the lossless event feed
+// (actors/protocols/turn-feed.ts). See docs/protocols.md.
+import { ProtocolTurns } from '../../actors/protocols/protocol-turns.ts';
+import { PROTOCOL_ROUTES } from '../../contracts/routes-protocols.ts';
+import { openaiResponsesHandlers } from '../handlers/protocols/openai-responses.ts';
+import type { ModuleContext, ModuleUnit } from '../module-unit.ts';
+
+export function protocolsModule(ctx: ModuleContext): ModuleUnit {
+  const sessions = ctx.sessions();
+  const turns = new ProtocolTurns(sessions, ctx.supervisor.deps.store, ctx.clock('protocols'));
+  return {
+    name: 'protocols',
+    routes: PROTOCOL_ROUTES,
+    handlers: { ...openaiResponsesHandlers(sessions, turns) },
+  };
+}
