@@ -11,6 +11,7 @@ import type { SessionHost } from '../session-host.ts';
 import type { ContinueSessionRequest, CreateSessionRequest } from '../../contracts/session.ts';
 import { isServiceError, ServiceError } from '../../contracts/errors.ts';
 import type { Store } from '../../storage/store.ts';
+import { TurnFeed } from './turn-feed.ts';
 
 export const PROTOCOL_TURN_NS = 'protocol_turn';
 
@@ -33,12 +34,20 @@ export interface ProtocolTurnRecord {
 }
 
 export type TurnStart =
-  { kind: 'create'; body: CreateSessionRequest } | { kind: 'continue'; sessionId: string; body: ContinueSessionRequest };
+  /** `sessionId`: the new session's id, chosen by the caller (a LangGraph thread id). */
+  | { kind: 'create'; body: CreateSessionRequest; sessionId?: string }
+  | { kind: 'continue'; sessionId: string; body: ContinueSessionRequest };
 
 export interface StartedTurn {
   record: ProtocolTurnRecord;
   /** Settles with the turn (its outcome is in the record too). */
   done: Promise<TurnReply>;
+  /**
+   * The turn's events from its first one, subscribed before any was published (so text deltas, which a
+   * persistent ledger prunes at commit, are all there); undefined when the session was not local.
+   * The caller stops it.
+   */
+  feed?: TurnFeed;
 }
 
 function errorOf(err: unknown): { code: string; message: string } {
@@ -60,6 +69,7 @@ export class ProtocolTurns {
   async start(protocol: string, id: string, start: TurnStart, meta?: Record<string, unknown>): Promise<StartedTurn> {
     const { sup } = this;
     let base: ProtocolTurnRecord | null = null;
+    let feed: TurnFeed | undefined;
     let durable!: () => void;
     const pendingDurable = new Promise<void>((resolve) => (durable = resolve));
     const put = (r: ProtocolTurnRecord) => ({ op: 'putRecord' as const, ns: PROTOCOL_TURN_NS, key: r.id, value: r });
@@ -77,6 +87,13 @@ export class ProtocolTurns {
           created_ms: this.now(),
           ...(meta ? { meta } : {}),
         };
+        // Subscribed now, before the turn's first event (seq firstSeq) is published.
+        const hub = sup.peek(sessionId)?.hub;
+        if (hub) {
+          feed = new TurnFeed(firstSeq - 1);
+          feed.unsubscribe = hub.subscribe(feed);
+          feed.endReplay();
+        }
         return [put(base)];
       },
       onPendingDurable: () => durable(),
@@ -88,7 +105,16 @@ export class ProtocolTurns {
     const handle = sup.requests.begin(id);
     const run =
       start.kind === 'create'
-        ? createSession(sup, start.body, id, handle.signal, handle.markCommitting, undefined, hooks)
+        ? createSession(
+            sup,
+            start.body,
+            id,
+            handle.signal,
+            handle.markCommitting,
+            undefined,
+            hooks,
+            start.sessionId ? { sessionId: start.sessionId } : {},
+          )
         : continueSession(sup, start.sessionId, start.body, id, handle.signal, handle.markCommitting, hooks);
     const done = run.finally(() => handle.finish());
     done.catch(() => {});
@@ -101,10 +127,11 @@ export class ProtocolTurns {
     ]);
     const record: ProtocolTurnRecord | null = base;
     if (!record) {
+      (feed as TurnFeed | undefined)?.stop();
       const err = early?.err;
       throw (err instanceof CreatedWithTurnFailure ? err.cause : err) ?? new ServiceError('INTERNAL_ERROR', 'turn ended without a record');
     }
-    return { record, done };
+    return { record, done, ...(feed ? { feed } : {}) };
   }
 
   /** Cancels a running turn started on this node (REQUEST registry); false when it already ended. */

@@ -133,10 +133,10 @@ export function openaiResponsesHandlers(sup: SessionHost, turns: ProtocolTurns):
         ...(body.metadata ? { metadata: body.metadata } : {}),
         ...(body.max_output_tokens ? { max_output_tokens: body.max_output_tokens } : {}),
       };
-      const { record } = await turns.start(PROTOCOL, id, start, meta);
+      const { record, feed: live } = await turns.start(PROTOCOL, id, start, meta);
       const builder = new ResponseBuilder(record);
       if (body.stream) {
-        const feed = await openFeed(sup, record.session_id, record.first_seq - 1);
+        const feed = live ?? (await openFeed(sup, record.session_id, record.first_seq - 1));
         const sse = new SseWriter(ctx.res);
         const gone = new AbortController();
         ctx.res.onAbort(() => gone.abort());
@@ -149,8 +149,11 @@ export function openaiResponsesHandlers(sup: SessionHost, turns: ProtocolTurns):
         }
         return { streamed: true };
       }
-      if (body.background) return { status: 200, body: builder.response() };
-      const feed = await openFeed(sup, record.session_id, record.first_seq - 1);
+      if (body.background) {
+        live?.stop();
+        return { status: 200, body: builder.response() };
+      }
+      const feed = live ?? (await openFeed(sup, record.session_id, record.first_seq - 1));
       try {
         await pump(builder, feed);
       } finally {

@@ -10,8 +10,9 @@ export class SseWriter {
   constructor(
     private readonly res: HttpResponder,
     heartbeatMs = 15_000,
+    headers: Record<string, string> = {},
   ) {
-    res.startStream(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache', 'x-accel-buffering': 'no' });
+    res.startStream(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache', 'x-accel-buffering': 'no', ...headers });
     res.onDrain(() => {
       const d = this.drained;
       this.drained = null;
