@@ -48,7 +48,34 @@ export const ResponseObject = Type.Object(
   { $id: 'ResponseObject', additionalProperties: true },
 );
 
+/** POST /ag-ui/{agent}: AG-UI's RunAgentInput (camelCase, as its clients send it). */
+export const RunAgentInput = Type.Object(
+  {
+    threadId: Type.String({ minLength: 1 }),
+    runId: Type.String({ minLength: 1, maxLength: 200 }),
+    messages: Type.Array(
+      Type.Object({ id: Type.Optional(Type.String()), role: Type.String(), content: Type.Optional(Type.Unknown()) }, Loose),
+    ),
+    tools: Type.Optional(Type.Array(Type.Object({}, Loose))),
+    context: Type.Optional(Type.Array(Type.Object({}, Loose))),
+    state: Type.Optional(Type.Unknown()),
+    forwardedProps: Type.Optional(Type.Unknown()),
+  },
+  { $id: 'AgUiRunAgentInput', additionalProperties: true },
+);
+
 export const PROTOCOL_ROUTE = {
+  agUiRun: {
+    id: 'protocols.agui.run',
+    method: 'POST',
+    path: '/ag-ui/{agent}',
+    summary:
+      'AG-UI: run the agent (a Warren turn in the session threadId) and stream AG-UI events; the same runId with Last-Event-ID resumes that run',
+    body: RunAgentInput,
+    headers: ['Last-Event-ID'],
+    response: { status: 200, contentType: 'text/event-stream' },
+    errors: ['BAD_REQUEST', 'NOT_FOUND', 'CONFLICT', 'SESSION_BUSY'],
+  },
   responsesCreate: {
     id: 'protocols.openai.responses.create',
     method: 'POST',

@@ -6,6 +6,7 @@
 import { ProtocolTurns } from '../../actors/protocols/protocol-turns.ts';
 import { LANGGRAPH_ROUTES } from '../../contracts/routes-langgraph.ts';
 import { PROTOCOL_ROUTES } from '../../contracts/routes-protocols.ts';
+import { agUiHandlers } from '../handlers/protocols/ag-ui.ts';
 import { langgraphHandlers } from '../handlers/protocols/langgraph.ts';
 import { openaiResponsesHandlers } from '../handlers/protocols/openai-responses.ts';
 import type { ModuleContext, ModuleUnit } from '../module-unit.ts';
@@ -16,6 +17,10 @@ export function protocolsModule(ctx: ModuleContext): ModuleUnit {
   return {
     name: 'protocols',
     routes: [...PROTOCOL_ROUTES, ...LANGGRAPH_ROUTES],
-    handlers: { ...openaiResponsesHandlers(sessions, turns), ...langgraphHandlers(sessions, turns, ctx.supervisor.deps.store) },
+    handlers: {
+      ...openaiResponsesHandlers(sessions, turns),
+      ...langgraphHandlers(sessions, turns, ctx.supervisor.deps.store),
+      ...agUiHandlers(sessions, turns),
+    },
   };
 }
