@@ -4,6 +4,7 @@
 // which ones are honoured.
 import { Type } from 'typebox';
 import type { RouteDef } from './route.ts';
+import { LANGGRAPH_ROUTES } from './routes-langgraph.ts';
 
 const Loose = { additionalProperties: true };
 
@@ -120,6 +121,22 @@ export const PROTOCOL_EXTENSIONS = [
       'The OpenAI Responses API over Warren sessions (docs/protocols.md): POST /v1/responses runs a turn in a new session, or with previous_response_id in that response\'s session; stream: true answers Responses SSE events; background: true answers at once (GET /v1/responses/{id} reports it, POST /v1/responses/{id}/cancel cancels it). Warren\'s own tool calls appear as mcp_call output items (server_label "warren"). The response object carries session_id.',
     routes: PROTOCOL_ROUTES.filter((r) => r.path.startsWith('/v1/responses')).map((r) => `${r.method} ${r.path}`),
     request_fields: ['input', 'instructions', 'previous_response_id', 'stream', 'background', 'model', 'max_output_tokens', 'metadata'],
+    config_keys: [],
+  },
+  {
+    name: 'ag_ui',
+    description:
+      'AG-UI (docs/protocols.md): POST /ag-ui/default takes a RunAgentInput (threadId = Warren session id, a UUID; runId names the turn) and streams AG-UI events as SSE with `id: <seq>:<n>`. Posting the same runId again with Last-Event-ID resumes that run after that id (RUN_STARTED first, then the missing events) instead of starting a new turn.',
+    routes: ['POST /ag-ui/{agent}'],
+    request_headers: ['Last-Event-ID'],
+    config_keys: [],
+  },
+  {
+    name: 'langgraph',
+    description:
+      'The LangGraph Agent Protocol as @langchain/langgraph-sdk uses it (docs/protocols.md): assistant "agent", threads (= sessions, same id), runs (= turns) create/wait/stream (stream_mode values, updates, messages, messages-tuple, events), get/join/cancel, GET /threads/{id}/runs/{run_id}/stream with Last-Event-ID, thread state and history.',
+    routes: LANGGRAPH_ROUTES.map((r) => `${r.method} ${r.path}`),
+    request_headers: ['Last-Event-ID'],
     config_keys: [],
   },
 ];
