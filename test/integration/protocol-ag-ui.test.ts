@@ -51,7 +51,13 @@ describe('AG-UI (@ag-ui/client)', () => {
 
   it('a reconnect mid-run with Last-Event-ID resumes without loss or duplicates', async (t) => {
     const open = deferred();
-    const app = await startApp(t, (_req, i) => (i === 0 ? { chunks: ['a', 'b', 'c'], waitFor: open.promise } : { text: 'x' }));
+    const app = await startApp(t, (_req, i) =>
+      i === 0
+        ? { chunks: ['a', 'b'], tool_calls: [{ name: 'task_create', args: { subject: 's', description: 'd' }, id: 'call_1' }] }
+        : i === 1
+          ? { chunks: ['c', 'd'], waitFor: open.promise }
+          : { text: 'x' },
+    );
     const threadId = randomUUID();
     const runId = randomUUID();
     const body = {
@@ -63,7 +69,7 @@ describe('AG-UI (@ag-ui/client)', () => {
       state: {},
       forwardedProps: {},
     };
-    // The first connection reads RUN_STARTED, then drops while the turn waits.
+    // The first connection reads the first message to its end, then drops while the second model call waits.
     const ctl = new AbortController();
     const res = await fetch(`${app.url}/ag-ui/default`, {
       method: 'POST',
@@ -74,13 +80,19 @@ describe('AG-UI (@ag-ui/client)', () => {
     const reader = res.body!.getReader();
     let seen = '';
     const deadline = Date.now() + 10_000;
-    while (!/\n\n/.test(seen)) {
-      assert.ok(Date.now() < deadline, 'waited for RUN_STARTED on the first connection');
+    while (!/TEXT_MESSAGE_END[^\n]*\n\n/.test(seen)) {
+      assert.ok(Date.now() < deadline, 'waited for the first TEXT_MESSAGE_END on the first connection');
       const { value } = await reader.read();
       seen += new TextDecoder().decode(value);
     }
-    const lastId = /^id: (.+)$/m.exec(seen)![1];
-    assert.match(seen, /RUN_STARTED/);
+    const frames = seen.split('\n\n').filter((f) => f.startsWith('id: '));
+    const endFrame = frames.find((f) => f.includes('TEXT_MESSAGE_END'))!;
+    const lastId = /^id: (.+)$/m.exec(endFrame)![1];
+    const firstText = frames
+      .filter((f) => f.includes('TEXT_MESSAGE_CONTENT'))
+      .map((f) => JSON.parse(f.split('data: ')[1]).delta)
+      .join('');
+    assert.equal(firstText, 'ab');
     ctl.abort();
     open.resolve();
 
@@ -91,11 +103,14 @@ describe('AG-UI (@ag-ui/client)', () => {
     await agent
       .runAgent({ runId }, { onEvent: ({ event }) => void rest.push(event as Ev) })
       .catch((err: unknown) => assert.fail(`resume failed: ${String(err)}`));
+    const types = rest.map((e) => e.type);
+    assert.equal(types[0], 'RUN_STARTED');
+    assert.equal(types[1], 'TOOL_CALL_START', 'the stream goes on right after the last event seen');
     const text = rest
       .filter((e) => e.type === 'TEXT_MESSAGE_CONTENT')
       .map((e) => e.delta)
       .join('');
-    assert.equal(text, 'abc', 'the whole reply, once');
+    assert.equal(text, 'cd', 'the rest of the reply, once');
     assert.equal(rest.filter((e) => e.type === 'RUN_FINISHED').length, 1);
   });
 });
