@@ -32,6 +32,7 @@ import { systemModule } from './http/modules/system-module.ts';
 import { workgraphModule } from './http/modules/workgraph-module.ts';
 import { workBindingsModule } from './http/modules/work-bindings-module.ts';
 import { turnFeaturesModule } from './http/modules/turn-features-module.ts';
+import { protocolsModule } from './http/modules/protocols-module.ts';
 import { buildOpenApi } from './http/openapi.ts';
 import { createRouter } from './http/router.ts';
 import { setupInboundAuth } from './http/inbound-auth.ts';
@@ -66,6 +67,7 @@ const MODULES: readonly ModuleFactory[] = [
   commsModule,
   mobModule,
   workBindingsModule,
+  protocolsModule,
 ];
 
 export interface AppOptions extends Partial<StartOptions> {

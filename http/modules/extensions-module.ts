@@ -10,6 +10,7 @@ import { BUSY_QUEUE_NS, type QueuedTurnRecord } from '../../contracts/busy.ts';
 import { WebhookService } from '../../actors/webhooks/webhook-service.ts';
 import { DETACHED_ROUTES } from '../../contracts/detached.ts';
 import { EXTENSION_ROUTES, type ExtensionInfo } from '../../contracts/extensions.ts';
+import { PROTOCOL_EXTENSIONS } from '../../contracts/routes-protocols.ts';
 import { WEBHOOK_ROUTES } from '../../contracts/webhooks.ts';
 import { busyContinue, detachedAnswers } from '../handlers/busy.ts';
 import { detachedHandlers, detachedStarter } from '../handlers/detached.ts';
@@ -56,6 +57,7 @@ const EXTENSIONS: ExtensionInfo[] = [
     request_fields: ['busy_policy'],
     config_keys: ['extensions.max_queued_turns'],
   },
+  ...PROTOCOL_EXTENSIONS,
 ];
 
 const DEFAULT_MAX_QUEUED_TURNS = 16;
