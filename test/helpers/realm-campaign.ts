@@ -60,7 +60,7 @@ async function tryRequest(base: string, method: string, path: string, body?: unk
 
 /** Writes the realm config the campaign's processes share (scripted replies with small random delays). */
 export async function writeCampaignConfig(stateRoot: string, realm: string, rng: Rng): Promise<void> {
-  const replies = Array.from({ length: 400 }, (_, i) => ({ chunks: [`r${i} `, 'done'], delay_ms: intIn(rng, 0, 8) }));
+  const replies = Array.from({ length: 400 }, (_, i) => ({ chunks: [`r${i} `, 'done'], delay_ms: intIn(rng, 2, 30) }));
   await writeRealmConfig(stateRoot, realm, { cluster: { lease_ms: LEASE_MS }, providers: { scripted: { replies } } });
 }
 
@@ -119,13 +119,17 @@ export async function runCampaign(o: CampaignOptions): Promise<CampaignResult> {
     return undefined;
   };
 
+  // Turns in flight per process: the killer prefers a process that is serving one right now.
+  const inFlight = new Map<ServerProcess, number>();
   const killsAt = Array.from({ length: o.kills }, (_, i) => Math.floor(((i + 1) * o.turns) / (o.kills + 1)));
   let killing: Promise<void> = Promise.resolve();
   const maybeKill = (): void => {
     if (killsAt.length === 0 || result.acked < killsAt[0]) return;
     killsAt.shift();
     killing = killing.then(async () => {
-      const victim = alive()[Math.floor(rng() * alive().length)];
+      const busy = alive().filter((n) => (inFlight.get(n) ?? 0) > 0);
+      const pool = busy.length ? busy : alive();
+      const victim = pool[Math.floor(rng() * pool.length)];
       await victim.kill('SIGKILL');
       result.kills++;
       nodes[nodes.indexOf(victim)] = await start();
@@ -145,7 +149,11 @@ export async function runCampaign(o: CampaignOptions): Promise<CampaignResult> {
       const via = pick();
       const turn: Turn = { prompt: `p-${w}-${counter++}`, acked: false };
       sess.turns.push(turn);
+      inFlight.set(via, (inFlight.get(via) ?? 0) + 1);
+      // Once a kill is due, it lands while this turn is being served.
+      if (killsAt.length && result.acked >= killsAt[0]) maybeKill();
       const reply = await tryRequest(via.url, 'POST', `/sessions/${sess.id}/messages`, { session_id: sess.id, prompt: turn.prompt });
+      inFlight.set(via, (inFlight.get(via) ?? 1) - 1);
       if (reply === 'down' || reply.status !== 200) {
         result.unknown++;
         if (reply !== 'down' && reply.status === 409 && reply.body?.code === 'SESSION_NOT_RUNNING') sess.held = true;
@@ -155,7 +163,6 @@ export async function runCampaign(o: CampaignOptions): Promise<CampaignResult> {
       }
       turn.acked = true;
       result.acked++;
-      maybeKill();
       // No stale read: another process already serves the acknowledged turn.
       const reader = pick(via);
       const seen = await history(reader, sess.id);
