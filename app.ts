@@ -47,7 +47,6 @@ import { clusterForwardOptions } from './http/modules/cluster-setup.ts';
 import { startCluster } from './actors/cluster/cluster-node.ts';
 import { LedgerTails } from './actors/cluster/ledger-tail.ts';
 import { OwnerCalls } from './actors/cluster/owner-calls.ts';
-import { PostgresCluster } from './storage/postgres-nodes.ts';
 
 /**
  * Every subsystem, one line each, in route catalog order (see docs/runtime.md "How to add a subsystem").
@@ -134,7 +133,8 @@ async function startOnRealm(realm: RealmInfo, opts: AppOptions, log: Logger, env
   const rawStore = await openStore(realm.backend, realm.storeDir, {
     postgres: postgresUrl ? { url: postgresUrl, poolMax: storage?.pool_max } : undefined,
   });
-  // On a postgres realm this process is one node of a cluster: session writes are fenced by its leases.
+  // On a realm several processes can open (lmdb, sqlite, postgres) this process is one node of a cluster:
+  // session, mob and binding writes are fenced by its leases.
   const cluster = startCluster(rawStore, realmConfig.current(), log);
   const store = withStoreHealth(observe.wrapStore(cluster ? cluster.fence(rawStore) : rawStore));
   const contextRoot = opts.contextRoot ?? process.cwd();
@@ -170,7 +170,7 @@ async function startOnRealm(realm: RealmInfo, opts: AppOptions, log: Logger, env
     providers = makeProviders(cfg);
   });
 
-  const headsSql = cluster ? PostgresCluster.of(rawStore) : undefined;
+  const headsSql = cluster?.heads;
   const supervisor = new Supervisor({
     store,
     log: log.child({ component: 'sessions' }),
@@ -191,7 +191,7 @@ async function startOnRealm(realm: RealmInfo, opts: AppOptions, log: Logger, env
           hostsHere: (id) => cluster.leases.holds('session', id),
           now: Date.now,
           // One query per poll period for every session this node tails.
-          heads: headsSql ? (ids) => headsSql.ledgerHeads(ids) : undefined,
+          heads: headsSql,
         })
       : undefined,
     // Comms deliveries and MCP tool calls reach the node serving their session through it.

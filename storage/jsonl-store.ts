@@ -19,6 +19,7 @@ import {
   type FileAction,
 } from './jsonl-journal.ts';
 import { storeFailure } from './store-failure.ts';
+import { acquireProcessLock } from './process-lock.ts';
 
 type RowOp = Extract<StoreOp, { op: 'putRows' | 'truncateRows' }>;
 
@@ -329,36 +330,6 @@ class JsonlStore implements Store {
   }
 }
 
-function processAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (err) {
-    return (err as NodeJS.ErrnoException).code === 'EPERM';
-  }
-}
-
-/** Takes `<dir>/LOCK` for this process; a lock whose process is gone is taken over. */
-async function acquireLock(root: string): Promise<void> {
-  const file = join(root, 'LOCK');
-  for (let attempt = 0; attempt < 2; attempt++) {
-    try {
-      const handle = await open(file, 'wx');
-      await handle.writeFile(String(process.pid));
-      await handle.close();
-      return;
-    } catch (err) {
-      if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
-    }
-    const pid = Number((await readText(file)) ?? '');
-    if (Number.isSafeInteger(pid) && pid > 0 && processAlive(pid)) {
-      throw new ServiceError('SESSION_STORE_ERROR', `jsonl store ${root} is open in process ${pid}`, { pid });
-    }
-    await rm(file, { force: true });
-  }
-  throw new ServiceError('SESSION_STORE_ERROR', `cannot lock jsonl store ${root}`);
-}
-
 async function loadSessions(root: string): Promise<SessionIndex> {
   const index = new SessionIndex();
   const dirs = await readdir(join(root, 'sessions'));
@@ -373,7 +344,7 @@ async function loadSessions(root: string): Promise<SessionIndex> {
 export async function openJsonlStore(dir: string): Promise<Store> {
   await mkdir(join(dir, 'sessions'), { recursive: true });
   await mkdir(join(dir, 'records'), { recursive: true });
-  await acquireLock(dir);
+  await acquireProcessLock(dir, 'jsonl');
   try {
     await replayJournal(dir);
     return new JsonlStore(dir, await loadSessions(dir));

@@ -9,6 +9,8 @@ import { openSqliteStore } from './sqlite-store.ts';
 import { openPostgresStore, type PostgresOptions } from './postgres-store.ts';
 import { openJsonlStore } from './jsonl-store.ts';
 import { createMemoryStore } from './memory-store.ts';
+import { acquireProcessLock, releaseProcessLock } from './process-lock.ts';
+import { mkdir } from 'node:fs/promises';
 
 /** Backend settings that do not live in the store directory. */
 export interface OpenStoreOptions {
@@ -17,7 +19,8 @@ export interface OpenStoreOptions {
 }
 
 /**
- * Opens the realm store for `backend` under `dir` (ignored for memory and postgres).
+ * Opens the realm store for `backend` under `dir` (ignored for postgres; for memory it only holds the
+ * one-process lock).
  * @throws ServiceError BAD_REQUEST naming the backend and listing the supported ones, or when postgres has no URL.
  */
 export async function openStore(backend: string, dir: string, opts: OpenStoreOptions = {}): Promise<Store> {
@@ -37,8 +40,18 @@ export async function openStore(backend: string, dir: string, opts: OpenStoreOpt
       return openPostgresStore(opts.postgres);
     case 'jsonl':
       return ownerOnly(dir, await openJsonlStore(dir));
-    case 'memory':
-      return createMemoryStore();
+    case 'memory': {
+      // Nothing is shared through a memory realm: a second process on it is refused, like jsonl.
+      await mkdir(dir, { recursive: true });
+      await acquireProcessLock(dir, 'memory', true);
+      const store = createMemoryStore();
+      const close = store.close.bind(store);
+      store.close = async () => {
+        await close();
+        await releaseProcessLock(dir);
+      };
+      return store;
+    }
     default:
       throw new ServiceError(
         'BAD_REQUEST',

@@ -4,30 +4,12 @@
 // can fence on them with the Store's own checkRecord op). actors/cluster/ is the only caller.
 import type { Store } from './store.ts';
 import { PostgresStore } from './postgres-store.ts';
+import { LEASE_NS, type ClusterBackend, type LeaseValue, type NodeRow } from './cluster-backend.ts';
 
-/** The records namespace of ownership leases: key `<kind>:<id>`, value LeaseValue. */
-export const LEASE_NS = 'warren.lease';
-
-/** A stored lease. `rev` is the fencing token: it grows by one at each change of owner. */
-export interface LeaseValue {
-  v: 1;
-  rev: number;
-  node_id: string;
-  url: string;
-  expires_at_ms: number;
-}
-
-export interface NodeRow {
-  node_id: string;
-  url: string;
-  started_ms: number;
-  heartbeat_ms: number;
-  /** Database time of the read minus the heartbeat (ms). */
-  age_ms: number;
-}
+export { LEASE_NS, type LeaseValue, type NodeRow };
 
 /** The cluster SQL of one postgres store. */
-export class PostgresCluster {
+export class PostgresCluster implements ClusterBackend {
   constructor(private readonly store: PostgresStore) {}
 
   /** The postgres store behind `store`, when it is one (the cluster needs it). */
@@ -128,7 +110,7 @@ export class PostgresCluster {
     if (kinds.length === 0) return [];
     const { rows } = await this.store.pool.query<{ key: string }>(
       `SELECT key FROM warren_records
-       WHERE ns = $1 AND split_part(key, ':', 1) = ANY($2::text[])
+       WHERE ns = $1 AND split_part(key, ':', 1) = ANY($2::text[]) AND (value::jsonb ->> 'node_id') <> ''
          AND (value::jsonb ->> 'expires_at_ms')::bigint < (extract(epoch FROM clock_timestamp()) * 1000)::bigint
        ORDER BY key LIMIT $3`,
       [LEASE_NS, [...kinds], limit],

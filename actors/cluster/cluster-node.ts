@@ -1,14 +1,17 @@
-// actors/cluster/cluster-node.ts: this process as one node of a Warren cluster on a shared postgres realm.
+// actors/cluster/cluster-node.ts: this process as one node of a Warren cluster on a realm several processes
+// share (postgres, lmdb or sqlite; storage/cluster-backend.ts is what each backend provides).
 // It advertises itself in the nodes table with heartbeats, holds and renews ownership leases (LeaseBook),
 // gates the actor registry's hydration on them (ActorOwnership: a session lives on one node at a time),
 // tells the HTTP layer where a session's requests go (route()), and reports node, peers and database
-// state for /runtime/host_info and /runtime/health. app.ts builds one when the realm backend is postgres.
+// state for /runtime/host_info and /runtime/health. app.ts builds one for every such backend.
 import { randomUUID } from 'node:crypto';
 import type { Logger } from 'pino';
 import type { ClusterReport } from '../../contracts/cluster.ts';
 import { ServiceError } from '../../contracts/errors.ts';
 import type { Config } from '../../contracts/config.ts';
-import { PostgresCluster, type NodeRow } from '../../storage/postgres-nodes.ts';
+import type { ClusterBackend, NodeRow } from '../../storage/cluster-backend.ts';
+import { PostgresCluster } from '../../storage/postgres-nodes.ts';
+import { RecordCluster } from '../../storage/record-cluster.ts';
 import type { Store } from '../../storage/store.ts';
 import type { ActorOwnership } from '../actor-registry.ts';
 import { MOB_KIND } from '../mob/mob-actor.ts';
@@ -31,7 +34,7 @@ const ORPHAN_KINDS: readonly string[] = [MOB_KIND, BINDING_KIND];
 const ORPHAN_BATCH = 50;
 
 export interface ClusterOptions {
-  sql: PostgresCluster;
+  sql: ClusterBackend;
   /** The store leases are claimed through (unfenced). */
   store: Store;
   log: Logger;
@@ -85,6 +88,12 @@ export class ClusterNode implements ActorOwnership {
     return this.#url;
   }
 
+  /** The backend's bulk read of ledger heads (one read per poll for every tailed session), when it has one. */
+  get heads(): ((ids: readonly string[]) => Promise<Map<string, { head: number; archived: boolean | null }>>) | undefined {
+    const sql = this.o.sql;
+    return sql.ledgerHeads ? (ids) => sql.ledgerHeads!(ids) : undefined;
+  }
+
   /** Wraps the actors' store so that session writes are fenced by this node's leases. */
   fence(store: Store): Store {
     return fencedStore(store, this.leases);
@@ -120,7 +129,12 @@ export class ClusterNode implements ActorOwnership {
         const before = Date.now();
         const dbNow = await this.o.sql.dbNow();
         this.#offsetMs = dbNow - Math.round((before + Date.now()) / 2);
-        await this.o.sql.heartbeat({ nodeId: this.nodeId, url: this.#url, startedMs: this.#startedMs, info: { pid: process.pid } });
+        await this.o.sql.heartbeat({
+          nodeId: this.nodeId,
+          url: this.#url,
+          startedMs: this.#startedMs,
+          info: { pid: process.pid, ...this.o.sql.stamp },
+        });
         await this.leases.renewAll();
         this.#peers = await this.o.sql.nodes(Math.max(60_000, this.leaseMs * 20));
         this.#dbOkAt = Date.now();
@@ -235,9 +249,13 @@ export class ClusterNode implements ActorOwnership {
 /** Default ownership lease term (ms): a dead node's sessions move within about this long. */
 export const DEFAULT_LEASE_MS = 5_000;
 
-/** A cluster node for a postgres store (undefined for every other backend). Started once the server listens. */
+/**
+ * A cluster node for every store several processes can open (postgres, lmdb, sqlite): a realm shared by
+ * several processes is a cluster, and a lone process is a cluster of one. Undefined for jsonl and memory
+ * (single-process backends). Started once the server listens.
+ */
 export function startCluster(store: Store, config: Config, log: Logger): ClusterNode | undefined {
-  const sql = PostgresCluster.of(store);
+  const sql = PostgresCluster.of(store) ?? RecordCluster.of(store);
   if (!sql) return undefined;
   return new ClusterNode({
     sql,

