@@ -101,6 +101,7 @@ for (const transport of ['node', 'uws'] as const) {
         ['GET', `/sessions/${LONG}/events`],
         ['GET', `/schedules/${LONG}/occurrences`],
         ['GET', `/auth/bindings/${LONG}/status?realm_id=test-realm`],
+        ['GET', `/sessions/0190a1b2-c3d4-7e5f-8a9b-0c1d2e3f4a5b/events?request_id=${LONG}`],
       ];
       for (const [method, path] of paths) {
         const res = await call(app.url, method, path);
