@@ -7,7 +7,7 @@ import uWS from 'uWebSockets.js';
 import type { HttpResponse as UwsResponse, HttpRequest as UwsRequest, us_listen_socket } from 'uWebSockets.js';
 import type { Logger } from 'pino';
 import { checkRequest, logRefusal, refuseRequest, refusalBody } from './browser-guard.ts';
-import { closeAfterTooLarge, declaredBodyLength, dispatch, newRequest } from './transport-request.ts';
+import { declaredBodyLength, dispatch, newRequest } from './transport-request.ts';
 import type { HttpRequest, HttpResponder, HttpServer, HttpServerOptions, RequestHandler } from './transport.ts';
 
 const STATUS_TEXT: Record<number, string> = {
@@ -368,6 +368,16 @@ export function createUwsServer(opts: HttpServerOptions): HttpServer {
   };
 }
 
+/**
+ * How much of an oversized body is read and dropped before its 413 goes out (uWS closes a socket at once
+ * after an answer with `connection: close`, and closing with request bytes unread makes the kernel send
+ * a reset that can destroy the answer: dependencies.md "Closing after an early answer"). A body within it
+ * is drained to its end, then answered 413 on a connection that stays usable; beyond it, or after
+ * TOO_LARGE_DRAIN_MS, the 413 goes out with `connection: close`.
+ */
+export const TOO_LARGE_DRAIN_BYTES = 64 * 1024 * 1024;
+export const TOO_LARGE_DRAIN_MS = 5_000;
+
 /** Buffers the body with a running size check, then dispatches. */
 function readBody(
   res: UwsResponse,
@@ -379,31 +389,46 @@ function readBody(
 ): void {
   let received = 0;
   let tooLarge = false;
+  let answered = false;
+  let dropped = 0;
+  let timer: NodeJS.Timeout | undefined;
+
+  /** The 413 (the router answers it from req.bodyTooLarge); `close` ends the connection after it. */
+  const answer = (close: boolean): void => {
+    if (answered) return;
+    answered = true;
+    if (timer) clearTimeout(timer);
+    responder.closeAfter = close;
+    dispatch(handler, req, responder);
+  };
 
   const rejectTooLarge = (): void => {
     tooLarge = true;
     req.bodyTooLarge = true;
-    // Discard up to `max` more bytes to keep the connection; beyond that (or with an unknown
-    // length) close it after the 413 rather than reading an arbitrarily large body.
-    responder.closeAfter = closeAfterTooLarge(declared, received, max);
-    dispatch(handler, req, responder);
+    chunks.length = 0;
+    // A declared body far beyond the drain bound is refused at once (the client may not even send it).
+    if (declared >= 0 && declared - received > TOO_LARGE_DRAIN_BYTES) return answer(true);
+    timer = setTimeout(() => answer(true), TOO_LARGE_DRAIN_MS);
+    timer.unref();
+    responder.onAbort(() => clearTimeout(timer));
   };
 
-  if (declared > max) {
-    res.onData(() => {}); // the rest is read and dropped by uWS until the request ends
-    rejectTooLarge();
-    return;
-  }
-
   // Known length: copy straight into one buffer. Unknown (chunked): collect and concatenate.
-  const target = declared > 0 ? Buffer.allocUnsafe(declared) : undefined;
+  const target = declared > 0 && declared <= max ? Buffer.allocUnsafe(declared) : undefined;
   const chunks: Buffer[] = [];
   res.onData((ab: ArrayBuffer, isLast: boolean) => {
-    if (tooLarge) return;
     const len = ab.byteLength;
+    if (tooLarge) {
+      // Drained and dropped; the 413 goes out once the body ended (or the drain bound is reached).
+      dropped += len;
+      if (isLast) answer(false);
+      else if (dropped > TOO_LARGE_DRAIN_BYTES) answer(true);
+      return;
+    }
     if (received + len > max || (target !== undefined && received + len > target.length)) {
-      chunks.length = 0;
+      received += len;
       rejectTooLarge();
+      if (isLast) answer(false);
       return;
     }
     if (target !== undefined) target.set(new Uint8Array(ab), received);
@@ -414,4 +439,5 @@ function readBody(
     else req.body = chunks.length === 1 ? chunks[0] : Buffer.concat(chunks, received);
     dispatch(handler, req, responder);
   });
+  if (declared > max) rejectTooLarge();
 }

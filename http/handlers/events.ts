@@ -12,6 +12,7 @@ import { ledgerRange, replayEvents } from '../../actors/session/session-queries.
 import { on, type HandlerContext, type HandlerTable } from '../handler.ts';
 import { SESSION_ROUTE } from '../../contracts/routes-sessions.ts';
 import { envelopeOf, SseSubscriber, type SseOptions } from '../sse.ts';
+import { MAX_PATH_PARAM_BYTES } from '../router.ts';
 import { parseSessionId } from './session-id.ts';
 import { turnExtensions } from './turn-extensions.ts';
 
@@ -85,6 +86,8 @@ export function eventHandlers(sup: SessionHost, realmId: string, opts: EventHand
     ...on(SESSION_ROUTE.events, async (ctx) => {
       const id = parseSessionId(ctx.params.id, realmId);
       const rid = ctx.query.request_id;
+      if (rid !== undefined && rid.length > MAX_PATH_PARAM_BYTES)
+        throw new ServiceError('BAD_REQUEST', `request_id exceeds ${MAX_PATH_PARAM_BYTES} characters`);
       const startAt = rid ? turnExtensions(sup).requestStartSeq : undefined;
       // ?request_id= (detached turns): start at that turn's first event.
       const afterSeq = rid && startAt ? (await startAt(rid, id)) - 1 : parseAfterSeq(ctx);

@@ -179,6 +179,10 @@ function pump(body: ReadableStream<Uint8Array>, res: HttpResponder, status: numb
     resume = null;
   });
   res.startStream(status, headers);
+  // uWS sends the header block (and its closing blank line) only with the first body write: an SSE
+  // comment flushes it now, so a client sees the stream open before the first event (a no-op to SSE).
+  const contentType = Object.entries(headers).find(([k]) => k.toLowerCase() === 'content-type')?.[1] ?? '';
+  if (contentType.startsWith('text/event-stream')) res.write(':\n\n');
   const decoder = new TextDecoder();
   void (async () => {
     try {

@@ -6,6 +6,7 @@
 // carrying `Upgrade: h2c` (what `curl --http2` sends) is answered as the plain request it is.
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
+import { request } from 'node:http';
 import { connect } from 'node:net';
 import { uwsUnavailableReason } from '../../http/create-server.ts';
 import { MAX_PATH_PARAM_BYTES } from '../../http/router.ts';
@@ -44,6 +45,45 @@ function rawExchange(url: string, bytes: string, until: RegExp): Promise<string>
   });
 }
 
+/**
+ * POSTs `total` bytes with node:http (Content-Length, or chunked when `chunked`), writing as fast as the
+ * socket takes them; resolves with the status and body of the answer, rejects when none arrives.
+ */
+function postLarge(url: string, total: number, chunked: boolean): Promise<{ status: number; body: string }> {
+  return new Promise((resolve, reject) => {
+    const req = request(`${url}/sessions`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', ...(chunked ? {} : { 'content-length': String(total) }) },
+    });
+    const timer = setTimeout(() => req.destroy(new Error('no answer to a large body within 20 s')), 20_000);
+    req.on('response', (res) => {
+      let body = '';
+      res.setEncoding('utf8');
+      res.on('data', (c: string) => (body += c));
+      res.on('end', () => {
+        clearTimeout(timer);
+        resolve({ status: res.statusCode ?? 0, body });
+      });
+    });
+    req.on('error', (err) => {
+      clearTimeout(timer);
+      reject(new Error(`the answer to a ${total}-byte ${chunked ? 'chunked ' : ''}body was lost: ${err.message}`));
+    });
+    const piece = Buffer.alloc(1024 * 1024, 0x20);
+    let sent = 0;
+    const pump = (): void => {
+      while (sent < total) {
+        const n = Math.min(piece.length, total - sent);
+        sent += n;
+        if (!req.write(n === piece.length ? piece : piece.subarray(0, n))) return void req.once('drain', pump);
+      }
+      req.end();
+    };
+    req.on('error', () => {});
+    pump();
+  });
+}
+
 for (const transport of ['node', 'uws'] as const) {
   describe(`bad input limits (${transport})`, { skip: transport === 'uws' ? (UWS_SKIP ?? false) : false }, () => {
     const opts = { httpTransport: transport };
@@ -61,6 +101,7 @@ for (const transport of ['node', 'uws'] as const) {
         ['GET', `/sessions/${LONG}/events`],
         ['GET', `/schedules/${LONG}/occurrences`],
         ['GET', `/auth/bindings/${LONG}/status?realm_id=test-realm`],
+        ['GET', `/sessions/0190a1b2-c3d4-7e5f-8a9b-0c1d2e3f4a5b/events?request_id=${LONG}`],
       ];
       for (const [method, path] of paths) {
         const res = await call(app.url, method, path);
@@ -118,6 +159,41 @@ for (const transport of ['node', 'uws'] as const) {
         /\r\n\r\nok[\s\S]*\r\n\r\nok$/,
       );
       assert.equal(two.match(/HTTP\/1\.1 200 /g)?.length, 2, two);
+    });
+
+    it('an oversized body gets its 413 reliably on node:http clients, Content-Length or 50 MiB chunked', async (t) => {
+      const app = await startApp(t, [], opts);
+      for (let i = 0; i < 8; i++) {
+        const r = await postLarge(app.url, 6 * 1024 * 1024, false);
+        assert.equal(r.status, 413, `try ${i}: ${r.body}`);
+        assert.equal(JSON.parse(r.body).code, 'PAYLOAD_TOO_LARGE');
+      }
+      const chunked = await postLarge(app.url, 50 * 1024 * 1024, true);
+      assert.equal(chunked.status, 413, chunked.body);
+      assert.equal(JSON.parse(chunked.body).code, 'PAYLOAD_TOO_LARGE');
+      assert.equal((await call(app.url, 'GET', '/health')).status, 200);
+    });
+
+    it('GET /mcp sends its whole header block (the blank line included) before the first event', async (t) => {
+      const app = await startApp(t, [], opts);
+      const init = {
+        jsonrpc: '2.0',
+        id: 1,
+        method: 'initialize',
+        params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'raw', version: '1' } },
+      };
+      const ok = await call(app.url, 'POST', '/mcp', init, { accept: 'application/json, text/event-stream' });
+      assert.equal(ok.status, 200, JSON.stringify(ok.body));
+      const sid = ok.headers.get('mcp-session-id')!;
+      const host = new URL(app.url).host;
+      // No event is due on this stream: the head must arrive on its own (rawExchange fails after 10 s).
+      const head = await rawExchange(
+        app.url,
+        `GET /mcp HTTP/1.1\r\nHost: ${host}\r\nAccept: text/event-stream\r\nMcp-Session-Id: ${sid}\r\nMcp-Protocol-Version: 2025-06-18\r\n\r\n`,
+        /\r\n\r\n/,
+      );
+      assert.match(head, /^HTTP\/1\.1 200 /, head);
+      assert.match(head, /content-type: text\/event-stream/i);
     });
   });
 }

@@ -3,6 +3,8 @@
 // spawn and fork helpers with bounded results, member cancel and respawn, member status and history,
 // the mob SSE stream and the toolkit stream. Gated on events and replies, never on time.
 import { describe, it } from 'node:test';
+import { Value } from 'typebox/value';
+import { WireBatchResponse } from '../../contracts/routes-mob.ts';
 import assert from 'node:assert/strict';
 import type { ProviderRequest } from '../../providers/provider.ts';
 import { echoReply, type ScriptedReply } from '../../providers/scripted.ts';
@@ -146,6 +148,7 @@ describe('mobs', () => {
       ],
     });
     // The reference's shape: the edges wired now and those already wired, as requested.
+    assert.ok(Value.Check(WireBatchResponse, batch.body), JSON.stringify(batch.body));
     assert.deepEqual(batch.body, {
       requested: 2,
       wired: [{ a: 'planner', b: 'reviewer' }],
