@@ -204,10 +204,16 @@ export const CommsSection = Type.Object(
  * provider base_url), checked on the resolved address (actors/net/outbound-guard.ts). Link-local and cloud
  * metadata ranges are always denied unless `allow_cidrs` opens them; `deny_cidrs` adds ranges (e.g. loopback).
  */
+/** An address range: `a.b.c.d/n`, `x::/n`, or one address. */
+const Cidr = Type.String({
+  minLength: 2,
+  pattern: '^(?:[0-9]{1,3}(?:\\.[0-9]{1,3}){3}(?:/[0-9]{1,2})?|[0-9a-fA-F:]*:[0-9a-fA-F:.]*(?:/[0-9]{1,3})?)$',
+});
+
 export const NetworkSection = Type.Object(
   {
-    deny_cidrs: Type.Array(Type.String({ minLength: 1 }), { default: [] }),
-    allow_cidrs: Type.Array(Type.String({ minLength: 1 }), { default: [] }),
+    deny_cidrs: Type.Array(Cidr, { default: [] }),
+    allow_cidrs: Type.Array(Cidr, { default: [] }),
   },
   sectionOptions,
 );

@@ -31,7 +31,7 @@ function invalid(value: unknown, pattern: RegExp, label?: 'config' | 'patch'): v
 describe('defaultConfig', () => {
   it('has every section with its documented defaults', () => {
     assert.deepEqual(defaultConfig(), {
-      rest: { host: '127.0.0.1', port: 8080 },
+      rest: { host: '127.0.0.1', port: 8080, allowed_hosts: [], allowed_origins: [] },
       agent: { model: '', max_tokens_per_turn: 16384, structured_output_retries: 2, budget_warning_threshold: 0.8 },
       tools: {
         builtins_enabled: false,
@@ -55,6 +55,7 @@ describe('defaultConfig', () => {
       hooks: { default_timeout_ms: 5000, payload_max_bytes: 131072, background_max_concurrency: 32, entries: [] },
       comms: { inbox_capacity: 1024, trusted_peers: [], outbound_taint: 'undeclared', peer_timeout_ms: 5000 },
       providers: {},
+      network: { deny_cidrs: [], allow_cidrs: [] },
     });
   });
 

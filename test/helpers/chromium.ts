@@ -28,12 +28,13 @@ const FLAGS = [
 /** A browser context on a fresh profile; `close` ends the browser and removes the profile. */
 export async function launchChromium(
   viewport = { width: 1440, height: 860 },
+  extraArgs: readonly string[] = [],
 ): Promise<{ context: BrowserContext; close(): Promise<void> }> {
   const profile = await tmpDir('warren-chromium-');
   const context = await chromium.launchPersistentContext(profile.path, {
     executablePath: CHROMIUM_PATH,
     headless: true,
-    args: FLAGS,
+    args: [...FLAGS, ...extraArgs],
     viewport,
   });
   return {

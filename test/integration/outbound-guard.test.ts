@@ -102,4 +102,17 @@ describe('outbound URL rules', () => {
     assert.match(byName.leaky.error!.message, /HTTP 500/);
     assert.equal(JSON.stringify(r.body).includes(SECRET_BODY), false, 'the target body is not reflected');
   });
+
+  it('refuses a provider base_url on a metadata address with the reason', async (t) => {
+    const app = await startApp(t, [], {
+      outboundResolver: resolver,
+      config: {
+        retry: { max_retries: 0 },
+        providers: { self_hosted: { base_url: 'http://metadata-alias.test/v1', default_model: 'local-model' } },
+      },
+    });
+    const r = await call(app.url, 'POST', '/sessions', { prompt: 'hi', provider: 'self_hosted', model: 'local-model' });
+    assert.notEqual(r.status, 200);
+    assert.match(JSON.stringify(r.body), /metadata-alias\.test refused: address 169\.254\.169\.254 is in 169\.254\.0\.0\/16/);
+  });
 });
