@@ -3,10 +3,9 @@
 # so the list is built here and an empty list is a failure (a suite that finds nothing must not pass).
 #
 # Time limits: every test has 60 s (WARREN_TEST_TIMEOUT_MS; scripts/per-test-timeout.mjs applies it to each
-# `it`/`test` without its own { timeout }), and every file 240 s (WARREN_TEST_FILE_TIMEOUT_MS: Node 20's
+# `it`/`test` without its own { timeout }), and every file 360 s (WARREN_TEST_FILE_TIMEOUT_MS: Node 20's
 # --test-timeout bounds a whole file). Waits inside tests have their own deadlines (test/helpers/wait.ts),
 # so a broken behaviour fails its assertion in seconds; these limits only catch what still hangs.
-# --test-force-exit ends a file's process once its tests are done, even if a failed test left a server open.
 # The 10 slowest files are printed at the end (scripts/slowest-files.mjs).
 # Arguments, when given, replace the file list (e.g. sh scripts/test.sh test/integration/cluster*.test.ts).
 set -eu
@@ -24,9 +23,9 @@ count=$(echo "$files" | wc -w)
 echo "running $count test files" >&2
 export WARREN_TEST_TIMEOUT_MS="${WARREN_TEST_TIMEOUT_MS:-60000}"
 # shellcheck disable=SC2086
-exec node --import tsx --import ./scripts/per-test-timeout.mjs --test --test-force-exit \
+exec node --import tsx --import ./scripts/per-test-timeout.mjs --test \
   --test-concurrency="${WARREN_TEST_CONCURRENCY:-2}" \
-  --test-timeout="${WARREN_TEST_FILE_TIMEOUT_MS:-240000}" \
+  --test-timeout="${WARREN_TEST_FILE_TIMEOUT_MS:-360000}" \
   --test-reporter=spec --test-reporter-destination=stdout \
   --test-reporter=./scripts/slowest-files.mjs --test-reporter-destination=stderr \
   $files

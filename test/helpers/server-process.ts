@@ -51,7 +51,7 @@ export interface StartServerOptions {
   args?: string[];
   logLevel?: 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
   env?: NodeJS.ProcessEnv;
-  /** Give up (and kill the child) when 'listening' has not appeared by then. Default 20 s. */
+  /** Give up (and kill the child) when 'listening' has not appeared by then. Default 45 s (a loaded 2-core machine starts tsx + the server in 30 s). */
   startTimeoutMs?: number;
   /** Registers `kill('SIGKILL')` with `t.after`. */
   t?: Pick<TestContext, 'after'>;
@@ -170,7 +170,7 @@ export async function startServerProcess(opts: StartServerOptions): Promise<Serv
     stderr += chunk;
   });
 
-  const timeoutMs = opts.startTimeoutMs ?? 20_000;
+  const timeoutMs = opts.startTimeoutMs ?? 45_000;
   let timer: NodeJS.Timeout | undefined;
   try {
     const url = await new Promise<string>((resolve, reject) => {

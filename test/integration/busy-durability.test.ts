@@ -18,7 +18,7 @@ const ASYNC = { prefer: 'respond-async' };
 
 for (const backend of ['lmdb', 'sqlite'] as const)
   describe(`busy policies across kill -9 (${backend})`, () => {
-    it('queued follow-ups survive SIGKILL and run in order at the next start', async (t) => {
+    it('queued follow-ups survive SIGKILL and run in order at the next start', { timeout: 120_000 }, async (t) => {
       const dir = await tmpDir('warren-busy-kill-');
       t.after(() => dir.cleanup());
       const realm = 'busy-kill';

@@ -175,7 +175,7 @@ if (!pgServer.ok) {
   });
 
   describe('an event stream on a third node across a SIGKILL of the owner', () => {
-    it("keeps receiving the new owner's events on the same connection", async (t) => {
+    it("keeps receiving the new owner's events on the same connection", { timeout: 120_000 }, async (t) => {
       const url = await server.createDatabase('warren_events_kill');
       const dir = await tmpDir('warren-cluster-events-');
       t.after(() => dir.cleanup());

@@ -33,7 +33,7 @@ async function delivered(url: string, id: string): Promise<number[]> {
 }
 
 describe('durable admission across kill -9', () => {
-  it('1,000 concurrent external events: none lost, none duplicated', async (t) => {
+  it('1,000 concurrent external events: none lost, none duplicated', { timeout: 120_000 }, async (t) => {
     const dir = await tmpDir('warren-comms-kill-');
     t.after(() => dir.cleanup());
     const realm = 'flood';

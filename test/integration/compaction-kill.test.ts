@@ -46,7 +46,7 @@ function checkWellFormed(rows: Row[], messageCount: number, where: string): { su
 }
 
 describe('compaction under kill -9', () => {
-  it('leaves the old or the new transcript, never a mix', async (t) => {
+  it('leaves the old or the new transcript, never a mix', { timeout: 120_000 }, async (t) => {
     const dir = await tmpDir('warren-compaction-kill-');
     t.after(() => dir.cleanup());
     const realm = 'compaction-kill';

@@ -6,7 +6,7 @@
 //
 // Each backend runs a fixed seed set plus one random seed (each seed's test names it); a seed fixes the script and
 // the kill plan, the OS still decides the interleaving. Reproduce one with WARREN_KILL_SEED=<seed> (that seed
-// alone); WARREN_KILL_LMDB / _SQLITE / _JSONL change the number of kills, shared out over the seeds.
+// alone); WARREN_KILL_LMDB / _SQLITE / _JSONL change the number of kills of the fixed (or pinned) seed.
 import { describe, it, type TestContext } from 'node:test';
 import assert from 'node:assert/strict';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -16,7 +16,7 @@ import { envInt, killSeeds, prng, intIn, scriptReplies, request, forEachLimit, p
 import type { Rng, TurnRec, SessRec, Mode, Stats, Reply } from '../helpers/durability-tools.ts';
 
 /** Fixed seeds (kept: every run replays their kill plans) and one random seed; WARREN_KILL_SEED pins one. */
-const SEEDS = killSeeds('WARREN_KILL_SEED', [0x5eed0001, 0x5eed0002]);
+const SEEDS = killSeeds('WARREN_KILL_SEED', [0x5eed0001]);
 const LMDB_KILLS = envInt('WARREN_KILL_LMDB') ?? 8;
 const JSONL_KILLS = envInt('WARREN_KILL_JSONL') ?? 3;
 const SQLITE_KILLS = envInt('WARREN_KILL_SQLITE') ?? 4;
@@ -436,9 +436,10 @@ describe('kill -9 durability (real server process)', () => {
     ['jsonl', JSONL_KILLS, 1],
   ] as const;
   for (const [backend, total, offset] of BACKENDS) {
-    // The backend's kills shared out over the seeds (at least one each); each backend its own plans.
+    // The fixed seed (or a pinned one) runs the backend's full kill count; the extra random seed one kill,
+    // to keep the file's time near what one campaign per backend costs. Each backend its own plans.
     for (const [i, base] of SEEDS.entries()) {
-      const kills = Math.max(1, Math.floor(total / SEEDS.length) + (i < total % SEEDS.length ? 1 : 0));
+      const kills = i === 0 ? total : 1;
       const seed = (base + offset) >>> 0;
       it(
         `${backend}: ${kills} random SIGKILLs (seed ${seed}) lose no acknowledged turn and leave every session readable and resumable or held`,

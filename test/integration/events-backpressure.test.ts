@@ -80,35 +80,39 @@ for (const transport of TRANSPORTS) {
       assert.equal(stalled.frames.filter((f) => f.event === 'stream_truncated').length, 0);
     });
 
-    it("keeps a reader stalled for longer than uWS's 10 s no-progress timeout, then sends its marker and the tail", async (t) => {
-      // The stall is measured by an observed clock, not a sleep: a reading subscriber's heartbeats.
-      const saved = sseDefaults.heartbeatMs;
-      sseDefaults.heartbeatMs = STALL_HEARTBEAT_MS;
-      t.after(() => {
-        sseDefaults.heartbeatMs = saved;
-      });
-      const chunks = Array.from({ length: CHUNKS }, (_, i) => `${i}:${FILLER}`);
-      const app = await startApp(t, [{ text: 'ready' }, { chunks }], { httpTransport: transport });
-      const id = (await call(app.url, 'POST', '/sessions', { prompt: 'hi' })).body.session_id as string;
-      const stalled = await openEvents(app.url, id);
-      const clock = await openEvents(app.url, id);
-      t.after(() => {
-        stalled.close();
-        clock.close();
-      });
-      stalled.pause();
-      const first = JSON.parse(stalled.frames[0].data).last_seq + 1;
-      assert.equal((await call(app.url, 'POST', `/sessions/${id}/messages`, { session_id: id, prompt: 'flood' })).status, 200);
-      await clock.untilEvent('run_completed', 60_000);
-      const beats = clock.comments.length;
-      await clock.until((c) => c.comments.length >= beats + STALL_HEARTBEATS, 'the stall outlasts the transport timeout', 60_000);
-      assert.equal(stalled.ended, false, 'the stalled reader is still connected');
-      stalled.resume();
-      await stalled.untilEvent('run_completed', 30_000);
-      const w = walkLagged(stalled, first);
-      assert.ok(w.markers >= 1, 'the stalled reader got stream_truncated');
-      assert.equal(w.received + w.dropped, chunks.length + 5);
-      assert.equal(w.tail, SUBSCRIBER_BUFFER);
-    });
+    it(
+      "keeps a reader stalled for longer than uWS's 10 s no-progress timeout, then sends its marker and the tail",
+      { timeout: 120_000 },
+      async (t) => {
+        // The stall is measured by an observed clock, not a sleep: a reading subscriber's heartbeats.
+        const saved = sseDefaults.heartbeatMs;
+        sseDefaults.heartbeatMs = STALL_HEARTBEAT_MS;
+        t.after(() => {
+          sseDefaults.heartbeatMs = saved;
+        });
+        const chunks = Array.from({ length: CHUNKS }, (_, i) => `${i}:${FILLER}`);
+        const app = await startApp(t, [{ text: 'ready' }, { chunks }], { httpTransport: transport });
+        const id = (await call(app.url, 'POST', '/sessions', { prompt: 'hi' })).body.session_id as string;
+        const stalled = await openEvents(app.url, id);
+        const clock = await openEvents(app.url, id);
+        t.after(() => {
+          stalled.close();
+          clock.close();
+        });
+        stalled.pause();
+        const first = JSON.parse(stalled.frames[0].data).last_seq + 1;
+        assert.equal((await call(app.url, 'POST', `/sessions/${id}/messages`, { session_id: id, prompt: 'flood' })).status, 200);
+        await clock.untilEvent('run_completed', 60_000);
+        const beats = clock.comments.length;
+        await clock.until((c) => c.comments.length >= beats + STALL_HEARTBEATS, 'the stall outlasts the transport timeout', 60_000);
+        assert.equal(stalled.ended, false, 'the stalled reader is still connected');
+        stalled.resume();
+        await stalled.untilEvent('run_completed', 30_000);
+        const w = walkLagged(stalled, first);
+        assert.ok(w.markers >= 1, 'the stalled reader got stream_truncated');
+        assert.equal(w.received + w.dropped, chunks.length + 5);
+        assert.equal(w.tail, SUBSCRIBER_BUFFER);
+      },
+    );
   });
 }

@@ -39,7 +39,7 @@ function warren(args: string[]): Promise<Run> {
 }
 
 describe('warren workgraph CLI', { timeout: 400_000 }, () => {
-  it('creates, confirms, pauses and closes goals on the realm while a server reads them', async (t) => {
+  it('creates, confirms, pauses and closes goals on the realm while a server reads them', { timeout: 120_000 }, async (t) => {
     const app = await startApp(t, workGraphDriver);
     const realm = ['--realm', 'test-realm', '--state-root', app.stateRoot];
 
