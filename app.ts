@@ -30,6 +30,7 @@ import { systemModule } from './http/modules/system-module.ts';
 import { workgraphModule } from './http/modules/workgraph-module.ts';
 import { workBindingsModule } from './http/modules/work-bindings-module.ts';
 import { turnFeaturesModule } from './http/modules/turn-features-module.ts';
+import { replayModule } from './http/modules/replay-module.ts';
 import { buildOpenApi } from './http/openapi.ts';
 import { createRouter } from './http/router.ts';
 import { modelCatalog } from './providers/catalog.ts';
@@ -62,6 +63,7 @@ const MODULES: readonly ModuleFactory[] = [
   commsModule,
   mobModule,
   workBindingsModule,
+  replayModule,
 ];
 
 export interface AppOptions extends Partial<StartOptions> {

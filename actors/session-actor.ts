@@ -234,9 +234,19 @@ export class SessionActor {
       await run?.started(cmd.prompt);
       const credential = await deps.credentials?.credentialFor(settings.auth_binding, settings.provider, settings.model);
       const deltaSeqs: number[] = [];
-      const { provider, model, name } = deps.providers.resolve(settings.model, settings.provider, credential);
+      const resolved = deps.providers.resolve(settings.model, settings.provider, credential);
+      const { model, name } = resolved;
       const cfg = deps.config();
-      const toolset = deps.buildToolset(id, settings);
+      // The turn's recording (actors/replay/recorder.ts) wraps the provider and tools and rides the commit.
+      const rec = deps.recorder?.begin({
+        sessionId: id,
+        requestId: cmd.requestId,
+        startedMs: started,
+        newRows,
+        transientContext: cmd.transientContext ?? undefined,
+      });
+      const provider = rec ? rec.provider(resolved.provider, name) : resolved.provider;
+      const toolset = rec ? rec.toolset(deps.buildToolset(id, settings)) : deps.buildToolset(id, settings);
       // Context compaction at the turn boundary (actors/compaction-boundary.ts) may rewrite the history.
       const compacted = await compactAtBoundary(core, history, {
         provider,
@@ -307,6 +317,7 @@ export class SessionActor {
           ...(cmd.commitOps?.() ?? []),
           ...(deps.followUps?.commitOps(id, outcome) ?? []),
           ...(cmd.hooks?.commitOps?.(outcome) ?? []),
+          ...(rec?.commitOps(total, rows.length) ?? []),
           ...trim,
         ],
         core.restingSnapshot(),
@@ -331,6 +342,9 @@ export class SessionActor {
         ...projectForProvider({ history, newRows, now: nowIso }, result.producedRows),
       });
       if (extra) await this.commitExtra(extra, history.concat(rows));
+      const lateRec = rec?.lateOps() ?? [];
+      if (lateRec.length)
+        await core.persist(lateRec).catch((e) => core.log.error({ err: e, sessionId: id }, 'turn recording write failed'));
       const final = withExtra(outcome, extra);
       // The extension hooks' record follows the extraction result (the turn's commit carried the plain one).
       if (extra && cmd.hooks?.commitOps)

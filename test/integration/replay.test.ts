@@ -1,0 +1,161 @@
+// Record, replay, fork and export/import through the real server (docs/replay.md). The scripted provider
+// counts its calls: a replay must not add any. A shell tool appends to a file: a replay must not run it.
+import { describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import { readFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { call, startApp } from '../helpers/app.ts';
+
+const SHELL = { tools: { shell_enabled: true } };
+
+/** A 3-turn session with a tool loop (shell) in turn 1; returns its id. */
+async function recordedSession(base: string): Promise<string> {
+  const res = await call(base, 'POST', '/sessions', {
+    prompt: 'count',
+    system_prompt: 'You are terse.',
+    enable_builtins: true,
+    enable_shell: true,
+  });
+  assert.equal(res.status, 200, JSON.stringify(res.body));
+  const id = res.body.session_id;
+  for (const prompt of ['second', 'third']) {
+    const r = await call(base, 'POST', `/sessions/${id}/messages`, { session_id: id, prompt });
+    assert.equal(r.status, 200, JSON.stringify(r.body));
+  }
+  return id;
+}
+
+const script = [
+  { tool_calls: [{ name: 'shell', args: { command: 'echo ran >> ran.txt' }, id: 'sh_1' }] },
+  { text: 'one' },
+  { text: 'two' },
+  { text: 'three' },
+];
+
+async function ranCount(dir: string): Promise<number> {
+  try {
+    return (await readFile(join(dir, 'ran.txt'), 'utf8')).split('\n').filter(Boolean).length;
+  } catch {
+    return 0;
+  }
+}
+
+async function history(base: string, id: string): Promise<unknown[]> {
+  const r = await call(base, 'GET', `/sessions/${id}/history?limit=1000`);
+  assert.equal(r.status, 200, JSON.stringify(r.body));
+  return r.body.messages;
+}
+
+const strip = (rows: unknown[]) => rows.map((m) => ({ ...(m as object), created_at: undefined }));
+
+describe('replay', () => {
+  it('a recorded session replays identical without calling the model or running a tool', async (t) => {
+    const app = await startApp(t, script, { config: SHELL });
+    const id = await recordedSession(app.url);
+    assert.equal(await ranCount(app.stateRoot), 1, 'the tool ran once while recording');
+    const calls = app.provider.requests.length;
+    const res = await call(app.url, 'POST', `/sessions/${id}/replay`);
+    assert.equal(res.status, 200, JSON.stringify(res.body));
+    assert.equal(res.body.status, 'identical', JSON.stringify(res.body));
+    assert.equal(res.body.turns, 3);
+    assert.equal(res.body.calls_checked, 4);
+    assert.equal(res.body.tools_answered, 1);
+    assert.equal(app.provider.requests.length, calls, 'the replay made no provider call');
+    assert.equal(await ranCount(app.stateRoot), 1, 'the replay ran no tool');
+    const replayId = res.body.replay_session_id;
+    assert.deepEqual(strip(await history(app.url, replayId)), strip(await history(app.url, id)), 'the replay rebuilt the same transcript');
+    const detail = await call(app.url, 'GET', `/sessions/${replayId}`);
+    assert.equal(detail.body.labels['warren.replay_of'], id);
+    assert.equal(detail.body.labels['warren.replay_status'], 'identical');
+    const report = await call(app.url, 'GET', `/sessions/${replayId}/replay-report`);
+    assert.equal(report.body.status, 'identical');
+  });
+
+  it('a changed system prompt reports the first divergence at turn 1, call 0, field system', async (t) => {
+    const app = await startApp(t, script, { config: SHELL });
+    const id = await recordedSession(app.url);
+    const res = await call(app.url, 'POST', `/sessions/${id}/replay`, { system_prompt: 'You are verbose.' });
+    assert.equal(res.status, 200, JSON.stringify(res.body));
+    assert.equal(res.body.status, 'diverged');
+    assert.deepEqual(res.body.divergence, {
+      turn: 1,
+      call: 0,
+      kind: 'request',
+      path: 'system',
+      recorded: 'You are terse.',
+      now: 'You are verbose.',
+    });
+    assert.equal(await ranCount(app.stateRoot), 1, 'the replay ran no tool');
+  });
+
+  it('a changed tool schema reports the divergence at the tools field', async (t) => {
+    const app = await startApp(t, script, { config: SHELL });
+    const id = await recordedSession(app.url);
+    // The same session replayed with the shell tool switched off: the request's tool list differs.
+    await call(app.url, 'PATCH', '/config', { tools: { shell_enabled: false } });
+    const res = await call(app.url, 'POST', `/sessions/${id}/replay`);
+    assert.equal(res.body.status, 'diverged', JSON.stringify(res.body));
+    assert.equal(res.body.divergence.turn, 1);
+    assert.equal(res.body.divergence.call, 0);
+    assert.match(res.body.divergence.path, /^tools/);
+  });
+
+  it('Prefer: respond-async answers 202 and reports progress on the replay session', async (t) => {
+    const app = await startApp(t, script, { config: SHELL });
+    const id = await recordedSession(app.url);
+    const res = await call(app.url, 'POST', `/sessions/${id}/replay`, undefined, { prefer: 'respond-async' });
+    assert.equal(res.status, 202, JSON.stringify(res.body));
+    const replayId = res.body.replay_session_id;
+    const deadline = Date.now() + 20_000;
+    let report;
+    for (;;) {
+      report = await call(app.url, 'GET', `/sessions/${replayId}/replay-report`);
+      if (report.body.error !== 'running') break;
+      if (Date.now() > deadline) assert.fail('waited 20 s for the detached replay report');
+      await new Promise((r) => setImmediate(r));
+    }
+    assert.equal(report.body.status, 'identical', JSON.stringify(report.body));
+    const ledger = await call(app.url, 'GET', `/sessions/${replayId}/ledger`);
+    const progress = ledger.body.events.filter((e: { payload: { type: string } }) => e.payload.type === 'replay_progress');
+    assert.equal(progress.length, 4, 'one replay_progress per turn plus the final one');
+  });
+});
+
+describe('fork', () => {
+  it('fork at every turn of a 10-turn session: the prefix, then both continue independently', async (t) => {
+    const app = await startApp(t, [], {});
+    const res = await call(app.url, 'POST', '/sessions', { prompt: 'p1', system_prompt: 'sys' });
+    const id = res.body.session_id;
+    for (let i = 2; i <= 10; i++) await call(app.url, 'POST', `/sessions/${id}/messages`, { session_id: id, prompt: `p${i}` });
+    const full = await history(app.url, id);
+    assert.equal(full.length, 21);
+    for (let turn = 0; turn <= 10; turn++) {
+      const f = await call(app.url, 'POST', `/sessions/${id}/fork`, { at_turn: turn });
+      assert.equal(f.status, 200, JSON.stringify(f.body));
+      assert.equal(f.body.at_turn, turn);
+      const forked = await history(app.url, f.body.session_id);
+      assert.deepEqual(forked, full.slice(0, 1 + 2 * turn), `fork at turn ${turn} holds the prefix`);
+      const detail = await call(app.url, 'GET', `/sessions/${f.body.session_id}`);
+      assert.equal(detail.body.labels['warren.forked_from'], id);
+      const c = await call(app.url, 'POST', `/sessions/${f.body.session_id}/messages`, {
+        session_id: f.body.session_id,
+        prompt: `branch${turn}`,
+      });
+      assert.equal(c.status, 200, JSON.stringify(c.body));
+      assert.equal((await history(app.url, f.body.session_id)).length, 1 + 2 * turn + 2);
+    }
+    assert.deepEqual(await history(app.url, id), full, 'the source is untouched by its forks');
+    const beyond = await call(app.url, 'POST', `/sessions/${id}/fork`, { at_turn: 11 });
+    assert.equal(beyond.status, 400);
+    assert.equal(beyond.body.code, 'BAD_REQUEST');
+  });
+
+  it('a fork of a recorded session replays identical up to its turn', async (t) => {
+    const app = await startApp(t, script, { config: SHELL });
+    const id = await recordedSession(app.url);
+    const f = await call(app.url, 'POST', `/sessions/${id}/fork`, { at_turn: 2 });
+    const res = await call(app.url, 'POST', `/sessions/${f.body.session_id}/replay`);
+    assert.equal(res.body.status, 'identical', JSON.stringify(res.body));
+    assert.equal(res.body.turns, 2);
+  });
+});
