@@ -91,13 +91,16 @@ describe('replay', () => {
   it('a changed tool schema reports the divergence at the tools field', async (t) => {
     const app = await startApp(t, script, { config: SHELL });
     const id = await recordedSession(app.url);
-    // The same session replayed with the shell tool switched off: the request's tool list differs.
-    await call(app.url, 'PATCH', '/config', { tools: { shell_enabled: false } });
+    // The same session replayed with another shell program: the shell tool's definition differs.
+    const patched = await call(app.url, 'PATCH', '/config', { shell: { program: 'sh' } });
+    assert.equal(patched.status, 200, JSON.stringify(patched.body));
     const res = await call(app.url, 'POST', `/sessions/${id}/replay`);
     assert.equal(res.body.status, 'diverged', JSON.stringify(res.body));
     assert.equal(res.body.divergence.turn, 1);
     assert.equal(res.body.divergence.call, 0);
-    assert.match(res.body.divergence.path, /^tools/);
+    assert.match(res.body.divergence.path, /^tools\[\d+\]\.description$/);
+    assert.match(String(res.body.divergence.recorded), /bash -c/);
+    assert.match(String(res.body.divergence.now), /sh -c/);
   });
 
   it('Prefer: respond-async answers 202 and reports progress on the replay session', async (t) => {
@@ -157,5 +160,49 @@ describe('fork', () => {
     const res = await call(app.url, 'POST', `/sessions/${f.body.session_id}/replay`);
     assert.equal(res.body.status, 'identical', JSON.stringify(res.body));
     assert.equal(res.body.turns, 2);
+  });
+});
+
+describe('export and import', () => {
+  it('round-trips byte-identical transcripts and recordings across lmdb, sqlite and jsonl; the import replays identical', async (t) => {
+    const source = await startApp(t, script, { config: SHELL });
+    const id = await recordedSession(source.url);
+    const exported = await fetch(`${source.url}/sessions/${id}/export`);
+    assert.equal(exported.status, 200);
+    const file = await exported.text();
+    const lines = file
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l));
+    assert.equal(lines[0].format, 'warren.session');
+    assert.equal(lines[0].v, 1);
+    assert.equal(lines.filter((l) => l.type === 'recording').length, 3);
+    const original = JSON.stringify(await history(source.url, id));
+    for (const backend of ['sqlite', 'jsonl', 'lmdb'] as const) {
+      const target = await startApp(t, [], { config: SHELL, realmBackend: backend });
+      const res = await call(target.url, 'POST', '/sessions/import', file, { 'content-type': 'application/x-ndjson' });
+      assert.equal(res.status, 200, `${backend}: ${JSON.stringify(res.body)}`);
+      assert.equal(res.body.session_id, id);
+      assert.equal(JSON.stringify(await history(target.url, id)), original, `${backend}: byte-identical transcript`);
+      const again = await (await fetch(`${target.url}/sessions/${id}/export`)).text();
+      const body = (text: string) =>
+        text
+          .split('\n')
+          .slice(1)
+          .filter((l) => !l.includes('"type":"session"'));
+      assert.deepEqual(body(again), body(file), `${backend}: rows, recordings and ledger re-export identically`);
+      const clash = await call(target.url, 'POST', '/sessions/import', file);
+      assert.equal(clash.status, 409, 'importing the same session twice is a conflict');
+      const copy = await call(target.url, 'POST', '/sessions/import?new_id=true', file);
+      assert.equal(copy.status, 200);
+      assert.notEqual(copy.body.session_id, id);
+      const calls = target.provider.requests.length;
+      const replay = await call(target.url, 'POST', `/sessions/${id}/replay`);
+      assert.equal(replay.body.status, 'identical', `${backend}: ${JSON.stringify(replay.body)}`);
+      assert.equal(target.provider.requests.length, calls);
+    }
+    const bad = await call(source.url, 'POST', '/sessions/import', '{"type":"header","format":"other"}\n{}');
+    assert.equal(bad.status, 400);
+    assert.equal(bad.body.code, 'BAD_REQUEST');
   });
 });
