@@ -6,13 +6,17 @@ import type { ErrorCode } from './errors.ts';
 
 /** The record namespace of one session's turn recordings (key: the turn's zero-padded start time and request id). */
 export const recordingNs = (sessionId: string): string => `recording:${sessionId}`;
+/** Content-addressed parts of a session's recordings (tool definition lists), stored once: key = sha256. */
+export const recordingBlobNs = (sessionId: string): string => `recording.blob:${sessionId}`;
 
 /** One model call as Warren sent it: the parts not already in the transcript, and a hash of the messages. */
 export const RecordedRequest = Type.Object({
   provider: Type.String(),
   model: Type.String(),
   system: Type.Optional(Type.String()),
-  tools: Type.Array(Type.Unknown()),
+  /** sha256 of the canonical tool definitions; the list itself is stored once per session (recordingBlobNs). */
+  tools_hash: Type.String(),
+  tools_count: Type.Integer({ minimum: 0 }),
   max_tokens: Type.Integer(),
   json_schema: Type.Optional(Type.Unknown()),
   /** sha256 of the canonical messages (created_at stripped); the messages themselves are the transcript's. */

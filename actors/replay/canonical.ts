@@ -38,7 +38,8 @@ export function recordRequest(req: Omit<ProviderRequest, 'signal'>, provider: st
   const out: RecordedRequest = {
     provider,
     model: req.model,
-    tools: JSON.parse(canonicalJson(req.tools)) as unknown[],
+    tools_hash: sha256(canonicalJson(req.tools)),
+    tools_count: req.tools.length,
     max_tokens: req.max_tokens,
     messages_hash: sha256(canonicalJson(req.messages.map(modelView))),
     messages_count: req.messages.length,

@@ -6,7 +6,7 @@ import { randomUUID } from 'node:crypto';
 import { Value } from 'typebox/value';
 import { ServiceError } from '../../contracts/errors.ts';
 import { LedgerEntry, SessionRecord, type PersistedState } from '../../contracts/records.ts';
-import { EXPORT_FORMAT, EXPORT_VERSION, recordingNs, TurnRecording } from '../../contracts/replay.ts';
+import { EXPORT_FORMAT, EXPORT_VERSION, recordingBlobNs, recordingNs, TurnRecording } from '../../contracts/replay.ts';
 import { Message } from '../../contracts/transcript.ts';
 import type { Store, StoreOp } from '../../storage/store.ts';
 import { sessionNotFound } from '../../contracts/errors.ts';
@@ -16,6 +16,7 @@ type Line =
   | { type: 'session'; record: SessionRecord }
   | { type: 'row'; index: number; row: Message }
   | { type: 'recording'; key: string; value: TurnRecording }
+  | { type: 'blob'; key: string; value: unknown }
   | { type: 'ledger'; entry: LedgerEntry };
 
 const LEDGER_PAGE = 1000;
@@ -46,6 +47,8 @@ export async function exportSession(
   rows.forEach((row, index) => lines.push({ type: 'row', index, row }));
   const recs = (await store.listRecords<TurnRecording>(recordingNs(sessionId))).sort((a, b) => (a.key < b.key ? -1 : 1));
   for (const { key, value } of recs) lines.push({ type: 'recording', key, value });
+  const blobs = (await store.listRecords<unknown>(recordingBlobNs(sessionId))).sort((a, b) => (a.key < b.key ? -1 : 1));
+  for (const { key, value } of blobs) lines.push({ type: 'blob', key, value });
   for (let after = 0; ;) {
     const page = await store.readLedger(sessionId, after, LEDGER_PAGE);
     for (const entry of page) lines.push({ type: 'ledger', entry });
@@ -81,6 +84,7 @@ export async function importSession(
   const rows: Message[] = [];
   const recs: Array<{ key: string; value: TurnRecording }> = [];
   const ledger: LedgerEntry[] = [];
+  const blobs: Array<{ key: string; value: unknown }> = [];
   parsed.slice(1).forEach((l, i) => {
     const n = i + 2;
     if (l.type === 'session') {
@@ -92,6 +96,9 @@ export async function importSession(
     } else if (l.type === 'recording') {
       if (typeof l.key !== 'string' || !Value.Check(TurnRecording, l.value)) throw bad(n, 'malformed recording');
       recs.push({ key: l.key, value: l.value });
+    } else if (l.type === 'blob') {
+      if (typeof l.key !== 'string' || !/^[0-9a-f]{64}$/.test(l.key)) throw bad(n, 'malformed blob');
+      blobs.push({ key: l.key, value: l.value });
     } else if (l.type === 'ledger') {
       if (!Value.Check(LedgerEntry, l.entry) || (ledger.length && l.entry.seq <= ledger[ledger.length - 1].seq))
         throw bad(n, 'malformed or out-of-order ledger entry');
@@ -114,6 +121,7 @@ export async function importSession(
     { op: 'putSession', session },
     ...(rows.length ? [{ op: 'putRows', sessionId, fromIndex: 0, rows } as const] : []),
     ...recs.map((r): StoreOp => ({ op: 'putRecord', ns: recordingNs(sessionId), key: r.key, value: r.value })),
+    ...blobs.map((b): StoreOp => ({ op: 'putRecord', ns: recordingBlobNs(sessionId), key: b.key, value: b.value })),
     ...(ledger.length ? [{ op: 'appendLedger', sessionId, entries: ledger } as const] : []),
   ];
   await store.commit(ops);

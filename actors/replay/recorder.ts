@@ -5,7 +5,14 @@
 // replayed gets a replay provider and a replay tool set instead (answered from the source's recording,
 // checked call by call); a session being re-run gets recorded tool results where the calls match.
 import { ServiceError } from '../../contracts/errors.ts';
-import { recordingNs, type Divergence, type RecordedCall, type RecordedTool, type TurnRecording } from '../../contracts/replay.ts';
+import {
+  recordingBlobNs,
+  recordingNs,
+  type Divergence,
+  type RecordedCall,
+  type RecordedTool,
+  type TurnRecording,
+} from '../../contracts/replay.ts';
 import type { AssistantBlock, Message, StopReason, ProviderUsage } from '../../contracts/transcript.ts';
 import type { Provider, ProviderRequest, ProviderResponse, StreamEvent } from '../../providers/provider.ts';
 import type { StoreOp } from '../../storage/store.ts';
@@ -50,6 +57,8 @@ export class ReplayCursor {
   constructor(
     readonly turn: number,
     readonly rec: TurnRecording,
+    /** The source's tool definition lists by hash (to name the differing field of a changed list). */
+    readonly blobs: ReadonlyMap<string, unknown> = new Map(),
   ) {}
 
   diverge(d: Omit<Divergence, 'turn'>): ServiceError {
@@ -77,6 +86,8 @@ function textDeltas(blocks: readonly AssistantBlock[], onEvent: (e: StreamEvent)
 export class TurnRecorder implements TurnRecorderPort {
   /** Sessions being replayed or re-run (in memory: a replay runs in this process). */
   private readonly modes = new Map<string, Mode>();
+  /** Blobs (session/hash) already written: a tool list is stored once per session, not per call. */
+  readonly written = new Set<string>();
 
   constructor(
     private readonly settings: () => RecordSettings,
@@ -94,7 +105,8 @@ export class TurnRecorder implements TurnRecorderPort {
     const cfg = this.settings();
     const mode = this.modes.get(t.sessionId);
     if (!cfg.enabled && !mode) return undefined;
-    return new ActiveTurn(t, cfg, this.now, mode);
+    if (this.written.size > 100_000) this.written.clear();
+    return new ActiveTurn(t, cfg, this.now, mode, this.written);
   }
 }
 
@@ -116,6 +128,8 @@ class ActiveTurn implements ActiveTurnRecorder {
   private readonly tools: RecordedTool[] = [];
   /** Tool-use blocks of the latest reply, in order: the k-th dispatch is the k-th of them. */
   private pendingUses: Array<{ id: string; name: string; args: unknown }> = [];
+  /** Tool definition lists seen by this turn's calls, by hash. */
+  private readonly blobs = new Map<string, unknown>();
   private committed = false;
   private lateFrom = -1;
   private key: string;
@@ -125,6 +139,7 @@ class ActiveTurn implements ActiveTurnRecorder {
     private readonly cfg: RecordSettings,
     private readonly now: () => number,
     private readonly mode: Mode | undefined,
+    private readonly written: Set<string>,
   ) {
     this.key = `${String(t.startedMs).padStart(15, '0')}-${t.requestId}`;
   }
@@ -153,8 +168,10 @@ class ActiveTurn implements ActiveTurnRecorder {
           },
           onRetry,
         );
+        const request = recordRequest(req, providerName);
+        if (!this.blobs.has(request.tools_hash)) this.blobs.set(request.tools_hash, JSON.parse(canonicalJson(req.tools)));
         const call: RecordedCall = {
-          request: recordRequest(req, providerName),
+          request,
           response: { blocks: reply.blocks, stop_reason: reply.stop_reason, usage: reply.usage },
           duration_ms: this.now() - started,
         };
@@ -219,7 +236,21 @@ class ActiveTurn implements ActiveTurnRecorder {
     this.committed = true;
     this.atRow = atRow;
     this.rows = rows;
-    return [{ op: 'putRecord', ns: recordingNs(this.t.sessionId), key: this.key, value: this.recording(atRow, rows, this.calls.slice()) }];
+    return [
+      ...this.blobOps(),
+      { op: 'putRecord', ns: recordingNs(this.t.sessionId), key: this.key, value: this.recording(atRow, rows, this.calls.slice()) },
+    ];
+  }
+
+  private blobOps(): StoreOp[] {
+    const ops: StoreOp[] = [];
+    for (const [hash, value] of this.blobs) {
+      const k = `${this.t.sessionId}/${hash}`;
+      if (this.written.has(k)) continue;
+      this.written.add(k);
+      ops.push({ op: 'putRecord', ns: recordingBlobNs(this.t.sessionId), key: hash, value });
+    }
+    return ops;
   }
 
   lateOps(): StoreOp[] {
@@ -241,7 +272,12 @@ class ActiveTurn implements ActiveTurnRecorder {
         if (!recorded)
           throw cursor.diverge({ kind: 'turn', call: index, path: 'calls.length', recorded: cursor.rec.calls.length, now: index + 1 });
         const now = recordRequest(req, providerName);
-        const d = firstDiff(recorded.request, now);
+        let d = firstDiff(recorded.request, now);
+        // A changed tool list: name the differing field of the definitions (the source's list is a blob).
+        if (d?.path === 'tools_hash' || d?.path === 'tools_count') {
+          const was = cursor.blobs.get(recorded.request.tools_hash);
+          d = firstDiff(was ?? null, JSON.parse(canonicalJson(req.tools)), 'tools') ?? d;
+        }
         if (d) throw cursor.diverge({ kind: 'request', call: index, path: d.path, recorded: d.a, now: d.b });
         const blocks = recorded.response.blocks as AssistantBlock[];
         textDeltas(blocks, onEvent);

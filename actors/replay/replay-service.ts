@@ -6,7 +6,7 @@
 import { randomUUID } from 'node:crypto';
 import { Value } from 'typebox/value';
 import { ServiceError, sessionNotFound } from '../../contracts/errors.ts';
-import { recordingNs, TurnRecording, type ReplayReport, type RerunReport } from '../../contracts/replay.ts';
+import { recordingBlobNs, recordingNs, TurnRecording, type ReplayReport, type RerunReport } from '../../contracts/replay.ts';
 import type { ContentInput, Message } from '../../contracts/transcript.ts';
 import type { PersistedState, SessionRecord } from '../../contracts/records.ts';
 import type { ProviderName } from '../../contracts/session.ts';
@@ -78,6 +78,10 @@ export class ReplayService {
     return out.sort((a, b) => (a.key < b.key ? -1 : a.key > b.key ? 1 : 0));
   }
 
+  async blobs(id: string): Promise<Map<string, unknown>> {
+    return new Map((await this.store.listRecords<unknown>(recordingBlobNs(id))).map((r) => [r.key, r.value]));
+  }
+
   /** A fresh record for a derived session: the source's settings, labels plus `extra`, no machine snapshot. */
   private derived(src: SessionRecord, labels: Record<string, string>, messageCount: number): SessionRecord {
     const state = src.state as PersistedState;
@@ -126,10 +130,12 @@ export class ReplayService {
     const record = this.derived(src, { [LABEL_FORKED_FROM]: sourceId }, prefix.length);
     const id = record.session_id;
     const recs = (await this.recordings(sourceId)).filter((r) => r.value.at_row + r.value.rows <= cut);
+    const blobs = await this.blobs(sourceId);
     const ops: StoreOp[] = [
       { op: 'putSession', session: record },
       ...(prefix.length ? [{ op: 'putRows', sessionId: id, fromIndex: 0, rows: prefix } as const] : []),
       ...recs.map((r): StoreOp => ({ op: 'putRecord', ns: recordingNs(id), key: r.key, value: r.value })),
+      ...[...blobs].map(([key, value]): StoreOp => ({ op: 'putRecord', ns: recordingBlobNs(id), key, value })),
     ];
     await this.store.commit(ops);
     return { sessionId: id, atTurn, messageCount: prefix.length };
@@ -187,6 +193,7 @@ export class ReplayService {
       { [LABEL_REPLAY_OF]: sourceId, [LABEL_REPLAY_STATUS]: 'running' },
       opts.system_prompt,
     );
+    const blobs = await this.blobs(sourceId);
     return {
       actor,
       run: () =>
@@ -195,11 +202,18 @@ export class ReplayService {
           actor,
           selected.map((r) => r.value),
           total - recs.length,
+          blobs,
         ),
     };
   }
 
-  private async runReplay(sourceId: string, actor: SessionActor, recs: TurnRecording[], unrecorded: number): Promise<ReplayReport> {
+  private async runReplay(
+    sourceId: string,
+    actor: SessionActor,
+    recs: TurnRecording[],
+    unrecorded: number,
+    blobs: ReadonlyMap<string, unknown>,
+  ): Promise<ReplayReport> {
     const started = performance.now();
     const id = actor.id;
     const report: ReplayReport = {
@@ -215,7 +229,7 @@ export class ReplayService {
     if (unrecorded > 0) report.unrecorded_turns = unrecorded;
     try {
       for (let i = 0; i < recs.length; i++) {
-        const cursor = new ReplayCursor(i + 1, recs[i]);
+        const cursor = new ReplayCursor(i + 1, recs[i], blobs);
         this.recorder.attach(id, { kind: 'replay', cursor: () => cursor });
         let failure: unknown;
         try {
