@@ -5,6 +5,8 @@ import assert from 'node:assert/strict';
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { call, startApp } from '../helpers/app.ts';
+import { runReplayCli } from '../../cli/replay-command.ts';
+import { tmpDir } from '../helpers/tmp-dir.ts';
 
 const SHELL = { tools: { shell_enabled: true } };
 
@@ -204,5 +206,31 @@ describe('export and import', () => {
     const bad = await call(source.url, 'POST', '/sessions/import', '{"type":"header","format":"other"}\n{}');
     assert.equal(bad.status, 400);
     assert.equal(bad.body.code, 'BAD_REQUEST');
+  });
+});
+
+describe('CLI', () => {
+  it('warren export, import, replay and fork against running servers', async (t) => {
+    const a = await startApp(t, script, { config: SHELL });
+    const b = await startApp(t, [], { config: SHELL, realmBackend: 'sqlite' });
+    const id = await recordedSession(a.url);
+    const dir = await tmpDir('warren-replay-cli-');
+    t.after(() => dir.cleanup());
+    const file = join(dir.path, 's.jsonl');
+    const exp = await runReplayCli(['export', id, '-o', file, '--url', a.url]);
+    assert.equal(exp.code, 0, exp.stderr);
+    const imp = await runReplayCli(['import', file], { WARREN_URL: b.url });
+    assert.equal(imp.code, 0, imp.stderr);
+    assert.equal(JSON.parse(imp.stdout).session_id, id);
+    const rep = await runReplayCli(['replay', id, '--url', b.url]);
+    assert.equal(rep.code, 0, rep.stderr + rep.stdout);
+    assert.equal(JSON.parse(rep.stdout).status, 'identical');
+    const div = await runReplayCli(['replay', id, '--system-prompt', 'other', '--url', b.url]);
+    assert.equal(div.code, 3, 'a diverged replay exits 3');
+    const fork = await runReplayCli(['fork', id, '--at-turn', '1', '--url', b.url]);
+    assert.equal(fork.code, 0, fork.stderr);
+    assert.equal(JSON.parse(fork.stdout).at_turn, 1);
+    const missing = await runReplayCli(['replay', '--url', b.url]);
+    assert.equal(missing.code, 2);
   });
 });
