@@ -7,6 +7,7 @@ import { join } from 'node:path';
 import { call, startApp } from '../helpers/app.ts';
 import { runReplayCli } from '../../cli/replay-command.ts';
 import { tmpDir } from '../helpers/tmp-dir.ts';
+import { WarrenClient } from '../../client/src/client.ts';
 
 const SHELL = { tools: { shell_enabled: true } };
 
@@ -232,5 +233,31 @@ describe('CLI', () => {
     assert.equal(JSON.parse(fork.stdout).at_turn, 1);
     const missing = await runReplayCli(['replay', '--url', b.url]);
     assert.equal(missing.code, 2);
+  });
+});
+
+describe('typed client', () => {
+  it('replay, fork, export and import through WarrenClient; /openapi.json and /warren/extensions list the routes', async (t) => {
+    const app = await startApp(t, script, { config: SHELL });
+    const id = await recordedSession(app.url);
+    const client = new WarrenClient(app.url);
+    assert.equal((await client.replay(id)).status, 'identical');
+    const accepted = await client.replayAsync(id);
+    assert.ok(accepted.replay_session_id);
+    assert.equal((await client.fork(id, { at_turn: 1 })).at_turn, 1);
+    const file = await client.exportSession(id);
+    const copy = await client.importSession(file, { newId: true });
+    assert.equal(copy.message_count, (await history(app.url, id)).length);
+    const openapi = await call(app.url, 'GET', '/openapi.json');
+    for (const path of [
+      '/sessions/{id}/replay',
+      '/sessions/{id}/fork',
+      '/sessions/{id}/rerun',
+      '/sessions/{id}/export',
+      '/sessions/import',
+    ])
+      assert.ok(openapi.body.paths[path], `openapi covers ${path}`);
+    const ext = await call(app.url, 'GET', '/warren/extensions');
+    assert.ok(ext.body.extensions.some((e: { name: string }) => e.name === 'session_replay'));
   });
 });
