@@ -261,3 +261,25 @@ describe('typed client', () => {
     assert.ok(ext.body.extensions.some((e: { name: string }) => e.name === 'session_replay'));
   });
 });
+
+describe('rerun', () => {
+  it('runs the user inputs against another model and reports per-turn differences', async (t) => {
+    const app = await startApp(t, script, { config: SHELL });
+    const id = await recordedSession(app.url);
+    const before = app.provider.requests.length;
+    const res = await call(app.url, 'POST', `/sessions/${id}/rerun`, { model: 'other-model', provider: 'openai' });
+    assert.equal(res.status, 200, JSON.stringify(res.body));
+    assert.equal(res.body.turns.length, 3);
+    assert.equal(app.provider.requests.length, before + 3, 'the rerun called the live model once per turn');
+    assert.equal(app.provider.requests.at(-1)!.model, 'other-model');
+    const [first, second] = res.body.turns;
+    assert.deepEqual(first.recorded_tool_calls, ['shell']);
+    assert.deepEqual(first.tool_calls, []);
+    assert.equal(first.tool_calls_equal, false);
+    assert.equal(second.recorded_text, 'two');
+    assert.equal(second.text, 'echo: second');
+    assert.equal(second.text_equal, false);
+    const detail = await call(app.url, 'GET', `/sessions/${res.body.rerun_session_id}`);
+    assert.equal(detail.body.labels['warren.rerun_of'], id);
+  });
+});
