@@ -33,6 +33,7 @@ import { workgraphModule } from './http/modules/workgraph-module.ts';
 import { workBindingsModule } from './http/modules/work-bindings-module.ts';
 import { turnFeaturesModule } from './http/modules/turn-features-module.ts';
 import { protocolsModule } from './http/modules/protocols-module.ts';
+import { replayModule } from './http/modules/replay-module.ts';
 import { buildOpenApi } from './http/openapi.ts';
 import { createRouter } from './http/router.ts';
 import { setupInboundAuth } from './http/inbound-auth.ts';
@@ -67,6 +68,7 @@ const MODULES: readonly ModuleFactory[] = [
   mobModule,
   workBindingsModule,
   protocolsModule,
+  replayModule,
 ];
 
 export interface AppOptions extends Partial<StartOptions> {

@@ -34,6 +34,13 @@ async function main(argv: string[]): Promise<void> {
     process.stderr.write(result.stderr);
     process.exit(result.code);
   }
+  if (['replay', 'fork', 'rerun', 'export', 'import'].includes(argv[0])) {
+    const { runReplayCli } = await import('./cli/replay-command.ts');
+    const result = await runReplayCli(argv);
+    process.stdout.write(result.stdout);
+    process.stderr.write(result.stderr);
+    process.exit(result.code);
+  }
   if (argv[0] === 'mob') {
     const { runMobCli } = await import('./cli/mob-command.ts');
     const result = await runMobCli(argv.slice(1));

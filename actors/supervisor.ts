@@ -23,6 +23,7 @@ import type { Compactor } from './compaction.ts';
 import type { FollowUpPort } from './busy/busy-port.ts';
 import type { LedgerTails } from './cluster/ledger-tail.ts';
 import type { OwnerCalls } from './cluster/owner-calls.ts';
+import type { TurnRecorderPort } from './replay/recorder.ts';
 
 /** Picks the provider adapter for a model (and optional provider name, and binding credential). */
 export interface ProviderResolver {
@@ -58,6 +59,8 @@ export interface RuntimeDeps {
   skills?: SkillResolver;
   /** Set by the context module (http/modules/context-module.ts); absent, nothing compacts. */
   compactor?: Compactor;
+  /** Set by the replay module (http/modules/replay-module.ts): records each turn's model calls and tool results. */
+  recorder?: TurnRecorderPort;
   /** Set by the extensions module: busy policies (steering and follow-ups, actors/busy). */
   followUps?: FollowUpPort;
   /** Set by the mob module (http/modules/mob-module.ts): schedules deliver mob targets through it. */

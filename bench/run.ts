@@ -23,6 +23,7 @@ import { schedulesScenario } from './scenarios/schedules.ts';
 import { sseScenario } from './scenarios/sse.ts';
 import { structuredScenario } from './scenarios/structured.ts';
 import { toolsScenario } from './scenarios/tools.ts';
+import { replayScenario } from './scenarios/replay.ts';
 import { transportsScenario } from './scenarios/transports.ts';
 import { turnCostScenario } from './scenarios/turn-cost.ts';
 import { turnsScenario } from './scenarios/turns.ts';
@@ -45,6 +46,7 @@ const SCENARIOS: Scenario[] = [
   workgraphScenario,
   webhooksScenario,
   ledgerScenario,
+  replayScenario,
   schedulesScenario,
   compactionScenario,
   commsScenario,

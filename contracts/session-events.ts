@@ -115,6 +115,17 @@ export const SESSION_EVENTS = {
   ),
   /** Hooks and structured-output extraction (contracts/turn-features.ts). */
   ...TURN_FEATURE_EVENTS,
+  // Replay (actors/replay/): progress of a replay on the replay session's stream (docs/replay.md).
+  replay_progress: Type.Object(
+    {
+      source_session_id: Type.String(),
+      turn: Type.Integer({ minimum: 0 }),
+      turns: Type.Integer({ minimum: 0 }),
+      status: Type.Enum(['running', 'identical', 'diverged', 'failed']),
+      divergence: Type.Optional(Type.Unknown()),
+    },
+    Strict,
+  ),
   // Schedules (actors/schedules/): a scheduled turn was admitted into this session (SPEC module event
   // `schedule_triggered`, source `scheduling`); its run_started follows.
   schedule_triggered: Type.Object(

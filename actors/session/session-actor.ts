@@ -207,6 +207,9 @@ export class SessionActor {
       ...projectForProvider({ history, newRows, now: nowIso }, pass.result.producedRows),
     });
     if (extra) await this.commitExtra(extra, history.concat(rows));
+    const lateRec = pass.rec?.lateOps() ?? [];
+    if (lateRec.length)
+      await core.persist(lateRec).catch((e) => core.log.error({ err: e, sessionId: core.id }, 'turn recording write failed'));
     const final = withExtra(outcome, extra);
     // The extension hooks' record follows the extraction result (the turn's commit carried the plain one).
     if (extra && cmd.hooks?.commitOps)

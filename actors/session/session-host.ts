@@ -108,6 +108,9 @@ export class SessionHost {
       get followUps() {
         return sup.deps.followUps;
       },
+      get recorder() {
+        return sup.deps.recorder;
+      },
     };
     this.deps = deps;
     this.table = sup.registry.register<SessionActor>({

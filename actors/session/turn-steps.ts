@@ -10,6 +10,7 @@ import type { Provider } from '../../providers/provider.ts';
 import type { StoreOp } from '../../storage/store.ts';
 import { compactAtBoundary } from '../compaction-boundary.ts';
 import { ledgerTrimOps, type AgeCheck } from '../ledger-retention.ts';
+import type { ActiveTurnRecorder } from '../replay/recorder.ts';
 import type { RunFeatures } from '../turn-features/run-features.ts';
 import type { TurnCommand } from './session-actor.ts';
 import type { SessionCore } from './session-core.ts';
@@ -28,6 +29,8 @@ export interface TurnRun {
   readonly cmd: TurnCommand;
   readonly signal: AbortSignal;
   readonly run: RunFeatures | undefined;
+  /** When the turn was admitted (epoch ms). */
+  readonly started: number;
   readonly nowIso: () => string;
   /** The rows this turn adds before the model's (system append, injected context, the user row). */
   readonly newRows: Message[];
@@ -50,6 +53,8 @@ export interface ModelPass {
   model: string;
   /** Ledger trim and retention ops that ride in the commit (ledger-retention.ts). */
   trim: StoreOp[];
+  /** The turn's recording (actors/replay/recorder.ts): its ops ride the commit, late ones follow extraction. */
+  rec?: ActiveTurnRecorder;
 }
 
 /** Step 1: the turn's rows, its pending input (deferred to share the commit when the turn is fast) and run_started. */
@@ -94,7 +99,7 @@ export async function beginTurn(
     phaseNow = phase;
     core.machine.send({ type: 'turn.phase', generation, phase });
   };
-  return { id, cmd, signal, run, nowIso, newRows, history, total, pendingWrite, onPhase, committing: false };
+  return { id, cmd, signal, run, started, nowIso, newRows, history, total, pendingWrite, onPhase, committing: false };
 }
 
 /** Step 2: credential and provider, compaction at the boundary, the model/tool loop, then what the commit drops from the ledger. */
@@ -105,9 +110,19 @@ export async function callModel(core: SessionCore, t: TurnRun, ledgerAge: AgeChe
   await run?.started(cmd.prompt);
   const credential = await deps.credentials?.credentialFor(settings.auth_binding, settings.provider, settings.model);
   const deltaSeqs: number[] = [];
-  const { provider, model, name } = deps.providers.resolve(settings.model, settings.provider, credential);
+  const resolved = deps.providers.resolve(settings.model, settings.provider, credential);
+  const { model, name } = resolved;
   const cfg = deps.config();
-  const toolset = deps.buildToolset(id, settings);
+  // The turn's recording (actors/replay/recorder.ts) wraps the provider and tools and rides the commit.
+  const rec = deps.recorder?.begin({
+    sessionId: id,
+    requestId: cmd.requestId,
+    startedMs: t.started,
+    newRows: t.newRows,
+    transientContext: cmd.transientContext ?? undefined,
+  });
+  const provider = rec ? rec.provider(resolved.provider, name) : resolved.provider;
+  const toolset = rec ? rec.toolset(deps.buildToolset(id, settings)) : deps.buildToolset(id, settings);
   // Context compaction at the turn boundary (actors/compaction-boundary.ts) may rewrite the history.
   const compacted = await compactAtBoundary(core, t.history, {
     provider,
@@ -151,7 +166,7 @@ export async function callModel(core: SessionCore, t: TurnRun, ledgerAge: AgeChe
     await run.completing(result.text, result.usage);
     signal.throwIfAborted();
   }
-  return { result, provider, model, trim };
+  return { result, provider, model, trim, ...(rec ? { rec } : {}) };
 }
 
 /** Step 3: one durable commit of the turn's rows, record, resting snapshot and ledger entries (run_completed included). */
@@ -182,6 +197,7 @@ export async function commitTurn(core: SessionCore, t: TurnRun, pass: ModelPass)
       ...(cmd.commitOps?.() ?? []),
       ...(deps.followUps?.commitOps(id, outcome) ?? []),
       ...(cmd.hooks?.commitOps?.(outcome) ?? []),
+      ...(pass.rec?.commitOps(t.total, rows.length) ?? []),
       ...pass.trim,
     ],
     core.restingSnapshot(),

@@ -60,6 +60,14 @@ import type {
   StoreCredentialsRequest,
   StoreCredentialsResponse,
   TestBindingRequest,
+  ForkRequest,
+  ForkResponse,
+  ImportResponse,
+  ReplayAccepted,
+  ReplayReport,
+  ReplayRequest,
+  RerunReport,
+  RerunRequest,
 } from './types.ts';
 
 export { WarrenError, isWarrenError } from './errors.ts';
@@ -208,6 +216,39 @@ export class WarrenClient {
   }
   ledger(id: string, query: { after_seq?: number; to_seq?: number; limit?: number } = {}): Promise<LedgerPage> {
     return this.request('GET', `/sessions/${enc(id)}/ledger`, { query });
+  }
+
+  /** Replays the session from its recording in a new session (no model, no tool call): identical or the first divergence. */
+  replay(id: string, body: ReplayRequest = {}): Promise<ReplayReport> {
+    return this.request('POST', `/sessions/${enc(id)}/replay`, { body });
+  }
+  /** The same, detached (`Prefer: respond-async`): 202 with the replay session; poll replayReport. */
+  replayAsync(id: string, body: ReplayRequest = {}): Promise<ReplayAccepted> {
+    return this.request('POST', `/sessions/${enc(id)}/replay`, { body, headers: { prefer: 'respond-async' } });
+  }
+  replayReport(replayId: string): Promise<ReplayReport> {
+    return this.request('GET', `/sessions/${enc(replayId)}/replay-report`);
+  }
+  fork(id: string, body: ForkRequest = {}): Promise<ForkResponse> {
+    return this.request('POST', `/sessions/${enc(id)}/fork`, { body });
+  }
+  rerun(id: string, body: RerunRequest): Promise<RerunReport> {
+    return this.request('POST', `/sessions/${enc(id)}/rerun`, { body });
+  }
+  /** The session as one versioned JSON Lines file. */
+  exportSession(id: string): Promise<string> {
+    return this.request('GET', `/sessions/${enc(id)}/export`);
+  }
+  /** Imports an exported file (`newId`: under a fresh id instead of its own). */
+  async importSession(file: string, opts: { newId?: boolean } = {}): Promise<ImportResponse> {
+    const res = await this.doFetch(this.url('/sessions/import', { new_id: opts.newId ? 'true' : undefined }), {
+      method: 'POST',
+      headers: { ...this.opts.headers, 'content-type': 'application/x-ndjson' },
+      body: file,
+    });
+    const text = await res.text();
+    if (!res.ok) throw errorFromResponse(res.status, text, res.headers.get('x-request-id') ?? undefined);
+    return JSON.parse(text) as ImportResponse;
   }
 
   /**

@@ -33,6 +33,7 @@ const KNOWN = [
   'compaction_completed',
   'compaction_failed',
   'memory_indexed',
+  'replay_progress',
 ] as const satisfies readonly SessionEventKind[];
 
 // Every contract kind is listed (a kind added to the contracts without this list fails to compile).

@@ -56,6 +56,16 @@ import type {
   TurnResponse,
 } from '../../contracts/session.ts';
 import type { HelpResponse } from '../../contracts/routes-help.ts';
+import type {
+  ForkBody,
+  ForkResponse as ForkSchema,
+  ImportResponse as ImportSchema,
+  ReplayAccepted as ReplayAcceptedSchema,
+  ReplayBody,
+  ReplayReport as ReplayReportSchema,
+  RerunBody,
+  RerunReport as RerunReportSchema,
+} from '../../contracts/replay.ts';
 import type { HelpRequest } from '../../contracts/turn-features.ts';
 import type { SessionEventKind as ContractEventKind, SessionEventPayload } from '../../contracts/session-events.ts';
 
@@ -161,3 +171,13 @@ export type SessionStreamItem =
   | { type: 'stream_truncated'; data: StreamTruncated }
   | AnySessionEvent
   | UnknownSessionEvent;
+
+/** Record, replay, fork, rerun and portable sessions (docs/replay.md). */
+export type ReplayRequest = Static<typeof ReplayBody>;
+export type ReplayReport = Static<typeof ReplayReportSchema>;
+export type ReplayAccepted = Static<typeof ReplayAcceptedSchema> & { events_url: string };
+export type ForkRequest = Static<typeof ForkBody>;
+export type ForkResponse = Static<typeof ForkSchema>;
+export type RerunRequest = Static<typeof RerunBody>;
+export type RerunReport = Static<typeof RerunReportSchema>;
+export type ImportResponse = Static<typeof ImportSchema>;

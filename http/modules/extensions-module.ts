@@ -12,6 +12,7 @@ import { DETACHED_ROUTES } from '../../contracts/detached.ts';
 import { EXTENSION_ROUTES, type ExtensionInfo } from '../../contracts/extensions.ts';
 import { PROTOCOL_EXTENSIONS } from '../../contracts/routes-protocols.ts';
 import { WEBHOOK_ROUTES } from '../../contracts/webhooks.ts';
+import { REPLAY_EXTENSION } from '../../contracts/replay.ts';
 import { busyContinue, detachedAnswers } from '../handlers/busy.ts';
 import { detachedHandlers, detachedStarter } from '../handlers/detached.ts';
 import { turnExtensions } from '../handlers/turn-extensions.ts';
@@ -92,7 +93,7 @@ export function extensionsModule(ctx: ModuleContext): ModuleUnit {
     name: 'extensions',
     routes: [...EXTENSION_ROUTES, ...WEBHOOK_ROUTES, ...DETACHED_ROUTES],
     handlers: {
-      'warren.extensions': () => ({ status: 200, body: { extensions: EXTENSIONS } }),
+      'warren.extensions': () => ({ status: 200, body: { extensions: [...EXTENSIONS, REPLAY_EXTENSION] } }),
       ...webhookHandlers(webhooks),
       ...detachedHandlers(detached, ttlMs),
     },

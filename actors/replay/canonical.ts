@@ -1,0 +1,72 @@
+// actors/replay/canonical.ts: canonical JSON (sorted keys), content hashes and the first-difference
+// walk that names a replay divergence's field path.
+import { createHash } from 'node:crypto';
+import type { Message } from '../../contracts/transcript.ts';
+import type { ProviderRequest } from '../../providers/provider.ts';
+import type { RecordedRequest } from '../../contracts/replay.ts';
+
+/** JSON with object keys sorted at every level (undefined members dropped), so equal values hash equal. */
+export function canonicalJson(value: unknown): string {
+  return JSON.stringify(sortKeys(value));
+}
+
+function sortKeys(v: unknown): unknown {
+  if (Array.isArray(v)) return v.map(sortKeys);
+  if (v && typeof v === 'object') {
+    const out: Record<string, unknown> = {};
+    for (const k of Object.keys(v).sort()) {
+      const x = (v as Record<string, unknown>)[k];
+      if (x !== undefined) out[k] = sortKeys(x);
+    }
+    return out;
+  }
+  return v;
+}
+
+export function sha256(text: string): string {
+  return createHash('sha256').update(text).digest('hex');
+}
+
+/** A message as the model sees it: the row without its wall-clock timestamp. */
+export function modelView(m: Message): unknown {
+  const { created_at: _t, ...rest } = m as Message & { created_at?: string };
+  return rest;
+}
+
+/** The recorded form of a request: everything but the messages, which are referenced by hash. */
+export function recordRequest(req: Omit<ProviderRequest, 'signal'>, provider: string): RecordedRequest {
+  const out: RecordedRequest = {
+    provider,
+    model: req.model,
+    tools_hash: sha256(canonicalJson(req.tools)),
+    tools_count: req.tools.length,
+    max_tokens: req.max_tokens,
+    messages_hash: sha256(canonicalJson(req.messages.map(modelView))),
+    messages_count: req.messages.length,
+  };
+  if (req.system !== undefined) out.system = req.system;
+  if (req.json_schema !== undefined) out.json_schema = JSON.parse(canonicalJson(req.json_schema));
+  return out;
+}
+
+/** The first path where two JSON values differ (`tools[1].input_schema.properties.x.type`), or undefined. */
+export function firstDiff(a: unknown, b: unknown, path = ''): { path: string; a: unknown; b: unknown } | undefined {
+  if (a === b) return undefined;
+  if (Array.isArray(a) && Array.isArray(b)) {
+    const n = Math.min(a.length, b.length);
+    for (let i = 0; i < n; i++) {
+      const d = firstDiff(a[i], b[i], `${path}[${i}]`);
+      if (d) return d;
+    }
+    return a.length === b.length ? undefined : { path: `${path}.length`, a: a.length, b: b.length };
+  }
+  if (a && b && typeof a === 'object' && typeof b === 'object' && !Array.isArray(a) && !Array.isArray(b)) {
+    const keys = [...new Set([...Object.keys(a), ...Object.keys(b)])].sort();
+    for (const k of keys) {
+      const d = firstDiff((a as Record<string, unknown>)[k], (b as Record<string, unknown>)[k], path ? `${path}.${k}` : k);
+      if (d) return d;
+    }
+    return undefined;
+  }
+  return { path: path || '$', a, b };
+}

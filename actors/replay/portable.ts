@@ -1,0 +1,129 @@
+// actors/replay/portable.ts: portable sessions. export() writes one versioned JSON Lines file: a header
+// line, the session record (its machine snapshot and pending input dropped), the transcript rows, the turn
+// recordings and the ledger. Credentials never live in a session, and the record's auth selector names a
+// binding, not a secret. import() validates every line and writes the session in one atomic commit.
+import { randomUUID } from 'node:crypto';
+import { Value } from 'typebox/value';
+import { ServiceError } from '../../contracts/errors.ts';
+import { LedgerEntry, SessionRecord, type PersistedState } from '../../contracts/records.ts';
+import { EXPORT_FORMAT, EXPORT_VERSION, recordingBlobNs, recordingNs, TurnRecording } from '../../contracts/replay.ts';
+import { Message } from '../../contracts/transcript.ts';
+import type { Store, StoreOp } from '../../storage/store.ts';
+import { sessionNotFound } from '../../contracts/errors.ts';
+
+type Line =
+  | { type: 'header'; format: string; v: number; session_id: string; exported_at_ms: number; realm_id: string; backend: string }
+  | { type: 'session'; record: SessionRecord }
+  | { type: 'row'; index: number; row: Message }
+  | { type: 'recording'; key: string; value: TurnRecording }
+  | { type: 'blob'; key: string; value: unknown }
+  | { type: 'ledger'; entry: LedgerEntry };
+
+const LEDGER_PAGE = 1000;
+
+export async function exportSession(
+  store: Store,
+  sessionId: string,
+  realm: { realmId: string; backend: string },
+  now: number,
+): Promise<string> {
+  const record = await store.getSession(sessionId);
+  if (!record) throw sessionNotFound(sessionId);
+  const state = { ...(record.state as PersistedState), machine: null };
+  delete state.pending;
+  const lines: Line[] = [
+    {
+      type: 'header',
+      format: EXPORT_FORMAT,
+      v: EXPORT_VERSION,
+      session_id: sessionId,
+      exported_at_ms: now,
+      realm_id: realm.realmId,
+      backend: realm.backend,
+    },
+    { type: 'session', record: { ...record, state } },
+  ];
+  const { rows } = await store.readRows(sessionId);
+  rows.forEach((row, index) => lines.push({ type: 'row', index, row }));
+  const recs = (await store.listRecords<TurnRecording>(recordingNs(sessionId))).sort((a, b) => (a.key < b.key ? -1 : 1));
+  for (const { key, value } of recs) lines.push({ type: 'recording', key, value });
+  const blobs = (await store.listRecords<unknown>(recordingBlobNs(sessionId))).sort((a, b) => (a.key < b.key ? -1 : 1));
+  for (const { key, value } of blobs) lines.push({ type: 'blob', key, value });
+  for (let after = 0; ;) {
+    const page = await store.readLedger(sessionId, after, LEDGER_PAGE);
+    for (const entry of page) lines.push({ type: 'ledger', entry });
+    if (page.length < LEDGER_PAGE) break;
+    after = page[page.length - 1].seq;
+  }
+  return lines.map((l) => JSON.stringify(l)).join('\n') + '\n';
+}
+
+function bad(line: number, what: string): ServiceError {
+  return new ServiceError('BAD_REQUEST', `import line ${line}: ${what}`);
+}
+
+/** Reads an exported file into `store` (one commit). `newId` gives the session a fresh id; else a clash is 409. */
+export async function importSession(
+  store: Store,
+  text: string,
+  opts: { newId: boolean; now: number },
+): Promise<{ sessionId: string; messageCount: number; recordings: number; ledgerEntries: number }> {
+  const raw = text.split('\n').filter((l) => l.trim() !== '');
+  if (raw.length < 2) throw new ServiceError('BAD_REQUEST', 'import: expected a header line and a session line');
+  const parsed = raw.map((l, i) => {
+    try {
+      return JSON.parse(l) as Line;
+    } catch {
+      throw bad(i + 1, 'not JSON');
+    }
+  });
+  const header = parsed[0];
+  if (header.type !== 'header' || header.format !== EXPORT_FORMAT) throw bad(1, `not a ${EXPORT_FORMAT} file`);
+  if (header.v !== EXPORT_VERSION) throw bad(1, `unsupported version ${header.v} (this server reads ${EXPORT_VERSION})`);
+  let record: SessionRecord | undefined;
+  const rows: Message[] = [];
+  const recs: Array<{ key: string; value: TurnRecording }> = [];
+  const ledger: LedgerEntry[] = [];
+  const blobs: Array<{ key: string; value: unknown }> = [];
+  parsed.slice(1).forEach((l, i) => {
+    const n = i + 2;
+    if (l.type === 'session') {
+      if (record || !Value.Check(SessionRecord, l.record)) throw bad(n, 'a second or malformed session record');
+      record = l.record;
+    } else if (l.type === 'row') {
+      if (l.index !== rows.length || !Value.Check(Message, l.row)) throw bad(n, 'malformed or out-of-order row');
+      rows.push(l.row);
+    } else if (l.type === 'recording') {
+      if (typeof l.key !== 'string' || !Value.Check(TurnRecording, l.value)) throw bad(n, 'malformed recording');
+      recs.push({ key: l.key, value: l.value });
+    } else if (l.type === 'blob') {
+      if (typeof l.key !== 'string' || !/^[0-9a-f]{64}$/.test(l.key)) throw bad(n, 'malformed blob');
+      blobs.push({ key: l.key, value: l.value });
+    } else if (l.type === 'ledger') {
+      if (!Value.Check(LedgerEntry, l.entry) || (ledger.length && l.entry.seq <= ledger[ledger.length - 1].seq))
+        throw bad(n, 'malformed or out-of-order ledger entry');
+      ledger.push(l.entry);
+    } else throw bad(n, `unknown line type`);
+  });
+  if (!record) throw new ServiceError('BAD_REQUEST', 'import: no session record');
+  if (record.message_count !== rows.length)
+    throw new ServiceError('BAD_REQUEST', `import: the record counts ${record.message_count} rows, the file holds ${rows.length}`);
+  const sessionId = opts.newId ? randomUUID() : record.session_id;
+  if (!opts.newId && (await store.getSession(sessionId)))
+    throw new ServiceError('CONFLICT', `session ${sessionId} already exists in this realm (import with new_id=true)`);
+  const session: SessionRecord = {
+    ...record,
+    session_id: sessionId,
+    updated_at_ms: opts.now,
+    state: { ...(record.state as PersistedState), machine: null },
+  };
+  const ops: StoreOp[] = [
+    { op: 'putSession', session },
+    ...(rows.length ? [{ op: 'putRows', sessionId, fromIndex: 0, rows } as const] : []),
+    ...recs.map((r): StoreOp => ({ op: 'putRecord', ns: recordingNs(sessionId), key: r.key, value: r.value })),
+    ...blobs.map((b): StoreOp => ({ op: 'putRecord', ns: recordingBlobNs(sessionId), key: b.key, value: b.value })),
+    ...(ledger.length ? [{ op: 'appendLedger', sessionId, entries: ledger } as const] : []),
+  ];
+  await store.commit(ops);
+  return { sessionId, messageCount: rows.length, recordings: recs.length, ledgerEntries: ledger.length };
+}

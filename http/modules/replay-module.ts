@@ -1,0 +1,44 @@
+// http/modules/replay-module.ts: record, replay, fork, rerun and portable sessions (issue 34,
+// docs/replay.md). Installs the turn recorder (RuntimeDeps.recorder, `[record]`), serves the replay
+// routes and, at start, archives replays a crash left running.
+import { Value } from 'typebox/value';
+import { TurnRecorder, type RecordSettings } from '../../actors/replay/recorder.ts';
+import { ReplayService } from '../../actors/replay/replay-service.ts';
+import { RecordSection, REPLAY_EXTENSION, REPLAY_ROUTES } from '../../contracts/replay.ts';
+import { replayHandlers } from '../handlers/replay.ts';
+import type { ModuleContext, ModuleUnit } from '../module-unit.ts';
+
+export function replayModule(ctx: ModuleContext): ModuleUnit {
+  const { deps } = ctx.supervisor;
+  let cached: { raw: unknown; value: RecordSettings } | undefined;
+  const settings = (): RecordSettings => {
+    const raw = (ctx.config.current() as { record?: unknown }).record;
+    if (!cached || cached.raw !== raw) cached = { raw, value: Value.Default(RecordSection, structuredClone(raw ?? {})) as RecordSettings };
+    return cached.value;
+  };
+  const recorder = new TurnRecorder(settings, ctx.clock('replay'));
+  deps.recorder = recorder;
+  const service = new ReplayService(ctx.sessions(), recorder);
+  const running = new Set<Promise<unknown>>();
+  return {
+    name: 'replay',
+    routes: REPLAY_ROUTES,
+    handlers: replayHandlers({
+      service,
+      realm: { realmId: ctx.realm.realmId, backend: ctx.realm.backend },
+      track: (p) => {
+        running.add(p);
+        void p.finally(() => running.delete(p));
+      },
+    }),
+    configKeys: ['record'],
+    capabilities: [{ id: 'session_replay', gate: null, description: () => REPLAY_EXTENSION.description }],
+    start: async () => {
+      const n = await service.recoverInterrupted();
+      if (n) deps.log.warn({ count: n }, 'archived replays interrupted by a restart');
+    },
+    close: async () => {
+      await Promise.allSettled([...running]);
+    },
+  };
+}

@@ -1,0 +1,299 @@
+// Record, replay, fork and export/import through the real server (docs/replay.md). The scripted provider
+// counts its calls: a replay must not add any. A shell tool appends to a file: a replay must not run it.
+import { describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import { readFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { call, startApp } from '../helpers/app.ts';
+import { runReplayCli } from '../../cli/replay-command.ts';
+import { tmpDir } from '../helpers/tmp-dir.ts';
+import { WarrenClient } from '../../client/src/client.ts';
+
+const SHELL = { tools: { shell_enabled: true } };
+
+/** A 3-turn session with a tool loop (shell) in turn 1; returns its id. */
+async function recordedSession(base: string): Promise<string> {
+  const res = await call(base, 'POST', '/sessions', {
+    prompt: 'count',
+    system_prompt: 'You are terse.',
+    enable_builtins: true,
+    enable_shell: true,
+  });
+  assert.equal(res.status, 200, JSON.stringify(res.body));
+  const id = res.body.session_id;
+  for (const prompt of ['second', 'third']) {
+    const r = await call(base, 'POST', `/sessions/${id}/messages`, { session_id: id, prompt });
+    assert.equal(r.status, 200, JSON.stringify(r.body));
+  }
+  return id;
+}
+
+const script = [
+  { tool_calls: [{ name: 'shell', args: { command: 'echo ran >> ran.txt' }, id: 'sh_1' }] },
+  { text: 'one' },
+  { text: 'two' },
+  { text: 'three' },
+];
+
+async function ranCount(dir: string): Promise<number> {
+  try {
+    return (await readFile(join(dir, 'ran.txt'), 'utf8')).split('\n').filter(Boolean).length;
+  } catch {
+    return 0;
+  }
+}
+
+async function history(base: string, id: string): Promise<unknown[]> {
+  const r = await call(base, 'GET', `/sessions/${id}/history?limit=1000`);
+  assert.equal(r.status, 200, JSON.stringify(r.body));
+  return r.body.messages;
+}
+
+const strip = (rows: unknown[]) => rows.map((m) => ({ ...(m as object), created_at: undefined }));
+
+describe('replay', () => {
+  it('a recorded session replays identical without calling the model or running a tool', async (t) => {
+    const app = await startApp(t, script, { config: SHELL });
+    const id = await recordedSession(app.url);
+    assert.equal(await ranCount(app.stateRoot), 1, 'the tool ran once while recording');
+    const calls = app.provider.requests.length;
+    const res = await call(app.url, 'POST', `/sessions/${id}/replay`);
+    assert.equal(res.status, 200, JSON.stringify(res.body));
+    assert.equal(res.body.status, 'identical', JSON.stringify(res.body));
+    assert.equal(res.body.turns, 3);
+    assert.equal(res.body.calls_checked, 4);
+    assert.equal(res.body.tools_answered, 1);
+    assert.equal(app.provider.requests.length, calls, 'the replay made no provider call');
+    assert.equal(await ranCount(app.stateRoot), 1, 'the replay ran no tool');
+    const replayId = res.body.replay_session_id;
+    assert.deepEqual(strip(await history(app.url, replayId)), strip(await history(app.url, id)), 'the replay rebuilt the same transcript');
+    const detail = await call(app.url, 'GET', `/sessions/${replayId}`);
+    assert.equal(detail.body.labels['warren.replay_of'], id);
+    assert.equal(detail.body.labels['warren.replay_status'], 'identical');
+    const report = await call(app.url, 'GET', `/sessions/${replayId}/replay-report`);
+    assert.equal(report.body.status, 'identical');
+  });
+
+  it('a changed system prompt reports the first divergence at turn 1, call 0, field system', async (t) => {
+    const app = await startApp(t, script, { config: SHELL });
+    const id = await recordedSession(app.url);
+    const res = await call(app.url, 'POST', `/sessions/${id}/replay`, { system_prompt: 'You are verbose.' });
+    assert.equal(res.status, 200, JSON.stringify(res.body));
+    assert.equal(res.body.status, 'diverged');
+    assert.deepEqual(res.body.divergence, {
+      turn: 1,
+      call: 0,
+      kind: 'request',
+      path: 'system',
+      recorded: 'You are terse.',
+      now: 'You are verbose.',
+    });
+    assert.equal(await ranCount(app.stateRoot), 1, 'the replay ran no tool');
+  });
+
+  it('a changed tool schema reports the divergence at the tools field', async (t) => {
+    const app = await startApp(t, script, { config: SHELL });
+    const id = await recordedSession(app.url);
+    // The same session replayed with another shell program: the shell tool's definition differs.
+    const patched = await call(app.url, 'PATCH', '/config', { shell: { program: 'sh' } });
+    assert.equal(patched.status, 200, JSON.stringify(patched.body));
+    const res = await call(app.url, 'POST', `/sessions/${id}/replay`);
+    assert.equal(res.body.status, 'diverged', JSON.stringify(res.body));
+    assert.equal(res.body.divergence.turn, 1);
+    assert.equal(res.body.divergence.call, 0);
+    assert.match(res.body.divergence.path, /^tools\[\d+\]\.description$/);
+    assert.match(String(res.body.divergence.recorded), /bash -c/);
+    assert.match(String(res.body.divergence.now), /sh -c/);
+  });
+
+  it('Prefer: respond-async answers 202 and reports progress on the replay session', async (t) => {
+    const app = await startApp(t, script, { config: SHELL });
+    const id = await recordedSession(app.url);
+    const res = await call(app.url, 'POST', `/sessions/${id}/replay`, undefined, { prefer: 'respond-async' });
+    assert.equal(res.status, 202, JSON.stringify(res.body));
+    const replayId = res.body.replay_session_id;
+    const deadline = Date.now() + 20_000;
+    let report;
+    for (;;) {
+      report = await call(app.url, 'GET', `/sessions/${replayId}/replay-report`);
+      if (report.body.error !== 'running') break;
+      if (Date.now() > deadline) assert.fail('waited 20 s for the detached replay report');
+      await new Promise((r) => setImmediate(r));
+    }
+    assert.equal(report.body.status, 'identical', JSON.stringify(report.body));
+    const ledger = await call(app.url, 'GET', `/sessions/${replayId}/ledger`);
+    const progress = ledger.body.events.filter((e: { payload: { type: string } }) => e.payload.type === 'replay_progress');
+    assert.equal(progress.length, 4, 'one replay_progress per turn plus the final one');
+  });
+});
+
+describe('fork', () => {
+  it('fork at every turn of a 10-turn session: the prefix, then both continue independently', async (t) => {
+    const app = await startApp(t, [], {});
+    const res = await call(app.url, 'POST', '/sessions', { prompt: 'p1', system_prompt: 'sys' });
+    const id = res.body.session_id;
+    for (let i = 2; i <= 10; i++) await call(app.url, 'POST', `/sessions/${id}/messages`, { session_id: id, prompt: `p${i}` });
+    const full = await history(app.url, id);
+    assert.equal(full.length, 21);
+    for (let turn = 0; turn <= 10; turn++) {
+      const f = await call(app.url, 'POST', `/sessions/${id}/fork`, { at_turn: turn });
+      assert.equal(f.status, 200, JSON.stringify(f.body));
+      assert.equal(f.body.at_turn, turn);
+      const forked = await history(app.url, f.body.session_id);
+      assert.deepEqual(forked, full.slice(0, 1 + 2 * turn), `fork at turn ${turn} holds the prefix`);
+      const detail = await call(app.url, 'GET', `/sessions/${f.body.session_id}`);
+      assert.equal(detail.body.labels['warren.forked_from'], id);
+      const c = await call(app.url, 'POST', `/sessions/${f.body.session_id}/messages`, {
+        session_id: f.body.session_id,
+        prompt: `branch${turn}`,
+      });
+      assert.equal(c.status, 200, JSON.stringify(c.body));
+      assert.equal((await history(app.url, f.body.session_id)).length, 1 + 2 * turn + 2);
+    }
+    assert.deepEqual(await history(app.url, id), full, 'the source is untouched by its forks');
+    const beyond = await call(app.url, 'POST', `/sessions/${id}/fork`, { at_turn: 11 });
+    assert.equal(beyond.status, 400);
+    assert.equal(beyond.body.code, 'BAD_REQUEST');
+  });
+
+  it('a fork of a recorded session replays identical up to its turn', async (t) => {
+    const app = await startApp(t, script, { config: SHELL });
+    const id = await recordedSession(app.url);
+    const f = await call(app.url, 'POST', `/sessions/${id}/fork`, { at_turn: 2 });
+    const res = await call(app.url, 'POST', `/sessions/${f.body.session_id}/replay`);
+    assert.equal(res.body.status, 'identical', JSON.stringify(res.body));
+    assert.equal(res.body.turns, 2);
+  });
+});
+
+describe('export and import', () => {
+  it('round-trips byte-identical transcripts and recordings across lmdb, sqlite and jsonl; the import replays identical', async (t) => {
+    const source = await startApp(t, script, { config: SHELL });
+    const id = await recordedSession(source.url);
+    const exported = await fetch(`${source.url}/sessions/${id}/export`);
+    assert.equal(exported.status, 200);
+    const file = await exported.text();
+    const lines = file
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l));
+    assert.equal(lines[0].format, 'warren.session');
+    assert.equal(lines[0].v, 1);
+    assert.equal(lines.filter((l) => l.type === 'recording').length, 3);
+    const original = JSON.stringify(await history(source.url, id));
+    for (const backend of ['sqlite', 'jsonl', 'lmdb'] as const) {
+      const target = await startApp(t, [], { config: SHELL, realmBackend: backend });
+      const res = await call(target.url, 'POST', '/sessions/import', file, { 'content-type': 'application/x-ndjson' });
+      assert.equal(res.status, 200, `${backend}: ${JSON.stringify(res.body)}`);
+      assert.equal(res.body.session_id, id);
+      assert.equal(JSON.stringify(await history(target.url, id)), original, `${backend}: byte-identical transcript`);
+      const again = await (await fetch(`${target.url}/sessions/${id}/export`)).text();
+      const body = (text: string) =>
+        text
+          .split('\n')
+          .slice(1)
+          .filter((l) => !l.includes('"type":"session"'));
+      assert.deepEqual(body(again), body(file), `${backend}: rows, recordings and ledger re-export identically`);
+      const clash = await call(target.url, 'POST', '/sessions/import', file);
+      assert.equal(clash.status, 409, 'importing the same session twice is a conflict');
+      const copy = await call(target.url, 'POST', '/sessions/import?new_id=true', file);
+      assert.equal(copy.status, 200);
+      assert.notEqual(copy.body.session_id, id);
+      const calls = target.provider.requests.length;
+      const replay = await call(target.url, 'POST', `/sessions/${id}/replay`);
+      assert.equal(replay.body.status, 'identical', `${backend}: ${JSON.stringify(replay.body)}`);
+      assert.equal(target.provider.requests.length, calls);
+    }
+    const bad = await call(source.url, 'POST', '/sessions/import', '{"type":"header","format":"other"}\n{}');
+    assert.equal(bad.status, 400);
+    assert.equal(bad.body.code, 'BAD_REQUEST');
+  });
+});
+
+describe('CLI', () => {
+  it('warren export, import, replay and fork against running servers', async (t) => {
+    const a = await startApp(t, script, { config: SHELL });
+    const b = await startApp(t, [], { config: SHELL, realmBackend: 'sqlite' });
+    const id = await recordedSession(a.url);
+    const dir = await tmpDir('warren-replay-cli-');
+    t.after(() => dir.cleanup());
+    const file = join(dir.path, 's.jsonl');
+    const exp = await runReplayCli(['export', id, '-o', file, '--url', a.url]);
+    assert.equal(exp.code, 0, exp.stderr);
+    const imp = await runReplayCli(['import', file], { WARREN_URL: b.url });
+    assert.equal(imp.code, 0, imp.stderr);
+    assert.equal(JSON.parse(imp.stdout).session_id, id);
+    const rep = await runReplayCli(['replay', id, '--url', b.url]);
+    assert.equal(rep.code, 0, rep.stderr + rep.stdout);
+    assert.equal(JSON.parse(rep.stdout).status, 'identical');
+    const div = await runReplayCli(['replay', id, '--system-prompt', 'other', '--url', b.url]);
+    assert.equal(div.code, 3, 'a diverged replay exits 3');
+    const fork = await runReplayCli(['fork', id, '--at-turn', '1', '--url', b.url]);
+    assert.equal(fork.code, 0, fork.stderr);
+    assert.equal(JSON.parse(fork.stdout).at_turn, 1);
+    const missing = await runReplayCli(['replay', '--url', b.url]);
+    assert.equal(missing.code, 2);
+  });
+});
+
+describe('typed client', () => {
+  it('replay, fork, export and import through WarrenClient; /openapi.json and /warren/extensions list the routes', async (t) => {
+    const app = await startApp(t, script, { config: SHELL });
+    const id = await recordedSession(app.url);
+    const client = new WarrenClient(app.url);
+    assert.equal((await client.replay(id)).status, 'identical');
+    const accepted = await client.replayAsync(id);
+    assert.ok(accepted.replay_session_id);
+    assert.equal((await client.fork(id, { at_turn: 1 })).at_turn, 1);
+    const file = await client.exportSession(id);
+    const copy = await client.importSession(file, { newId: true });
+    assert.equal(copy.message_count, (await history(app.url, id)).length);
+    const openapi = await call(app.url, 'GET', '/openapi.json');
+    for (const path of [
+      '/sessions/{id}/replay',
+      '/sessions/{id}/fork',
+      '/sessions/{id}/rerun',
+      '/sessions/{id}/export',
+      '/sessions/import',
+    ])
+      assert.ok(openapi.body.paths[path], `openapi covers ${path}`);
+    const ext = await call(app.url, 'GET', '/warren/extensions');
+    assert.ok(ext.body.extensions.some((e: { name: string }) => e.name === 'session_replay'));
+  });
+});
+
+describe('rerun', () => {
+  it('runs the user inputs against another model and reports per-turn differences', async (t) => {
+    const app = await startApp(t, script, { config: SHELL });
+    const id = await recordedSession(app.url);
+    const before = app.provider.requests.length;
+    const res = await call(app.url, 'POST', `/sessions/${id}/rerun`, { model: 'other-model', provider: 'openai' });
+    assert.equal(res.status, 200, JSON.stringify(res.body));
+    assert.equal(res.body.turns.length, 3);
+    assert.equal(app.provider.requests.length, before + 3, 'the rerun called the live model once per turn');
+    assert.equal(app.provider.requests.at(-1)!.model, 'other-model');
+    const [first, second] = res.body.turns;
+    assert.deepEqual(first.recorded_tool_calls, ['shell']);
+    assert.deepEqual(first.tool_calls, []);
+    assert.equal(first.tool_calls_equal, false);
+    assert.equal(second.recorded_text, 'two');
+    assert.equal(second.text, 'echo: second');
+    assert.equal(second.text_equal, false);
+    const detail = await call(app.url, 'GET', `/sessions/${res.body.rerun_session_id}`);
+    assert.equal(detail.body.labels['warren.rerun_of'], id);
+  });
+});
+
+describe('committed fixtures', () => {
+  it('test/fixtures/replay/scripted-3-turns.jsonl imports and replays identical without a model call', async (t) => {
+    const file = await readFile(new URL('../fixtures/replay/scripted-3-turns.jsonl', import.meta.url), 'utf8');
+    const app = await startApp(t, [], {});
+    const imported = await call(app.url, 'POST', '/sessions/import', file, { 'content-type': 'application/x-ndjson' });
+    assert.equal(imported.status, 200, JSON.stringify(imported.body));
+    assert.equal(imported.body.recordings, 3);
+    const res = await call(app.url, 'POST', `/sessions/${imported.body.session_id}/replay`);
+    assert.equal(res.body.status, 'identical', JSON.stringify(res.body));
+    assert.equal(res.body.calls_checked, 3);
+    assert.equal(app.provider.requests.length, 0, 'no provider call');
+  });
+});
