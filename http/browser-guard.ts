@@ -99,9 +99,12 @@ export function originAllowed(origin: string, hostHeader: string | undefined, al
   return false;
 }
 
+/** JSON Lines bodies (POST /sessions/import): like JSON, a type no browser sends cross-site without a preflight. */
+const JSON_LINES = new Set(['application/x-ndjson', 'application/jsonl', 'application/jsonlines']);
+
 function isJsonMediaType(header: string): boolean {
   const media = header.split(';', 1)[0].trim().toLowerCase();
-  return media === 'application/json' || (media.startsWith('application/') && media.endsWith('+json'));
+  return media === 'application/json' || (media.startsWith('application/') && media.endsWith('+json')) || JSON_LINES.has(media);
 }
 
 /** True when the request carries (or announces) a body. */
