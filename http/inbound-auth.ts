@@ -14,7 +14,10 @@ import { ERROR_TABLE, ServiceError, type ErrorCode } from '../contracts/errors.t
 import { routeAccess, scopeSatisfies, type RouteAccess, type RestAuthMode } from '../contracts/inbound-auth.ts';
 import type { RouteDef } from '../contracts/route.ts';
 import type { KeyIdentity, KeyVerifier } from '../actors/inbound-auth/key-store.ts';
-import type { Store } from '../storage/store.ts';
+import type { RuntimeDeps } from '../actors/supervisor.ts';
+
+/** The realm store, as the runtime holds it (http/ reaches storage only through actors/). */
+type Store = RuntimeDeps['store'];
 import type { HttpRequest, HttpResponder, RequestHandler, WebSocketRoute } from './transport.ts';
 
 const PRINCIPAL_HEADER = 'x-warren-principal';

@@ -11,7 +11,7 @@ import type { Supervisor } from '../actors/supervisor.ts';
 import type { ToolContribution } from '../actors/tool-contributions.ts';
 import type { HandlerTable } from './handler.ts';
 import type { WebSocketRoute } from './transport.ts';
-import type { Logger } from '../config/logger.ts';
+import type { Logger } from 'pino';
 
 /** The realm this server serves (reported by the system routes). */
 export interface RealmInfo {

@@ -74,7 +74,8 @@ function areaOf(file: string): Area | undefined {
 
 function sourceFiles(dir: string, out: string[] = []): string[] {
   for (const entry of readdirSync(dir, { withFileTypes: true })) {
-    if (entry.name === 'node_modules' || entry.name.startsWith('.')) continue;
+    // dist/ folders are build output (git-ignored: the server's and the client package's), not sources.
+    if (entry.name === 'node_modules' || entry.name === 'dist' || entry.name.startsWith('.')) continue;
     const full = join(dir, entry.name);
     if (entry.isDirectory()) sourceFiles(full, out);
     else if (/\.[cm]?ts$/.test(entry.name)) out.push(relative(ROOT, full).split(sep).join('/'));

@@ -17,11 +17,15 @@ import {
 import type { ProtocolTurnRecord, ProtocolTurns, TurnStart } from '../../../actors/protocols/protocol-turns.ts';
 import { openFeed, type TurnFeed } from '../../../actors/protocols/turn-feed.ts';
 import { isServiceError, ServiceError } from '../../../contracts/errors.ts';
-import type { LgRunRequest } from '../../../contracts/routes-langgraph.ts';
+import { LgRunRequest } from '../../../contracts/routes-langgraph.ts';
+import { Compile } from 'typebox/compile';
 import type { Message } from '../../../contracts/transcript.ts';
-import type { Store } from '../../../storage/store.ts';
+import type { RuntimeDeps } from '../../../actors/supervisor.ts';
 import type { HandlerContext, HandlerResult, HandlerTable } from '../../handler.ts';
 import { SseWriter } from './sse-writer.ts';
+
+/** The realm store, as the runtime holds it (http/ reaches storage only through actors/). */
+type Store = RuntimeDeps['store'];
 
 const PROTOCOL = 'langgraph';
 const THREAD_NS = 'langgraph_thread';
@@ -36,6 +40,20 @@ interface ThreadRecord {
 }
 
 type RunBody = Static<typeof LgRunRequest>;
+const RUN_BODY = Compile(LgRunRequest);
+
+/** The run request body (the router validated it against LgRunRequest; this narrows it to that type). */
+function runBody(ctx: HandlerContext): RunBody {
+  const body = ctx.body;
+  if (!RUN_BODY.Check(body)) throw new ServiceError('BAD_REQUEST', 'invalid LangGraph run request');
+  return body;
+}
+
+/** `limit` of a history request body, when it names a positive integer. */
+function historyLimit(body: unknown): number {
+  const limit = typeof body === 'object' && body !== null && 'limit' in body ? body.limit : undefined;
+  return typeof limit === 'number' && Number.isInteger(limit) && limit > 0 ? limit : 10;
+}
 const iso = (ms: number) => new Date(ms).toISOString();
 
 function assistant() {
@@ -181,7 +199,7 @@ export function langgraphHandlers(sup: SessionHost, turns: ProtocolTurns, store:
 
   async function startRun(ctx: HandlerContext, modes: Set<StreamMode>) {
     const id = ctx.params.thread_id;
-    const body = ctx.body as RunBody;
+    const body = runBody(ctx);
     if (body.assistant_id !== ASSISTANT_ID) throw new ServiceError('NOT_FOUND', `Assistant not found: ${body.assistant_id}`);
     const prompt = promptOf(body);
     const t = await threadOf(id);
@@ -320,15 +338,14 @@ export function langgraphHandlers(sup: SessionHost, turns: ProtocolTurns, store:
       return { status: 200, body: stateOf(id, lcMessages(id, rows), rows.length, iso(t.updated_ms)) };
     },
     'protocols.langgraph.threads.history': async (ctx) => {
-      const limit = Number((ctx.body as { limit?: number } | undefined)?.limit ?? 10);
-      return { status: 200, body: await history(ctx.params.thread_id, Number.isInteger(limit) && limit > 0 ? limit : 10) };
+      return { status: 200, body: await history(ctx.params.thread_id, historyLimit(ctx.body)) };
     },
     'protocols.langgraph.threads.historyGet': async (ctx) => ({
       status: 200,
       body: await history(ctx.params.thread_id, ctx.query.limit ? Math.max(1, Number(ctx.query.limit)) : 10),
     }),
     'protocols.langgraph.runs.create': async (ctx) => {
-      const { record, feed } = await startRun(ctx, modesOf((ctx.body as RunBody).stream_mode));
+      const { record, feed } = await startRun(ctx, modesOf(runBody(ctx).stream_mode));
       feed?.stop();
       return { status: 200, body: runObject(record), headers: runHeaders(record) };
     },
@@ -338,7 +355,7 @@ export function langgraphHandlers(sup: SessionHost, turns: ProtocolTurns, store:
       return { status: 200, body: await finalValues(record), headers: runHeaders(record) };
     },
     'protocols.langgraph.runs.stream': async (ctx) => {
-      const modes = modesOf((ctx.body as RunBody).stream_mode);
+      const modes = modesOf(runBody(ctx).stream_mode);
       const { record, prior, prompt, feed } = await startRun(ctx, modes);
       return streamRun(ctx, record, modes, prior, prompt, null, feed);
     },
