@@ -83,14 +83,17 @@ describe('busy policies across a graceful restart', () => {
     };
     const one = await open(gate.script);
     const sid = await createSession(one.app.url);
-    const first = call(one.app.url, 'POST', `/sessions/${sid}/messages`, { session_id: sid, prompt: 'b' });
+    // Both answers are read after close, which may end them first: their handlers are attached now.
+    const first = call(one.app.url, 'POST', `/sessions/${sid}/messages`, { session_id: sid, prompt: 'b' }).catch(() => ({ status: 0 }));
     await gate.entered.promise;
     const c = await call(one.app.url, 'POST', `/sessions/${sid}/messages`, { session_id: sid, prompt: 'c', busy_policy: 'enqueue' }, ASYNC);
-    const d = call(one.app.url, 'POST', `/sessions/${sid}/messages`, { session_id: sid, prompt: 'd', busy_policy: 'enqueue' });
+    const d = call(one.app.url, 'POST', `/sessions/${sid}/messages`, { session_id: sid, prompt: 'd', busy_policy: 'enqueue' }).catch(
+      () => undefined,
+    );
     await untilStatus(one.app.url, sid, queuedIs(2));
     await one.app.close();
-    assert.equal((await first.catch(() => ({ status: 0 }))).status !== 200, true);
-    await d.catch(() => undefined);
+    assert.equal((await first).status !== 200, true);
+    await d;
     const two = await open([]);
     t.after(() => two.app.close());
     const cr = await terminal(two.app.url, c.body.request_id);
