@@ -4,9 +4,9 @@
 import type { Message } from '../contracts/transcript.ts';
 
 /** Fallback threshold when neither config nor the model's context window says otherwise. */
-export const FALLBACK_THRESHOLD = 100_000;
+const FALLBACK_THRESHOLD = 100_000;
 
-export type TriggerReason = 'history_tokens' | 'provider_bytes' | 'last_input_tokens' | 'request_budget';
+type TriggerReason = 'history_tokens' | 'provider_bytes' | 'last_input_tokens' | 'request_budget';
 
 export interface TriggerInputs {
   /** Committed rows before this turn's new rows. */
@@ -87,7 +87,7 @@ export function jsonSize(v: unknown): { chars: number; bytes: number } {
 }
 
 /** The JSON size of an array from its elements' remembered sizes (brackets and commas added), so a long history is not re-serialised each turn. */
-export function jsonArraySize(items: readonly unknown[]): { chars: number; bytes: number } {
+function jsonArraySize(items: readonly unknown[]): { chars: number; bytes: number } {
   let chars = 2 + Math.max(0, items.length - 1);
   let bytes = chars;
   for (const item of items) {

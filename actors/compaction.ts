@@ -14,7 +14,7 @@ import type { Store, StoreOp } from '../storage/store.ts';
 import { compactionThreshold, estimateTokens, requestJsonBytes, shouldCompact, splitForCompaction } from './compaction-policy.ts';
 
 /** Stored in the `compaction` record namespace, keyed by session id (the ledger of compactions). */
-export interface CompactionRecord {
+interface CompactionRecord {
   v: 1;
   count: number;
   last_at_ms: number;
@@ -59,7 +59,7 @@ export interface CompactionResult {
   usage: ProviderUsage;
 }
 
-export const SUMMARY_PREFIX =
+const SUMMARY_PREFIX =
   '[Context compacted] A previous context produced the following summary of work so far. Continue from it; the most recent turns follow verbatim.';
 
 const INSTRUCTION = [
@@ -83,7 +83,7 @@ function render(row: Message): string {
 }
 
 /** The transcript as plain text, capped at `maxBytes` with the middle elided (wire-notes §5). */
-export function summarySource(rows: Message[], maxBytes: number): string {
+function summarySource(rows: Message[], maxBytes: number): string {
   const text = rows.map(render).join('\n\n');
   if (Buffer.byteLength(text) <= maxBytes) return text;
   const half = Math.max(1, Math.floor(maxBytes / 2));

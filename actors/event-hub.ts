@@ -23,9 +23,9 @@ export interface HubEntry extends LedgerEntry {
   frame?: string;
 }
 
-export const RING_SIZE = 256;
+const RING_SIZE = 256;
 /** Entries handed to subscribers per event-loop turn (well under the 256-entry subscriber buffer). */
-export const DELIVERY_SLICE = 32;
+const DELIVERY_SLICE = 32;
 
 let liveSubscribers = 0;
 

@@ -6,7 +6,7 @@ import { ServiceError } from '../contracts/errors.ts';
 const RESERVED = new Set(['mob_id', 'role', 'agent_identity', 'warren']);
 
 /** True when `key` is reserved. */
-export function isReservedLabelKey(key: string): boolean {
+function isReservedLabelKey(key: string): boolean {
   const k = key.toLowerCase();
   return RESERVED.has(k) || k.startsWith('warren.');
 }

@@ -22,7 +22,7 @@ export interface AgeCheck {
 }
 
 /** Sorted seqs as inclusive [from, to] runs. */
-export function seqRanges(seqs: readonly number[]): Array<[number, number]> {
+function seqRanges(seqs: readonly number[]): Array<[number, number]> {
   const out: Array<[number, number]> = [];
   for (const seq of seqs) {
     const last = out.at(-1);

@@ -12,7 +12,7 @@ import type { OwnerCalls } from './cluster/owner-calls.ts';
 import type { Supervisor } from './supervisor.ts';
 
 /** The internal call that runs an exposed tool on the node holding the resource it acts on. */
-export const MCP_TOOL_CALL = 'mcp.tool';
+const MCP_TOOL_CALL = 'mcp.tool';
 
 /** A tool result: text for the model, optional structured content, and whether it is an error. */
 export interface ExposedResult {

@@ -28,7 +28,7 @@ import type { SessionActor } from './session/session-actor.ts';
 import type { SessionHost } from './session/session-host.ts';
 
 /** Store record namespace of the persisted per-session changes (key: session id). */
-export const MCP_RECORD_NS = 'mcp';
+const MCP_RECORD_NS = 'mcp';
 
 export interface McpLiveDeps {
   sessions: SessionHost;

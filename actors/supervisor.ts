@@ -26,7 +26,7 @@ import type { OwnerCalls } from './cluster/owner-calls.ts';
 import type { TurnRecorderPort } from './replay/recorder.ts';
 
 /** Picks the provider adapter for a model (and optional provider name, and binding credential). */
-export interface ProviderResolver {
+interface ProviderResolver {
   resolve(
     model?: string | null,
     provider?: string | null,
@@ -35,7 +35,7 @@ export interface ProviderResolver {
 }
 
 /** Turn-time credentials from realm auth bindings (actors/auth/auth-service.ts). */
-export interface CredentialResolver {
+interface CredentialResolver {
   /** Validates a selector before anything is created; answers the binding's provider. */
   checkSelector(ref: AuthBinding): Promise<{ provider: string; defaultModel?: string }>;
   /** The selector's (or the realm default binding's) credential; undefined means the environment key. */

@@ -16,7 +16,7 @@ export interface CliResult {
   stderr: string;
 }
 
-export const KEYS_HELP = `Usage: warren keys create --realm <id> --name <name> --scopes <list> [--expires-in <dur>] [--json]
+const KEYS_HELP = `Usage: warren keys create --realm <id> --name <name> --scopes <list> [--expires-in <dur>] [--json]
        warren keys list --realm <id> [--json]
        warren keys revoke --realm <id> <key id or name>
 

@@ -5,7 +5,7 @@
 // fence (-32024: `expected_revision` / `expected_generation` no longer matches).
 import { ERROR_TABLE } from '../contracts/errors.ts';
 
-export const MOB_HELP = `Usage: warren mob <method> [params-json] [--url URL] [--principal NAME]
+const MOB_HELP = `Usage: warren mob <method> [params-json] [--url URL] [--principal NAME]
 
 Calls one mob JSON-RPC method on a running Warren (default URL: $WARREN_URL or http://127.0.0.1:8080).
 Examples:
@@ -24,7 +24,7 @@ export interface CliResult {
   stderr: string;
 }
 
-export const EXIT = { ok: 0, error: 1, scopeDenied: 45, hostUnavailable: 46, staleCursor: 47, staleFence: 48 } as const;
+const EXIT = { ok: 0, error: 1, scopeDenied: 45, hostUnavailable: 46, staleCursor: 47, staleFence: 48 } as const;
 
 /** JSON-RPC error code → exit code (contracts/errors.ts: ScopeDenied, STALE_CURSOR, STALE_FENCE). */
 const RPC_EXIT: Record<number, number> = {

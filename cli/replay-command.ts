@@ -3,7 +3,7 @@
 // Exit codes: 0 success (replay: identical), 1 error, 2 usage, 3 replay diverged or failed.
 import { readFile, writeFile } from 'node:fs/promises';
 
-export const REPLAY_HELP = `Usage:
+const REPLAY_HELP = `Usage:
   warren replay <session> [--turns N] [--system-prompt TEXT] [--async]   replay from the recording (exit 3 when it diverges)
   warren fork <session> [--at-turn N | --at-seq S]                        a new session with the history up to that point
   warren rerun <session> --model M [--provider P] [--turns N]             the user inputs against another model, per-turn diff

@@ -1,7 +1,7 @@
 // cli/workgraph-args.ts: the `warren workgraph` command line: subcommands, options, help text. Pure.
 // cli/workgraph-command.ts runs what this parses.
 
-export const WORKGRAPH_COMMANDS = [
+const WORKGRAPH_COMMANDS = [
   'list',
   'show',
   'ready',

@@ -3,8 +3,8 @@
 // every user of the machine). main.ts parses with parseAuthArgs and prints what runAuthCommand returns.
 import { FlagError } from './flags.ts';
 
-export const AUTH_SUBCOMMANDS = ['list', 'store', 'test', 'status', 'logout'] as const;
-export type AuthSubcommand = (typeof AUTH_SUBCOMMANDS)[number];
+const AUTH_SUBCOMMANDS = ['list', 'store', 'test', 'status', 'logout'] as const;
+type AuthSubcommand = (typeof AUTH_SUBCOMMANDS)[number];
 const METHODS = ['api_key', 'azure_api_key', 'static_bearer'] as const;
 
 export interface AuthCommand {

@@ -4,11 +4,11 @@ import { resolve } from 'node:path';
 import { LOG_LEVELS, type LogLevel } from './logger.ts';
 
 /** Backends `--realm-backend` accepts. */
-export const REALM_BACKEND_CHOICES = ['lmdb', 'jsonl', 'memory', 'sqlite', 'postgres'] as const;
+const REALM_BACKEND_CHOICES = ['lmdb', 'jsonl', 'memory', 'sqlite', 'postgres'] as const;
 export type RealmBackendChoice = (typeof REALM_BACKEND_CHOICES)[number];
 
-export const HTTP_TRANSPORT_CHOICES = ['uws', 'node', 'auto'] as const;
-export type HttpTransportChoice = (typeof HTTP_TRANSPORT_CHOICES)[number];
+const HTTP_TRANSPORT_CHOICES = ['uws', 'node', 'auto'] as const;
+type HttpTransportChoice = (typeof HTTP_TRANSPORT_CHOICES)[number];
 
 /** Everything `warren serve` was asked to do. Omitted optional fields take their documented defaults. */
 export interface StartOptions {

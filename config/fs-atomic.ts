@@ -26,7 +26,7 @@ async function writeSynced(path: string, data: string, flag: 'w' | 'wx'): Promis
 }
 
 /** Flushes a directory entry change (rename/link) to disk. Not possible on every platform: best effort. */
-export async function fsyncDir(dir: string): Promise<void> {
+async function fsyncDir(dir: string): Promise<void> {
   let handle;
   try {
     handle = await open(dir, 'r');

@@ -18,7 +18,7 @@ const SECRET_HEADERS = ['authorization', 'proxy-authorization', 'cookie', 'x-api
 const HEADER_HOLDERS = ['headers', 'req.headers', 'request.headers', 'res.headers', '*.headers'];
 
 /** fast-redact paths covered by the root logger. @internal exported for tests. */
-export const REDACT_PATHS: readonly string[] = [
+const REDACT_PATHS: readonly string[] = [
   ...SECRET_FIELDS,
   ...SECRET_FIELDS.map((field) => `*.${field}`),
   // Request bodies and credential material nest one level deeper (e.g. {body: {secret}}, {credential: {material: {access_token}}}).

@@ -17,12 +17,12 @@ import { configToToml, defaultConfig } from './toml.ts';
 
 export const MANIFEST_FILE = 'realm_manifest.json';
 export const CONFIG_FILE = 'config.toml';
-export const CONFIG_STATE_FILE = 'config_state.json';
+const CONFIG_STATE_FILE = 'config_state.json';
 export const STORE_DIR = 'store';
-export const DEFAULT_BACKEND: RealmBackendChoice = 'lmdb';
+const DEFAULT_BACKEND: RealmBackendChoice = 'lmdb';
 
 /** realm_manifest.json. Extra members written by other tools are tolerated and kept on disk. */
-export const RealmManifest = Type.Object(
+const RealmManifest = Type.Object(
   {
     realm_id: Type.String(),
     backend: Type.Union([
@@ -37,7 +37,7 @@ export const RealmManifest = Type.Object(
   },
   { $id: 'RealmManifest', additionalProperties: true },
 );
-export type RealmManifest = Static<typeof RealmManifest>;
+type RealmManifest = Static<typeof RealmManifest>;
 const checkManifest = Compile(RealmManifest);
 
 /** An opened realm: its id, pinned backend and file locations. */

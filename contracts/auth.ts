@@ -16,12 +16,12 @@ export function isWellFormedId(id: string): boolean {
 const OptionalId = Type.Optional(Type.Union([Id, Type.Null()]));
 
 /** Methods a caller can store directly; `oauth` profiles are written only by the login routes. */
-export const StoredAuthMethod = Type.Union([Type.Literal('api_key'), Type.Literal('azure_api_key'), Type.Literal('static_bearer')], {
+const StoredAuthMethod = Type.Union([Type.Literal('api_key'), Type.Literal('azure_api_key'), Type.Literal('static_bearer')], {
   $id: 'StoredAuthMethod',
 });
-export type StoredAuthMethod = Static<typeof StoredAuthMethod>;
-export const AuthMethod = Type.Union([StoredAuthMethod, Type.Literal('oauth')], { $id: 'AuthMethod' });
-export type AuthMethod = Static<typeof AuthMethod>;
+type StoredAuthMethod = Static<typeof StoredAuthMethod>;
+const AuthMethod = Type.Union([StoredAuthMethod, Type.Literal('oauth')], { $id: 'AuthMethod' });
+type AuthMethod = Static<typeof AuthMethod>;
 
 /** Public binding states (wire-notes §2.9). */
 export const BindingState = Type.Union(
@@ -46,11 +46,11 @@ export const AuthBinding = Type.Object(
 );
 export type AuthBinding = Static<typeof AuthBinding>;
 
-export const AuthProfileView = Type.Object(
+const AuthProfileView = Type.Object(
   { id: Type.String(), provider: Type.String(), auth_method: Type.Optional(AuthMethod), source_kind: Type.String() },
   { $id: 'AuthProfileView' },
 );
-export type AuthProfileView = Static<typeof AuthProfileView>;
+type AuthProfileView = Static<typeof AuthProfileView>;
 
 export const BackendProfileView = Type.Object(
   {
@@ -64,11 +64,11 @@ export const BackendProfileView = Type.Object(
 );
 export type BackendProfileView = Static<typeof BackendProfileView>;
 
-export const BindingView = Type.Object(
+const BindingView = Type.Object(
   { id: Type.String(), backend_profile: Type.String(), auth_profile: Type.String(), default_model: Type.Optional(Type.String()) },
   { $id: 'BindingView' },
 );
-export type BindingView = Static<typeof BindingView>;
+type BindingView = Static<typeof BindingView>;
 
 // ---- requests ----
 

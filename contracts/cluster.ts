@@ -32,7 +32,7 @@ export const ClusterSection = Type.Object(
 export type ClusterSection = Static<typeof ClusterSection>;
 
 /** One peer node as /runtime/host_info reports it. */
-export const ClusterPeer = Type.Object({
+const ClusterPeer = Type.Object({
   node_id: Type.String(),
   url: Type.String(),
   alive: Type.Boolean(),

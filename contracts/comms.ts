@@ -24,7 +24,7 @@ export const ExternalEventEnvelope = Type.Object(
 );
 export type ExternalEventEnvelope = Static<typeof ExternalEventEnvelope>;
 
-export const TerminalStatus = Type.Union([Type.Literal('completed'), Type.Literal('failed'), Type.Literal('cancelled')]);
+const TerminalStatus = Type.Union([Type.Literal('completed'), Type.Literal('failed'), Type.Literal('cancelled')]);
 
 /** POST /sessions/{id}/peer-response-terminal (unknown fields rejected). */
 export const PeerResponseTerminal = Type.Object(
@@ -44,25 +44,23 @@ export const Queued = Type.Object({ queued: Type.Literal(true) }, { $id: 'Queued
 
 // ---- comms send ------------------------------------------------------------------------------------
 
-export const HandlingMode = Type.Union([Type.Literal('queue'), Type.Literal('steer')]);
-export type HandlingMode = Static<typeof HandlingMode>;
+const HandlingMode = Type.Union([Type.Literal('queue'), Type.Literal('steer')]);
+type HandlingMode = Static<typeof HandlingMode>;
 const OptHandling = Type.Optional(Nullable(HandlingMode));
-export const StreamMode = Type.Union([Type.Literal('none'), Type.Literal('reserve_interaction')]);
-export const InputSource = Type.Union(['tcp', 'uds', 'stdin', 'webhook', 'rpc'].map((s) => Type.Literal(s)));
-export const LifecycleKind = Type.Union(
-  ['mob.peer_added', 'mob.peer_retired', 'mob.peer_unwired', 'mob.dismiss'].map((s) => Type.Literal(s)),
-);
-export const RequestIntent = Type.Union([Type.Literal('supervisor.bridge'), Type.Literal('checksum_token')]);
-export type RequestIntent = Static<typeof RequestIntent>;
-export const ResponseStatus = Type.Union([Type.Literal('accepted'), Type.Literal('completed'), Type.Literal('failed')]);
-export type ResponseStatus = Static<typeof ResponseStatus>;
+const StreamMode = Type.Union([Type.Literal('none'), Type.Literal('reserve_interaction')]);
+const InputSource = Type.Union(['tcp', 'uds', 'stdin', 'webhook', 'rpc'].map((s) => Type.Literal(s)));
+const LifecycleKind = Type.Union(['mob.peer_added', 'mob.peer_retired', 'mob.peer_unwired', 'mob.dismiss'].map((s) => Type.Literal(s)));
+const RequestIntent = Type.Union([Type.Literal('supervisor.bridge'), Type.Literal('checksum_token')]);
+type RequestIntent = Static<typeof RequestIntent>;
+const ResponseStatus = Type.Union([Type.Literal('accepted'), Type.Literal('completed'), Type.Literal('failed')]);
+type ResponseStatus = Static<typeof ResponseStatus>;
 
 /** Taint override of a content-bearing peer send; omitted inherits `[comms] outbound_taint`. */
-export const ContentTaint = Type.Union(
+const ContentTaint = Type.Union(
   [Type.Literal('undeclared'), Type.Object({ declare: Type.Union([Type.Literal('clean'), Type.Literal('tainted')]) }, closed)],
   { $id: 'ContentTaint' },
 );
-export type ContentTaint = Static<typeof ContentTaint>;
+type ContentTaint = Static<typeof ContentTaint>;
 
 /** `supervisor.bridge` request params: one typed bridge command. */
 export const BridgeCommand = Type.Object(
@@ -72,18 +70,18 @@ export const BridgeCommand = Type.Object(
 /** `checksum_token` request params. */
 export const ChecksumParams = Type.Object({ subject: Type.String() }, { $id: 'ChecksumParams', ...closed });
 /** The result of a completed `checksum_token` request: the subject's SHA-256, hex. */
-export const ChecksumResult = Type.Object(
+const ChecksumResult = Type.Object(
   { request_intent: Type.Literal('checksum_token'), request_subject: Type.String(), token: Type.String() },
   { $id: 'ChecksumResult', ...closed },
 );
-export type ChecksumResult = Static<typeof ChecksumResult>;
+type ChecksumResult = Static<typeof ChecksumResult>;
 /** A bridge reply: what the bridged command produced. */
 export const BridgeReply = Type.Object(
   { command: Type.String(), ok: Type.Boolean(), output: Type.Optional(Type.Unknown()) },
   { $id: 'BridgeReply', ...closed },
 );
 
-export const LifecycleParams = Type.Object(
+const LifecycleParams = Type.Object(
   {
     peer: Type.String({ minLength: 1 }),
     role: Type.Optional(Type.String()),
@@ -95,7 +93,7 @@ export const LifecycleParams = Type.Object(
 
 const Base = { session_id: Type.String() };
 
-export const SendInput = Type.Object(
+const SendInput = Type.Object(
   {
     kind: Type.Literal('input'),
     ...Base,
@@ -108,7 +106,7 @@ export const SendInput = Type.Object(
   },
   { $id: 'SendInput', ...closed },
 );
-export const SendPeerMessage = Type.Object(
+const SendPeerMessage = Type.Object(
   {
     kind: Type.Literal('peer_message'),
     ...Base,
@@ -120,11 +118,11 @@ export const SendPeerMessage = Type.Object(
   },
   { $id: 'SendPeerMessage', ...closed },
 );
-export const SendPeerLifecycle = Type.Object(
+const SendPeerLifecycle = Type.Object(
   { kind: Type.Literal('peer_lifecycle'), ...Base, to: Type.String(), lifecycle_kind: LifecycleKind, params: LifecycleParams },
   { $id: 'SendPeerLifecycle', ...closed },
 );
-export const SendPeerRequest = Type.Object(
+const SendPeerRequest = Type.Object(
   {
     kind: Type.Literal('peer_request'),
     ...Base,
@@ -158,15 +156,15 @@ export const CommsSendRequest = Type.Union([SendInput, SendPeerMessage, SendPeer
   $id: 'CommsSendRequest',
 });
 export type CommsSendRequest = Static<typeof CommsSendRequest>;
-export type SendInput = Static<typeof SendInput>;
-export type SendPeerMessage = Static<typeof SendPeerMessage>;
-export type SendPeerLifecycle = Static<typeof SendPeerLifecycle>;
-export type SendPeerRequest = Static<typeof SendPeerRequest>;
+type SendInput = Static<typeof SendInput>;
+type SendPeerMessage = Static<typeof SendPeerMessage>;
+type SendPeerLifecycle = Static<typeof SendPeerLifecycle>;
+type SendPeerRequest = Static<typeof SendPeerRequest>;
 export type SendPeerResponse = Static<typeof SendPeerResponse>;
 
 /** Admission outcome at the recipient. */
-export const IngressOutcome = Type.Union([Type.Literal('accepted'), Type.Literal('deduplicated'), Type.Literal('rejected')]);
-export type IngressOutcome = Static<typeof IngressOutcome>;
+const IngressOutcome = Type.Union([Type.Literal('accepted'), Type.Literal('deduplicated'), Type.Literal('rejected')]);
+type IngressOutcome = Static<typeof IngressOutcome>;
 
 /** The strongest proven delivery fact of a send. */
 export const Delivery = Type.Union(
@@ -204,7 +202,7 @@ export type CommsSendResult = Static<typeof CommsSendResult>;
 
 export const PeersQuery = Type.Object({ session_id: Type.String() }, { $id: 'PeersQuery' });
 
-export const PeerMetaWire = Type.Object({
+const PeerMetaWire = Type.Object({
   description: Type.Optional(Type.String()),
   labels: Type.Optional(Type.Record(Type.String(), Type.String())),
 });
@@ -226,7 +224,7 @@ export const PeerList = Type.Object({ peers: Type.Array(Peer) }, { $id: 'PeerLis
 
 // ---- stored records --------------------------------------------------------------------------------
 
-export const InboxKind = Type.Union([
+const InboxKind = Type.Union([
   Type.Literal('external_event'),
   Type.Literal('peer_response_terminal'),
   Type.Literal('input'),
@@ -235,7 +233,7 @@ export const InboxKind = Type.Union([
   Type.Literal('peer_request'),
   Type.Literal('peer_response'),
 ]);
-export type InboxKind =
+type InboxKind =
   'external_event' | 'peer_response_terminal' | 'input' | 'peer_message' | 'peer_lifecycle' | 'peer_request' | 'peer_response';
 
 /**

@@ -28,7 +28,7 @@ const ApiKeyEnv = Type.String({ minLength: 1, pattern: API_KEY_ENV_PATTERN });
 const sectionOptions = { default: {}, additionalProperties: true } as const;
 const Nullable = <T extends Parameters<typeof Type.Union>[0][number]>(t: T) => Type.Union([t, Type.Null()]);
 
-export const RestSection = Type.Object(
+const RestSection = Type.Object(
   {
     host: Type.String({ minLength: 1, default: '127.0.0.1' }),
     port: Type.Integer({ minimum: 0, maximum: 65535, default: 8080 }),
@@ -42,7 +42,7 @@ export const RestSection = Type.Object(
   sectionOptions,
 );
 
-export const AgentSection = Type.Object(
+const AgentSection = Type.Object(
   {
     /** '' selects the model catalog's default model. */
     model: Type.String({ default: '' }),
@@ -56,7 +56,7 @@ export const AgentSection = Type.Object(
   sectionOptions,
 );
 
-export const ToolsSection = Type.Object(
+const ToolsSection = Type.Object(
   {
     builtins_enabled: Type.Boolean({ default: false }),
     shell_enabled: Type.Boolean({ default: false }),
@@ -72,7 +72,7 @@ export const ToolsSection = Type.Object(
   sectionOptions,
 );
 
-export const ShellSection = Type.Object(
+const ShellSection = Type.Object(
   {
     program: Type.String({ minLength: 1, default: 'bash' }),
     timeout_secs: Type.Number({ exclusiveMinimum: 0, default: 30 }),
@@ -81,7 +81,7 @@ export const ShellSection = Type.Object(
   sectionOptions,
 );
 
-export const RetrySection = Type.Object(
+const RetrySection = Type.Object(
   {
     max_retries: Type.Integer({ minimum: 0, default: 3 }),
     initial_delay_ms: Type.Integer({ minimum: 0, default: 500 }),
@@ -92,7 +92,7 @@ export const RetrySection = Type.Object(
 );
 
 /** One git repository of skills: cloned into the realm with the system git (actors/skills/git-source.ts). */
-export const SkillRepository = Type.Object(
+const SkillRepository = Type.Object(
   {
     url: Type.String({ minLength: 1 }),
     /** Branch or tag to check out; default: the remote's default branch. */
@@ -103,7 +103,7 @@ export const SkillRepository = Type.Object(
   { additionalProperties: false },
 );
 
-export const SkillsSection = Type.Object(
+const SkillsSection = Type.Object(
   {
     enabled: Type.Boolean({ default: true }),
     /** Upper bound of the skill text one turn injects (skill_context blocks). */
@@ -114,7 +114,7 @@ export const SkillsSection = Type.Object(
 );
 
 /** Context compaction (actors/compaction*.ts). Unset thresholds are model-aware. */
-export const CompactionSection = Type.Object(
+const CompactionSection = Type.Object(
   {
     enabled: Type.Boolean({ default: true }),
     /** Tokens; unset = 4/5 of the model's catalog context window (fallback 100,000). */
@@ -129,7 +129,7 @@ export const CompactionSection = Type.Object(
 );
 
 /** Semantic memory (actors/memory/*): optional embeddings endpoint for vector search. */
-export const MemorySection = Type.Object(
+const MemorySection = Type.Object(
   {
     /** Default of `enable_memory` when a create request leaves it null. */
     enabled_by_default: Type.Boolean({ default: false }),
@@ -150,7 +150,7 @@ export const MemorySection = Type.Object(
   sectionOptions,
 );
 
-export const LimitsSection = Type.Object(
+const LimitsSection = Type.Object(
   {
     max_sessions: Type.Integer({ minimum: 1, default: 100000 }),
     max_body_bytes: Type.Integer({ minimum: 1, default: 4194304 }),
@@ -168,7 +168,7 @@ export const LimitsSection = Type.Object(
  * oldest entries go once a session has more than max_entries_per_session seqs or they are older than
  * max_age_days (0 disables either bound).
  */
-export const LedgerSection = Type.Object(
+const LedgerSection = Type.Object(
   {
     max_entries_per_session: Type.Integer({ minimum: 0, default: 10000 }),
     max_age_days: Type.Number({ minimum: 0, default: 30 }),
@@ -179,7 +179,7 @@ export const LedgerSection = Type.Object(
 );
 
 /** `[comms]`: inbox bound, the TCP comms listener and the Warren processes trusted as peers. */
-export const CommsSection = Type.Object(
+const CommsSection = Type.Object(
   {
     /** Admitted inputs a session's inbox holds before admissions answer 503 (webhooks) or fail (sends). */
     inbox_capacity: Type.Integer({ minimum: 1, default: 1024 }),
@@ -210,7 +210,7 @@ const Cidr = Type.String({
   pattern: '^(?:[0-9]{1,3}(?:\\.[0-9]{1,3}){3}(?:/[0-9]{1,2})?|[0-9a-fA-F:]*:[0-9a-fA-F:.]*(?:/[0-9]{1,3})?)$',
 });
 
-export const NetworkSection = Type.Object(
+const NetworkSection = Type.Object(
   {
     deny_cidrs: Type.Array(Cidr, { default: [] }),
     allow_cidrs: Type.Array(Cidr, { default: [] }),
@@ -219,7 +219,7 @@ export const NetworkSection = Type.Object(
 );
 
 /** Per-provider settings; free-form apart from the keys Warren reads. */
-export const ProviderSettings = Type.Object(
+const ProviderSettings = Type.Object(
   {
     base_url: Type.Optional(Type.String({ minLength: 1 })),
     api_key_env: Type.Optional(ApiKeyEnv),
@@ -234,7 +234,7 @@ export const ProviderSettings = Type.Object(
   },
   { additionalProperties: true },
 );
-export type ProviderSettings = Static<typeof ProviderSettings>;
+type ProviderSettings = Static<typeof ProviderSettings>;
 
 export const Config = Type.Object(
   {
@@ -276,14 +276,14 @@ export const Config = Type.Object(
 export type Config = Static<typeof Config>;
 
 /** Filesystem locations of a realm, shown in the envelope only with `--expose-paths`. */
-export const ResolvedPaths = Type.Object({
+const ResolvedPaths = Type.Object({
   root: Type.String(),
   manifest_path: Type.String(),
   config_path: Type.String(),
   config_state_path: Type.String(),
   store_dir: Type.String(),
 });
-export type ResolvedPaths = Static<typeof ResolvedPaths>;
+type ResolvedPaths = Static<typeof ResolvedPaths>;
 
 /** GET /config, and the reply of PUT/PATCH /config. realm_id/instance_id/backend are present even when null. */
 export const ConfigEnvelope = Type.Object(
@@ -300,7 +300,7 @@ export const ConfigEnvelope = Type.Object(
 export type ConfigEnvelope = Static<typeof ConfigEnvelope>;
 
 /** Compare-and-set guard: omitted or null means "no check". */
-export const ExpectedGeneration = Type.Optional(Nullable(Type.Integer({ minimum: 0 })));
+const ExpectedGeneration = Type.Optional(Nullable(Type.Integer({ minimum: 0 })));
 
 /** Any JSON object; the full check (defaults, types, ranges) happens in config/realm-config.ts. */
 const AnyObject = Type.Object({}, { additionalProperties: true });

@@ -4,16 +4,16 @@
 import { Type, type Static } from 'typebox';
 import type { RouteDef } from './route.ts';
 
-export const DetachedAccepted = Type.Object(
+const DetachedAccepted = Type.Object(
   { session_id: Type.String(), request_id: Type.String(), status_url: Type.String(), events_url: Type.String() },
   { $id: 'DetachedAccepted' },
 );
 
-export const RequestState = Type.Union(['queued', 'running', 'completed', 'failed', 'cancelled'].map((s) => Type.Literal(s)));
-export type RequestState = 'queued' | 'running' | 'completed' | 'failed' | 'cancelled';
+const RequestState = Type.Union(['queued', 'running', 'completed', 'failed', 'cancelled'].map((s) => Type.Literal(s)));
+type RequestState = 'queued' | 'running' | 'completed' | 'failed' | 'cancelled';
 
 /** GET /requests/{request_id}: `response` when completed (the synchronous turn response), `error` when failed or cancelled (its envelope and status). */
-export const RequestStatus = Type.Object(
+const RequestStatus = Type.Object(
   {
     request_id: Type.String(),
     session_id: Type.String(),
@@ -57,4 +57,4 @@ export const DETACHED_ROUTES: RouteDef[] = [
   },
 ];
 
-export type DetachedAccepted = Static<typeof DetachedAccepted>;
+type DetachedAccepted = Static<typeof DetachedAccepted>;

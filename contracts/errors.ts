@@ -69,7 +69,7 @@ export function isServiceError(value: unknown): value is ServiceError {
 }
 
 /** Kinds carried in `details.error.kind` for provider failures (SPEC.md "Errors"). */
-export type ProviderFailureKind = 'llm_failure' | 'retry_exhausted';
+type ProviderFailureKind = 'llm_failure' | 'retry_exhausted';
 
 // The spec's irregular session cases, beside the table (STYLE.md "Error model").
 

@@ -14,7 +14,7 @@ export const ExtensionInfo = Type.Object({
 });
 export type ExtensionInfo = Static<typeof ExtensionInfo>;
 
-export const ExtensionList = Type.Object({ extensions: Type.Array(ExtensionInfo) }, { $id: 'ExtensionList' });
+const ExtensionList = Type.Object({ extensions: Type.Array(ExtensionInfo) }, { $id: 'ExtensionList' });
 
 export const EXTENSION_ROUTES: RouteDef[] = [
   {

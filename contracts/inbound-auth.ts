@@ -9,13 +9,13 @@ import type { RouteDef } from './route.ts';
 export const INBOUND_SCOPES = ['read', 'sessions', 'admin'] as const;
 export type InboundScope = (typeof INBOUND_SCOPES)[number];
 
-export const InboundScopeSchema = Type.Union([Type.Literal('read'), Type.Literal('sessions'), Type.Literal('admin')]);
+const InboundScopeSchema = Type.Union([Type.Literal('read'), Type.Literal('sessions'), Type.Literal('admin')]);
 
 /** Store namespace of key records, keyed by key id. */
 export const INBOUND_KEYS_NS = 'inbound.keys';
 
 /** Token layout: `wk_<id>_<secret>`; the id (12 hex) is the lookup prefix, the secret 43 base64url chars. */
-export const KEY_ID_PATTERN = '^[0-9a-f]{12}$';
+const KEY_ID_PATTERN = '^[0-9a-f]{12}$';
 export const TOKEN_PATTERN = /^wk_([0-9a-f]{12})_([A-Za-z0-9_-]{43})$/;
 
 /** One inbound API key as stored. `hash` is scrypt(secret, salt); the token itself is never stored. */
@@ -62,7 +62,7 @@ export type RouteAccess = InboundScope | 'public';
  * id wins over a prefix. A value is one access level, or `{get, write}` (GET vs. any other method).
  * test/integration/inbound-auth-routes.test.ts checks that every catalog route is covered here.
  */
-export const ROUTE_SCOPE_RULES: Record<string, RouteAccess | { get: RouteAccess; write: RouteAccess }> = {
+const ROUTE_SCOPE_RULES: Record<string, RouteAccess | { get: RouteAccess; write: RouteAccess }> = {
   // A health probe for load balancers and supervisors: status only, no data.
   'system.health': 'public',
   'system.openapi': 'read',

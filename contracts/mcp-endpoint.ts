@@ -5,7 +5,7 @@ import { Type, type Static } from 'typebox';
 import type { RouteDef } from './route.ts';
 
 /** Any JSON-RPC message or batch; the MCP SDK checks it. */
-export const McpJsonRpcBody = Type.Unknown({ $id: 'McpJsonRpcBody' });
+const McpJsonRpcBody = Type.Unknown({ $id: 'McpJsonRpcBody' });
 
 const MCP_HEADERS = ['mcp-session-id', 'mcp-protocol-version', 'accept', 'last-event-id'];
 

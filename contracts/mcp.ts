@@ -123,7 +123,7 @@ export interface McpPersistedRecord {
 const LIVE_ERRORS: RouteDef['errors'] = ['BAD_REQUEST', 'SESSION_NOT_FOUND', 'CONFLICT', 'NOT_FOUND', 'SESSION_STORE_ERROR'];
 
 /** `wait=settled`: answer once no server of the session is still handshaking (each is bounded by its timeout). */
-export const McpStatusQuery = Type.Object({ wait: Type.Optional(Type.Literal('settled')) });
+const McpStatusQuery = Type.Object({ wait: Type.Optional(Type.Literal('settled')) });
 
 /** POST /sessions/{id}/mcp/add|remove|reload (feature mcp_live) and the Warren extension read. */
 export const MCP_ROUTE = {

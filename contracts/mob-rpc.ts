@@ -77,4 +77,4 @@ export const RPC_PARAMS = {
 
 export type RpcMethod = keyof typeof RPC_PARAMS;
 export type RpcParams<M extends RpcMethod> = Static<(typeof RPC_PARAMS)[M]>;
-export const RPC_METHODS = Object.keys(RPC_PARAMS) as RpcMethod[];
+const RPC_METHODS = Object.keys(RPC_PARAMS) as RpcMethod[];

@@ -35,7 +35,7 @@ export const MemberSpec = Type.Object(
 export type MemberSpec = Static<typeof MemberSpec>;
 
 /** One flow step: a prompt dispatched to a member; `{{input}}` is replaced by the previous step's output. */
-export const FlowStep = Type.Object(
+const FlowStep = Type.Object(
   {
     step_id: MobName,
     member: MobName,
@@ -43,7 +43,7 @@ export const FlowStep = Type.Object(
   },
   { $id: 'MobFlowStep', additionalProperties: false },
 );
-export type FlowStep = Static<typeof FlowStep>;
+type FlowStep = Static<typeof FlowStep>;
 
 export const FlowDef = Type.Object(
   {
@@ -77,7 +77,7 @@ export const ExpectedGeneration = Type.Integer({ minimum: 1 });
 
 // ---- stored records -------------------------------------------------------------------------------
 
-export const MEMBER_STATES = ['spawning', 'active', 'running', 'cancelled', 'failed', 'retired'] as const;
+const MEMBER_STATES = ['spawning', 'active', 'running', 'cancelled', 'failed', 'retired'] as const;
 
 export const MemberRecord = Type.Object({
   agent_identity: Type.String(),
@@ -134,8 +134,8 @@ export const MobRecord = Type.Object(
 );
 export type MobRecord = Static<typeof MobRecord>;
 
-export const FLOW_RUN_STATUSES = ['pending', 'running', 'completed', 'failed', 'canceled'] as const;
-export type FlowRunStatus = (typeof FLOW_RUN_STATUSES)[number];
+const FLOW_RUN_STATUSES = ['pending', 'running', 'completed', 'failed', 'canceled'] as const;
+type FlowRunStatus = (typeof FLOW_RUN_STATUSES)[number];
 
 export const FlowRunRecord = Type.Object(
   {
@@ -162,7 +162,7 @@ export type FlowRunRecord = Static<typeof FlowRunRecord>;
 // ---- structural events ----------------------------------------------------------------------------
 
 /** The 25 structural event kinds (docs/mobs.md describes each). */
-export const STRUCTURAL_KINDS = [
+const STRUCTURAL_KINDS = [
   'mob_created',
   'mob_destroyed',
   'member_spawned',
@@ -241,12 +241,12 @@ export type GrantRecord = Static<typeof GrantRecord>;
 
 // ---- the unified envelope (toolkit layer) ---------------------------------------------------------
 
-export interface AgentEvent {
+interface AgentEvent {
   agent_id: string;
   event_type: string;
   [k: string]: unknown;
 }
-export interface ModuleEvent {
+interface ModuleEvent {
   module: string;
   event_type: string;
   payload: unknown;

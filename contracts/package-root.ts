@@ -4,7 +4,7 @@
 // URL serves both ways of running.
 
 /** The package root (the folder holding package.json, README.md, ui/ and skills/), as a file: URL ending in '/'. */
-export const PACKAGE_ROOT = new URL('../', import.meta.url);
+const PACKAGE_ROOT = new URL('../', import.meta.url);
 
 /** A file or folder under the package root (`'ui/'`, `'README.md'`), as a file: URL. */
 export function packageFile(relative: string): URL {

@@ -152,7 +152,7 @@ export const RerunBody = Type.Object(
   },
   { $id: 'RerunRequest' },
 );
-export const RerunTurn = Type.Object({
+const RerunTurn = Type.Object({
   turn: Type.Integer(),
   recorded_text: Type.String(),
   text: Type.String(),
@@ -184,7 +184,7 @@ export const ImportResponse = Type.Object(
   { session_id: Type.String(), message_count: Type.Integer(), recordings: Type.Integer(), ledger_entries: Type.Integer() },
   { $id: 'ImportResponse' },
 );
-export const ImportQuery = Type.Object({ new_id: Type.Optional(Type.Enum(['true', 'false'])) });
+const ImportQuery = Type.Object({ new_id: Type.Optional(Type.Enum(['true', 'false'])) });
 
 /** The format of an exported session file (JSON Lines, first line is the header). */
 export const EXPORT_FORMAT = 'warren.session';

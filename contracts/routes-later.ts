@@ -6,7 +6,7 @@ import type { HttpMethod, RouteDef } from './route.ts';
 
 type ContentType = NonNullable<RouteDef['response']['contentType']>;
 
-export function later(
+function later(
   capability: string,
   id: string,
   method: HttpMethod,

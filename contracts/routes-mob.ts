@@ -10,7 +10,7 @@ import type { RouteDef } from './route.ts';
 
 const Num = Type.String({ pattern: '^[0-9]{1,15}$' });
 
-export const SpawnHelperBody = Type.Object(
+const SpawnHelperBody = Type.Object(
   {
     prompt: Type.String({ minLength: 1 }),
     result_label: Type.String({ minLength: 1, maxLength: 256 }),
@@ -31,7 +31,7 @@ export const ForkContext = Type.Union([
   Type.Object({ type: Type.Literal('last_messages'), count: Type.Integer({ minimum: 1, maximum: 10_000 }) }),
 ]);
 
-export const ForkHelperBody = Type.Object(
+const ForkHelperBody = Type.Object(
   {
     ...SpawnHelperBody.properties,
     source_member_id: MobName,
@@ -40,9 +40,9 @@ export const ForkHelperBody = Type.Object(
   { $id: 'MobForkHelperRequest' },
 );
 
-export const Usage = Type.Object({ input_tokens: Type.Integer(), output_tokens: Type.Integer(), total_tokens: Type.Integer() });
+const Usage = Type.Object({ input_tokens: Type.Integer(), output_tokens: Type.Integer(), total_tokens: Type.Integer() });
 
-export const HelperResponse = Type.Object(
+const HelperResponse = Type.Object(
   {
     output: Type.String(),
     tokens_used: Type.Integer(),
@@ -64,7 +64,7 @@ export const HelperResponse = Type.Object(
   { $id: 'MobHelperResult' },
 );
 
-export const WaitKickoffBody = Type.Object(
+const WaitKickoffBody = Type.Object(
   {
     member_ids: Type.Optional(Type.Array(MobName, { maxItems: 256 })),
     timeout_ms: Type.Optional(Type.Integer({ minimum: 0, maximum: 3_600_000 })),
@@ -72,7 +72,7 @@ export const WaitKickoffBody = Type.Object(
   { $id: 'MobWaitKickoffRequest' },
 );
 
-export const MemberSnapshot = Type.Object(
+const MemberSnapshot = Type.Object(
   {
     mob_id: Type.String(),
     agent_identity: Type.String(),
@@ -90,9 +90,9 @@ export const MemberSnapshot = Type.Object(
   { $id: 'MobMemberSnapshot' },
 );
 
-export const WaitKickoffResponse = Type.Object({ members: Type.Array(MemberSnapshot) });
+const WaitKickoffResponse = Type.Object({ members: Type.Array(MemberSnapshot) });
 
-export const WireBatchBody = Type.Object(
+const WireBatchBody = Type.Object(
   {
     edges: Type.Array(Type.Object({ a: MobName, b: MobName }), { minItems: 1, maxItems: 512 }),
     /** Fence: the mob revision the caller last saw (409 STALE_FENCE when it moved on). */
@@ -101,7 +101,7 @@ export const WireBatchBody = Type.Object(
   { $id: 'MobWireMembersBatchRequest' },
 );
 /** A wired pair of members, as the request named it. */
-export const WireEdge = Type.Object({ a: Type.String(), b: Type.String() });
+const WireEdge = Type.Object({ a: Type.String(), b: Type.String() });
 /** The reference's answer: the edges wired now and the ones that already were. */
 export const WireBatchResponse = Type.Object({
   requested: Type.Integer(),
@@ -109,7 +109,7 @@ export const WireBatchResponse = Type.Object({
   already_wired: Type.Array(WireEdge),
 });
 
-export const RespawnBody = Type.Object(
+const RespawnBody = Type.Object(
   {
     initial_message: Type.Optional(Type.String({ minLength: 1 })),
     /** Fences: the mob revision and the member generation the caller last saw (409 STALE_FENCE). */
@@ -118,14 +118,14 @@ export const RespawnBody = Type.Object(
   },
   { $id: 'MobRespawnRequest' },
 );
-export const RespawnResponse = Type.Object({
+const RespawnResponse = Type.Object({
   status: Type.Enum(['completed', 'topology_restore_failed']),
   receipt: Type.Record(Type.String(), Type.Unknown()),
   failed_peer_ids: Type.Optional(Type.Array(Type.String())),
 });
 
-export const HistoryQuery = Type.Object({ from_index: Type.Optional(Num), limit: Type.Optional(Type.String({ pattern: '^[0-9]{1,4}$' })) });
-export const MemberHistory = Type.Object(
+const HistoryQuery = Type.Object({ from_index: Type.Optional(Num), limit: Type.Optional(Type.String({ pattern: '^[0-9]{1,4}$' })) });
+const MemberHistory = Type.Object(
   {
     generation: Type.Integer(),
     page: Type.Object({
@@ -140,8 +140,8 @@ export const MemberHistory = Type.Object(
   { $id: 'MobMemberHistory' },
 );
 
-export const MobEventsQuery = Type.Object({ member: Type.Optional(MobName), after_cursor: Type.Optional(Num) });
-export const ToolkitStreamQuery = Type.Object({
+const MobEventsQuery = Type.Object({ member: Type.Optional(MobName), after_cursor: Type.Optional(Num) });
+const ToolkitStreamQuery = Type.Object({
   after_cursor: Type.Optional(Num),
   mob_id: Type.Optional(Type.String({ minLength: 1 })),
   /** Comma-separated structural kinds. */
@@ -170,7 +170,7 @@ export const HostCapabilities = Type.Object(
 );
 export type HostCapabilities = Static<typeof HostCapabilities>;
 
-export const MobHostEntrySchema = Type.Object(
+const MobHostEntrySchema = Type.Object(
   {
     host_id: Type.String(),
     bind_phase: Type.Union([Type.Literal('requested'), Type.Literal('bound')]),
@@ -182,8 +182,8 @@ export const MobHostEntrySchema = Type.Object(
   },
   { additionalProperties: true },
 );
-export const HostsResponse = Type.Object({ hosts: Type.Array(MobHostEntrySchema) });
-export const RouteInstallsResponse = Type.Object({
+const HostsResponse = Type.Object({ hosts: Type.Array(MobHostEntrySchema) });
+const RouteInstallsResponse = Type.Object({
   complete: Type.Boolean(),
   outstanding: Type.Array(Type.Object({ host: Type.String(), edge_a: Type.String(), edge_b: Type.String() })),
 });

@@ -117,12 +117,12 @@ export const ActorDetail = Type.Object(
 );
 export type ActorDetail = Static<typeof ActorDetail>;
 
-export const InspectEventsQuery = Type.Object({
+const InspectEventsQuery = Type.Object({
   kind: Type.Optional(Type.String({ minLength: 1, maxLength: 64 })),
   id: Type.Optional(Type.String({ minLength: 1, maxLength: 200 })),
 });
 
-export const TimelineQuery = Type.Object({ after_seq: Type.Optional(Digits(15)), limit: Type.Optional(Digits(4)) });
+const TimelineQuery = Type.Object({ after_seq: Type.Optional(Digits(15)), limit: Type.Optional(Digits(4)) });
 
 /** A session's ledger replayed through its machine: the state after each event (time travel). */
 export const SessionTimeline = Type.Object(

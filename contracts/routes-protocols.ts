@@ -36,7 +36,7 @@ export const ResponseCreateRequest = Type.Object(
 );
 
 /** An OpenAI Response object (output items: message, mcp_call); see docs/protocols.md. */
-export const ResponseObject = Type.Object(
+const ResponseObject = Type.Object(
   {
     id: Type.String(),
     object: Type.Literal('response'),

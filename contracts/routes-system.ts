@@ -50,8 +50,8 @@ export const CapabilityStatus = Type.Union(
 );
 export type CapabilityStatus = Static<typeof CapabilityStatus>;
 
-export const Capability = Type.Object({ id: Type.String(), description: Type.String(), status: CapabilityStatus }, { $id: 'Capability' });
-export type Capability = Static<typeof Capability>;
+const Capability = Type.Object({ id: Type.String(), description: Type.String(), status: CapabilityStatus }, { $id: 'Capability' });
+type Capability = Static<typeof Capability>;
 
 export const CapabilitiesResponse = Type.Object(
   { contract_version: ContractVersion, capabilities: Type.Array(Capability) },
@@ -80,11 +80,11 @@ export const RUNTIME_FEATURE_FLAGS = [
 ] as const;
 export type RuntimeFeatureFlag = (typeof RUNTIME_FEATURE_FLAGS)[number];
 
-export const RuntimeFeatures = Type.Object(
+const RuntimeFeatures = Type.Object(
   Object.fromEntries(RUNTIME_FEATURE_FLAGS.map((f) => [f, Type.Boolean()])) as Record<RuntimeFeatureFlag, ReturnType<typeof Type.Boolean>>,
   { $id: 'RuntimeFeatures' },
 );
-export type RuntimeFeatures = Record<RuntimeFeatureFlag, boolean>;
+type RuntimeFeatures = Record<RuntimeFeatureFlag, boolean>;
 
 export const RuntimeCapabilities = Type.Object(
   { contract_version: ContractVersion, features: RuntimeFeatures },
@@ -92,10 +92,10 @@ export const RuntimeCapabilities = Type.Object(
 );
 export type RuntimeCapabilities = Static<typeof RuntimeCapabilities>;
 
-export const HealthStatus = Type.Union([Type.Literal('ok'), Type.Literal('degraded'), Type.Literal('unhealthy')], {
+const HealthStatus = Type.Union([Type.Literal('ok'), Type.Literal('degraded'), Type.Literal('unhealthy')], {
   $id: 'HealthStatus',
 });
-export type HealthStatus = Static<typeof HealthStatus>;
+type HealthStatus = Static<typeof HealthStatus>;
 
 /**
  * Check keys: a plain dimension (measured), `unreadable:<dim>` (probe ran, no reading; degrades) or

@@ -56,7 +56,7 @@ export type TriggerSpec = Static<typeof TriggerSpec>;
 export type CalendarTrigger = Static<typeof CalendarTrigger>;
 
 /** Tool authoring form only: a 5-field cron expression, normalised into a calendar trigger. */
-export const CronAuthoringSpec = Type.Object(
+const CronAuthoringSpec = Type.Object(
   {
     type: Type.Literal('cron'),
     expression: Type.String({ minLength: 1, description: 'minute hour day-of-month month day-of-week' }),
@@ -64,11 +64,11 @@ export const CronAuthoringSpec = Type.Object(
   },
   { $id: 'CronAuthoringSpec' },
 );
-export type CronAuthoringSpec = Static<typeof CronAuthoringSpec>;
+type CronAuthoringSpec = Static<typeof CronAuthoringSpec>;
 
 // ---- targets --------------------------------------------------------------------------------------
 
-export const PromptAction = Type.Object(
+const PromptAction = Type.Object(
   {
     type: Type.Literal('prompt'),
     prompt: ContentInput,
@@ -80,7 +80,7 @@ export const PromptAction = Type.Object(
   { $id: 'SchedulePromptAction' },
 );
 /** Delivered as a turn whose prompt renders the event type and its JSON payload. */
-export const EventAction = Type.Object(
+const EventAction = Type.Object(
   {
     type: Type.Literal('event'),
     event_type: Type.String({ minLength: 1 }),
@@ -156,7 +156,7 @@ export interface MobTargetPort {
 }
 export type TargetBinding = Static<typeof TargetBinding>;
 /** Agent tools only: the calling session, rewritten to a resumable_session target. */
-export const CurrentSessionTarget = Type.Object(
+const CurrentSessionTarget = Type.Object(
   {
     type: Type.Literal('current_session'),
     target_kind: Type.Optional(Type.Literal('session')),
@@ -223,10 +223,10 @@ export type UpdateScheduleRequest = Static<typeof UpdateScheduleRequest>;
 
 // ---- resources ------------------------------------------------------------------------------------
 
-export const SchedulePhase = Type.Union([Type.Literal('active'), Type.Literal('paused'), Type.Literal('deleted')], {
+const SchedulePhase = Type.Union([Type.Literal('active'), Type.Literal('paused'), Type.Literal('deleted')], {
   $id: 'SchedulePhase',
 });
-export type SchedulePhase = 'active' | 'paused' | 'deleted';
+type SchedulePhase = 'active' | 'paused' | 'deleted';
 
 export const Schedule = Type.Object(
   {
@@ -265,7 +265,7 @@ export const OCCURRENCE_PHASES = [
   'delivery_failed',
 ] as const;
 export type OccurrencePhase = (typeof OCCURRENCE_PHASES)[number];
-export const OccurrencePhaseSchema = Type.Union(
+const OccurrencePhaseSchema = Type.Union(
   [
     Type.Literal('pending'),
     Type.Literal('claimed'),
@@ -311,9 +311,9 @@ export const Occurrence = Type.Object(
 );
 export type Occurrence = Static<typeof Occurrence>;
 
-export const ScheduleList = Type.Object({ schedules: Type.Array(Schedule) }, { $id: 'ScheduleList' });
-export const OccurrenceList = Type.Object({ occurrences: Type.Array(Occurrence) }, { $id: 'ScheduleOccurrenceList' });
-export const OccurrencesQuery = Type.Object(
+const ScheduleList = Type.Object({ schedules: Type.Array(Schedule) }, { $id: 'ScheduleList' });
+const OccurrenceList = Type.Object({ occurrences: Type.Array(Occurrence) }, { $id: 'ScheduleOccurrenceList' });
+const OccurrencesQuery = Type.Object(
   {
     phase: Type.Optional(OccurrencePhaseSchema),
     limit: Type.Optional(Type.String({ pattern: '^[0-9]{1,6}$' })),
@@ -321,20 +321,20 @@ export const OccurrencesQuery = Type.Object(
   { $id: 'ScheduleOccurrencesQuery' },
 );
 
-export const ScheduleToolDecl = Type.Object({
+const ScheduleToolDecl = Type.Object({
   name: Type.String(),
   description: Type.String(),
   inputSchema: Type.Object({}, { additionalProperties: true }),
 });
-export const ScheduleToolList = Type.Object({ tools: Type.Array(ScheduleToolDecl) }, { $id: 'ScheduleToolList' });
-export const ScheduleToolCall = Type.Object(
+const ScheduleToolList = Type.Object({ tools: Type.Array(ScheduleToolDecl) }, { $id: 'ScheduleToolList' });
+const ScheduleToolCall = Type.Object(
   {
     name: Type.String({ minLength: 1 }),
     arguments: Type.Optional(Type.Unknown()),
   },
   { $id: 'ScheduleToolCall' },
 );
-export type ScheduleToolCall = Static<typeof ScheduleToolCall>;
+type ScheduleToolCall = Static<typeof ScheduleToolCall>;
 
 // ---- routes ---------------------------------------------------------------------------------------
 

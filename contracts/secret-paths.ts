@@ -36,7 +36,7 @@ export const SECRET_MAP_FIELDS: readonly string[] = ['headers', 'env'];
 export const MCP_CONFIG_HOLDERS: readonly string[] = ['server_config', 'mcp_server', 'server'];
 
 /** Config paths masked by GET /config (`[]` = every array item, `*` = every key). */
-export const SECRET_CONFIG_PATHS: readonly string[] = [
+const SECRET_CONFIG_PATHS: readonly string[] = [
   'storage.postgres_url',
   'auth.oauth.*.client_secret',
   'tools.mcp_servers[].headers.*',

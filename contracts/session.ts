@@ -9,10 +9,10 @@ import { BusyPolicy } from './busy.ts';
 const Nullable = <T extends Parameters<typeof Type.Union>[0][number]>(t: T) => Type.Union([t, Type.Null()]);
 const U32 = Type.Integer({ minimum: 0, maximum: 4294967295 });
 
-export const SystemPromptOverride = Type.Union([Type.Null(), Type.String(), Type.Object({ action: Type.Literal('disable') })], {
+const SystemPromptOverride = Type.Union([Type.Null(), Type.String(), Type.Object({ action: Type.Literal('disable') })], {
   $id: 'SystemPromptOverride',
 });
-export type SystemPromptOverride = Static<typeof SystemPromptOverride>;
+type SystemPromptOverride = Static<typeof SystemPromptOverride>;
 
 export const ProviderId = Type.Union(
   // Spelled out (not .map) so the static type is the literal union, not never.
@@ -29,7 +29,7 @@ export const ProviderId = Type.Union(
 /** A provider adapter's name (the `provider` request field). */
 export type ProviderName = Static<typeof ProviderId>;
 
-export const AuthBindingRef = Type.Object(
+const AuthBindingRef = Type.Object(
   { realm: Type.String(), binding: Type.String(), profile: Type.Optional(Type.String()) },
   { $id: 'AuthBindingRef' },
 );
@@ -94,7 +94,7 @@ export const ContinueSessionRequest = Type.Object(
 );
 export type ContinueSessionRequest = Static<typeof ContinueSessionRequest>;
 
-export const ExtractionError = Type.Object({ last_output: Type.String(), attempts: Type.Integer(), reason: Type.String() });
+const ExtractionError = Type.Object({ last_output: Type.String(), attempts: Type.Integer(), reason: Type.String() });
 
 /** Create and continue share this shape; optional members are omitted, never null. */
 export const TurnResponse = Type.Object(
@@ -128,7 +128,7 @@ export const SessionDetail = Type.Object(
   { $id: 'SessionDetail' },
 );
 
-export const SessionSummary = Type.Object(
+const SessionSummary = Type.Object(
   {
     session_id: Type.String(),
     session_ref: Type.Optional(Type.String()),

@@ -51,8 +51,8 @@ export const SkillEntry = Type.Object(
 );
 export type SkillEntry = Static<typeof SkillEntry>;
 
-export const SkillList = Type.Object({ skills: Type.Array(SkillEntry) }, { $id: 'SkillList' });
-export type SkillList = Static<typeof SkillList>;
+const SkillList = Type.Object({ skills: Type.Array(SkillEntry) }, { $id: 'SkillList' });
+type SkillList = Static<typeof SkillList>;
 
 /** What a turn response carries when skills were involved (omitted otherwise). */
 export const SkillDiagnostics = Type.Object(

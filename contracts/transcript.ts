@@ -3,10 +3,10 @@
 // serves storage, providers and GET /sessions/{id}/history.
 import { Type, type Static } from 'typebox';
 
-export const TextBlock = Type.Object({ type: Type.Literal('text'), text: Type.String() }, { $id: 'TextBlock' });
-export type TextBlock = Static<typeof TextBlock>;
+const TextBlock = Type.Object({ type: Type.Literal('text'), text: Type.String() }, { $id: 'TextBlock' });
+type TextBlock = Static<typeof TextBlock>;
 
-export const ImageBlock = Type.Object(
+const ImageBlock = Type.Object(
   {
     type: Type.Literal('image'),
     media_type: Type.String(),
@@ -16,10 +16,10 @@ export const ImageBlock = Type.Object(
   },
   { $id: 'ImageBlock' },
 );
-export type ImageBlock = Static<typeof ImageBlock>;
+type ImageBlock = Static<typeof ImageBlock>;
 
 /** Skill text injected for a turn (contracts/skills.ts; actors/skills): projected to providers as text. */
-export const SkillContextBlock = Type.Object(
+const SkillContextBlock = Type.Object(
   {
     type: Type.Literal('skill_context'),
     skill_key: Type.Object({ source_uuid: Type.String(), skill_name: Type.String() }),
@@ -27,7 +27,7 @@ export const SkillContextBlock = Type.Object(
   },
   { $id: 'SkillContextBlock' },
 );
-export type SkillContextBlock = Static<typeof SkillContextBlock>;
+type SkillContextBlock = Static<typeof SkillContextBlock>;
 
 export const ContentBlock = Type.Union([TextBlock, ImageBlock, SkillContextBlock], { $id: 'ContentBlock' });
 export type ContentBlock = Static<typeof ContentBlock>;

@@ -9,7 +9,7 @@ const Nullable = <T extends Parameters<typeof Type.Union>[0][number]>(t: T) => T
  * `output_schema` in its wrapper form. A body whose `output_schema` is not this wrapper is taken as a
  * raw JSON Schema (actors/turn-features/output-schema.ts tells them apart).
  */
-export const OutputSchemaWrapper = Type.Object(
+const OutputSchemaWrapper = Type.Object(
   {
     schema: Type.Object({}, { additionalProperties: true }),
     name: Type.Optional(Type.String({ minLength: 1 })),
@@ -19,7 +19,7 @@ export const OutputSchemaWrapper = Type.Object(
   },
   { $id: 'OutputSchemaWrapper' },
 );
-export type OutputSchemaWrapper = Static<typeof OutputSchemaWrapper>;
+type OutputSchemaWrapper = Static<typeof OutputSchemaWrapper>;
 
 /** `output_schema`: the wrapper or a raw JSON Schema whose root is an object schema. */
 export const OutputSchema = Type.Object(
@@ -39,7 +39,7 @@ export const SchemaWarning = Type.Object(
 );
 export type SchemaWarning = Static<typeof SchemaWarning>;
 
-export const HOOK_POINTS = [
+const HOOK_POINTS = [
   'run_started',
   'run_completed',
   'run_failed',
@@ -50,7 +50,7 @@ export const HOOK_POINTS = [
   'turn_boundary',
 ] as const;
 export type HookPoint = (typeof HOOK_POINTS)[number];
-export const HookPointSchema = Type.Union(
+const HookPointSchema = Type.Union(
   [
     Type.Literal('run_started'),
     Type.Literal('run_completed'),
@@ -126,7 +126,7 @@ export const BudgetSection = Type.Object(
 );
 
 /** A Rust `Duration` as the reference serializes it: whole seconds plus nanoseconds. */
-export const WireDuration = Type.Object(
+const WireDuration = Type.Object(
   { secs: Type.Integer({ minimum: 0 }), nanos: Type.Integer({ minimum: 0, maximum: 999_999_999 }) },
   { additionalProperties: false },
 );

@@ -72,8 +72,8 @@ export const WebhookView = Type.Object(
 );
 export type WebhookView = Static<typeof WebhookView>;
 
-export const WebhookList = Type.Object({ webhooks: Type.Array(WebhookView) }, { $id: 'WebhookList' });
-export const WebhookDeleted = Type.Object({ id: Type.String(), deleted: Type.Boolean() }, { $id: 'WebhookDeleted' });
+const WebhookList = Type.Object({ webhooks: Type.Array(WebhookView) }, { $id: 'WebhookList' });
+const WebhookDeleted = Type.Object({ id: Type.String(), deleted: Type.Boolean() }, { $id: 'WebhookDeleted' });
 
 export const DeliveryStatus = Type.Union([Type.Literal('pending'), Type.Literal('delivered'), Type.Literal('dead')]);
 export type DeliveryStatus = Static<typeof DeliveryStatus>;
@@ -99,7 +99,7 @@ export const DeliveryRecord = Type.Object({
 });
 export type DeliveryRecord = Static<typeof DeliveryRecord>;
 
-export const DeliveryView = Type.Object({
+const DeliveryView = Type.Object({
   webhook_id: Type.String(),
   session_id: Type.String(),
   seq: Type.Integer(),
@@ -113,12 +113,12 @@ export const DeliveryView = Type.Object({
   last_error: Type.Optional(Type.String()),
 });
 
-export const DeliveryList = Type.Object(
+const DeliveryList = Type.Object(
   { subscription_id: Type.String(), deliveries: Type.Array(DeliveryView), has_more: Type.Boolean() },
   { $id: 'WebhookDeliveryList' },
 );
 
-export const DeliveryQuery = Type.Object({
+const DeliveryQuery = Type.Object({
   status: Type.Optional(DeliveryStatus),
   offset: Type.Optional(Type.String({ pattern: '^[0-9]{1,9}$' })),
   limit: Type.Optional(Type.String({ pattern: '^[0-9]{1,5}$' })),

@@ -23,7 +23,7 @@ export const BINDING_PHASES = [
   'run_lost',
 ] as const;
 export type BindingPhase = (typeof BINDING_PHASES)[number];
-export const TERMINAL_PHASES: readonly BindingPhase[] = [
+const TERMINAL_PHASES: readonly BindingPhase[] = [
   'completed',
   'closure_refused',
   'failed',
@@ -37,13 +37,10 @@ export const isTerminalPhase = (p: string): boolean => (TERMINAL_PHASES as reado
 const Phase = Type.Enum([...BINDING_PHASES]);
 const Ns = Type.String({ minLength: 1, maxLength: 128 });
 
-export const WorkRef = Type.Object(
-  { realm_id: Type.String(), namespace: Type.String(), item_id: Type.String() },
-  { additionalProperties: false },
-);
-export type WorkRef = Static<typeof WorkRef>;
+const WorkRef = Type.Object({ realm_id: Type.String(), namespace: Type.String(), item_id: Type.String() }, { additionalProperties: false });
+type WorkRef = Static<typeof WorkRef>;
 
-export const BindingTarget = Type.Object(
+const BindingTarget = Type.Object(
   {
     mob_id: Type.String(),
     flow_id: Type.String(),
@@ -55,10 +52,10 @@ export const BindingTarget = Type.Object(
   },
   { additionalProperties: false },
 );
-export type BindingTarget = Static<typeof BindingTarget>;
+type BindingTarget = Static<typeof BindingTarget>;
 
 /** The machine's stored snapshot: its state value and data-only context. */
-export const BindingMachineSnapshot = Type.Object({
+const BindingMachineSnapshot = Type.Object({
   value: Phase,
   context: Type.Object(
     {
@@ -72,7 +69,7 @@ export const BindingMachineSnapshot = Type.Object({
     { additionalProperties: true },
   ),
 });
-export type BindingMachineSnapshot = Static<typeof BindingMachineSnapshot>;
+type BindingMachineSnapshot = Static<typeof BindingMachineSnapshot>;
 
 export const WorkBindingRecord = Type.Object(
   {

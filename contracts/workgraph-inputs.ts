@@ -125,8 +125,8 @@ export const WorkBlockInput = Type.Object(
 );
 export type WorkBlockInput = Static<typeof WorkBlockInput>;
 
-export const CloseStatus = Type.Enum(['completed', 'cancelled', 'failed']);
-export type CloseStatus = Static<typeof CloseStatus>;
+const CloseStatus = Type.Enum(['completed', 'cancelled', 'failed']);
+type CloseStatus = Static<typeof CloseStatus>;
 
 export const WorkCloseInput = Type.Object(
   { namespace: Ns, item_id: Id, expected_revision: Rev, status: CloseStatus, summary: opt(Type.String({ maxLength: 10_000 })) },

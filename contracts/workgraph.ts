@@ -10,12 +10,12 @@ const lit = <const T extends string[]>(values: readonly [...T]) => Type.Enum<T>(
 export const WORK_STATUSES = ['open', 'in_progress', 'blocked', 'completed', 'cancelled', 'failed'] as const;
 export const WorkStatus = lit(WORK_STATUSES);
 export type WorkStatus = Static<typeof WorkStatus>;
-export const TERMINAL_STATUSES: readonly WorkStatus[] = ['completed', 'cancelled', 'failed'];
+const TERMINAL_STATUSES: readonly WorkStatus[] = ['completed', 'cancelled', 'failed'];
 
 export const WorkPriority = lit(['low', 'medium', 'high'] as const);
 export type WorkPriority = Static<typeof WorkPriority>;
 
-export const OWNER_KINDS = ['principal', 'agent', 'session', 'mob', 'label'] as const;
+const OWNER_KINDS = ['principal', 'agent', 'session', 'mob', 'label'] as const;
 export const WorkOwnerKey = Type.Object(
   { kind: lit(OWNER_KINDS), id: Type.String({ minLength: 1, maxLength: 256 }) },
   { additionalProperties: false },
@@ -29,15 +29,15 @@ export const WorkOwner = Type.Object(
 export type WorkOwner = Static<typeof WorkOwner>;
 
 /** A claim: the owner plus an optional lease (RFC 3339). `expiry_observed_at` is set when a lease expiry was observed. */
-export const WorkClaim = Type.Object({
+const WorkClaim = Type.Object({
   owner: WorkOwner,
   claimed_at: Type.String(),
   lease_expires_at: opt(Type.String()),
   expiry_observed_at: opt(Type.String()),
 });
-export type WorkClaim = Static<typeof WorkClaim>;
+type WorkClaim = Static<typeof WorkClaim>;
 
-export const COMPLETION_POLICY_KINDS = ['self_attest', 'host_confirmed', 'principal_confirmed', 'supervisor', 'reviewer_quorum'] as const;
+const COMPLETION_POLICY_KINDS = ['self_attest', 'host_confirmed', 'principal_confirmed', 'supervisor', 'reviewer_quorum'] as const;
 export const WorkCompletionPolicy = Type.Union([
   Type.Object({ kind: lit(['self_attest', 'host_confirmed'] as const) }, { additionalProperties: false }),
   Type.Object({ kind: Type.Literal('principal_confirmed'), principal: opt(WorkOwnerKey) }, { additionalProperties: false }),
@@ -56,7 +56,7 @@ export const ExternalWorkRef = Type.Object(
 export type ExternalWorkRef = Static<typeof ExternalWorkRef>;
 
 /** Confirmation kinds an evidence ref may carry; they feed the completion policies. */
-export const CONFIRMATION_KINDS = ['host', 'principal', 'supervisor', 'review'] as const;
+const CONFIRMATION_KINDS = ['host', 'principal', 'supervisor', 'review'] as const;
 export const ConfirmationKind = lit(CONFIRMATION_KINDS);
 export type ConfirmationKind = Static<typeof ConfirmationKind>;
 
@@ -130,7 +130,7 @@ export const WorkFact = Type.Union([
 ]);
 export type WorkFact = Static<typeof WorkFact>;
 
-export const EVENT_KINDS = [
+const EVENT_KINDS = [
   'created',
   'updated',
   'readiness_observed',
@@ -167,7 +167,7 @@ export const AttentionTarget = Type.Union([
 export type AttentionTarget = Static<typeof AttentionTarget>;
 export const ATTENTION_MODES = ['pursue', 'coordinate', 'review', 'falsify', 'judge', 'observe'] as const;
 export const DELEGATED_AUTHORITY = ['add_evidence', 'close_own_review_item', 'request_closure', 'close_if_policy_allows'] as const;
-export const ATTENTION_STATES = ['active', 'paused', 'superseded', 'stopped'] as const;
+const ATTENTION_STATES = ['active', 'paused', 'superseded', 'stopped'] as const;
 export const AttentionStatus = Type.Union([
   Type.Object({ state: Type.Literal('active') }),
   Type.Object({ state: Type.Literal('paused'), until: opt(Iso) }),
@@ -216,7 +216,7 @@ const Count = Type.String({ pattern: '^[0-9]{1,9}$' });
 const Ns = Type.String({ pattern: NAMESPACE_PATTERN });
 
 /** items/snapshot query; `statuses` and `labels` may repeat or be comma-separated. */
-export const WorkItemsQuery = Type.Object({
+const WorkItemsQuery = Type.Object({
   realm_id: opt(Type.String()),
   namespace: opt(Ns),
   all_namespaces: opt(Bool),
@@ -225,14 +225,14 @@ export const WorkItemsQuery = Type.Object({
   include_terminal: opt(Bool),
   limit: opt(Count),
 });
-export const WorkReadyQuery = Type.Object({
+const WorkReadyQuery = Type.Object({
   realm_id: opt(Type.String()),
   namespace: opt(Ns),
   labels: opt(Type.String()),
   limit: opt(Count),
 });
-export const WorkItemQuery = Type.Object({ realm_id: opt(Type.String()), namespace: opt(Ns) });
-export const WorkEventsQuery = Type.Object({
+const WorkItemQuery = Type.Object({ realm_id: opt(Type.String()), namespace: opt(Ns) });
+const WorkEventsQuery = Type.Object({
   realm_id: opt(Type.String()),
   namespace: opt(Ns),
   all_namespaces: opt(Bool),
@@ -240,15 +240,15 @@ export const WorkEventsQuery = Type.Object({
   limit: opt(Count),
 });
 
-export const WorkItemList = Type.Object({ items: Type.Array(WorkItem) }, { $id: 'WorkItemList' });
-export const WorkEventList = Type.Object({ events: Type.Array(WorkEvent), has_more: opt(Type.Boolean()) }, { $id: 'WorkEventList' });
+const WorkItemList = Type.Object({ items: Type.Array(WorkItem) }, { $id: 'WorkItemList' });
+const WorkEventList = Type.Object({ events: Type.Array(WorkEvent), has_more: opt(Type.Boolean()) }, { $id: 'WorkEventList' });
 
-export const GoalStatusRequest = Type.Object({
+const GoalStatusRequest = Type.Object({
   binding_id: Type.String({ minLength: 1 }),
   realm_id: opt(Type.String()),
   namespace: opt(Ns),
 });
-export type GoalStatusRequest = Static<typeof GoalStatusRequest>;
+type GoalStatusRequest = Static<typeof GoalStatusRequest>;
 export const GoalStatus = Type.Object({ item: WorkItem, attention: WorkAttentionBinding }, { $id: 'GoalStatus' });
 export type GoalStatus = Static<typeof GoalStatus>;
 
@@ -259,7 +259,7 @@ export const AttentionListRequest = Type.Object({
   target: opt(AttentionTarget),
 });
 export type AttentionListRequest = Static<typeof AttentionListRequest>;
-export const AttentionList = Type.Object({ attention: Type.Array(WorkAttentionBinding) }, { $id: 'AttentionList' });
+const AttentionList = Type.Object({ attention: Type.Array(WorkAttentionBinding) }, { $id: 'AttentionList' });
 
 const CAP = 'work_graph';
 const READ_ERRORS = ['BAD_REQUEST', 'NOT_FOUND'] as const;

@@ -37,7 +37,7 @@ export interface GuardRefusal {
 const LOOPBACK_NAMES: ReadonlySet<string> = new Set(['localhost', '127.0.0.1', '[::1]', '::1']);
 
 /** `host[:port]` (IPv6 in brackets) → lower-cased host name without port, or null when malformed. */
-export function hostName(hostHeader: string): string | null {
+function hostName(hostHeader: string): string | null {
   const h = hostHeader.trim().toLowerCase();
   if (h === '') return null;
   if (h.startsWith('[')) {
@@ -55,7 +55,7 @@ export function hostName(hostHeader: string): string | null {
 }
 
 /** True when `hostHeader` names loopback or one of `allowed` (entries with a port must match it exactly). */
-export function hostAllowed(hostHeader: string, allowed: readonly string[]): boolean {
+function hostAllowed(hostHeader: string, allowed: readonly string[]): boolean {
   const name = hostName(hostHeader);
   if (name === null) return false;
   if (LOOPBACK_NAMES.has(name) || /^127\.\d{1,3}\.\d{1,3}\.\d{1,3}$/.test(name)) return true;
@@ -84,7 +84,7 @@ function canonicalOrigin(origin: string): string | null {
 }
 
 /** True when `origin` is the server's own (its host:port is the request's `Host`) or listed in `allowed`. */
-export function originAllowed(origin: string, hostHeader: string | undefined, allowed: readonly string[]): boolean {
+function originAllowed(origin: string, hostHeader: string | undefined, allowed: readonly string[]): boolean {
   const canon = canonicalOrigin(origin);
   if (canon === null) return false;
   if (hostHeader !== undefined) {

@@ -412,7 +412,7 @@ interface LostClaim {
  * True for the answer of a claim this node lost (actors/cluster: the lease is held by another live node,
  * or it stayed contended): nothing of the request ran, so it may be served by the lease holder.
  */
-export function isLostClaim(status: number, body: string | Buffer): boolean {
+function isLostClaim(status: number, body: string | Buffer): boolean {
   if (status !== 503) return false;
   try {
     const parsed = JSON.parse(typeof body === 'string' ? body : body.toString('utf8')) as {

@@ -35,13 +35,13 @@ export type Handler = (ctx: HandlerContext) => Promise<HandlerResult> | HandlerR
 export type HandlerTable = Record<string, Handler>;
 
 /** The validated body type of a route (undefined when it takes none; possibly undefined when `bodyOptional`). */
-export type BodyOf<R extends RouteDef> = R extends { body: infer S extends TSchema }
+type BodyOf<R extends RouteDef> = R extends { body: infer S extends TSchema }
   ? R extends { bodyOptional: true }
     ? Static<S> | undefined
     : Static<S>
   : undefined;
 /** The validated query type of a route (plain strings when it declares none). */
-export type QueryOf<R extends RouteDef> = R extends { query: infer S extends TSchema }
+type QueryOf<R extends RouteDef> = R extends { query: infer S extends TSchema }
   ? Static<S> & Record<string, string>
   : Record<string, string>;
 

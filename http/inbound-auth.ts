@@ -22,7 +22,7 @@ import type { HttpRequest, HttpResponder, RequestHandler, WebSocketRoute } from 
 
 const PRINCIPAL_HEADER = 'x-warren-principal';
 /** Set by a cluster node on requests it forwards to a peer; proves the sender holds the realm's cluster secret. */
-export const CLUSTER_AUTH_HEADER = 'x-warren-cluster-auth';
+const CLUSTER_AUTH_HEADER = 'x-warren-cluster-auth';
 const FORWARDED_HEADER = 'x-warren-forwarded-by';
 
 /** True for `localhost`, 127.0.0.0/8 and ::1 (the listeners a keyless server may use). */
@@ -79,7 +79,7 @@ const CLUSTER_NS = 'inbound.cluster';
 const CLUSTER_KEY = 'secret';
 
 /** The realm's cluster secret (32 random bytes), created once in the shared store; the first writer wins. */
-export async function clusterSecret(store: Store): Promise<Buffer> {
+async function clusterSecret(store: Store): Promise<Buffer> {
   const read = async (): Promise<Buffer | undefined> => {
     const rec = await store.getRecord<{ rev?: number; secret?: unknown }>(CLUSTER_NS, CLUSTER_KEY);
     return typeof rec?.secret === 'string' ? Buffer.from(rec.secret, 'base64') : undefined;
@@ -100,13 +100,13 @@ export async function clusterSecret(store: Store): Promise<Buffer> {
 }
 
 /** The header value peers present: an HMAC of the secret (the secret itself never crosses the wire). */
-export function clusterAuthValue(secret: Buffer): string {
+function clusterAuthValue(secret: Buffer): string {
   return createHmac('sha256', secret).update('warren-cluster-peer-v1').digest('base64url');
 }
 
 // ---- the request layer ------------------------------------------------------------------------------
 
-export interface InboundAuthOptions {
+interface InboundAuthOptions {
   routes: readonly RouteDef[];
   verifier: KeyVerifier;
   log: Logger;
@@ -165,10 +165,10 @@ function bearer(headers: Record<string, string>): string | undefined {
   return m ? m[1] : '';
 }
 
-export type AuthOutcome = { ok: true; key?: KeyIdentity; peer?: boolean } | { ok: false; status: number; body: string; code: ErrorCode };
+type AuthOutcome = { ok: true; key?: KeyIdentity; peer?: boolean } | { ok: false; status: number; body: string; code: ErrorCode };
 
 /** The inbound-auth gate: decides one request's fate from its headers and the access its route needs. */
-export class InboundGate {
+class InboundGate {
   private readonly table: CompiledRoute[];
   private readonly clusterAuth?: Buffer;
 
@@ -282,7 +282,7 @@ function parse(body: Buffer): unknown {
 }
 
 /** Wraps the request handler (outermost: before cluster forwarding) with the gate. */
-export function inboundAuth(inner: RequestHandler, gate: InboundGate, clusterAuth?: string): RequestHandler {
+function inboundAuth(inner: RequestHandler, gate: InboundGate, clusterAuth?: string): RequestHandler {
   return async (req: HttpRequest, res: HttpResponder) => {
     const outcome: AuthOutcome = await gate.check(req.method, req.path, req.headers).catch((err: unknown) => {
       if (err instanceof ServiceError) return refusal(err.code, err.message);
@@ -308,7 +308,7 @@ function send(res: HttpResponder, r: { status: number; body: string }): void {
 }
 
 /** WebSocket endpoints (JSON-RPC /rpc): each message is checked against the upgrade request's key. */
-export function guardWebSockets(routes: readonly WebSocketRoute[], gate: InboundGate): WebSocketRoute[] {
+function guardWebSockets(routes: readonly WebSocketRoute[], gate: InboundGate): WebSocketRoute[] {
   return routes.map((ws) => ({
     path: ws.path,
     async onMessage(text, headers) {

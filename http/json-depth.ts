@@ -8,7 +8,7 @@ import { ServiceError } from '../contracts/errors.ts';
  * True when `text` opens more than `max` nested arrays/objects at some point. A linear scan that skips
  * string contents (with escapes); malformed JSON is left to JSON.parse.
  */
-export function jsonDeeperThan(text: string, max: number): boolean {
+function jsonDeeperThan(text: string, max: number): boolean {
   let depth = 0;
   let inString = false;
   for (let i = 0; i < text.length; i++) {

@@ -6,9 +6,9 @@
 import type { Socket } from 'node:net';
 
 /** How much a lingering socket drains at most before it is closed anyway. */
-export const LINGER_MAX_BYTES = 8 * 1024 * 1024;
+const LINGER_MAX_BYTES = 8 * 1024 * 1024;
 /** How long a lingering socket waits at most for the client to finish or close. */
-export const LINGER_MAX_MS = 2_000;
+const LINGER_MAX_MS = 2_000;
 
 export interface LingerBounds {
   maxBytes: number;

@@ -14,7 +14,7 @@ import type { WebSocketRoute } from './transport.ts';
 import type { Logger } from 'pino';
 
 /** The realm this server serves (reported by the system routes). */
-export interface RealmInfo {
+interface RealmInfo {
   realmId: string;
   instanceId?: string;
   backend: string;
@@ -27,7 +27,7 @@ export interface RealmInfo {
 }
 
 /** The realm's live config, as the /config routes need it (config/realm-config.ts satisfies it). */
-export interface ConfigAccess {
+interface ConfigAccess {
   envelope(): unknown;
   replace(body: unknown): Promise<unknown>;
   patch(body: unknown): Promise<unknown>;

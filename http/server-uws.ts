@@ -375,8 +375,8 @@ export function createUwsServer(opts: HttpServerOptions): HttpServer {
  * is drained to its end, then answered 413 on a connection that stays usable; beyond it, or after
  * TOO_LARGE_DRAIN_MS, the 413 goes out with `connection: close`.
  */
-export const TOO_LARGE_DRAIN_BYTES = 64 * 1024 * 1024;
-export const TOO_LARGE_DRAIN_MS = 5_000;
+const TOO_LARGE_DRAIN_BYTES = 64 * 1024 * 1024;
+const TOO_LARGE_DRAIN_MS = 5_000;
 
 /** Buffers the body with a running size check, then dispatches. */
 function readBody(

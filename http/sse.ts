@@ -18,7 +18,7 @@ import type { EventSubscriber, HubEntry } from '../actors/event-hub.ts';
 import type { HttpResponder } from './transport.ts';
 
 export const SUBSCRIBER_BUFFER = 256;
-export const HEARTBEAT_MS = 15_000;
+const HEARTBEAT_MS = 15_000;
 
 /** @internal Process-wide defaults read when a subscriber is created (tests shorten the heartbeat). */
 export const sseDefaults = { heartbeatMs: HEARTBEAT_MS };
@@ -37,7 +37,7 @@ export interface SseOptions {
  * repeats it: the 48-bit timestamp is the event's timestamp_ms; the random bits are 34 bits of the
  * session id and the seq (40 bits), so ids are unique within a session and practically across sessions.
  */
-export function eventIdOf(sessionId: string, e: HubEntry): string {
+function eventIdOf(sessionId: string, e: HubEntry): string {
   const ts = Math.max(0, Math.floor(e.timestamp_ms)).toString(16).padStart(12, '0').slice(-12);
   const sid = sessionId.replace(/-/g, '');
   const variant = (8 | (Number.parseInt(sid[3] ?? '0', 16) & 3)).toString(16);
@@ -58,7 +58,7 @@ export function envelopeOf(sessionId: string, e: HubEntry): Record<string, unkno
 }
 
 /** The SSE frame of an entry, serialized once and shared by every subscriber. */
-export function frameOf(sessionId: string, e: HubEntry): string {
+function frameOf(sessionId: string, e: HubEntry): string {
   if (e.frame === undefined) e.frame = `id: ${e.seq}\nevent: ${e.kind}\ndata: ${JSON.stringify(envelopeOf(sessionId, e))}\n\n`;
   return e.frame;
 }

@@ -4,7 +4,7 @@
 import type { MisfirePolicy, MissingTargetPolicy, OccurrencePhase, OverlapPolicy } from '../contracts/schedule.ts';
 
 /** An occurrence dispatched within this long after its due time is on time; later it is a misfire. */
-export const ON_TIME_GRACE_MS = 60_000;
+const ON_TIME_GRACE_MS = 60_000;
 
 export type LatenessVerdict = { verdict: 'on_time' } | { verdict: 'catch_up'; lateMs: number } | { verdict: 'misfired'; lateMs: number };
 

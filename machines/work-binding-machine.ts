@@ -15,7 +15,7 @@
 // Every event is handled in every state: a state that does not accept it rejects it (lastDecision).
 import { assign, setup } from 'xstate';
 
-export type BindingRunStatus = 'completed' | 'failed' | 'canceled';
+type BindingRunStatus = 'completed' | 'failed' | 'canceled';
 
 export interface BindingContext {
   revision: number;

@@ -22,7 +22,7 @@ export interface WorkCaller {
   host: boolean;
 }
 
-export interface ClaimState {
+interface ClaimState {
   owner: WorkOwner;
   claimed_at_ms: number;
   lease_expires_at_ms: number | null;
@@ -105,7 +105,7 @@ export const WORK_ITEM_EVENT_TYPES: readonly WorkItemEvent['type'][] = [
 
 type Args = { context: WorkItemContext; event: WorkItemEvent };
 
-export function sameKey(a: WorkOwnerKey | undefined, b: WorkOwnerKey | undefined): boolean {
+function sameKey(a: WorkOwnerKey | undefined, b: WorkOwnerKey | undefined): boolean {
   return a !== undefined && b !== undefined && a.kind === b.kind && a.id === b.id;
 }
 
@@ -147,7 +147,7 @@ const isForbiddenConfirmation = ({ event }: Args): boolean => {
 };
 
 /** Why closing as `completed` is not allowed yet under the item's completion policy, or null. */
-export function policyProblem(ctx: Pick<WorkItemContext, 'policy' | 'evidence' | 'claim'>, by: WorkCaller): string | null {
+function policyProblem(ctx: Pick<WorkItemContext, 'policy' | 'evidence' | 'claim'>, by: WorkCaller): string | null {
   const confirmations = (kind: ConfirmationKind) => ctx.evidence.filter((e) => e.confirmation_kind === kind);
   const policy = ctx.policy;
   switch (policy.kind) {
@@ -409,6 +409,6 @@ function terminalRejects() {
 }
 
 /** The WorkStatus of a machine snapshot value. */
-export function statusOf(value: unknown): WorkStatus {
+function statusOf(value: unknown): WorkStatus {
   return value as WorkStatus;
 }

@@ -226,7 +226,7 @@ const ERROR_STATUS: Record<string, number> = {
 type Slot = { type: 'text' | 'thinking'; text: string } | { type: 'tool_use'; id: string; name: string; json: string };
 
 /** @internal Decodes one Messages SSE stream. */
-export function anthropicDecoder(model: string, emit: (e: StreamEvent) => void): StreamDecoder<ProviderResponse> {
+function anthropicDecoder(model: string, emit: (e: StreamEvent) => void): StreamDecoder<ProviderResponse> {
   const slots = new Map<number, Slot>();
   const usage: ProviderUsage = { input_tokens: 0, output_tokens: 0 };
   let stop: StopReason = 'end_turn';

@@ -8,7 +8,7 @@ export const CATALOG_CONTRACT_VERSION = '0.1.0';
 
 export type CatalogProviderName = 'anthropic' | 'gemini' | 'openai';
 
-export interface ModelProfile {
+interface ModelProfile {
   model_family: string;
   supports_temperature: boolean;
   supports_thinking: boolean;
@@ -31,7 +31,7 @@ export interface CatalogModel {
   profile: ModelProfile;
 }
 
-export interface CatalogProvider {
+interface CatalogProvider {
   provider: CatalogProviderName;
   default_model_id: string;
   models: CatalogModel[];

@@ -5,10 +5,10 @@ import { ServiceError, isServiceError, type ErrorCode } from '../contracts/error
 import type { RetryNotice } from './provider.ts';
 
 /** The retryable failure classes of the `retrying` event payload. */
-export type RetryableKind = RetryNotice['failure']['kind'];
+type RetryableKind = RetryNotice['failure']['kind'];
 
 /** Why a failure is not retried (absent on retryable failures). */
-export type TerminalReason = 'auth' | 'missing_api_key' | 'bad_request' | 'misconfigured' | 'stream_interrupted' | 'cancelled';
+type TerminalReason = 'auth' | 'missing_api_key' | 'bad_request' | 'misconfigured' | 'stream_interrupted' | 'cancelled';
 
 /** `details.error` of an `llm_failure`. `retryable` is what withRetry reads; nothing reads messages. */
 export interface LlmFailureInfo {
@@ -181,7 +181,7 @@ export function retryExhausted(provider: string, model: string, attempts: number
 }
 
 /** `retry-after-ms` (OpenAI) or `retry-after` in seconds or as an HTTP date, in ms. */
-export function retryAfterFromHeaders(headers: Record<string, unknown>, now: number = Date.now()): number | undefined {
+function retryAfterFromHeaders(headers: Record<string, unknown>, now: number = Date.now()): number | undefined {
   const ms = Number(headerValue(headers['retry-after-ms']));
   if (Number.isFinite(ms) && ms >= 0 && headerValue(headers['retry-after-ms']) !== '') return Math.ceil(ms);
   const raw = headerValue(headers['retry-after']);

@@ -61,7 +61,7 @@ function invalidKeyAsAuth(status: number, bodyText: string): number {
 }
 
 /** @internal The streamGenerateContent request body for `req`. */
-export function geminiBody(req: ProviderRequest): Json {
+function geminiBody(req: ProviderRequest): Json {
   const generationConfig: Json = { maxOutputTokens: req.max_tokens };
   if (req.json_schema) {
     generationConfig.responseMimeType = 'application/json';
@@ -147,7 +147,7 @@ function syntheticId(responseId: string, n: number, name: string, args: unknown)
 }
 
 /** @internal Decodes one streamGenerateContent SSE stream. */
-export function geminiDecoder(model: string, emit: (e: StreamEvent) => void): StreamDecoder<ProviderResponse> {
+function geminiDecoder(model: string, emit: (e: StreamEvent) => void): StreamDecoder<ProviderResponse> {
   const pieces: Piece[] = [];
   const usage: ProviderUsage = { input_tokens: 0, output_tokens: 0 };
   let finish: string | undefined;

@@ -145,7 +145,7 @@ interface Call {
  * @internal Decodes one Chat Completions SSE stream. The stream is complete at `data: [DONE]`; a
  * body that ends after a finish_reason but without [DONE] is accepted too (some servers omit it).
  */
-export function chatDecoder(provider: string, model: string, emit: (e: StreamEvent) => void): StreamDecoder<ProviderResponse> {
+function chatDecoder(provider: string, model: string, emit: (e: StreamEvent) => void): StreamDecoder<ProviderResponse> {
   let text = '';
   let reasoning = '';
   const calls = new Map<number, Call>();

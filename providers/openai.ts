@@ -39,7 +39,7 @@ export function createOpenAIProvider(opts: AdapterOptions = {}): Provider {
 }
 
 /** @internal The Responses request body for `req`. */
-export function openaiBody(req: ProviderRequest): Json {
+function openaiBody(req: ProviderRequest): Json {
   const body: Json = { model: req.model, input: inputItems(req), stream: true, store: false, max_output_tokens: req.max_tokens };
   const system = systemText(req);
   if (system) body.instructions = system;
@@ -106,7 +106,7 @@ type TextItem = { type: 'message' | 'reasoning'; text: string };
 type Item = TextItem | { type: 'function_call'; call_id: string; name: string; args: string };
 
 /** @internal Decodes one Responses SSE stream. */
-export function openaiDecoder(model: string, emit: (e: StreamEvent) => void): StreamDecoder<ProviderResponse> {
+function openaiDecoder(model: string, emit: (e: StreamEvent) => void): StreamDecoder<ProviderResponse> {
   const items = new Map<number, Item>();
   const usage: ProviderUsage = { input_tokens: 0, output_tokens: 0 };
   let stop: StopReason = 'end_turn';

@@ -46,7 +46,7 @@ export interface ProviderRegistryOptions {
   connect?: AdapterOptions['connect'];
 }
 
-export interface ResolvedProvider {
+interface ResolvedProvider {
   provider: Provider;
   name: ProviderName;
   model: string;

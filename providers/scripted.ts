@@ -34,7 +34,7 @@ export interface ScriptedReply {
 export type Script = ScriptedReply[] | ((req: ProviderRequest, callIndex: number) => ScriptedReply | Promise<ScriptedReply>);
 
 /** A request as the scripted provider saw it (the signal left out). */
-export type RecordedRequest = Omit<ProviderRequest, 'signal'>;
+type RecordedRequest = Omit<ProviderRequest, 'signal'>;
 
 export interface ScriptedProvider extends Provider {
   /** Every request received, in order. */
@@ -140,11 +140,11 @@ const ReplyConfig = Type.Object({
 });
 
 /** `[providers.scripted]`: `mode = "echo"`, or `replies = [{ text = "hi" }, …]` (then echo). */
-export const ScriptedConfig = Type.Object({
+const ScriptedConfig = Type.Object({
   mode: Type.Optional(Type.Union([Type.Literal('echo'), Type.Literal('script')])),
   replies: Type.Optional(Type.Array(ReplyConfig)),
 });
-export type ScriptedConfig = Static<typeof ScriptedConfig>;
+type ScriptedConfig = Static<typeof ScriptedConfig>;
 
 const checkConfig = Compile(ScriptedConfig);
 

@@ -39,7 +39,7 @@ export interface StreamDecoder<T> {
   finish(): T;
 }
 
-export interface WireRequest<T> {
+interface WireRequest<T> {
   model: string;
   url: string;
   headers: Record<string, string>;

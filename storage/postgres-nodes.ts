@@ -6,7 +6,7 @@ import type { Store } from './store.ts';
 import { PostgresStore } from './postgres-store.ts';
 import { LEASE_NS, type ClusterBackend, type LeaseValue, type NodeRow } from './cluster-backend.ts';
 
-export { LEASE_NS, type LeaseValue, type NodeRow };
+export { type NodeRow };
 
 /** The cluster SQL of one postgres store. */
 export class PostgresCluster implements ClusterBackend {

@@ -6,13 +6,13 @@ import type { Pool } from 'pg';
 import { ServiceError } from '../contracts/errors.ts';
 
 /** One schema step. Versions start at 1, are contiguous, and a released step is never edited: add a new one. */
-export interface PgMigration {
+interface PgMigration {
   version: number;
   name: string;
   sql: string;
 }
 
-export const PG_MIGRATIONS: readonly PgMigration[] = [
+const PG_MIGRATIONS: readonly PgMigration[] = [
   {
     version: 1,
     name: 'sessions, rows, ledger, records, session labels',

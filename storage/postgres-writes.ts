@@ -60,7 +60,7 @@ const MEDIUM_CAUSE: Record<string, { cause: string; why: string }> = {
 };
 
 /** The ServiceError a failed commit answers: CONFLICT for a lost race on a key, else SESSION_STORE_ERROR. */
-export function pgError(err: unknown): ServiceError {
+function pgError(err: unknown): ServiceError {
   if (isServiceError(err)) return err;
   const code = typeof err === 'object' && err !== null ? (err as { code?: unknown }).code : undefined;
   const reason = err instanceof Error ? err.message : String(err);

@@ -9,7 +9,7 @@ import { LEASE_NS, type ClusterBackend, type LeaseValue, type NodeRow } from './
 import type { Store, StoreOp } from './store.ts';
 
 /** The records namespace of node rows: key node id. */
-export const NODES_NS = 'warren.node';
+const NODES_NS = 'warren.node';
 
 interface NodeValue {
   v: 1;
@@ -25,7 +25,7 @@ const ORPHAN_SCAN_MS = 2_000;
 const HOST = hostname();
 
 /** This process's identity on its host, stamped on its leases and node row. */
-export const PROCESS_STAMP: Readonly<{ pid: number; host: string }> = { pid: process.pid, host: HOST };
+const PROCESS_STAMP: Readonly<{ pid: number; host: string }> = { pid: process.pid, host: HOST };
 
 /** True when `pid` names no process on this host (a pid that exists under another user counts as alive). */
 function pidGone(pid: number): boolean {
@@ -38,7 +38,7 @@ function pidGone(pid: number): boolean {
 }
 
 /** True when the lease's owner was a process on this host that no longer exists. */
-export function ownerProcessGone(lease: Pick<LeaseValue, 'node_id'> & { pid?: unknown; host?: unknown }): boolean {
+function ownerProcessGone(lease: Pick<LeaseValue, 'node_id'> & { pid?: unknown; host?: unknown }): boolean {
   if (lease.node_id === '' || typeof lease.pid !== 'number' || lease.host !== HOST) return false;
   return lease.pid !== process.pid && pidGone(lease.pid);
 }

@@ -10,7 +10,7 @@ const checkSession = Compile(SessionRecord);
 const checkEntry = Compile(LedgerEntry);
 
 /** v1 → v2: adds archived_at_ms (an archived v1 record was last updated by its archive). */
-export function sessionRecordV1toV2(r: SessionRecordV1): SessionRecord {
+function sessionRecordV1toV2(r: SessionRecordV1): SessionRecord {
   const { v: _v, ...rest } = r;
   return { ...rest, v: 2, ...(r.archived ? { archived_at_ms: r.updated_at_ms } : {}) };
 }

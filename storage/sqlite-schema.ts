@@ -4,7 +4,7 @@ import type { Database } from 'better-sqlite3';
 import { ServiceError } from '../contracts/errors.ts';
 
 /** One schema step. Versions start at 1, are contiguous, and a released step is never edited: add a new one. */
-export interface Migration {
+interface Migration {
   version: number;
   name: string;
   sql: string;
@@ -15,7 +15,7 @@ export interface Migration {
  * Session listing columns (created_at_ms, archived) copy the record's fields so that the indexes can order
  * and filter without decoding; the record JSON stays the one source for readers.
  */
-export const MIGRATIONS: readonly Migration[] = [
+const MIGRATIONS: readonly Migration[] = [
   {
     version: 1,
     name: 'sessions, rows, ledger, records',

@@ -19,7 +19,7 @@ const WHY: Record<string, string> = {
 };
 
 /** The errno-style code of a failed write ('ENOSPC'...), or undefined when it carries none. */
-export function causeCode(err: unknown): string | undefined {
+function causeCode(err: unknown): string | undefined {
   if (typeof err !== 'object' || err === null || !('code' in err)) return undefined;
   const { code } = err as { code: unknown };
   if (typeof code === 'string') return code;

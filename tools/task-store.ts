@@ -29,11 +29,11 @@ export function createMemoryRecordStore(): RecordStore {
 }
 
 /** Task lifecycle status. */
-export const TaskStatus = Type.Enum(['pending', 'in_progress', 'completed']);
-export type TaskStatus = Static<typeof TaskStatus>;
+const TaskStatus = Type.Enum(['pending', 'in_progress', 'completed']);
+type TaskStatus = Static<typeof TaskStatus>;
 /** Task priority; `medium` when not given. */
-export const TaskPriority = Type.Enum(['low', 'medium', 'high']);
-export type TaskPriority = Static<typeof TaskPriority>;
+const TaskPriority = Type.Enum(['low', 'medium', 'high']);
+type TaskPriority = Static<typeof TaskPriority>;
 
 const Metadata = Type.Unsafe<Record<string, unknown>>({ type: 'object' });
 const Ids = (description: string) => Type.Array(Type.String({ minLength: 1 }), { description });

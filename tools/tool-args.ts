@@ -5,7 +5,7 @@ import { Compile } from 'typebox/compile';
 import type { ToolOutcome } from './tool.ts';
 
 /** Result of checking a tool call's arguments. */
-export type ArgsResult<T> = { ok: true; value: T } | { ok: false; message: string };
+type ArgsResult<T> = { ok: true; value: T } | { ok: false; message: string };
 
 /** A compiled argument checker plus the plain JSON Schema to advertise as `input_schema`. */
 export interface ToolArgs<T> {

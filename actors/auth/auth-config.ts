@@ -6,8 +6,8 @@ import { AuthSection, OAuthProviderConfig } from '../../contracts/auth.ts';
 import type { Config } from '../../contracts/config.ts';
 import { ServiceError } from '../../contracts/errors.ts';
 
-export const DEFAULT_REFRESH_SKEW_SECS = 300;
-export const DEFAULT_LOGIN_TTL_SECS = 600;
+const DEFAULT_REFRESH_SKEW_SECS = 300;
+const DEFAULT_LOGIN_TTL_SECS = 600;
 
 const checkAuth = Compile(AuthSection);
 const checkOAuth = Compile(OAuthProviderConfig);
@@ -40,7 +40,7 @@ export function oauthProvider(cfg: Config, provider: string): OAuthProviderConfi
   return raw;
 }
 
-export interface ConfigBackend {
+interface ConfigBackend {
   provider: string;
   backend_kind: string;
   base_url?: string;
@@ -52,7 +52,7 @@ export interface ConfigAuthProfile {
   source_kind: string;
   env?: string;
 }
-export interface ConfigBinding {
+interface ConfigBinding {
   backend_profile: string;
   auth_profile?: string;
   default_model?: string;

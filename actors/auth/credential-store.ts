@@ -20,7 +20,7 @@ import type { Store, StoreOp } from '../../storage/store.ts';
 import { realmConnections, type ConfigAuthProfile, type RealmConnections } from './auth-config.ts';
 import type { RealmCipher } from './realm-key.ts';
 
-export const NS = {
+const NS = {
   profiles: 'auth.profiles',
   bindings: 'auth.bindings',
   secrets: 'auth.secrets',
@@ -41,7 +41,7 @@ export interface ResolvedBinding {
   profile?: AuthProfileRecord;
 }
 
-export function isProviderName(p: string): boolean {
+function isProviderName(p: string): boolean {
   return (PROVIDER_NAMES as readonly string[]).includes(p);
 }
 

@@ -24,7 +24,7 @@ import { LeaseBook, fencedStore, type LeaseValue } from './lease-book.ts';
  * node hosts them, and each of their writes is a compare-and-set on the revision it read (the namespace's
  * head, the schedule's or occurrence's record), which refuses a node that fell behind the same way.
  */
-export const LEASED_KINDS: ReadonlySet<string> = new Set(['session', MOB_KIND, BINDING_KIND]);
+const LEASED_KINDS: ReadonlySet<string> = new Set(['session', MOB_KIND, BINDING_KIND]);
 
 /**
  * Kinds with work of their own (a mob's flow runs, a binding following its run): when their owner dies, a
@@ -247,7 +247,7 @@ export class ClusterNode implements ActorOwnership {
 }
 
 /** Default ownership lease term (ms): a dead node's sessions move within about this long. */
-export const DEFAULT_LEASE_MS = 5_000;
+const DEFAULT_LEASE_MS = 5_000;
 
 /**
  * A cluster node for every store several processes can open (postgres, lmdb, sqlite): a realm shared by

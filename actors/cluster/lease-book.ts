@@ -51,7 +51,7 @@ export interface LeaseRef {
  * record (kind `work_binding`). Other records (the WorkGraph, schedules, chains and keys) are guarded by
  * compare-and-set on their own revisions instead.
  */
-export function leaseOf(op: StoreOp): LeaseRef | undefined {
+function leaseOf(op: StoreOp): LeaseRef | undefined {
   if (op.op === 'putSession')
     return typeof op.session?.session_id === 'string' ? { kind: 'session', id: op.session.session_id } : undefined;
   if ('sessionId' in op) return typeof op.sessionId === 'string' ? { kind: 'session', id: op.sessionId } : undefined;

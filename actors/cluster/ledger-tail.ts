@@ -22,11 +22,11 @@ import type { Store } from '../../storage/store.ts';
 import { EventHub, type EventSubscriber } from '../event-hub.ts';
 
 /** Entries read per ledger query (a backlog is paged in at this size, paced by the hub). */
-export const TAIL_PAGE = 256;
+const TAIL_PAGE = 256;
 /** How often a tail checks that its session still exists and is not archived (ms). */
-export const ARCHIVE_CHECK_MS = 1_000;
+const ARCHIVE_CHECK_MS = 1_000;
 /** Default time a tail with no subscriber keeps running, so that a reconnect finds it (ms). */
-export const TAIL_IDLE_MS = 5_000;
+const TAIL_IDLE_MS = 5_000;
 
 export interface LedgerTailsOptions {
   store: Store;

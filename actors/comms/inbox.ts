@@ -11,7 +11,7 @@ import type { Store, StoreOp } from '../../storage/store.ts';
 const checkEntry = Compile(InboxEntry);
 
 /** The store namespace of one session's inbox. */
-export function inboxNs(sessionId: string): string {
+function inboxNs(sessionId: string): string {
   return `inbox:${sessionId}`;
 }
 

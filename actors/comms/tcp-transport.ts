@@ -30,7 +30,7 @@ export class PeerUnreachableError extends Error {
 }
 
 /** Splits `host:port` (IPv6 hosts in brackets). */
-export function splitAddress(address: string): { host: string; port: number } {
+function splitAddress(address: string): { host: string; port: number } {
   const colon = address.lastIndexOf(':');
   if (colon <= 0) throw new Error(`address must be host:port: ${address}`);
   const host = address.slice(0, colon).replace(/^\[(.*)\]$/, '$1');

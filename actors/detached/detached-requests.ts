@@ -7,7 +7,7 @@ import type { DetachedRecord } from '../../contracts/detached.ts';
 import { ServiceError } from '../../contracts/errors.ts';
 import type { Store, StoreOp } from '../../storage/store.ts';
 
-export const DETACHED_NS = 'detached_request';
+const DETACHED_NS = 'detached_request';
 
 export class DetachedRequests {
   /** This process's boot id. */

@@ -11,7 +11,7 @@ import type { Store } from '../../storage/store.ts';
 const USAGE_NS = 'inbound.key_usage';
 const checkKey = Compile(InboundKeyRecord);
 /** scrypt cost (N). r=8, p=1: about 16 MiB and tens of milliseconds per hash. */
-export const SCRYPT_COST = 16384;
+const SCRYPT_COST = 16384;
 const HASH_BYTES = 32;
 
 function scryptHash(secret: string, salt: Buffer, cost: number): Promise<Buffer> {

@@ -38,7 +38,7 @@ const ns = (sessionId: string) => `memory:${sessionId}`;
 const RRF_K = 60;
 
 /** Text of a discarded row; undefined for rows memory never holds (injected context, summaries, system). */
-export function memoryText(row: Message): { role: MemoryDoc['role']; text: string } | undefined {
+function memoryText(row: Message): { role: MemoryDoc['role']; text: string } | undefined {
   if (row.role === 'user') {
     if (row.transcript_role === 'injected_context' || row.transcript_role === 'compaction_summary') return undefined;
     const text =

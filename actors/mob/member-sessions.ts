@@ -13,9 +13,9 @@ import { continueSession, createSession, CreatedWithTurnFailure, type TurnReply 
 import type { SessionHost } from '../session/session-host.ts';
 import { historyPage } from '../session/session-queries.ts';
 
-export type MobLifecycleKind = 'mob.peer_added' | 'mob.peer_retired' | 'mob.peer_unwired';
+type MobLifecycleKind = 'mob.peer_added' | 'mob.peer_retired' | 'mob.peer_unwired';
 
-export interface KickoffRequest {
+interface KickoffRequest {
   sessionId: string;
   prompt: string;
   systemPrompt?: string;

@@ -38,7 +38,7 @@ function messageOf(err: unknown): string {
   return err instanceof Error ? err.message : String(err);
 }
 
-export function mobNotFound(mobId: string): ServiceError {
+function mobNotFound(mobId: string): ServiceError {
   return new ServiceError('NOT_FOUND', `mob not found: ${mobId}`, { mob_id: mobId });
 }
 
@@ -49,7 +49,7 @@ export interface Fence {
 }
 
 /** Retired helpers kept in a mob record's `retired_helpers` index (their status and history stay readable). */
-export const RETIRED_HELPERS_KEPT = 64;
+const RETIRED_HELPERS_KEPT = 64;
 
 export interface CreateMob {
   mob_id?: string;

@@ -26,7 +26,7 @@ const checkEvent = Compile(MobEventRecord);
 /** Most recent events kept in memory for cheap tails; older reads scan the store. */
 const TAIL = 2048;
 /** Events kept when no retention is configured (`[mob] event_retention`). */
-export const DEFAULT_EVENT_RETENTION = 100_000;
+const DEFAULT_EVENT_RETENTION = 100_000;
 
 export interface MobEventFilter {
   mob_id?: string;

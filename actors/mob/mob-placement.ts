@@ -66,7 +66,7 @@ export interface RouteInstalls {
 }
 
 /** A member on another cluster node is reported under that node's id (its process id is its own to report). */
-export const clusterHostId = (nodeId: string): string => `cluster-node:${nodeId}`;
+const clusterHostId = (nodeId: string): string => `cluster-node:${nodeId}`;
 
 export class MobPlacement {
   constructor(

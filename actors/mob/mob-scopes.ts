@@ -14,7 +14,7 @@ const checkGrant = Compile(GrantRecord);
 /** Who is asking: the owner, or a named principal. */
 export type Caller = { owner: true } | { owner: false; principal: string };
 
-export const OWNER: Caller = { owner: true };
+const OWNER: Caller = { owner: true };
 
 export class ScopeGate {
   private grants = new Map<string, GrantRecord>();

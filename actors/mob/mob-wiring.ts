@@ -10,7 +10,7 @@ type Pair = [string, string];
 type Notice = 'mob.peer_added' | 'mob.peer_retired' | 'mob.peer_unwired';
 
 /** A wired pair in its stored order (edges and installed routes are kept as sorted pairs). */
-export function pairOf(a: string, b: string): Pair {
+function pairOf(a: string, b: string): Pair {
   return a < b ? [a, b] : [b, a];
 }
 

@@ -11,15 +11,9 @@ import { Agent, buildConnector, fetch as undiciFetch } from 'undici';
 import type { Config } from '../../contracts/config.ts';
 
 /** Link-local ranges and the metadata addresses of the major clouds (AWS, GCP, Azure, Alibaba, Oracle). */
-export const DEFAULT_DENY_CIDRS: readonly string[] = [
-  '169.254.0.0/16',
-  'fe80::/10',
-  'fd00:ec2::254/128',
-  '100.100.100.200/32',
-  '192.0.0.192/32',
-];
+const DEFAULT_DENY_CIDRS: readonly string[] = ['169.254.0.0/16', 'fe80::/10', 'fd00:ec2::254/128', '100.100.100.200/32', '192.0.0.192/32'];
 /** Metadata host names refused before any resolution. */
-export const DENY_HOST_NAMES: readonly string[] = [
+const DENY_HOST_NAMES: readonly string[] = [
   'metadata.google.internal',
   'metadata.goog',
   'metadata',
@@ -28,7 +22,7 @@ export const DENY_HOST_NAMES: readonly string[] = [
 ];
 
 /** A connection Warren refused to open: `message` names the address and the rule, never a response. */
-export class OutboundRefused extends Error {
+class OutboundRefused extends Error {
   readonly code = 'OUTBOUND_REFUSED';
   constructor(message: string) {
     super(message);
@@ -51,7 +45,7 @@ interface ParsedRange {
 }
 
 /** Parses `a.b.c.d/n`, `x::/n` or a bare address (a /32 or /128); null when malformed. */
-export function parseCidr(text: string): ParsedRange | null {
+function parseCidr(text: string): ParsedRange | null {
   const [addr, bits, extra] = text.trim().split('/');
   if (extra !== undefined) return null;
   const v = isIP(addr);
@@ -66,7 +60,7 @@ export function parseCidr(text: string): ParsedRange | null {
 }
 
 /** The malformed entries of a CIDR list (config validation). */
-export function badCidrs(list: readonly string[] | undefined): string[] {
+function badCidrs(list: readonly string[] | undefined): string[] {
   return (list ?? []).filter((c) => parseCidr(c) === null);
 }
 
@@ -235,7 +229,7 @@ export class OutboundGuard {
 }
 
 /** The refusal reason inside a failed fetch/undici call (its cause chain), or null. */
-export function refusalReason(err: unknown): string | null {
+function refusalReason(err: unknown): string | null {
   for (let e: unknown = err, i = 0; e instanceof Error && i < 5; e = (e as { cause?: unknown }).cause, i++) {
     if (e instanceof OutboundRefused || (e as { code?: unknown }).code === 'OUTBOUND_REFUSED') return e.message;
   }

@@ -28,7 +28,7 @@ export interface ActorView {
 }
 
 /** A live XState actor the inspector can attach to. */
-export interface LiveMachine {
+interface LiveMachine {
   kind: string;
   id: string;
   ref: AnyActorRef;

@@ -163,5 +163,3 @@ export async function sessionTimeline(
   }
   return { steps, lastSeq: await store.lastLedgerSeq(id), hasMore };
 }
-
-export type { ActorTransition };

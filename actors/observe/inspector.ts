@@ -10,7 +10,7 @@ import type { ActorDirectory } from './actor-directory.ts';
 import { statePath } from './machine-graph.ts';
 
 /** Transitions kept per actor while inspection is on (the viewer's "recent events"). */
-export const RECENT_PER_ACTOR = 50;
+const RECENT_PER_ACTOR = 50;
 /** Actors with a recent-events ring at most (oldest dropped first). */
 const RECENT_ACTORS_MAX = 2_000;
 

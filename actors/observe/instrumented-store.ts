@@ -16,7 +16,7 @@ export interface CommitObservation {
 }
 
 /** turn: carries transcript rows; ledger: only ledger entries; state: anything else. */
-export function commitKind(ops: readonly StoreOp[]): CommitKind {
+function commitKind(ops: readonly StoreOp[]): CommitKind {
   let ledgerOnly = true;
   for (const op of ops) {
     if (op.op === 'putRows') return 'turn';

@@ -133,5 +133,3 @@ export class Observability {
     await this.exporter.flush();
   }
 }
-
-export type { LedgerEntry };

@@ -34,12 +34,12 @@ function attributes(attrs: Record<string, string | number | boolean>): Array<{ k
 }
 
 /** Unix nanoseconds as a decimal string (exact to the microsecond). */
-export function unixNanos(ms: number): string {
+function unixNanos(ms: number): string {
   return (BigInt(Math.round(ms * 1000)) * 1000n).toString();
 }
 
 /** The ExportTraceServiceRequest JSON body for `spans`. */
-export function encodeOtlpJson(serviceName: string, spans: readonly SpanRecord[]): unknown {
+function encodeOtlpJson(serviceName: string, spans: readonly SpanRecord[]): unknown {
   return {
     resourceSpans: [
       {

@@ -13,9 +13,9 @@ import { isServiceError, ServiceError } from '../../contracts/errors.ts';
 import type { Store } from '../../storage/store.ts';
 import { TurnFeed } from './turn-feed.ts';
 
-export const PROTOCOL_TURN_NS = 'protocol_turn';
+const PROTOCOL_TURN_NS = 'protocol_turn';
 
-export type ProtocolTurnStatus = 'in_progress' | 'completed' | 'failed' | 'cancelled';
+type ProtocolTurnStatus = 'in_progress' | 'completed' | 'failed' | 'cancelled';
 
 export interface ProtocolTurnRecord {
   v: 1;

@@ -28,7 +28,7 @@ export function sha256(text: string): string {
 }
 
 /** A message as the model sees it: the row without its wall-clock timestamp. */
-export function modelView(m: Message): unknown {
+function modelView(m: Message): unknown {
   const { created_at: _t, ...rest } = m as Message & { created_at?: string };
   return rest;
 }

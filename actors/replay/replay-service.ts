@@ -16,14 +16,14 @@ import type { SessionActor } from '../session/session-actor.ts';
 import { exportSession, importSession } from './portable.ts';
 import { ReplayCursor, RerunCursor, type TurnRecorder } from './recorder.ts';
 
-export const REPORT_NS = 'replay.report';
-export const LABEL_REPLAY_OF = 'warren.replay_of';
-export const LABEL_REPLAY_STATUS = 'warren.replay_status';
-export const LABEL_FORKED_FROM = 'warren.forked_from';
-export const LABEL_RERUN_OF = 'warren.rerun_of';
+const REPORT_NS = 'replay.report';
+const LABEL_REPLAY_OF = 'warren.replay_of';
+const LABEL_REPLAY_STATUS = 'warren.replay_status';
+const LABEL_FORKED_FROM = 'warren.forked_from';
+const LABEL_RERUN_OF = 'warren.rerun_of';
 
 /** Turn starts of a transcript: the index of each turn's first row (its injected context, then the user row). */
-export function turnStarts(rows: readonly Message[]): number[] {
+function turnStarts(rows: readonly Message[]): number[] {
   const starts: number[] = [];
   for (let i = 0; i < rows.length; i++) {
     const r = rows[i];

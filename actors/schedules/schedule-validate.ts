@@ -21,7 +21,7 @@ import {
 import { isUuid } from './schedule-records.ts';
 import { validateTrigger, variantChecker } from './trigger-plan.ts';
 
-export const DEFAULTS = {
+const DEFAULTS = {
   misfire_policy: { type: 'skip' } as MisfirePolicy,
   overlap_policy: 'skip_if_running' as OverlapPolicy,
   missing_target_policy: 'mark_misfired' as MissingTargetPolicy,
@@ -67,7 +67,7 @@ const NOT_YET: Record<string, string> = {
 };
 
 /** Validates a target binding; only session targets exist in this build. */
-export function validateTarget(raw: unknown): TargetBinding {
+function validateTarget(raw: unknown): TargetBinding {
   const kind = typeof raw === 'object' && raw !== null ? (raw as { target_kind?: unknown }).target_kind : undefined;
   if (typeof kind === 'string' && NOT_YET[kind])
     throw new ServiceError('BAD_REQUEST', `invalid target: ${NOT_YET[kind]}`, { target_kind: kind });

@@ -8,9 +8,9 @@ import type { Static } from 'typebox';
 import { continueSession, createSession, type TurnReply } from '../session/session-commands.ts';
 import type { SessionHost } from '../session/session-host.ts';
 
-export type SessionPresence = 'missing' | 'idle' | 'busy';
+type SessionPresence = 'missing' | 'idle' | 'busy';
 
-export interface ScheduledTurn {
+interface ScheduledTurn {
   sessionId: string;
   /** Present when the session does not exist yet and must be created with this id. */
   create?: Static<typeof MaterializeCreate>;

@@ -40,7 +40,7 @@ function badTrigger(reason: string): ServiceError {
 }
 
 /** True for a time zone name the runtime's Intl knows (IANA names, plus UTC). */
-export function isValidTimeZone(zone: string): boolean {
+function isValidTimeZone(zone: string): boolean {
   try {
     new Intl.DateTimeFormat('en-US', { timeZone: zone });
     return true;

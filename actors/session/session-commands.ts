@@ -58,7 +58,7 @@ export interface TurnContext extends TurnExtras {
 const NOOP = (): void => {};
 
 /** Extras of a turn started by Warren itself (a schedule) rather than by an HTTP caller. */
-export interface TurnExtras {
+interface TurnExtras {
   /** create only: the new session's id, chosen by the caller (so a crash-retry targets the same session). */
   sessionId?: string;
   /** Marks the turn's user row, so the caller can find out after a crash whether the turn committed. */

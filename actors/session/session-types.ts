@@ -7,7 +7,7 @@ import type { RuntimeDeps } from '../supervisor.ts';
 import type { TurnToolset } from './turn-runner.ts';
 
 /** The session's persisted state (SessionRecord.state) and its parts are schemas in contracts/records.ts. */
-export type { PendingInput, PersistedState, SessionSettings };
+export type { PersistedState, SessionSettings };
 
 /** The session kind's name in the actor registry (and in observation). */
 export const SESSION_KIND = 'session';

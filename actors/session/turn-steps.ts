@@ -267,7 +267,7 @@ function errorCode(err: unknown): string {
 }
 
 /** The commit's failure as the request's error: SESSION_STORE_ERROR naming the store's cause. */
-export function storeErrorOf(err: unknown, sessionId: string): ServiceError {
+function storeErrorOf(err: unknown, sessionId: string): ServiceError {
   const cause = err instanceof ServiceError ? err : undefined;
   const details = { session_id: sessionId, ...(cause?.details && typeof cause.details === 'object' ? cause.details : {}) };
   const why = err instanceof Error ? `: ${err.message}` : '';

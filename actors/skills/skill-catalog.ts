@@ -9,7 +9,7 @@ import type { SkillEntry, SkillKey, SkillRef, SkillScope, SkillSourceInfo, Skill
 import { GitSkillSource } from './git-source.ts';
 import { readSkillResource, scanSkillFolder, type SkillOnDisk } from './skill-folder.ts';
 
-export interface SkillRepositoryConfig {
+interface SkillRepositoryConfig {
   url: string;
   ref?: string;
   name?: string;
@@ -41,7 +41,7 @@ export interface CatalogSkill extends SkillOnDisk {
 }
 
 /** A source that could not be read (a git clone that failed), reported at resolution. */
-export interface SourceFailure {
+interface SourceFailure {
   source_uuid: string;
   display_name: string;
   message: string;
@@ -54,7 +54,7 @@ export interface Inventory {
 }
 
 /** One resolved skill ready for injection. */
-export interface ResolvedSkill {
+interface ResolvedSkill {
   key: SkillKey;
   text: string;
 }
@@ -65,7 +65,7 @@ export interface Resolution {
 }
 
 /** A deterministic UUID-shaped id for a source location. */
-export function sourceUuid(kind: string, location: string): string {
+function sourceUuid(kind: string, location: string): string {
   const h = createHash('sha256').update(`${kind}\u0000${location}`).digest('hex');
   return `${h.slice(0, 8)}-${h.slice(8, 12)}-5${h.slice(13, 16)}-${((parseInt(h[16], 16) & 3) | 8).toString(16)}${h.slice(17, 20)}-${h.slice(20, 32)}`;
 }
@@ -75,7 +75,7 @@ function keyOf(ref: SkillRef): { source_uuid?: string; skill_name: string } {
 }
 
 /** The text a skill_context block carries. */
-export function skillText(skill: CatalogSkill): string {
+function skillText(skill: CatalogSkill): string {
   const resources = skill.resources.length ? `\n\nResources (read with skill_read_resource): ${skill.resources.join(', ')}` : '';
   return `# Skill: ${skill.name}\n${skill.description}\n\n${skill.body}${resources}`;
 }

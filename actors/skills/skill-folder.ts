@@ -27,7 +27,7 @@ export interface FolderScan {
 const MAX_FILES_PER_SKILL = 200;
 
 /** Parses `---\nkey: value\n---` front matter (flat keys, optional quotes). Undefined when absent. */
-export function parseFrontMatter(text: string): { meta: Record<string, string>; body: string } | undefined {
+function parseFrontMatter(text: string): { meta: Record<string, string>; body: string } | undefined {
   const m = /^---\r?\n([\s\S]*?)\r?\n---\r?\n?/.exec(text);
   if (!m) return undefined;
   const meta: Record<string, string> = {};

@@ -9,7 +9,7 @@ import type { ProviderUsage } from '../../contracts/transcript.ts';
 import type { Provider, ProviderRequest } from '../../providers/provider.ts';
 import { validationMessage } from './output-schema.ts';
 
-export const DEFAULT_EXTRACTION_PROMPT =
+const DEFAULT_EXTRACTION_PROMPT =
   'Provide the final output as valid JSON matching the required schema. Output ONLY the JSON, no additional text or markdown formatting.';
 
 export interface ExtractionRequest {

@@ -30,7 +30,7 @@ export interface RouteLine {
 }
 
 /** The fixed help system prompt for `mode`. */
-export function helpSystemPrompt(routes: readonly RouteLine[], mode: 'explain_only' | 'plan_execution'): string {
+function helpSystemPrompt(routes: readonly RouteLine[], mode: 'explain_only' | 'plan_execution'): string {
   const catalog = routes.map((r) => `${r.method} ${r.path} - ${r.summary}`).join('\n');
   const task =
     mode === 'plan_execution'

@@ -21,7 +21,7 @@ const MAX_ANSWER_BYTES = 1 << 20;
 const INHERITED_ENV = ['PATH', 'HOME', 'LANG', 'LC_ALL', 'TMPDIR', 'TEMP', 'TMP', 'SYSTEMROOT'];
 
 /** A built-in hook: given its entry config and the payload, returns the answer object. */
-export type BuiltinHook = (config: unknown, payload: HookPayload) => unknown;
+type BuiltinHook = (config: unknown, payload: HookPayload) => unknown;
 
 export interface HookPayload {
   hook_id: string;
@@ -32,7 +32,7 @@ export interface HookPayload {
 }
 
 /** Warren's own hooks (`{"type": "in_process", "name": ...}`). */
-export const BUILTIN_HOOKS: Record<string, BuiltinHook> = {
+const BUILTIN_HOOKS: Record<string, BuiltinHook> = {
   /** Allows everything (a placeholder that makes a point observable). */
   allow: () => ({}),
   /** Denies tools by name: `config = {"tools": ["shell", ...]}` (pre_tool_execution). */

@@ -13,7 +13,7 @@ const formatsExport = addFormatsModule as unknown as AddFormats | { default: Add
 const addFormats: AddFormats = typeof formatsExport === 'function' ? formatsExport : formatsExport.default;
 
 /** The accepted `format` values of the wrapper (`meerkat_v1` is the reference implementation's name). */
-export const OUTPUT_FORMATS = ['warren_v1', 'meerkat_v1'] as const;
+const OUTPUT_FORMATS = ['warren_v1', 'meerkat_v1'] as const;
 
 export interface ResolvedOutputSchema {
   /** The caller's schema, validated locally in full whatever a provider can express. */

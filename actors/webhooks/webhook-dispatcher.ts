@@ -216,7 +216,7 @@ export class WebhookDispatcher {
 }
 
 /** Exponential backoff with jitter: uniform in [base/2, base], base = initial * 2^(attempt-1), capped. */
-export function backoff(attempts: number, t: Pick<DeliveryTuning, 'initialBackoffMs' | 'maxBackoffMs'>, random: () => number): number {
+function backoff(attempts: number, t: Pick<DeliveryTuning, 'initialBackoffMs' | 'maxBackoffMs'>, random: () => number): number {
   const base = Math.min(t.maxBackoffMs, t.initialBackoffMs * 2 ** Math.min(30, attempts - 1));
   return Math.round(base / 2 + (random() * base) / 2);
 }

@@ -25,7 +25,7 @@ export interface WebhookServiceDeps {
   cipher?: () => Promise<RealmCipher>;
 }
 
-export function tuningOf(cfg: Config): DeliveryTuning {
+function tuningOf(cfg: Config): DeliveryTuning {
   const x = cfg.extensions ?? {};
   return {
     maxAttempts: x.webhook_max_attempts ?? 8,

@@ -20,7 +20,7 @@ export function newBindingIds(): { bindingId: string; runId: string } {
   return { bindingId: `wbind_${u}`, runId: runIdOf(`wbind_${u}`) };
 }
 
-export const runIdOf = (bindingId: string): string => `wexec_${bindingId.replace(/^wbind_/, '')}`;
+const runIdOf = (bindingId: string): string => `wexec_${bindingId.replace(/^wbind_/, '')}`;
 export const bindingIdOfRun = (runId: string): string | undefined => (runId.startsWith('wexec_') ? `wbind_${runId.slice(6)}` : undefined);
 
 export function initialMachine(): WorkBindingRecord['machine'] {

@@ -42,7 +42,7 @@ export interface LaunchDeps {
 const sha256 = (text: string): string => createHash('sha256').update(text).digest('hex');
 
 /** JSON with sorted object keys at every depth: the digest of equal values is equal. */
-export function canonicalJson(value: unknown): string {
+function canonicalJson(value: unknown): string {
   if (Array.isArray(value)) return `[${value.map(canonicalJson).join(',')}]`;
   if (value && typeof value === 'object') {
     const obj = value as Record<string, unknown>;
@@ -55,7 +55,7 @@ export function canonicalJson(value: unknown): string {
   return JSON.stringify(value ?? null);
 }
 
-export const flowDigest = (flow: unknown): string => sha256(canonicalJson(flow));
+const flowDigest = (flow: unknown): string => sha256(canonicalJson(flow));
 
 function requestDigest(args: FlowLaunchArgs): string {
   const { idempotency_key: _k, expected_item_revision: _r, ...rest } = args;

@@ -15,7 +15,7 @@ import { HOST_CALLER, type WorkGraphHost } from '../workgraph/wg-host.ts';
 
 const SUMMARY_MAX = 1000;
 
-export const evidenceIdOf = (bindingId: string): string => `work_execution:${bindingId}`;
+const evidenceIdOf = (bindingId: string): string => `work_execution:${bindingId}`;
 
 /** The evidence of a terminal run: a pure function of the binding and the run, so replays are identical. */
 export function evidenceFor(rec: WorkBindingRecord, run: FlowRunRecord): WorkEvidenceRef {

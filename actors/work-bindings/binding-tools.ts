@@ -19,7 +19,7 @@ function structured(value: Record<string, unknown>): ExposedResult {
 }
 
 /** A flow run without its activation parameters (public read). */
-export function publicRun(run: FlowRunRecord): Record<string, unknown> {
+function publicRun(run: FlowRunRecord): Record<string, unknown> {
   const { activation: _a, v: _v, ...rest } = run;
   return rest;
 }

@@ -9,12 +9,12 @@ import { ExternalWorkRef, WorkAttentionBinding, WorkEdge, WorkEvent, WorkOwner, 
 import type { Store, StoreOp } from '../../storage/store.ts';
 
 export const META_NS = 'wg/meta';
-export const itemsNs = (ns: string): string => `wg/${ns}/items`;
-export const edgesNs = (ns: string): string => `wg/${ns}/edges`;
-export const eventsNs = (ns: string): string => `wg/${ns}/events`;
-export const attentionNs = (ns: string): string => `wg/${ns}/attention`;
+const itemsNs = (ns: string): string => `wg/${ns}/items`;
+const edgesNs = (ns: string): string => `wg/${ns}/edges`;
+const eventsNs = (ns: string): string => `wg/${ns}/events`;
+const attentionNs = (ns: string): string => `wg/${ns}/attention`;
 export const edgeKey = (e: Pick<WorkEdge, 'from_id' | 'to_id' | 'kind'>): string => `${e.from_id}|${e.kind}|${e.to_id}`;
-export const seqKey = (seq: number): string => String(seq).padStart(15, '0');
+const seqKey = (seq: number): string => String(seq).padStart(15, '0');
 
 /** The item fields the host owns (the machine owns status, claim, revision, evidence). */
 export const ItemFields = Type.Object({
@@ -55,7 +55,7 @@ const MetaRecord = Type.Object({
   next_lease_due_ms: Type.Optional(Type.Number()),
   rev: Type.Optional(Type.Integer({ minimum: 1 })),
 });
-export type MetaRecord = Static<typeof MetaRecord>;
+type MetaRecord = Static<typeof MetaRecord>;
 
 const checks = {
   item: Compile(ItemRecord),

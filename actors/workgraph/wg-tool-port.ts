@@ -9,7 +9,7 @@ export function workGraphTools(host: WorkGraphHost): Tool[] {
   return createWorkGraphTools(workGraphToolPort(host));
 }
 
-export function workGraphToolPort(host: WorkGraphHost): WorkGraphToolPort {
+function workGraphToolPort(host: WorkGraphHost): WorkGraphToolPort {
   return {
     create: (_sid, i) => host.create(i),
     get: (i) => host.get(i),

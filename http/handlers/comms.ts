@@ -19,7 +19,7 @@ const digest = (s: string) => createHash('sha256').update(s, 'utf8').digest();
  * SPEC "Authentication" 2: with WARREN_WEBHOOK_SECRET set, X-Webhook-Secret must match. Both sides are
  * hashed to a fixed length first, so the comparison takes the same time whatever the lengths.
  */
-export function webhookSecretMatches(given: string | undefined, expected: string): boolean {
+function webhookSecretMatches(given: string | undefined, expected: string): boolean {
   const same = timingSafeEqual(digest(given ?? ''), digest(expected));
   return same && given !== undefined;
 }

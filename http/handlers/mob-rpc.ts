@@ -67,7 +67,7 @@ async function one(rt: MobRuntime, msg: unknown, caller: Caller, log: Logger): P
 }
 
 /** One JSON-RPC payload (a request or a batch) as text; resolves with the reply, or null when none is due. */
-export async function handleRpcText(
+async function handleRpcText(
   rt: MobRuntime,
   text: string,
   caller: Caller,

@@ -18,7 +18,7 @@ import {
 import type { HandlerTable } from '../handler.ts';
 
 /** The four session health dimensions the REST surface measures (wire-notes §2.8). */
-export type SessionHealthDimension = 'session_liveness' | 'session_durability' | 'session_run_start' | 'session_runtime_loop';
+type SessionHealthDimension = 'session_liveness' | 'session_durability' | 'session_run_start' | 'session_runtime_loop';
 
 const SESSION_DIMENSIONS: readonly SessionHealthDimension[] = [
   'session_durability',

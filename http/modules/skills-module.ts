@@ -12,7 +12,7 @@ import type { ModuleContext, ModuleUnit } from '../module-unit.ts';
 import { packageFile } from '../../contracts/package-root.ts';
 
 /** The skills Warren ships (the repository's skills/ folder). */
-export const EMBEDDED_SKILLS_DIR = fileURLToPath(packageFile('skills/'));
+const EMBEDDED_SKILLS_DIR = fileURLToPath(packageFile('skills/'));
 
 export function skillsModule(ctx: ModuleContext): ModuleUnit {
   const cfg = () => ctx.config.current().skills;

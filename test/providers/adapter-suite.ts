@@ -18,7 +18,7 @@ import {
   type Responder,
 } from './fake-vendor.ts';
 
-export interface VendorFormat {
+interface VendorFormat {
   /** Frames up to and including the text deltas for `chunks`, before any terminal event. */
   head(chunks: string[]): string[];
   /** Frames that complete the reply started by head(). */

@@ -6,7 +6,7 @@ import { baseRequest } from './adapter-suite.ts';
 
 const at = '2026-01-01T00:00:00Z';
 
-export const weatherTool: ToolSpec = {
+const weatherTool: ToolSpec = {
   name: 'get_weather',
   description: 'Weather for a city',
   input_schema: { type: 'object', properties: { city: { type: 'string' } }, required: ['city'] },

@@ -41,7 +41,7 @@ const STDERR_TAIL = 2048;
 const STDERR_DRAIN_MS = 500;
 
 /** The transport a config selects. */
-export function transportKind(config: McpServerConfig): McpTransportKind {
+function transportKind(config: McpServerConfig): McpTransportKind {
   return config.command !== undefined ? 'stdio' : (config.transport ?? 'streamable-http');
 }
 
@@ -64,7 +64,7 @@ export function configProblem(config: McpServerConfig): string | null {
  * Why a url server could not be reached, without anything the target sent back (its response body could
  * be another service's data): the outbound guard's refusal, the HTTP status, or the connection error code.
  */
-export function urlFailureReason(err: unknown): string {
+function urlFailureReason(err: unknown): string {
   let status: number | undefined;
   let code: string | undefined;
   for (let e: unknown = err, i = 0; e instanceof Error && i < 6; e = (e as { cause?: unknown }).cause, i++) {

@@ -4,11 +4,11 @@
 import { createHash } from 'node:crypto';
 import { MCP_SERVER_NAME } from '../../contracts/mcp.ts';
 
-export const MCP_TOOL_PREFIX = 'mcp__';
+const MCP_TOOL_PREFIX = 'mcp__';
 /** Provider tool-name limit (Anthropic and OpenAI both accept [A-Za-z0-9_-]{1,64}). */
 const MAX_TOOL_NAME = 64;
 /** Longest server name, so that the prefix, separator and some of the tool name always fit. */
-export const MAX_SERVER_NAME = 32;
+const MAX_SERVER_NAME = 32;
 
 /** Why a server name is unusable, or null when it is fine. */
 export function serverNameProblem(name: string): string | null {

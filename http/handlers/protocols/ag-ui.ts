@@ -14,7 +14,7 @@ import { on, type HandlerContext, type HandlerTable } from '../../handler.ts';
 import { SseWriter } from './sse-writer.ts';
 
 const PROTOCOL = 'ag-ui';
-export const AG_UI_AGENT = 'default';
+const AG_UI_AGENT = 'default';
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 function lastUserText(input: Static<typeof RunAgentInput>): string {

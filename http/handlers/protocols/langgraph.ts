@@ -29,7 +29,7 @@ type Store = RuntimeDeps['store'];
 
 const PROTOCOL = 'langgraph';
 const THREAD_NS = 'langgraph_thread';
-export const ASSISTANT_ID = 'agent';
+const ASSISTANT_ID = 'agent';
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 const JOIN_DEADLINE_MS = 10 * 60_000;
 

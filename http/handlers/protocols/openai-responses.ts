@@ -33,7 +33,7 @@ function textOf(content: unknown, where: string): string {
 }
 
 /** The turn's prompt and the system text from `input` and `instructions`. */
-export function promptOf(body: CreateBody): { prompt: string; system?: string } {
+function promptOf(body: CreateBody): { prompt: string; system?: string } {
   const system: string[] = body.instructions ? [body.instructions] : [];
   if (typeof body.input === 'string') return { prompt: body.input, ...(system.length ? { system: system.join('\n\n') } : {}) };
   const user: string[] = [];
