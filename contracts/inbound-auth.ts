@@ -95,6 +95,9 @@ export const ROUTE_SCOPE_RULES: Record<string, RouteAccess | { get: RouteAccess;
   'ui.*': 'read',
   'inspect.*': 'read',
   'keys.*': 'admin',
+  // A2A: the agent card is read, the JSON-RPC endpoint runs turns.
+  'protocols.a2a.card': 'read',
+  'protocols.a2a.rpc': 'sessions',
 };
 
 /** The access a route needs, or undefined when no rule covers it (the caller then fails closed: admin). */
