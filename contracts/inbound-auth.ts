@@ -95,9 +95,8 @@ export const ROUTE_SCOPE_RULES: Record<string, RouteAccess | { get: RouteAccess;
   'ui.*': 'read',
   'inspect.*': 'read',
   'keys.*': 'admin',
-  // A2A: the agent card is read, the JSON-RPC endpoint runs turns.
-  'protocols.a2a.card': 'read',
-  'protocols.a2a.rpc': 'sessions',
+  // Foreign protocols (OpenAI Responses, LangGraph, AG-UI, A2A): reads (the A2A agent card) are read, the rest runs turns.
+  'protocols.*': { get: 'read', write: 'sessions' },
 };
 
 /** The access a route needs, or undefined when no rule covers it (the caller then fails closed: admin). */
