@@ -166,3 +166,108 @@ describe('A2A (@a2a-js/sdk)', () => {
     await assert.rejects(client.cancelTask({ id: stuck.id } as never), /already ended/);
   });
 });
+
+describe('A2A wire (JSON-RPC over plain HTTP)', () => {
+  it('tasks/resubscribe with Last-Event-ID sends exactly the events after that id; JSON-RPC errors', async (t) => {
+    const open = deferred();
+    const app = await startApp(t, (_req, i) =>
+      i === 0
+        ? { chunks: ['a', 'b'], tool_calls: [{ name: 'task_create', args: { subject: 's', description: 'd' }, id: 'call_1' }] }
+        : { chunks: ['c', 'd'], waitFor: open.promise },
+    );
+    const rpc = (body: unknown, headers: Record<string, string> = {}, signal?: AbortSignal) =>
+      fetch(`${app.url}/a2a`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', accept: 'text/event-stream', ...headers },
+        body: JSON.stringify(body),
+        ...(signal ? { signal } : {}),
+      });
+    const frames = (text: string) =>
+      text
+        .split('\n\n')
+        .filter((f) => f.startsWith('id: '))
+        .map((f) => ({
+          id: /^id: (.+)$/m.exec(f)![1],
+          data: JSON.parse(f.split('data: ')[1]) as { id: number; result: Record<string, unknown> },
+        }));
+    const message = { kind: 'message', messageId: 'm1', role: 'user', parts: [{ kind: 'text', text: 'go' }] };
+
+    const ctl = new AbortController();
+    const res = await rpc({ jsonrpc: '2.0', id: 'first', method: 'message/stream', params: { message } }, {}, ctl.signal);
+    assert.equal(res.headers.get('content-type'), 'text/event-stream');
+    const reader = res.body!.getReader();
+    let seen = '';
+    const deadline = Date.now() + 10_000;
+    while (!/"lastChunk":true[^\n]*\n\n/.test(seen)) {
+      assert.ok(Date.now() < deadline, 'waited for the first artifact lastChunk on the first connection');
+      const { value, done } = await reader.read();
+      assert.ok(!done, 'the first stream ended before its first lastChunk');
+      seen += new TextDecoder().decode(value);
+    }
+    ctl.abort();
+    const got = frames(seen);
+    const task = got[0].data.result as { id: string; kind: string };
+    assert.equal(task.kind, 'task');
+    const endIdx = got.findIndex((f) => f.data.result.lastChunk === true);
+    const lastId = got[endIdx].id;
+    const before = got.slice(0, endIdx + 1).filter((f) => f.data.result.kind === 'artifact-update');
+    assert.equal(before.map((f) => (f.data.result.artifact as { parts: Array<{ text: string }> }).parts[0].text).join(''), 'ab');
+    open.resolve();
+
+    const again = await rpc({ jsonrpc: '2.0', id: 2, method: 'tasks/resubscribe', params: { id: task.id } }, { 'last-event-id': lastId });
+    const after = frames(await again.text());
+    assert.ok(
+      after.every((f) => f.data.id === 2),
+      'every frame answers the resubscribe request id',
+    );
+    const kinds = after.map((f) => f.data.result.kind);
+    assert.equal(kinds[0], 'status-update', 'no snapshot: the first event after the last one seen');
+    const text = after
+      .filter((f) => f.data.result.kind === 'artifact-update')
+      .map((f) => (f.data.result.artifact as { parts: Array<{ text: string }> }).parts[0].text)
+      .join('');
+    assert.equal(text, 'cd', 'the rest of the reply, once');
+    assert.equal(after.filter((f) => f.data.result.final === true).length, 1);
+
+    // The task has ended now (its final event was read): the same resume answers the same events from the ledger.
+    const late = frames(
+      await (
+        await rpc({ jsonrpc: '2.0', id: 6, method: 'tasks/resubscribe', params: { id: task.id } }, { 'last-event-id': lastId })
+      ).text(),
+    );
+    assert.equal(late[0].data.result.kind, 'status-update');
+    assert.equal(
+      late
+        .filter((f) => f.data.result.kind === 'artifact-update')
+        .map((f) => (f.data.result.artifact as { parts: Array<{ text: string }> }).parts[0].text)
+        .join(''),
+      'cd',
+    );
+    assert.equal(late.filter((f) => f.data.result.final === true).length, 1);
+
+    // message/send in the curl shape of docs/protocols.md, and the JSON-RPC errors.
+    const plain = await call(app.url, 'POST', '/a2a', { jsonrpc: '2.0', id: 3, method: 'tasks/get', params: { id: task.id } });
+    assert.equal((plain.body.result as { status: { state: string } }).status.state, 'completed');
+    const parse = await fetch(`${app.url}/a2a`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{' });
+    assert.equal(((await parse.json()) as { error: { code: number } }).error.code, -32700);
+    const file = await call(app.url, 'POST', '/a2a', {
+      jsonrpc: '2.0',
+      id: 4,
+      method: 'message/send',
+      params: { message: { ...message, parts: [{ kind: 'file', file: { uri: 'file:///etc/passwd' } }] } },
+    });
+    assert.equal((file.body.error as { code: number }).code, -32005);
+    const cont = await call(app.url, 'POST', '/a2a', {
+      jsonrpc: '2.0',
+      id: 5,
+      method: 'message/send',
+      params: { message: { ...message, contextId: 'not-a-uuid' } },
+    });
+    assert.equal((cont.body.error as { code: number }).code, -32602);
+    const ext = await call(app.url, 'GET', '/warren/extensions');
+    assert.ok(JSON.stringify(ext.body).includes('"a2a"'), 'a2a is listed in /warren/extensions');
+    const spec = await call(app.url, 'GET', '/openapi.json');
+    const paths = (spec.body.paths ?? {}) as Record<string, unknown>;
+    assert.ok(paths['/a2a'] && paths['/.well-known/agent-card.json'], '/openapi.json covers the A2A routes');
+  });
+});

@@ -19,6 +19,11 @@ const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 /** How long tasks/cancel waits for the cancelled turn's terminal event. */
 const CANCEL_SETTLE_MS = 10_000;
 const MAX_TEXT_BYTES = 1_000_000;
+/**
+ * How long a read of an ended task waits for its terminal event: the record is durable at the commit, a
+ * moment before the hub has delivered the last events; a memory ring that dropped them costs this wait.
+ */
+const ENDED_SETTLE_MS = 3_000;
 
 /** A2A / JSON-RPC error codes. */
 export const A2A_ERR = {
@@ -139,8 +144,8 @@ export function a2aHandlers(sup: SessionHost, turns: ProtocolTurns, baseUrl: () 
     const mapper = mapperFor(rec);
     const feed = await openFeed(sup, rec.session_id, rec.first_seq - 1);
     try {
-      if (wait) {
-        const signal = AbortSignal.timeout(CANCEL_SETTLE_MS);
+      if (wait || rec.status !== 'in_progress') {
+        const signal = AbortSignal.timeout(wait ? CANCEL_SETTLE_MS : ENDED_SETTLE_MS);
         while (!mapper.finished) {
           const e = await feed.next(signal);
           if (!e) break;
@@ -162,9 +167,11 @@ export function a2aHandlers(sup: SessionHost, turns: ProtocolTurns, baseUrl: () 
     rpcId: RpcId,
     mapper: A2aTaskMapper,
     feed: TurnFeed,
-    opts: { snapshot: boolean; after: [number, number] | null },
+    /** `ended`: the task's settled record; the feed is drained without waiting and the record closes the task. */
+    opts: { snapshot: boolean; after: [number, number] | null; ended?: ProtocolTurnRecord },
   ): Promise<HandlerResult> {
     const gone = new AbortController();
+    const settleBy = opts.ended ? AbortSignal.timeout(ENDED_SETTLE_MS) : undefined;
     ctx.res.onAbort(() => {
       gone.abort();
       feed.stop();
@@ -193,13 +200,19 @@ export function a2aHandlers(sup: SessionHost, turns: ProtocolTurns, baseUrl: () 
       }
       const after = opts.after;
       while (!mapper.finished) {
-        const e = await feed.next(gone.signal);
+        const e = await feed.next(settleBy ? AbortSignal.any([gone.signal, settleBy]) : gone.signal);
         if (!e) break;
         let n = 0;
         for (const ev of mapper.apply(e)) {
           const k = ++n;
           if (!after || e.seq > after[0] || (e.seq === after[0] && k > after[1])) await send(ev, `${e.seq}:${k}`);
         }
+      }
+      if (opts.ended && !mapper.finished && !gone.signal.aborted) {
+        // The feed no longer reaches the terminal event (a memory ring dropped it): the record closes the task.
+        mapper.settle(opts.ended);
+        const task = mapper.task();
+        await send({ kind: 'status-update', taskId: task.id, contextId: task.contextId, status: task.status, final: true }, '0:1');
       }
     } finally {
       feed.stop();
@@ -300,7 +313,7 @@ export function a2aHandlers(sup: SessionHost, turns: ProtocolTurns, baseUrl: () 
         case 'tasks/resubscribe': {
           const rec = await record(params.id);
           const after = parseLastEventId(ctx);
-          if (rec.status !== 'in_progress') {
+          if (rec.status !== 'in_progress' && !after) {
             // Ended already (the feed may no longer reach its terminal event: a memory ring); the record settles it.
             const done = await taskNow(rec, false);
             const sse = new SseWriter(ctx.res);
@@ -315,7 +328,8 @@ export function a2aHandlers(sup: SessionHost, turns: ProtocolTurns, baseUrl: () 
             return { streamed: true };
           }
           const feed = await openFeed(sup, rec.session_id, rec.first_seq - 1);
-          return await stream(ctx, rpcId, mapperFor(rec), feed, { snapshot: !after, after });
+          const ended = rec.status !== 'in_progress' ? await turns.get(PROTOCOL, rec.id) : undefined;
+          return await stream(ctx, rpcId, mapperFor(rec), feed, { snapshot: !after, after, ended });
         }
         case 'tasks/pushNotificationConfig/set':
         case 'tasks/pushNotificationConfig/get':
