@@ -95,6 +95,8 @@ const ROUTE_SCOPE_RULES: Record<string, RouteAccess | { get: RouteAccess; write:
   'ui.*': 'read',
   'inspect.*': 'read',
   'keys.*': 'admin',
+  // Foreign protocols (OpenAI Responses, LangGraph, AG-UI, A2A): reads (the A2A agent card) are read, the rest runs turns.
+  'protocols.*': { get: 'read', write: 'sessions' },
 };
 
 /** The access a route needs, or undefined when no rule covers it (the caller then fails closed: admin). */

@@ -4,6 +4,7 @@
 // which ones are honoured.
 import { Type } from 'typebox';
 import type { RouteDef } from './route.ts';
+import { A2A_EXTENSION } from './routes-a2a.ts';
 import { LANGGRAPH_ROUTES } from './routes-langgraph.ts';
 
 const Loose = { additionalProperties: true };
@@ -139,4 +140,5 @@ export const PROTOCOL_EXTENSIONS = [
     request_headers: ['Last-Event-ID'],
     config_keys: [],
   },
+  A2A_EXTENSION,
 ];

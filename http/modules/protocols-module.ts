@@ -1,11 +1,13 @@
 // http/modules/protocols-module.ts: foreign agent protocols over Warren sessions, as one module unit:
-// the OpenAI Responses API (/v1/responses) and the LangGraph Agent Protocol (/assistants, /threads). Each protocol has its own mapping layer
+// the OpenAI Responses API (/v1/responses) and the LangGraph Agent Protocol (/assistants, /threads), AG-UI and A2A (/a2a). Each protocol has its own mapping layer
 // (actors/protocols/<protocol>/) and handlers (http/handlers/protocols/); they share the durable
 // protocol-turn records (actors/protocols/protocol-turns.ts) and the lossless event feed
 // (actors/protocols/turn-feed.ts). See docs/protocols.md.
 import { ProtocolTurns } from '../../actors/protocols/protocol-turns.ts';
+import { A2A_ROUTES } from '../../contracts/routes-a2a.ts';
 import { LANGGRAPH_ROUTES } from '../../contracts/routes-langgraph.ts';
 import { PROTOCOL_ROUTES } from '../../contracts/routes-protocols.ts';
+import { a2aHandlers } from '../handlers/protocols/a2a.ts';
 import { agUiHandlers } from '../handlers/protocols/ag-ui.ts';
 import { langgraphHandlers } from '../handlers/protocols/langgraph.ts';
 import { openaiResponsesHandlers } from '../handlers/protocols/openai-responses.ts';
@@ -16,11 +18,12 @@ export function protocolsModule(ctx: ModuleContext): ModuleUnit {
   const turns = new ProtocolTurns(sessions, ctx.supervisor.deps.store, ctx.clock('protocols'));
   return {
     name: 'protocols',
-    routes: [...PROTOCOL_ROUTES, ...LANGGRAPH_ROUTES],
+    routes: [...PROTOCOL_ROUTES, ...LANGGRAPH_ROUTES, ...A2A_ROUTES],
     handlers: {
       ...openaiResponsesHandlers(sessions, turns),
       ...langgraphHandlers(sessions, turns, ctx.supervisor.deps.store),
       ...agUiHandlers(sessions, turns),
+      ...a2aHandlers(sessions, turns, () => ctx.baseUrl()),
     },
   };
 }

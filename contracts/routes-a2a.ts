@@ -1,0 +1,74 @@
+// contracts/routes-a2a.ts: the A2A (Agent2Agent) routes over Warren sessions (http/handlers/protocols/a2a.ts,
+// docs/protocols.md): the agent card and the JSON-RPC endpoint. The JSON-RPC body is checked by the handler,
+// (the route declares no body schema; A2aRpcRequest documents it), so a malformed call gets A2A's own JSON-RPC error object (HTTP 200) rather than Warren's envelope.
+import { Type } from 'typebox';
+import type { RouteDef } from './route.ts';
+
+const Loose = { additionalProperties: true };
+
+/** One JSON-RPC 2.0 request (methods: message/send, message/stream, tasks/get, tasks/cancel, tasks/resubscribe). */
+export const A2aRpcRequest = Type.Object(
+  {
+    jsonrpc: Type.Optional(Type.Unknown()),
+    id: Type.Optional(Type.Unknown()),
+    method: Type.Optional(Type.Unknown()),
+    params: Type.Optional(Type.Unknown()),
+  },
+  { $id: 'A2aRpcRequest', additionalProperties: true },
+);
+
+/** A JSON-RPC 2.0 response: `result` (a Task) or `error` ({code, message, data}). */
+export const A2aRpcResponse = Type.Object(
+  { jsonrpc: Type.Literal('2.0'), id: Type.Unknown(), result: Type.Optional(Type.Unknown()), error: Type.Optional(Type.Unknown()) },
+  { $id: 'A2aRpcResponse', additionalProperties: true },
+);
+
+/** The A2A agent card (protocol 0.3 JSON shape). */
+export const A2aAgentCard = Type.Object(
+  {
+    protocolVersion: Type.String(),
+    name: Type.String(),
+    description: Type.String(),
+    url: Type.String(),
+    preferredTransport: Type.String(),
+    version: Type.String(),
+    capabilities: Type.Object({}, Loose),
+    defaultInputModes: Type.Array(Type.String()),
+    defaultOutputModes: Type.Array(Type.String()),
+    skills: Type.Array(Type.Object({ id: Type.String(), name: Type.String() }, Loose)),
+  },
+  { $id: 'A2aAgentCard', additionalProperties: true },
+);
+
+export const A2A_ROUTE = {
+  card: {
+    id: 'protocols.a2a.card',
+    method: 'GET',
+    path: '/.well-known/agent-card.json',
+    summary: "A2A: the agent card of the realm's default agent (its url is Warren's A2A JSON-RPC endpoint, POST /a2a)",
+    response: { status: 200, schema: A2aAgentCard },
+    errors: [],
+  },
+  rpc: {
+    id: 'protocols.a2a.rpc',
+    method: 'POST',
+    path: '/a2a',
+    summary:
+      'A2A JSON-RPC: message/send (a turn; contextId = session id), message/stream and tasks/resubscribe (SSE of JSON-RPC responses), tasks/get, tasks/cancel',
+    headers: ['Last-Event-ID'],
+    response: { status: 200, schema: A2aRpcResponse },
+    errors: ['BAD_REQUEST'],
+  },
+} as const satisfies Record<string, RouteDef>;
+
+export const A2A_ROUTES: RouteDef[] = Object.values(A2A_ROUTE);
+
+export const A2A_EXTENSION = {
+  name: 'a2a',
+  description:
+    "A2A (Agent2Agent, JSON-RPC binding, protocol 0.3 wire; docs/protocols.md): GET /.well-known/agent-card.json is the realm's default agent, POST /a2a takes message/send (a Warren turn; contextId = session id, a new context creates the session; the task id is the turn's durable record), message/stream (SSE of JSON-RPC responses: Task, artifact-update per text chunk, status-update per tool call/result and at the end), tasks/get, tasks/cancel (Warren's cancel) and tasks/resubscribe (a Task snapshot then the live events: nothing lost or repeated; with Last-Event-ID the exact events after that id instead).",
+  routes: A2A_ROUTES.map((r) => `${r.method} ${r.path}`),
+  methods: ['message/send', 'message/stream', 'tasks/get', 'tasks/cancel', 'tasks/resubscribe'],
+  request_headers: ['Last-Event-ID'],
+  config_keys: [],
+};
