@@ -7,6 +7,7 @@ import { join } from 'node:path';
 import { CredentialStore, NS } from '../../../actors/auth/credential-store.ts';
 import { openRealmKey } from '../../../actors/auth/realm-key.ts';
 import { openMcpRecord, sealMcpRecord } from '../../../actors/mcp-sealing.ts';
+import { SUBSCRIPTION_NS, WebhookSubscriptions } from '../../../actors/webhooks/webhook-subscriptions.ts';
 import type { AuthProfileRecord, SealedSecret } from '../../../contracts/auth.ts';
 import type { McpPersistedRecord } from '../../../contracts/mcp.ts';
 import { defaultConfig } from '../../../config/toml.ts';
@@ -56,5 +57,29 @@ describe('sealed secrets are bound to their records', () => {
     assert.equal(moved.headers, undefined, 'copied into another session it does not open');
     const renamed = { ...sealed, added: sealed.added.map((c) => ({ ...c, name: 'other' })) } as McpPersistedRecord;
     assert.equal((openMcpRecord(cipher, 'sess-a', renamed).added[0] as { headers?: unknown }).headers, undefined, 'nor under another name');
+  });
+
+  it("a webhook subscription's sealed signing secret copied into another subscription fails to open (real LMDB)", async (t) => {
+    const dir = await tmpDir('warren-seal-');
+    t.after(() => dir.cleanup());
+    const store = await openLmdbStore(join(dir.path, 'db'));
+    t.after(() => store.close());
+    const key = join(dir.path, 'credentials.key');
+    const cipher = await openRealmKey(key);
+    const rec = (id: string) => ({ v: 1, id, url: 'http://127.0.0.1:1/hook', events: ['run_completed'], created_ms: 1 });
+    const sealedA = cipher.seal('webhook_subscription:wh-a', { secret: 'sign-a' });
+    await store.commit([
+      { op: 'putRecord', ns: SUBSCRIPTION_NS, key: 'wh-a', value: { ...rec('wh-a'), sealed_secret: sealedA } },
+      { op: 'putRecord', ns: SUBSCRIPTION_NS, key: 'wh-b', value: { ...rec('wh-b'), sealed_secret: sealedA } },
+    ]);
+    const subs = new WebhookSubscriptions(
+      store,
+      defaultConfig,
+      () => 1,
+      () => openRealmKey(key),
+    );
+    await subs.load();
+    assert.equal(subs.get('wh-a')?.secret, 'sign-a');
+    assert.equal(subs.get('wh-b')?.secret, undefined, "wh-a's secret does not open as wh-b's");
   });
 });
