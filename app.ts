@@ -8,7 +8,6 @@ import type { Clock } from './actors/clock.ts';
 import { Supervisor } from './actors/supervisor.ts';
 import { OutboundGuard, OutboundPolicy, type Resolver } from './actors/net/outbound-guard.ts';
 import type { Config } from './contracts/config.ts';
-import { LATER_ROUTES } from './contracts/routes-later.ts';
 import { WARREN_VERSION } from './contracts/routes-system.ts';
 import type { StartOptions } from './config/flags.ts';
 import { createLogger } from './config/logger.ts';
@@ -51,7 +50,6 @@ import { OwnerCalls } from './actors/cluster/owner-calls.ts';
 
 /**
  * Every subsystem, one line each, in route catalog order (see docs/runtime.md "How to add a subsystem").
- * Routes of capabilities no module builds yet (contracts/routes-later.ts) follow and answer 501.
  */
 const MODULES: readonly ModuleFactory[] = [
   systemModule,
@@ -238,7 +236,6 @@ async function startOnRealm(realm: RealmInfo, opts: AppOptions, log: Logger, env
     modelCatalog,
     openapi: (all) => buildOpenApi(all, { title: 'Warren', version: WARREN_VERSION }),
     baseUrl: () => baseUrl,
-    later: LATER_ROUTES,
   });
   for (const unit of units) await unit.start?.();
   const maxBodyBytes = realmConfig.current().limits.max_body_bytes;

@@ -99,11 +99,6 @@ export interface ComposeOptions {
   modelCatalog(): unknown;
   openapi(routes: readonly RouteDef[]): object;
   baseUrl(): string;
-  /**
-   * Catalog entries of capabilities no module builds yet (contracts/routes-later.ts). Each one whose
-   * method and path no module serves is kept and answers the capability registry's 501.
-   */
-  later: readonly RouteDef[];
 }
 
 export interface ComposedModules {
@@ -156,15 +151,6 @@ export function composeModules(factories: readonly ModuleFactory[], opts: Compos
         throw new Error(`module ${unit.name} names actor kind ${kind}, which it did not register`);
     }
     if (unit.close) supervisor.onClose(unit.close);
-  }
-  const served = new Set(routes.map((r) => `${r.method} ${r.path}`));
-  for (const stub of opts.later) {
-    if (served.has(`${stub.method} ${stub.path}`)) continue;
-    const capability = stub.capability ?? stub.id;
-    routes.push(stub);
-    handlers[stub.id] = () => {
-      throw supervisor.capabilities.unavailable(capability);
-    };
   }
   return { routes, handlers, units };
 }

@@ -20,7 +20,7 @@ import type { Store, StoreOp } from '../../storage/store.ts';
 import { realmConnections, type ConfigAuthProfile, type RealmConnections } from './auth-config.ts';
 import type { RealmCipher } from './realm-key.ts';
 
-const NS = {
+export const NS = {
   profiles: 'auth.profiles',
   bindings: 'auth.bindings',
   secrets: 'auth.secrets',

@@ -29,6 +29,8 @@ export interface MetricsOptions {
 }
 
 type Outcome = 'succeeded' | 'failed' | 'cancelled';
+/** run_failed's error_report.class for a request cancel and a session interrupt (actors/session/turn-steps.ts failTurn). */
+const CANCEL_CLASSES: ReadonlySet<string> = new Set(['cancelled', 'interrupted']);
 
 /** One provider's series of the per-turn metrics, bound once (label values are bounded). */
 interface ProviderSeries {
@@ -221,7 +223,7 @@ export class WarrenMetrics {
       case 'run_failed':
         this.finishTurn(
           source,
-          (entry.payload as { terminal_cause_kind?: string }).terminal_cause_kind === 'cancelled' ? 'cancelled' : 'failed',
+          CANCEL_CLASSES.has((entry.payload as { error_report?: { class?: string } }).error_report?.class ?? '') ? 'cancelled' : 'failed',
         );
         return;
       default:

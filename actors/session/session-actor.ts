@@ -254,7 +254,7 @@ export class SessionActor {
     core.lastUsedMs = core.deps.now();
     if (!core.isRunning()) return 'staged_noop';
     core.machine.send({ type: 'interrupt.requested' });
-    this.abort?.abort(new ServiceError('REQUEST_CANCELLED', 'interrupted'));
+    this.abort?.abort(new ServiceError('REQUEST_CANCELLED', 'interrupted', { reason: 'interrupted' }));
     return 'interrupted';
   }
 

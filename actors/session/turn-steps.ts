@@ -219,14 +219,20 @@ export async function failTurn(core: SessionCore, t: TurnRun, err: unknown): Pro
   // Once committing, an interrupt no longer cancels: a failure there is the commit's own. A run
   // stopped by its time budget fails with that budget's error, not as cancelled.
   if (signal.aborted && isServiceError(signal.reason) && signal.reason.code === 'BUDGET_EXHAUSTED' && !committing) err = signal.reason;
-  const cancelled = signal.aborted && !committing && err !== signal.reason;
+  // An interrupt or request cancel aborts with REQUEST_CANCELLED (the provider may rethrow that very reason).
+  const cancelReason = isServiceError(signal.reason) && signal.reason.code === 'REQUEST_CANCELLED';
+  const cancelled = signal.aborted && !committing && (cancelReason || err !== signal.reason);
   delete core.state.pending;
   const error = cancelled ? new ServiceError('REQUEST_CANCELLED', 'turn cancelled before commit', { session_id: id }) : err;
-  const kind = cancelled ? 'cancelled' : errorKind(err);
+  // terminal_cause_kind keeps the reference's enumeration; a cancel is told by error_report.class.
+  const interrupted = cancelled && (signal.reason as { details?: { reason?: string } } | undefined)?.details?.reason === 'interrupted';
   core.hub.publish('run_failed', {
     session_id: id,
-    error_report: { class: cancelled ? 'cancelled' : errorCode(err), message: err instanceof Error ? err.message : String(err) },
-    terminal_cause_kind: kind,
+    error_report: {
+      class: interrupted ? 'interrupted' : cancelled ? 'cancelled' : errorCode(err),
+      message: err instanceof Error ? err.message : String(err),
+    },
+    terminal_cause_kind: cancelled ? 'unknown' : errorKind(err),
   });
   await run?.failed(error);
   await t.pendingWrite;
@@ -257,9 +263,26 @@ function steerRows(pull: () => ContentInput[], now: () => string): () => Message
   return () => pull().map((content): Message => ({ role: 'user', content, created_at: now() }));
 }
 
+/** The reference's terminal_cause_kind enumeration; anything else is reported as fatal_failure. */
+export const TERMINAL_CAUSE_KINDS: ReadonlySet<string> = new Set([
+  'unknown',
+  'hook_denied',
+  'hook_failure',
+  'llm_failure',
+  'tool_failure',
+  'structured_output_validation_failed',
+  'budget_exhausted',
+  'time_budget_exceeded',
+  'retry_exhausted',
+  'turn_limit_reached',
+  'runtime_apply_failure',
+  'fatal_failure',
+]);
+
 function errorKind(err: unknown): string {
   const d = err instanceof ServiceError ? (err.details as { error?: { kind?: string } } | undefined) : undefined;
-  return d?.error?.kind ?? 'fatal_failure';
+  const kind = d?.error?.kind;
+  return kind !== undefined && TERMINAL_CAUSE_KINDS.has(kind) ? kind : 'fatal_failure';
 }
 
 function errorCode(err: unknown): string {

@@ -9,7 +9,7 @@ import type { Store } from '../../storage/store.ts';
 import type { SealedSecret } from '../../contracts/auth.ts';
 import type { RealmCipher } from '../auth/realm-key.ts';
 
-const SUBSCRIPTION_NS = 'webhook_subscription';
+export const SUBSCRIPTION_NS = 'webhook_subscription';
 
 /** A subscription with its secret source (never leaves actors/). */
 export interface Subscription {

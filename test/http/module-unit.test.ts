@@ -1,39 +1,16 @@
 // test/http/module-unit.test.ts: composeModules joins module units into one route table and capability
-// registry: a module serving a route of the "later" catalog replaces its 501 stub, the stubs left refuse
-// through the capability registry, and wiring mistakes (two owners of a handler, a capability or a
+// registry: its routes and handlers are joined, an undeclared capability refuses through the capability
+// registry, and wiring mistakes (two owners of a handler, a capability or a
 // config key, an actor kind never registered) fail at startup.
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import pino from 'pino';
 import { Type } from 'typebox';
 import { Supervisor } from '../../actors/supervisor.ts';
-import { isServiceError } from '../../contracts/errors.ts';
-import type { RouteDef } from '../../contracts/route.ts';
 import { defaultConfig } from '../../config/toml.ts';
 import type { HandlerContext } from '../../http/handler.ts';
 import { composeModules, type ModuleFactory } from '../../http/module-unit.ts';
 import { createMemoryStore } from '../../storage/memory-store.ts';
-
-const later: RouteDef[] = [
-  {
-    id: 'widgets.list',
-    method: 'GET',
-    path: '/widgets',
-    summary: 'later',
-    response: { status: 200 },
-    errors: ['CAPABILITY_UNAVAILABLE'],
-    capability: 'widgets',
-  },
-  {
-    id: 'gadgets.list',
-    method: 'GET',
-    path: '/gadgets',
-    summary: 'later',
-    response: { status: 200 },
-    errors: ['CAPABILITY_UNAVAILABLE'],
-    capability: 'gadgets',
-  },
-];
 
 const widgetsModule: ModuleFactory = () => ({
   name: 'widgets',
@@ -75,27 +52,22 @@ function compose(modules: ModuleFactory[]) {
     modelCatalog: () => ({}),
     openapi: () => ({}),
     baseUrl: () => '',
-    later,
   });
   return { supervisor, ...composed };
 }
 
 describe('module units', () => {
-  it('a module serving a later route replaces its stub; the rest refuse via the capability registry', async () => {
+  it("joins a module's routes and handlers; an undeclared capability refuses via the capability registry", async () => {
     const { supervisor, routes, handlers } = compose([widgetsModule]);
     assert.deepEqual(
       routes.map((r) => r.id),
-      ['widgets.list', 'gadgets.list'],
+      ['widgets.list'],
     );
     assert.equal(routes[0].summary, 'List widgets');
+    assert.deepEqual(await handlers['widgets.list']({} as HandlerContext), { status: 200, body: {} });
     assert.equal(supervisor.capabilities.isBuilt('widgets'), true);
     assert.equal(supervisor.capabilities.status('schedule'), 'Available', 'a null gate overrides the standard one');
     assert.equal(supervisor.capabilities.runtime().features.schedules, true);
-    assert.throws(
-      () => handlers['gadgets.list']({} as HandlerContext),
-      (err) =>
-        isServiceError(err) && err.code === 'CAPABILITY_UNAVAILABLE' && (err.details as { capability: string }).capability === 'gadgets',
-    );
     assert.throws(() => supervisor.capabilities.require('hooks', 'hook overrides'), /hook overrides is not built/);
     await supervisor.close();
   });

@@ -5,7 +5,6 @@ import { Type } from 'typebox';
 import { ERROR_TABLE } from '../../contracts/errors.ts';
 import type { RouteDef } from '../../contracts/route.ts';
 import { COMMS_ROUTES } from '../../contracts/routes-comms.ts';
-import { LATER_ROUTES } from '../../contracts/routes-later.ts';
 import { MOB_ROUTES } from '../../contracts/routes-mob.ts';
 import { SYSTEM_ROUTES } from '../../contracts/routes-system.ts';
 import { buildOpenApi } from '../../http/openapi.ts';
@@ -30,7 +29,7 @@ const extra: RouteDef[] = [
     headers: ['x-warren-request-id'],
   },
 ];
-const catalog = [...SYSTEM_ROUTES, ...COMMS_ROUTES, ...MOB_ROUTES, ...LATER_ROUTES, ...extra];
+const catalog = [...SYSTEM_ROUTES, ...COMMS_ROUTES, ...MOB_ROUTES, ...extra];
 const doc = buildOpenApi(catalog, { title: 'Warren', version: '0.1.0' }) as unknown as Doc;
 
 function collectRefs(node: unknown, out: string[] = []): string[] {

@@ -6,14 +6,13 @@ import { readFileSync } from 'node:fs';
 import { pino } from 'pino';
 import { CapabilityRegistry } from '../../actors/capability-registry.ts';
 import { COMMS_ROUTES } from '../../contracts/routes-comms.ts';
-import { LATER_ROUTES } from '../../contracts/routes-later.ts';
 import { CAPABILITY_IDS, RUNTIME_FEATURE_FLAGS, SYSTEM_ROUTES, WARREN_VERSION } from '../../contracts/routes-system.ts';
 import { systemHandlers, type SystemDeps } from '../../http/handlers/system.ts';
 import { buildOpenApi } from '../../http/openapi.ts';
 import { createRouter } from '../../http/router.ts';
 import { createNodeServer } from '../../http/server-node.ts';
 
-const routes = [...SYSTEM_ROUTES, ...COMMS_ROUTES, ...LATER_ROUTES];
+const routes = [...SYSTEM_ROUTES, ...COMMS_ROUTES];
 const openapiDoc = buildOpenApi(routes, { title: 'Warren', version: WARREN_VERSION });
 const calls: Array<[string, unknown]> = [];
 let base = '';
@@ -271,16 +270,5 @@ describe('system handlers', () => {
     });
     assert.equal((await get('/realms/r1')).json.backend, 'lmdb');
     assert.deepEqual(await get('/realms/no%20such'), { status: 404, json: { error: 'Unknown realm: no such', code: 'NOT_FOUND' } });
-  });
-
-  it('answers every not-yet-built route with 501 CAPABILITY_UNAVAILABLE, never 404', async () => {
-    for (const route of LATER_ROUTES) {
-      const path = route.path.replace(/\{[^{}]+\}/g, 'x1');
-      const res = await fetch(base + path, { method: route.method, ...(route.method === 'GET' ? {} : { body: '{"any":1}' }) });
-      const json = (await res.json()) as Record<string, unknown>;
-      assert.equal(res.status, 501, `${route.method} ${route.path}`);
-      assert.equal(json.code, 'CAPABILITY_UNAVAILABLE');
-      assert.deepEqual(json.details, { capability: route.capability });
-    }
   });
 });

@@ -1,8 +1,7 @@
 // test/integration/catalog-coverage.test.ts: requests EVERY route catalog entry (SYSTEM_ROUTES,
-// SESSION_ROUTES, OBSERVE_ROUTES, LATER_ROUTES) against the real server on both transports (STYLE.md "a test requests
+// SESSION_ROUTES, OBSERVE_ROUTES, ...) against the real server on both transports (STYLE.md "a test requests
 // every catalog entry"). A catalog path is never a route miss, never 405 and never 500; errors carry only
-// codes the route documents; successes match the catalog's status, content type and response schema;
-// every not-yet-built route answers 501 CAPABILITY_UNAVAILABLE in the envelope.
+// codes the route documents; successes match the catalog's status, content type and response schema.
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { Compile } from 'typebox/compile';
@@ -14,7 +13,6 @@ import { SCHEDULE_ROUTES } from '../../contracts/schedule.ts';
 import { SKILL_ROUTES } from '../../contracts/skills.ts';
 import { MCP_ENDPOINT_ROUTES } from '../../contracts/mcp-endpoint.ts';
 import { COMMS_ROUTES } from '../../contracts/routes-comms.ts';
-import { LATER_ROUTES } from '../../contracts/routes-later.ts';
 import { MOB_ROUTES } from '../../contracts/routes-mob.ts';
 import { OBSERVE_ROUTES } from '../../contracts/routes-observe.ts';
 import { SESSION_ROUTES } from '../../contracts/routes-sessions.ts';
@@ -37,7 +35,6 @@ const ALL_ROUTES = [
   ...SKILL_ROUTES,
   ...COMMS_ROUTES,
   ...MOB_ROUTES,
-  ...LATER_ROUTES,
 ];
 
 /** Bodies that pass each route's schema, so the request reaches the handler; other body routes get {}. */
@@ -155,33 +152,6 @@ for (const transport of ['uws', 'node'] as const) {
         const answer = await request(app.url, route, concretePath(route, id), route.body ? sampleBody(route, id) : undefined);
         checkAnswer(route, answer, noMiss);
         if (route.path.includes('{id}')) assert.equal(answer.status, 200, `${route.id}: ${JSON.stringify(answer.body)}`);
-      }
-    });
-
-    it('every LATER_ROUTES entry answers 501 CAPABILITY_UNAVAILABLE naming its capability, whatever the body', async (t) => {
-      const app = await startApp(t, [], opts);
-      for (const route of LATER_ROUTES) {
-        const path = concretePath(route, DUMMY_UUID);
-        const bodies = route.method === 'GET' ? [undefined] : [undefined, '{}', 'not json at all'];
-        for (const body of bodies) {
-          const res = await fetch(app.url + path, {
-            method: route.method,
-            body,
-            headers: body === undefined ? {} : { 'content-type': body === '{}' ? 'application/json' : 'text/plain' },
-          });
-          const where = `${route.method} ${path} body=${String(body)}`;
-          assert.equal(res.status, 501, where);
-          assert.match(res.headers.get('content-type') ?? '', /^application\/json/, where);
-          assert.deepEqual(
-            await res.json(),
-            {
-              error: `capability not available in this build: ${route.capability}`,
-              code: 'CAPABILITY_UNAVAILABLE',
-              details: { capability: route.capability },
-            },
-            where,
-          );
-        }
       }
     });
   });

@@ -10,7 +10,6 @@ import { MCP_ROUTES } from '../../contracts/mcp.ts';
 import { SKILL_ROUTES } from '../../contracts/skills.ts';
 import { MCP_ENDPOINT_ROUTES } from '../../contracts/mcp-endpoint.ts';
 import { COMMS_ROUTES } from '../../contracts/routes-comms.ts';
-import { LATER_ROUTES } from '../../contracts/routes-later.ts';
 import { MOB_ROUTES } from '../../contracts/routes-mob.ts';
 import { HELP_ROUTES } from '../../contracts/routes-help.ts';
 import { SESSION_ROUTES } from '../../contracts/routes-sessions.ts';
@@ -41,7 +40,6 @@ const CATALOG = [
   ...SKILL_ROUTES,
   ...COMMS_ROUTES,
   ...MOB_ROUTES,
-  ...LATER_ROUTES,
 ];
 const UWS_SKIP = uwsSkip();
 const PACKAGE_VERSION = (JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string }).version;

@@ -83,7 +83,7 @@ export class AgUiMapper {
         this.close(out);
         this.finished = true;
         const report = (p.error_report ?? {}) as { class?: string; message?: string };
-        const cancelled = /cancel/i.test(`${report.class ?? ''} ${report.message ?? ''} ${String(p.terminal_cause_kind ?? '')}`);
+        const cancelled = /cancel|interrupt/i.test(`${report.class ?? ''} ${report.message ?? ''} ${String(p.terminal_cause_kind ?? '')}`);
         out.push(
           cancelled
             ? { type: 'RUN_FINISHED', threadId: this.threadId, runId: this.runId, outcome: { type: 'cancelled' } }

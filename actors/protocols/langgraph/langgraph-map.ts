@@ -216,7 +216,7 @@ export class RunStreamMapper {
       case 'run_failed': {
         this.closeAi(out);
         const report = (p.error_report ?? {}) as { class?: string; message?: string };
-        const cancelled = /cancel/i.test(`${report.class ?? ''} ${report.message ?? ''} ${String(p.terminal_cause_kind ?? '')}`);
+        const cancelled = /cancel|interrupt/i.test(`${report.class ?? ''} ${report.message ?? ''} ${String(p.terminal_cause_kind ?? '')}`);
         this.finished = cancelled ? 'interrupted' : 'error';
         if (!cancelled) {
           this.error = { error: report.class ?? 'AgentError', message: report.message ?? 'the run failed' };

@@ -208,7 +208,7 @@ export class ResponseBuilder {
       case 'run_failed': {
         this.closeMessage(out);
         const report = (p.error_report ?? {}) as { class?: string; message?: string };
-        const cancelled = /cancel/i.test(`${report.class ?? ''} ${report.message ?? ''} ${String(p.terminal_cause_kind ?? '')}`);
+        const cancelled = /cancel|interrupt/i.test(`${report.class ?? ''} ${report.message ?? ''} ${String(p.terminal_cause_kind ?? '')}`);
         this.status = cancelled ? 'cancelled' : 'failed';
         this.error = cancelled ? null : { code: 'server_error', message: report.message ?? 'the turn failed' };
         out.push(this.ev(cancelled ? 'response.cancelled' : 'response.failed', { response: this.response() }));
