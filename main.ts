@@ -5,6 +5,18 @@ import { AUTH_HELP, parseAuthArgs, runAuthCommand } from './config/auth-cli.ts';
 import { FlagError, HELP_TEXT, parseCli } from './config/flags.ts';
 import { createLogger, type Logger } from './config/logger.ts';
 import { isContainedStorageRejection } from './storage/store-failure.ts';
+import { readFileSync } from 'node:fs';
+import { packageFile } from './contracts/package-root.ts';
+
+/** The package version, from the package root's package.json (the same from source and from dist/). */
+function packageVersion(): string {
+  try {
+    const pkg = JSON.parse(readFileSync(packageFile('package.json'), 'utf8')) as { version?: unknown };
+    return typeof pkg.version === 'string' ? pkg.version : 'unknown';
+  } catch {
+    return 'unknown';
+  }
+}
 
 /** One line for stderr, whatever the error holds. */
 function oneLine(err: unknown): string {
@@ -60,6 +72,10 @@ async function main(argv: string[]): Promise<void> {
   }
   if (cli.command === 'help') {
     process.stdout.write(HELP_TEXT);
+    process.exit(0);
+  }
+  if (cli.command === 'version') {
+    process.stdout.write(`warren ${packageVersion()}\n`);
     process.exit(0);
   }
   if (cli.command === 'auth') return runAuth(cli.args);
