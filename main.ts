@@ -53,6 +53,27 @@ async function main(argv: string[]): Promise<void> {
     process.stderr.write(result.stderr);
     process.exit(result.code);
   }
+  if (argv[0] === 'sessions') {
+    const { runSessionsCli } = await import('./cli/sessions-command.ts');
+    const result = await runSessionsCli(argv.slice(1));
+    process.stdout.write(result.stdout);
+    process.stderr.write(result.stderr);
+    process.exit(result.code);
+  }
+  if (argv[0] === 'chat') {
+    const { runChat } = await import('./cli/chat-command.ts');
+    const code = await runChat(argv.slice(1), {
+      input: process.stdin,
+      output: process.stdout,
+      errors: process.stderr,
+      env: process.env,
+      onSigint(handler) {
+        process.on('SIGINT', handler);
+        return () => process.off('SIGINT', handler);
+      },
+    });
+    process.exit(code);
+  }
   if (argv[0] === 'mob') {
     const { runMobCli } = await import('./cli/mob-command.ts');
     const result = await runMobCli(argv.slice(1));
