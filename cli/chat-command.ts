@@ -121,7 +121,8 @@ export async function runChat(argv: string[], io: ChatIo): Promise<number> {
 
   const rl = createInterface({ input: io.input, output: io.output, terminal: (io.input as { isTTY?: boolean }).isTTY === true });
   rl.setPrompt('you> ');
-  let turn: { sessionId: string; abort: AbortController; interrupting: boolean } | undefined;
+  /** The turn in flight; sessionId is undefined until a new session's create is accepted. */
+  let turn: { sessionId: string | undefined; abort: AbortController; interrupting: boolean } | undefined;
   let exiting = false;
   const onInterrupt = (): void => {
     if (!turn) {
@@ -132,10 +133,12 @@ export async function runChat(argv: string[], io: ChatIo): Promise<number> {
     if (turn.interrupting) return;
     turn.interrupting = true;
     io.errors.write('\n[interrupting]\n');
-    const current = turn;
-    requestJson(target, 'POST', `/sessions/${current.sessionId}/interrupt`).catch((err: unknown) => {
+    if (turn.sessionId !== undefined) sendInterrupt(turn.sessionId, turn.abort);
+  };
+  const sendInterrupt = (id: string, abort: AbortController): void => {
+    requestJson(target, 'POST', `/sessions/${id}/interrupt`).catch((err: unknown) => {
       io.errors.write(`warren chat: interrupt failed: ${err instanceof Error ? err.message : String(err)}\n`);
-      current.abort.abort();
+      abort.abort();
     });
   };
   rl.on('SIGINT', onInterrupt);
@@ -155,13 +158,17 @@ export async function runChat(argv: string[], io: ChatIo): Promise<number> {
       if (values.provider !== undefined) body.provider = values.provider;
       if (values.model !== undefined) body.model = values.model;
       const path = sessionId === undefined ? '/sessions' : `/sessions/${sessionId}/messages`;
+      // The turn counts as running from the moment it is sent: a Ctrl-C before the server accepts it
+      // interrupts it as soon as its session is known.
+      turn = { sessionId, abort: new AbortController(), interrupting: false };
       try {
         const { body: accepted } = await requestJson(target, 'POST', path, body, { prefer: 'respond-async' });
         const sid = String(accepted.session_id);
         const rid = String(accepted.request_id);
         if (sessionId === undefined) io.errors.write(`[session ${sid}]\n`);
         sessionId = sid;
-        turn = { sessionId: sid, abort: new AbortController(), interrupting: false };
+        if (turn.sessionId === undefined && turn.interrupting) sendInterrupt(sid, turn.abort);
+        turn.sessionId = sid;
         const end = await streamTurn(target, sid, rid, (text) => io.output.write(text), turn.abort.signal);
         io.output.write('\n');
         if (!end.ok) io.errors.write(turn.interrupting ? '[interrupted]\n' : `[turn failed: ${end.detail}]\n`);
