@@ -5,6 +5,18 @@ import { AUTH_HELP, parseAuthArgs, runAuthCommand } from './config/auth-cli.ts';
 import { FlagError, HELP_TEXT, parseCli } from './config/flags.ts';
 import { createLogger, type Logger } from './config/logger.ts';
 import { isContainedStorageRejection } from './storage/store-failure.ts';
+import { readFileSync } from 'node:fs';
+import { packageFile } from './contracts/package-root.ts';
+
+/** The package version, from the package root's package.json (the same from source and from dist/). */
+function packageVersion(): string {
+  try {
+    const pkg = JSON.parse(readFileSync(packageFile('package.json'), 'utf8')) as { version?: unknown };
+    return typeof pkg.version === 'string' ? pkg.version : 'unknown';
+  } catch {
+    return 'unknown';
+  }
+}
 
 /** One line for stderr, whatever the error holds. */
 function oneLine(err: unknown): string {
@@ -41,6 +53,27 @@ async function main(argv: string[]): Promise<void> {
     process.stderr.write(result.stderr);
     process.exit(result.code);
   }
+  if (argv[0] === 'sessions') {
+    const { runSessionsCli } = await import('./cli/sessions-command.ts');
+    const result = await runSessionsCli(argv.slice(1));
+    process.stdout.write(result.stdout);
+    process.stderr.write(result.stderr);
+    process.exit(result.code);
+  }
+  if (argv[0] === 'chat') {
+    const { runChat } = await import('./cli/chat-command.ts');
+    const code = await runChat(argv.slice(1), {
+      input: process.stdin,
+      output: process.stdout,
+      errors: process.stderr,
+      env: process.env,
+      onSigint(handler) {
+        process.on('SIGINT', handler);
+        return () => process.off('SIGINT', handler);
+      },
+    });
+    process.exit(code);
+  }
   if (argv[0] === 'mob') {
     const { runMobCli } = await import('./cli/mob-command.ts');
     const result = await runMobCli(argv.slice(1));
@@ -60,6 +93,10 @@ async function main(argv: string[]): Promise<void> {
   }
   if (cli.command === 'help') {
     process.stdout.write(HELP_TEXT);
+    process.exit(0);
+  }
+  if (cli.command === 'version') {
+    process.stdout.write(`warren ${packageVersion()}\n`);
     process.exit(0);
   }
   if (cli.command === 'auth') return runAuth(cli.args);

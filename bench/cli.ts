@@ -299,6 +299,8 @@ export async function runBenchCli(argv: string[], err: (text: string) => void = 
   const providerUrl = o.providerUrl ?? o.fakeAdvertise ?? fake!.url;
   let restore: (() => Promise<void>) | null = null;
   const client = new WarrenClient(o.url, Math.max(...o.concurrency));
+  // Every session this run creates carries bench.run=<run id> (warren.* keys are reserved) and is archived at the end.
+  const runId = `run-${Date.now().toString(36)}-${process.pid}`;
   try {
     if (o.configure) {
       const before = await json(o.url, 'GET', '/config');
@@ -318,7 +320,7 @@ export async function runBenchCli(argv: string[], err: (text: string) => void = 
         `warren bench: bundled fake LLM at ${fake.url}; the server must point [providers.${o.wire}] base_url at it (or pass --configure)\n`,
       );
     }
-    const turn = { provider: o.wire, model: o.model };
+    const turn = { provider: o.wire, model: o.model, extra: { labels: { 'bench.run': runId } } };
     // One probe turn: a misconfigured server fails here with its own error, not 1000 times in the loop.
     let probe: string;
     try {
@@ -383,7 +385,28 @@ export async function runBenchCli(argv: string[], err: (text: string) => void = 
     return { code: 0, stdout: o.json ? text : renderTable(rows), stderr: '' };
   } finally {
     await client.close();
+    await archiveRun(o.url, runId).then(
+      (n) => err(`warren bench: archived ${n} sessions labelled bench.run=${runId}\n`),
+      (e: unknown) => err(`warren bench: archiving the run's sessions failed: ${e instanceof Error ? e.message : String(e)}\n`),
+    );
     await restore?.().catch(() => {});
     await fake?.close();
   }
+}
+
+/** Archives every session labelled bench.run=<runId>; resolves with how many. */
+async function archiveRun(url: string, runId: string): Promise<number> {
+  const ids: string[] = [];
+  for (let offset = 0; ; offset += 500) {
+    const page = await json(url, 'GET', `/sessions?label=${encodeURIComponent(`bench.run=${runId}`)}&limit=500&offset=${offset}`);
+    if (page.status !== 200) throw new Error(`GET /sessions → ${page.status}`);
+    const sessions = (page.body.sessions ?? []) as Array<{ session_id: string }>;
+    ids.push(...sessions.map((s) => s.session_id));
+    if (sessions.length < 500) break;
+  }
+  for (const id of ids) {
+    const res = await json(url, 'DELETE', `/sessions/${id}`);
+    if (res.status !== 200) throw new Error(`DELETE /sessions/${id} → ${res.status}`);
+  }
+  return ids.length;
 }

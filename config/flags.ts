@@ -35,7 +35,8 @@ export interface StartOptions {
 }
 
 /** What the command line asks for. */
-export type CliCommand = { command: 'help' } | { command: 'serve'; options: StartOptions } | { command: 'auth'; args: string[] };
+export type CliCommand =
+  { command: 'help' } | { command: 'version' } | { command: 'serve'; options: StartOptions } | { command: 'auth'; args: string[] };
 
 /** A bad command line; the message is one line, printed as `warren: <message>`. */
 export class FlagError extends Error {
@@ -45,16 +46,28 @@ export class FlagError extends Error {
   }
 }
 
-export const HELP_TEXT = `Usage: warren serve [options]
-       warren auth list|store|test|status|logout [options]   (see 'warren auth --help')
-       warren keys create|list|revoke [options]   (inbound API keys; see 'warren keys --help')
-       warren workgraph <command> [options]   (see 'warren workgraph --help')
-       warren bench --url <server> [options]   (load test; see 'warren bench --help')
-       warren --help
+export const HELP_TEXT = `Usage: warren <command> [options]
+
+Commands:
+  serve                     Run the HTTP server (options below).
+  sessions list|show|history  Read sessions of a running server (see 'warren sessions --help').
+  chat [session]            Interactive chat with a running server; Ctrl-C interrupts a turn.
+  auth                      Provider credentials: list|store|test|status|logout (see 'warren auth --help').
+  keys                      Inbound API keys: create|list|revoke (see 'warren keys --help').
+  workgraph                 Work graph commands (see 'warren workgraph --help').
+  mob                       Call a mob host's JSON-RPC methods (see 'warren mob --help').
+  bench                     Load test a running server (see 'warren bench --help').
+  replay                    Replay a recorded session against its recording.
+  fork                      Fork a session at a turn into a new session.
+  rerun                     Re-run a recorded session with another provider or model.
+  export                    Export a session as JSON Lines.
+  import                    Import a session from JSON Lines.
+  -V, --version             Print the version.
+  -h, --help                Show this help.
 
 Runs the Warren HTTP server for LLM agent sessions.
 
-Options:
+Options of 'warren serve':
   --realm <id>              Realm to open (1-64 chars: letters, digits, '_' or '-', starting with a
                             letter or digit; not UUID-shaped). Default: a new isolated realm-<id>.
   --isolated                Open a new isolated opaque realm (cannot be combined with --realm).
@@ -218,6 +231,7 @@ export function parseServeArgs(argv: string[]): StartOptions {
 export function parseCli(argv: string[]): CliCommand {
   const [command, ...rest] = argv;
   if (command === '--help' || command === '-h' || command === 'help') return { command: 'help' };
+  if (command === '--version' || command === '-V' || command === 'version') return { command: 'version' };
   if (command === undefined) throw new FlagError("missing command: expected 'serve' (see 'warren --help')");
   if (command === 'auth') return { command: 'auth', args: rest };
   if (command !== 'serve') throw new FlagError(`unknown command '${command}' (see 'warren --help')`);

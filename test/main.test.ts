@@ -2,6 +2,7 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
+import { readFile } from 'node:fs/promises';
 import { fileURLToPath } from 'node:url';
 
 const repo = fileURLToPath(new URL('..', import.meta.url));
@@ -43,6 +44,8 @@ const OPTIONS = [
   '--log-level',
 ];
 
+const COMMANDS = ['serve', 'sessions', 'chat', 'auth', 'keys', 'workgraph', 'mob', 'bench', 'replay', 'fork', 'rerun', 'export', 'import'];
+
 describe('warren command', () => {
   it('exits 1 with a one-line reason for an unknown option', async () => {
     const result = await runWarren(['serve', '--bogus']);
@@ -62,8 +65,20 @@ describe('warren command', () => {
       const result = await runWarren(args);
       assert.equal(result.code, 0);
       assert.equal(result.stderr, '');
-      assert.match(result.stdout, /^Usage: warren serve \[options\]/);
+      assert.match(result.stdout, /^Usage: warren <command> \[options\]/);
       for (const option of OPTIONS) assert.ok(result.stdout.includes(option), `${option} missing from --help`);
+      // Every command main.ts dispatches has its own one-line entry.
+      for (const command of COMMANDS)
+        assert.match(result.stdout, new RegExp(`^  ${command}\\b.* \\S`, 'm'), `${command} missing from --help`);
+    }
+  });
+
+  it('prints the package version for --version and -V', async () => {
+    const { version } = JSON.parse(await readFile(new URL('../package.json', import.meta.url), 'utf8')) as { version: string };
+    for (const flag of ['--version', '-V']) {
+      const result = await runWarren([flag]);
+      assert.equal(result.code, 0, result.stderr);
+      assert.equal(result.stdout, `warren ${version}\n`);
     }
   });
 });

@@ -64,6 +64,10 @@ describe('warren bench CLI', { timeout: 200_000 }, () => {
     }
     assert.ok(doc.rows[1].history_turns >= 2);
     assert.equal(doc.totals.turns, doc.rows[0].turns + doc.rows[1].turns);
+    // Every session the run created was labelled and archived: none is left in the realm's list.
+    assert.match(run.stderr, /archived [1-9]\d* sessions labelled bench\.run=run-/);
+    const left = await call(app.url, 'GET', '/sessions');
+    assert.deepEqual(left.body.sessions, []);
     // The provider section it patched is restored.
     const after = await call(app.url, 'GET', '/config');
     assert.deepEqual(after.body.config.providers ?? {}, before.body.config.providers ?? {});
