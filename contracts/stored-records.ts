@@ -17,8 +17,8 @@ export const StoredSealed = Type.Object({ v: V1, iv: Str, tag: Str, data: Str })
 export const StoredSchedule = Type.Object({
   v: V1,
   rev: Int,
-  schedule: Type.Object({ id: Str }),
-  machine: Type.Object({ value: Type.Unknown(), context: Type.Object({}) }),
+  schedule: Type.Object({ schedule_id: Str }),
+  machine: Type.Object({ value: Type.Unknown(), context: Type.Object({ scheduleId: Str, revision: Int }) }),
 });
 /** ns `schedule-occ:<schedule id>`, key = zero-padded ordinal. */
 export const StoredOccurrence = Type.Object({
@@ -27,7 +27,7 @@ export const StoredOccurrence = Type.Object({
   due_ms: Type.Number(),
   lease_ms: Opt(Type.Number()),
   session_id: Opt(Str),
-  occ: Type.Object({}),
+  occ: Type.Object({ occurrence_id: Str, schedule_id: Str, occurrence_ordinal: Int, phase: Str }),
 });
 
 /** ns `auth.profiles`. */

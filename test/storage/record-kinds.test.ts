@@ -14,14 +14,19 @@ const sealed = { v: 1, iv: 'aXY=', tag: 'dGFn', data: 'ZGF0YQ==' };
 const CASES: Array<{ kind: K.RecordKind<unknown>; suffix?: string; good: unknown; bad: unknown }> = [
   {
     kind: K.SCHEDULE_KIND,
-    good: { v: 1, rev: 1, schedule: { id: 's1', labels: {} }, machine: { value: 'active', context: {} } },
-    bad: { v: 1, rev: 'one', schedule: { id: 's1' }, machine: { value: 'active', context: {} } },
+    good: {
+      v: 1,
+      rev: 1,
+      schedule: { schedule_id: 's1', labels: {} },
+      machine: { value: 'active', context: { scheduleId: 's1', revision: 1 } },
+    },
+    bad: { v: 1, rev: 'one', schedule: { schedule_id: 's1' }, machine: { value: 'active', context: { scheduleId: 's1', revision: 1 } } },
   },
   {
     kind: K.OCCURRENCE_KIND,
     suffix: 's1',
-    good: { v: 1, rev: 1, due_ms: 5, occ: { id: 'o1' } },
-    bad: { v: 1, rev: 1, occ: { id: 'o1' } },
+    good: { v: 1, rev: 1, due_ms: 5, occ: { occurrence_id: 'o1', schedule_id: 's1', occurrence_ordinal: 0, phase: 'pending' } },
+    bad: { v: 1, rev: 1, occ: { occurrence_id: 'o1', schedule_id: 's1', occurrence_ordinal: 0, phase: 'pending' } },
   },
   {
     kind: K.AUTH_PROFILE_KIND,
