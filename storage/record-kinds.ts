@@ -6,7 +6,9 @@
 import type { Static, TSchema } from 'typebox';
 import { Compile } from 'typebox/compile';
 import { ServiceError } from '../contracts/errors.ts';
+import { FlowRunRecord, MobRecord } from '../contracts/mob.ts';
 import { DeliveryRecord } from '../contracts/webhooks.ts';
+import { BindingChainRecord, BindingKeyRecord, WorkBindingRecord } from '../contracts/work-binding.ts';
 import { ReplayReport, TurnRecording } from '../contracts/replay.ts';
 import * as S from '../contracts/stored-records.ts';
 import type { Store } from './store.ts';
@@ -71,7 +73,7 @@ function nsOf(kind: RecordKind<unknown>, suffix: string | undefined): string {
 }
 
 /** Migrates and validates one stored value of `kind`; throws SESSION_STORE_ERROR when it does not match. */
-export function checkRecord<T>(kind: RecordKind<T>, ns: string, key: string, raw: unknown): T {
+export function validateRecord<T>(kind: RecordKind<T>, ns: string, key: string, raw: unknown): T {
   let r = raw;
   let reason = 'does not match its schema';
   for (let guard = 0; guard < 64; guard++) {
@@ -113,7 +115,7 @@ export async function readRecord<T = unknown>(
 ): Promise<T | undefined> {
   const ns = nsOf(kind, suffix);
   const raw = await store.getRecord<unknown>(ns, key);
-  return raw === undefined ? undefined : (checkRecord(kind, ns, key, raw) as T);
+  return raw === undefined ? undefined : (validateRecord(kind, ns, key, raw) as T);
 }
 
 /** Every record of `kind` in key order, each migrated and validated. */
@@ -124,7 +126,7 @@ export async function readRecords<T = unknown>(
 ): Promise<Array<{ key: string; value: T }>> {
   const ns = nsOf(kind, suffix);
   const rows = await store.listRecords<unknown>(ns);
-  return rows.map((r) => ({ key: r.key, value: checkRecord(kind, ns, r.key, r.value) as T }));
+  return rows.map((r) => ({ key: r.key, value: validateRecord(kind, ns, r.key, r.value) as T }));
 }
 
 // ---- the kinds ----
@@ -158,3 +160,12 @@ export const WEBHOOK_DELIVERY_KIND = defineRecordKind({
 });
 export const REPLAY_REPORT_KIND = defineRecordKind({ name: 'replay report', ns: 'replay.report', schema: ReplayReport });
 export const TURN_RECORDING_KIND = defineRecordKind({ name: 'turn recording', ns: 'recording:', prefix: true, schema: TurnRecording });
+export const MOB_KIND = defineRecordKind({ name: 'mob', ns: 'mob', schema: MobRecord });
+export const FLOW_RUN_KIND = defineRecordKind({ name: 'mob flow run', ns: 'mob.runs', schema: FlowRunRecord });
+export const WORK_BINDING_KIND = defineRecordKind({ name: 'work binding', ns: 'work.bindings', schema: WorkBindingRecord });
+export const BINDING_CHAIN_KIND = defineRecordKind({ name: 'work binding chain', ns: 'work.binding_chains', schema: BindingChainRecord });
+export const BINDING_KEY_KIND = defineRecordKind({
+  name: 'work binding idempotency key',
+  ns: 'work.binding_keys',
+  schema: BindingKeyRecord,
+});
