@@ -12,6 +12,7 @@ import type { Provider } from '../providers/provider.ts';
 import { findModel } from '../providers/catalog.ts';
 import type { Store, StoreOp } from '../storage/store.ts';
 import { compactionThreshold, estimateTokens, requestJsonBytes, shouldCompact, splitForCompaction } from './compaction-policy.ts';
+import { COMPACTION_KIND, readRecord } from '../storage/record-kinds.ts';
 
 /** Stored in the `compaction` record namespace, keyed by session id (the ledger of compactions). */
 interface CompactionRecord {
@@ -216,7 +217,7 @@ export class Compactor {
       });
       return undefined;
     }
-    const prior = await this.store.getRecord<CompactionRecord>('compaction', host.sessionId);
+    const prior = await readRecord<CompactionRecord>(this.store, COMPACTION_KIND, host.sessionId);
     const record: CompactionRecord = {
       v: 1,
       count: (prior?.count ?? 0) + 1,

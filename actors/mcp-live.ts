@@ -26,6 +26,7 @@ import { serverNameProblem } from '../tools/mcp/mcp-names.ts';
 import type { Tool } from '../tools/tool.ts';
 import type { SessionActor } from './session/session-actor.ts';
 import type { SessionHost } from './session/session-host.ts';
+import { MCP_PERSISTED_KIND, readRecord } from '../storage/record-kinds.ts';
 
 /** Store record namespace of the persisted per-session changes (key: session id). */
 const MCP_RECORD_NS = 'mcp';
@@ -114,7 +115,7 @@ export class McpLive {
     let pending = this.loading.get(sessionId);
     if (!pending) {
       pending = (async () => {
-        const stored = await this.deps.store.getRecord<McpPersistedRecord>(MCP_RECORD_NS, sessionId);
+        const stored = await readRecord<McpPersistedRecord>(this.deps.store, MCP_PERSISTED_KIND, sessionId);
         const record = stored ? await this.openRecord(sessionId, stored) : emptyRecord();
         // A record written before sealing is re-written sealed (migration on read).
         if (stored && hasPlaintextSecrets(stored) && this.deps.cipher) await this.persist(sessionId, () => {});
@@ -205,7 +206,7 @@ export class McpLive {
     const next = prev
       .catch(() => {})
       .then(async () => {
-        const stored = await this.deps.store.getRecord<McpPersistedRecord>(MCP_RECORD_NS, sessionId);
+        const stored = await readRecord<McpPersistedRecord>(this.deps.store, MCP_PERSISTED_KIND, sessionId);
         const record = stored ? await this.openRecord(sessionId, stored) : emptyRecord();
         change(record);
         const cipher = await this.deps.cipher?.();

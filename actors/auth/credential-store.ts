@@ -19,6 +19,14 @@ import { PROVIDER_NAMES } from '../../providers/registry.ts';
 import type { Store, StoreOp } from '../../storage/store.ts';
 import { realmConnections, type ConfigAuthProfile, type RealmConnections } from './auth-config.ts';
 import type { RealmCipher } from './realm-key.ts';
+import {
+  AUTH_BINDING_KIND,
+  AUTH_LOGIN_KIND,
+  AUTH_PROFILE_KIND,
+  AUTH_SECRET_KIND,
+  readRecord,
+  readRecords,
+} from '../../storage/record-kinds.ts';
 
 export const NS = {
   profiles: 'auth.profiles',
@@ -96,7 +104,7 @@ export class CredentialStore {
   ): Promise<{ backend_profile: string; auth_profile?: string; default_model?: string; source: 'config' | 'store' } | undefined> {
     const c = conn.bindings.get(id);
     if (c) return { ...c, source: 'config' };
-    const r = await this.store.getRecord<BindingRecord>(NS.bindings, id);
+    const r = await readRecord<BindingRecord>(this.store, AUTH_BINDING_KIND, id);
     return r ? { backend_profile: r.backend_profile, auth_profile: r.auth_profile, source: 'store' } : undefined;
   }
 
@@ -114,7 +122,7 @@ export class CredentialStore {
     if (!backend) throw new ServiceError('BAD_REQUEST', `binding '${bindingId}' names unknown backend profile '${decl.backend_profile}'`);
     const profileId = profileOverride ?? decl.auth_profile ?? bindingId;
     const configProfile = conn.authProfiles.get(profileId);
-    const profile = await this.store.getRecord<AuthProfileRecord>(NS.profiles, profileId);
+    const profile = await readRecord<AuthProfileRecord>(this.store, AUTH_PROFILE_KIND, profileId);
     const profileProvider = configProfile?.provider ?? profile?.provider;
     if (profileProvider !== undefined && profileProvider !== backend.provider) {
       throw new ServiceError(
@@ -147,7 +155,7 @@ export class CredentialStore {
     const decl = await this.bindingDecl(bindingId);
     if (!decl) {
       const profileId = profileOverride ?? bindingId;
-      const existing = await this.store.getRecord<AuthProfileRecord>(NS.profiles, profileId);
+      const existing = await readRecord<AuthProfileRecord>(this.store, AUTH_PROFILE_KIND, profileId);
       if (existing && existing.provider !== provider)
         throw new ServiceError('BAD_REQUEST', `auth profile '${profileId}' is for provider '${existing.provider}'`);
       if (existing && !deleted(existing) && existing.auth_method !== method)
@@ -177,7 +185,7 @@ export class CredentialStore {
 
   /** The decrypted material (undefined when none is stored); `readable` false when it does not open. */
   async readSecret(profileId: string): Promise<{ material?: SecretMaterial; readable: boolean }> {
-    const sealed = await this.store.getRecord<SealedSecret>(NS.secrets, profileId);
+    const sealed = await readRecord<SealedSecret>(this.store, AUTH_SECRET_KIND, profileId);
     if (!sealed) return { readable: true };
     const material = (await this.cipher).open(this.aad(profileId), sealed);
     return material ? { material, readable: true } : { readable: false };
@@ -216,11 +224,11 @@ export class CredentialStore {
   }
 
   async listProfiles(): Promise<AuthProfileRecord[]> {
-    return (await this.store.listRecords<AuthProfileRecord>(NS.profiles)).map((r) => r.value);
+    return (await readRecords<AuthProfileRecord>(this.store, AUTH_PROFILE_KIND)).map((r) => r.value);
   }
 
   async listBindings(): Promise<BindingRecord[]> {
-    return (await this.store.listRecords<BindingRecord>(NS.bindings)).map((r) => r.value);
+    return (await readRecords<BindingRecord>(this.store, AUTH_BINDING_KIND)).map((r) => r.value);
   }
 
   async sealVerifier(key: string, verifier: string): Promise<SealedSecret> {
@@ -232,7 +240,7 @@ export class CredentialStore {
   }
 
   getLogin(key: string): Promise<PendingLoginRecord | undefined> {
-    return this.store.getRecord<PendingLoginRecord>(NS.logins, key);
+    return readRecord<PendingLoginRecord>(this.store, AUTH_LOGIN_KIND, key);
   }
 
   putLogin(key: string, rec: PendingLoginRecord): Promise<void> {

@@ -17,6 +17,7 @@ import type { TurnHooks } from '../session/session-actor.ts';
 import { continueSession, type TurnReply } from '../session/session-commands.ts';
 import type { SessionHost } from '../session/session-host.ts';
 import type { FollowUpPort } from './busy-port.ts';
+import { QUEUED_TURN_KIND, readRecords } from '../../storage/record-kinds.ts';
 
 /** How a detached (Prefer: respond-async) busy request keeps its GET /requests/{id} record (http layer). */
 export interface DetachedAnswers {
@@ -135,6 +136,11 @@ export class FollowUps implements FollowUpPort {
     }
     this.kick(sessionId);
     return { result };
+  }
+
+  /** Resumes the queues stored before a restart (each record read through its schema). */
+  async resumeStored(): Promise<void> {
+    await this.resume((await readRecords<QueuedTurnRecord>(this.host.deps.store, QUEUED_TURN_KIND)).map((r) => r.value));
   }
 
   /** Resumes the durable queues found at startup, in order per session. */

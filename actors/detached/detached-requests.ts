@@ -6,6 +6,7 @@ import { randomUUID } from 'node:crypto';
 import type { DetachedRecord } from '../../contracts/detached.ts';
 import { ServiceError } from '../../contracts/errors.ts';
 import type { Store, StoreOp } from '../../storage/store.ts';
+import { DETACHED_KIND, readRecord } from '../../storage/record-kinds.ts';
 
 const DETACHED_NS = 'detached_request';
 
@@ -42,7 +43,7 @@ export class DetachedRequests {
 
   /** The record, settled truthfully (cut off by a restart → failed) and expired after the TTL (404 with reason). */
   async get(requestId: string): Promise<DetachedRecord> {
-    let rec = await this.store.getRecord<DetachedRecord>(DETACHED_NS, requestId);
+    let rec = await readRecord<DetachedRecord>(this.store, DETACHED_KIND, requestId);
     if (!rec) throw new ServiceError('NOT_FOUND', `Request not found: ${requestId}`, { request_id: requestId });
     // A queued record is a follow-up in a session's durable queue (actors/busy): it survives restarts.
     if (rec.status === 'running' && rec.boot !== this.boot) {
@@ -81,7 +82,7 @@ export class DetachedRequests {
 
   /** The seq of the turn's first event (for GET /sessions/{id}/events?request_id=). */
   async firstSeq(requestId: string, sessionId: string, queuedTail?: () => Promise<number>): Promise<number> {
-    const rec = await this.store.getRecord<DetachedRecord>(DETACHED_NS, requestId);
+    const rec = await readRecord<DetachedRecord>(this.store, DETACHED_KIND, requestId);
     // A queued follow-up (actors/busy) has not started: every later event precedes or belongs to its turn.
     if (rec && rec.session_id === sessionId && rec.status === 'queued' && queuedTail) return queuedTail();
     if (!rec || rec.session_id !== sessionId || rec.first_seq === undefined) {

@@ -13,6 +13,7 @@ import { FlowRunRecord, type FlowDef, type FlowRunPort } from '../../contracts/m
 import { ServiceError } from '../../contracts/errors.ts';
 import type { Store } from '../../storage/store.ts';
 import type { MobHost } from './mob-host.ts';
+import { FLOW_RUN_KIND, readRecord, readRecords } from '../../storage/record-kinds.ts';
 
 export const RUNS_NS = 'mob.runs';
 const checkRun = Compile(FlowRunRecord);
@@ -113,10 +114,10 @@ export class FlowRunner implements FlowRunPort {
   }
 
   async listRuns(mobId: string): Promise<FlowRunRecord[]> {
-    const rows = await this.store.listRecords<unknown>(RUNS_NS);
+    const rows = await readRecords<FlowRunRecord>(this.store, FLOW_RUN_KIND);
     return rows
       .map((r) => r.value)
-      .filter((v): v is FlowRunRecord => checkRun.Check(v) && v.mob_id === mobId)
+      .filter((v) => v.mob_id === mobId)
       .map((r) => this.live.get(`${mobId}/${r.run_id}`)?.run ?? r);
   }
 
@@ -243,10 +244,7 @@ export class FlowRunner implements FlowRunPort {
   }
 
   private async read(key: string): Promise<FlowRunRecord | undefined> {
-    const raw = await this.store.getRecord<unknown>(RUNS_NS, key);
-    if (raw === undefined) return undefined;
-    if (!checkRun.Check(raw)) throw new ServiceError('INTERNAL_ERROR', `stored flow run ${key} does not match its schema`);
-    return raw;
+    return readRecord<FlowRunRecord>(this.store, FLOW_RUN_KIND, key);
   }
 
   private async save(run: FlowRunRecord): Promise<void> {

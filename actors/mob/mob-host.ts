@@ -19,6 +19,7 @@ import { MEMBER_KIND, MOB_KIND, MOB_NS, MobActor, type MemberRuntime } from './m
 import type { MobLedger, NewMobEvent } from './mob-ledger.ts';
 import type { MemberSessions } from './member-sessions.ts';
 import { isInstalled, MobWiring, peersOf, setInstalled, uninstallAll, unwireAll } from './mob-wiring.ts';
+import { MOB_KIND as MOB_RECORD, readRecord, readRecords } from '../../storage/record-kinds.ts';
 
 const checkRecord = Compile(MobRecord);
 const checkDefinition = Compile(MobDefinition);
@@ -171,17 +172,13 @@ export class MobHost {
   }
 
   async list(): Promise<MobRecord[]> {
-    const rows = await this.deps.supervisor.deps.store.listRecords<unknown>(MOB_NS);
-    return rows
-      .map((r) => r.value)
-      .filter((v): v is MobRecord => checkRecord.Check(v))
-      .map((r) => this.table.peek(r.mob_id)?.record ?? r);
+    const rows = await readRecords<MobRecord>(this.deps.supervisor.deps.store, MOB_RECORD);
+    return rows.map((r) => r.value).map((r) => this.table.peek(r.mob_id)?.record ?? r);
   }
 
   private async hydrate(id: string): Promise<MobActor | undefined> {
-    const raw = await this.deps.supervisor.deps.store.getRecord<unknown>(MOB_NS, id);
+    const raw = await readRecord<MobRecord>(this.deps.supervisor.deps.store, MOB_RECORD, id);
     if (raw === undefined) return undefined;
-    if (!checkRecord.Check(raw)) throw new ServiceError('INTERNAL_ERROR', `stored mob ${id} does not match its schema`);
     const now = this.deps.now();
     const mob = new MobActor(raw, this.deps.supervisor.deps.store, now, this.deps.supervisor.deps.observer);
     for (const rec of Object.values(raw.members)) {

@@ -12,6 +12,7 @@ import type { ContinueSessionRequest, CreateSessionRequest } from '../../contrac
 import { isServiceError, ServiceError } from '../../contracts/errors.ts';
 import type { Store } from '../../storage/store.ts';
 import { TurnFeed } from './turn-feed.ts';
+import { PROTOCOL_TURN_KIND, readRecord } from '../../storage/record-kinds.ts';
 
 const PROTOCOL_TURN_NS = 'protocol_turn';
 
@@ -143,7 +144,7 @@ export class ProtocolTurns {
 
   /** The record of `id` for `protocol`, settled truthfully after a restart; 404 NOT_FOUND when unknown. */
   async get(protocol: string, id: string): Promise<ProtocolTurnRecord> {
-    const rec = await this.store.getRecord<ProtocolTurnRecord>(PROTOCOL_TURN_NS, id);
+    const rec = await readRecord<ProtocolTurnRecord>(this.store, PROTOCOL_TURN_KIND, id);
     if (!rec || rec.protocol !== protocol) throw new ServiceError('NOT_FOUND', `not found: ${id}`, { id });
     if (rec.status === 'in_progress' && rec.boot !== this.boot) {
       return {

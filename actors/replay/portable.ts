@@ -10,6 +10,7 @@ import { EXPORT_FORMAT, EXPORT_VERSION, recordingBlobNs, recordingNs, TurnRecord
 import { Message } from '../../contracts/transcript.ts';
 import type { Store, StoreOp } from '../../storage/store.ts';
 import { sessionNotFound } from '../../contracts/errors.ts';
+import { readRecords, TURN_RECORDING_KIND } from '../../storage/record-kinds.ts';
 
 type Line =
   | { type: 'header'; format: string; v: number; session_id: string; exported_at_ms: number; realm_id: string; backend: string }
@@ -45,7 +46,7 @@ export async function exportSession(
   ];
   const { rows } = await store.readRows(sessionId);
   rows.forEach((row, index) => lines.push({ type: 'row', index, row }));
-  const recs = (await store.listRecords<TurnRecording>(recordingNs(sessionId))).sort((a, b) => (a.key < b.key ? -1 : 1));
+  const recs = (await readRecords<TurnRecording>(store, TURN_RECORDING_KIND, sessionId)).sort((a, b) => (a.key < b.key ? -1 : 1));
   for (const { key, value } of recs) lines.push({ type: 'recording', key, value });
   const blobs = (await store.listRecords<unknown>(recordingBlobNs(sessionId))).sort((a, b) => (a.key < b.key ? -1 : 1));
   for (const { key, value } of blobs) lines.push({ type: 'blob', key, value });

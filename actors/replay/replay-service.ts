@@ -4,7 +4,6 @@
 // the source's recording. A replay session carries `warren.replay_status: running` until its report is
 // written; one left running by a crash is archived at start (recoverInterrupted), so no half replay stays.
 import { randomUUID } from 'node:crypto';
-import { Value } from 'typebox/value';
 import { ServiceError, sessionNotFound } from '../../contracts/errors.ts';
 import { recordingBlobNs, recordingNs, TurnRecording, type ReplayReport, type RerunReport } from '../../contracts/replay.ts';
 import type { ContentInput, Message } from '../../contracts/transcript.ts';
@@ -15,6 +14,7 @@ import type { SessionHost } from '../session/session-host.ts';
 import type { SessionActor } from '../session/session-actor.ts';
 import { exportSession, importSession } from './portable.ts';
 import { ReplayCursor, RerunCursor, type TurnRecorder } from './recorder.ts';
+import { readRecord, readRecords, REPLAY_REPORT_KIND, TURN_RECORDING_KIND } from '../../storage/record-kinds.ts';
 
 const REPORT_NS = 'replay.report';
 const LABEL_REPLAY_OF = 'warren.replay_of';
@@ -69,12 +69,7 @@ export class ReplayService {
   }
 
   async recordings(id: string): Promise<Array<{ key: string; value: TurnRecording }>> {
-    const list = await this.store.listRecords<unknown>(recordingNs(id));
-    const out: Array<{ key: string; value: TurnRecording }> = [];
-    for (const { key, value } of list) {
-      if (!Value.Check(TurnRecording, value)) throw new ServiceError('SESSION_STORE_ERROR', `recording ${key} of ${id} is malformed`);
-      out.push({ key, value });
-    }
+    const out = await readRecords<TurnRecording>(this.store, TURN_RECORDING_KIND, id);
     return out.sort((a, b) => (a.key < b.key ? -1 : a.key > b.key ? 1 : 0));
   }
 
@@ -303,7 +298,7 @@ export class ReplayService {
   async report(replayId: string): Promise<ReplayReport> {
     const rec = await this.store.getSession(replayId);
     if (!rec) throw sessionNotFound(replayId);
-    const report = await this.store.getRecord<ReplayReport>(REPORT_NS, replayId);
+    const report = await readRecord<ReplayReport>(this.store, REPLAY_REPORT_KIND, replayId);
     if (report) return report;
     if (rec.labels[LABEL_REPLAY_STATUS] === 'running')
       return {

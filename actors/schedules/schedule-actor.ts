@@ -23,6 +23,12 @@ import {
 import { applyUpdate } from './schedule-validate.ts';
 import type { MobTargetPort } from '../../contracts/schedule.ts';
 import type { SessionPort } from './session-port.ts';
+import {
+  OCCURRENCE_KIND as OCCURRENCE_RECORD,
+  readRecord,
+  readRecords,
+  SCHEDULE_KIND as SCHEDULE_RECORD,
+} from '../../storage/record-kinds.ts';
 
 export interface ScheduleDeps {
   store: Store;
@@ -109,7 +115,7 @@ export class ScheduleActor {
 
   /** Re-reads the stored record (another process may have written it); adopts it when newer. */
   async refresh(): Promise<void> {
-    const stored = await this.deps.store.getRecord<ScheduleRecord>(SCHEDULE_NS, this.id);
+    const stored = await readRecord<ScheduleRecord>(this.deps.store, SCHEDULE_RECORD, this.id);
     if (stored && stored.rev !== this.record.rev) this.record = stored;
   }
 
@@ -122,7 +128,7 @@ export class ScheduleActor {
   }
 
   async occurrences(): Promise<OccurrenceRecord[]> {
-    return (await this.deps.store.listRecords<OccurrenceRecord>(occurrenceNs(this.id))).map((r) => r.value);
+    return (await readRecords<OccurrenceRecord>(this.deps.store, OCCURRENCE_RECORD, this.id)).map((r) => r.value);
   }
 
   /** Earliest time this schedule needs attention: a pending due time or another process's lease expiry. */

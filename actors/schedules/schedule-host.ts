@@ -15,9 +15,15 @@ import { DueWheel } from './due-wheel.ts';
 import { fire } from './occurrence-runner.ts';
 import { nextDueOf, ScheduleActor, type ScheduleDeps } from './schedule-actor.ts';
 import { planAhead } from './schedule-plan.ts';
-import { casPut, iso, isUuid, occurrenceNs, SCHEDULE_NS, uuidv7, type OccurrenceRecord, type ScheduleRecord } from './schedule-records.ts';
+import { casPut, iso, isUuid, SCHEDULE_NS, uuidv7, type OccurrenceRecord, type ScheduleRecord } from './schedule-records.ts';
 import { fieldsForCreate } from './schedule-validate.ts';
 import type { SessionPort } from './session-port.ts';
+import {
+  OCCURRENCE_KIND as OCCURRENCE_RECORD,
+  readRecord,
+  readRecords,
+  SCHEDULE_KIND as SCHEDULE_RECORD,
+} from '../../storage/record-kinds.ts';
 
 export const SCHEDULE_KIND = 'schedule';
 
@@ -87,7 +93,7 @@ export class ScheduleHost {
       machine: scheduleMachine,
       policy: { idleEvictMs: opts.idleEvictMs ?? 60_000, maxResident: 100_000 },
       hydrate: async (id) => {
-        const stored = await store.getRecord<ScheduleRecord>(SCHEDULE_NS, id);
+        const stored = await readRecord<ScheduleRecord>(store, SCHEDULE_RECORD, id);
         return stored ? new ScheduleActor(restored(stored), this.deps) : undefined;
       },
       notFound: (id) => new ServiceError('NOT_FOUND', `Schedule not found: ${id}`, { schedule_id: id }),
@@ -110,12 +116,12 @@ export class ScheduleHost {
   /** Arms the next due time of every stored schedule not known yet, reading its occurrences (no actor is hydrated). */
   private async armUnknown(): Promise<number> {
     const { store } = this.deps;
-    const stored = await store.listRecords<ScheduleRecord>(SCHEDULE_NS);
+    const stored = await readRecords<ScheduleRecord>(store, SCHEDULE_RECORD);
     for (const { key, value } of stored) {
       if (this.known.has(key)) continue;
       this.known.add(key);
       if (restoreScheduleValue(value.machine.value) !== 'active') continue;
-      const occs = (await store.listRecords<OccurrenceRecord>(occurrenceNs(key))).map((r) => r.value);
+      const occs = (await readRecords<OccurrenceRecord>(store, OCCURRENCE_RECORD, key)).map((r) => r.value);
       this.wheel.arm(key, nextDueOf(occs, new Set()));
     }
     return stored.length;
@@ -180,7 +186,9 @@ export class ScheduleHost {
   /** Every schedule (paused and deleted included), from the store, by id. */
   async list(): Promise<Schedule[]> {
     await this.ready;
-    return (await this.deps.store.listRecords<ScheduleRecord>(SCHEDULE_NS)).map((r) => this.table.peek(r.key)?.view() ?? r.value.schedule);
+    return (await readRecords<ScheduleRecord>(this.deps.store, SCHEDULE_RECORD)).map(
+      (r) => this.table.peek(r.key)?.view() ?? r.value.schedule,
+    );
   }
 
   update(id: unknown, body: UpdateScheduleRequest): Promise<Schedule> {

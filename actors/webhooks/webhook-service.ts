@@ -12,6 +12,7 @@ import type { LedgerEntry, Store, StoreOp } from '../../storage/store.ts';
 import type { LedgerOutbox } from '../session/session-writer.ts';
 import { DELIVERY_NS_PREFIX, deliveryKey, WebhookDispatcher, type DeliveryTuning } from './webhook-dispatcher.ts';
 import { deliveryId, WebhookSubscriptions, type Subscription } from './webhook-subscriptions.ts';
+import { readRecords, WEBHOOK_DELIVERY_KIND } from '../../storage/record-kinds.ts';
 
 export interface WebhookServiceDeps {
   store: Store;
@@ -59,7 +60,7 @@ export class WebhookService implements LedgerOutbox {
   private async load(): Promise<void> {
     await this.subscriptions.load();
     for (const sub of this.subscriptions.all()) {
-      const rows = await this.deps.store.listRecords<DeliveryRecord>(DELIVERY_NS_PREFIX + sub.id);
+      const rows = await readRecords<DeliveryRecord>(this.deps.store, WEBHOOK_DELIVERY_KIND, sub.id);
       this.dispatcher.enqueue(rows.map((r) => r.value).filter((r) => r.status === 'pending'));
     }
   }
@@ -129,7 +130,7 @@ export class WebhookService implements LedgerOutbox {
   ): Promise<{ records: DeliveryRecord[]; hasMore: boolean }> {
     await this.ready;
     if (!this.subscriptions.get(id)) throw new ServiceError('NOT_FOUND', `webhook subscription not found: ${id}`, { id });
-    const rows = await this.deps.store.listRecords<DeliveryRecord>(DELIVERY_NS_PREFIX + id);
+    const rows = await readRecords<DeliveryRecord>(this.deps.store, WEBHOOK_DELIVERY_KIND, id);
     const all = rows.map((r) => r.value).filter((r) => !filter.status || r.status === filter.status);
     all.sort((a, b) => a.created_ms - b.created_ms || (a.session_id < b.session_id ? -1 : a.session_id > b.session_id ? 1 : a.seq - b.seq));
     const page = all.slice(filter.offset, filter.offset + filter.limit);

@@ -8,6 +8,7 @@ import { ServiceError } from '../../contracts/errors.ts';
 import type { Store } from '../../storage/store.ts';
 import type { SealedSecret } from '../../contracts/auth.ts';
 import type { RealmCipher } from '../auth/realm-key.ts';
+import { readRecords, WEBHOOK_SUBSCRIPTION_KIND } from '../../storage/record-kinds.ts';
 
 export const SUBSCRIPTION_NS = 'webhook_subscription';
 
@@ -79,7 +80,7 @@ export class WebhookSubscriptions {
   async load(): Promise<void> {
     this.cipher = await this.openCipher?.();
     const migrate = [];
-    for (const { value } of await this.store.listRecords<StoredSubscription>(SUBSCRIPTION_NS)) {
+    for (const { value } of await readRecords<StoredSubscription>(this.store, WEBHOOK_SUBSCRIPTION_KIND)) {
       this.api.set(value.id, fromStored(value, this.cipher));
       const resealed = sealed(value, this.cipher);
       if (resealed !== value) migrate.push({ op: 'putRecord' as const, ns: SUBSCRIPTION_NS, key: value.id, value: resealed });

@@ -26,6 +26,7 @@ import { evidenceFor, evidenceState, noteExecution, projectEvidence, requestClos
 import { launchBinding, type LaunchDeps } from './binding-launch.ts';
 import type { bindingPorts } from './ports.ts';
 import type { AbandonArgs, BindingListArgs, FlowLaunchArgs } from '../../contracts/work-binding.ts';
+import { readRecord, readRecords, WORK_BINDING_KIND } from '../../storage/record-kinds.ts';
 
 const checkRecord = Compile(WorkBindingRecord);
 type Ports = NonNullable<ReturnType<typeof bindingPorts>>;
@@ -92,9 +93,8 @@ export class BindingHost {
   }
 
   private async hydrate(id: string): Promise<BindingActor | undefined> {
-    const raw = await this.store.getRecord<unknown>(BINDINGS_NS, id);
+    const raw = await readRecord<WorkBindingRecord>(this.store, WORK_BINDING_KIND, id);
     if (raw === undefined) return undefined;
-    if (!checkRecord.Check(raw)) throw new ServiceError('INTERNAL_ERROR', `stored work binding ${id} does not match its schema`);
     return new BindingActor(raw, this.store, this.now(), false);
   }
 
@@ -192,8 +192,7 @@ export class BindingHost {
 
   async list(q: BindingListArgs): Promise<PublicBinding[]> {
     const out: PublicBinding[] = [];
-    for (const { value } of await this.store.listRecords<unknown>(BINDINGS_NS)) {
-      if (!checkRecord.Check(value)) continue;
+    for (const { value } of await readRecords<WorkBindingRecord>(this.store, WORK_BINDING_KIND)) {
       const rec = this.table.peek(value.binding_id)?.record ?? value;
       if (q.namespace !== undefined && rec.work_ref.namespace !== q.namespace) continue;
       if (q.item_id !== undefined && rec.work_ref.item_id !== q.item_id) continue;

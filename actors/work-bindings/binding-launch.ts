@@ -27,6 +27,7 @@ import { BINDINGS_NS, BindingActor, CHAINS_NS, initialMachine, KEYS_NS, newBindi
 import type { BindingHost } from './binding-host.ts';
 import { noteExecution } from './binding-projection.ts';
 import type { bindingPorts } from './ports.ts';
+import { BINDING_CHAIN_KIND, BINDING_KEY_KIND, readRecord } from '../../storage/record-kinds.ts';
 
 const checkChain = Compile(BindingChainRecord);
 const checkKey = Compile(BindingKeyRecord);
@@ -64,9 +65,8 @@ function requestDigest(args: FlowLaunchArgs): string {
 
 /** The item's chain and the revision it was read at (null: no chain yet; undefined: stored without one). */
 async function readChain(store: Store, key: string): Promise<{ ids: string[]; rev: number | null | undefined }> {
-  const raw = await store.getRecord<unknown>(CHAINS_NS, key);
+  const raw = await readRecord<BindingChainRecord>(store, BINDING_CHAIN_KIND, key);
   if (raw === undefined) return { ids: [], rev: null };
-  if (!checkChain.Check(raw)) throw new ServiceError('INTERNAL_ERROR', `stored binding chain ${key} does not match its schema`);
   return { ids: raw.binding_ids, rev: raw.rev };
 }
 
@@ -96,9 +96,8 @@ async function launchOnce(d: LaunchDeps, args: FlowLaunchArgs): Promise<PublicBi
   const digest = requestDigest(args);
 
   // Idempotent replay.
-  const keyRaw = await store.getRecord<unknown>(KEYS_NS, args.idempotency_key);
+  const keyRaw = await readRecord<BindingKeyRecord>(store, BINDING_KEY_KIND, args.idempotency_key);
   if (keyRaw !== undefined) {
-    if (!checkKey.Check(keyRaw)) throw new ServiceError('INTERNAL_ERROR', 'stored idempotency key does not match its schema');
     if (keyRaw.request_digest !== digest) {
       throw new ServiceError('CONFLICT', 'idempotency_key was already used with a different launch request', {
         reason: 'idempotency_mismatch',

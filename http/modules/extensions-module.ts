@@ -6,7 +6,6 @@ import { join } from 'node:path';
 import { openRealmKey, REALM_KEY_FILE } from '../../actors/auth/realm-key.ts';
 import { FollowUps } from '../../actors/busy/follow-ups.ts';
 import { DetachedRequests } from '../../actors/detached/detached-requests.ts';
-import { BUSY_QUEUE_NS, type QueuedTurnRecord } from '../../contracts/busy.ts';
 import { WebhookService } from '../../actors/webhooks/webhook-service.ts';
 import { DETACHED_ROUTES } from '../../contracts/detached.ts';
 import { EXTENSION_ROUTES, type ExtensionInfo } from '../../contracts/extensions.ts';
@@ -99,7 +98,7 @@ export function extensionsModule(ctx: ModuleContext): ModuleUnit {
     },
     configKeys: ['webhooks', 'extensions'],
     // Follow-ups queued before a restart run again, in order per session.
-    start: async () => followUps.resume((await deps.store.listRecords<QueuedTurnRecord>(BUSY_QUEUE_NS)).map((r) => r.value)),
+    start: () => followUps.resumeStored(),
     close: () => webhooks.close(),
   };
 }
