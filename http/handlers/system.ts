@@ -117,8 +117,13 @@ function runtimeHealth(deps: SystemDeps): RuntimeHealth {
     reasons.session_durability = `${store.reason} (since ${new Date(store.since_ms).toISOString()})`;
     degraded = true;
   }
-  const cluster = deps.cluster?.();
-  if (cluster) {
+  const report = deps.cluster?.();
+  // A shared database (postgres) is its own health dimension; on lmdb and sqlite the cluster's records live
+  // in the realm's own store, whose health session_durability already reports, and a lone process on them
+  // (a cluster of one) reports no cluster at all, as before several processes could share the realm.
+  const sharedDb = report !== undefined && report.database.url.includes('://');
+  const cluster = report && (sharedDb || report.peers.length > 0) ? report : undefined;
+  if (cluster && sharedDb) {
     checks.cluster_database = cluster.database.state === 'ok' ? 'ok' : 'degraded';
     if (cluster.database.state !== 'ok') {
       reasons.cluster_database = cluster.database.error ?? 'database unreachable';

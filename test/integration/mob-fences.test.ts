@@ -94,7 +94,7 @@ describe('mob stale cursors and fences', () => {
     assert.deepEqual(stale.error?.data?.details, { mob_id: 'f', fence: 'revision', expected: r0 - 1, current: r0 });
     assert.deepEqual((await rpcOk(app.url, 'mob/get', { mob_id: 'f' })).edges, [], 'a refused mutation changes nothing');
     const wired = await rpcOk(app.url, 'mob/wire_members', { mob_id: 'f', edges: [{ a: 'a', b: 'b' }], expected_revision: r0 });
-    assert.equal(wired.wired, 1);
+    assert.deepEqual(wired.wired, [{ a: 'a', b: 'b' }]);
     assert.equal(wired.revision, r0 + 1);
     // The same fence again is stale now (another caller changed the mob in between).
     const cli = await runMobCli([

@@ -23,6 +23,10 @@ import { uwsSkip } from '../helpers/absent.ts';
 import { modelCatalog } from '../../providers/catalog.ts';
 import { call, startApp } from '../helpers/app.ts';
 import { SCHEDULE_ROUTES } from '../../contracts/schedule.ts';
+import { PROTOCOL_ROUTES } from '../../contracts/routes-protocols.ts';
+import { LANGGRAPH_ROUTES } from '../../contracts/routes-langgraph.ts';
+import { A2A_ROUTES } from '../../contracts/routes-a2a.ts';
+import { REPLAY_ROUTES } from '../../contracts/replay.ts';
 
 const CATALOG = [
   ...SYSTEM_ROUTES,
@@ -40,6 +44,10 @@ const CATALOG = [
   ...SKILL_ROUTES,
   ...COMMS_ROUTES,
   ...MOB_ROUTES,
+  ...PROTOCOL_ROUTES,
+  ...LANGGRAPH_ROUTES,
+  ...A2A_ROUTES,
+  ...REPLAY_ROUTES,
 ];
 const UWS_SKIP = uwsSkip();
 const PACKAGE_VERSION = (JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string }).version;
