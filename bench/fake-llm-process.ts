@@ -13,6 +13,10 @@ process.on('message', (m: { type: string; knobs?: Partial<FakeLlmKnobs> }) => {
     fake.configure(m.knobs);
     process.send?.({ type: 'configured' });
   } else if (m.type === 'stats') process.send?.({ type: 'stats', stats: fake.stats });
-  else if (m.type === 'stop') void fake.close().then(() => process.exit(0));
+  else if (m.type === 'stop')
+    fake.close().then(
+      () => process.exit(0),
+      () => process.exit(1),
+    );
 });
 process.on('disconnect', () => process.exit(0));

@@ -259,7 +259,7 @@ export async function startServer(opts: ServerOptions): Promise<ServerHandle> {
       try {
         return (env.getStats() as { lastTxnId: number }).lastTxnId;
       } finally {
-        void env.close();
+        env.close().catch(() => undefined);
       }
     },
     async profileStart(intervalUs = 100) {

@@ -8,7 +8,7 @@ import { parseArgs } from 'node:util';
 import { createParser } from 'eventsource-parser';
 import { headersFor, requestJson, serverTarget, ServerError, type ServerTarget } from './server-client.ts';
 
-export const CHAT_HELP = `Usage: warren chat [session] [--provider P] [--model M] [--url URL]
+const CHAT_HELP = `Usage: warren chat [session] [--provider P] [--model M] [--url URL]
 Chats with a running server: a new session, or the given one continued. Each reply streams as it is
 generated. Ctrl-C during a reply interrupts the turn; Ctrl-C at the prompt or Ctrl-D exits.
 --url defaults to $WARREN_URL or http://127.0.0.1:8080; $WARREN_API_KEY is sent as a bearer token.

@@ -2,7 +2,7 @@
 // The server URL comes from --url, else $WARREN_URL, else http://127.0.0.1:8080; $WARREN_API_KEY, when
 // set, is sent as a bearer token (inbound API keys). Errors carry the server's error envelope message.
 
-export const DEFAULT_URL = 'http://127.0.0.1:8080';
+const DEFAULT_URL = 'http://127.0.0.1:8080';
 
 export interface CliResult {
   code: number;

@@ -4,7 +4,7 @@
 import { parseArgs } from 'node:util';
 import { requestJson, serverTarget, ServerError, table, type CliResult } from './server-client.ts';
 
-export const SESSIONS_HELP = `Usage:
+const SESSIONS_HELP = `Usage:
   warren sessions list [--label key=value]... [--limit N] [--offset N]   sessions of the realm, newest activity first
   warren sessions show <session>                                          one session's detail
   warren sessions history <session> [--limit N] [--offset N]              its committed transcript, oldest first

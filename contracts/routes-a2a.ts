@@ -7,7 +7,7 @@ import type { RouteDef } from './route.ts';
 const Loose = { additionalProperties: true };
 
 /** One JSON-RPC 2.0 request (methods: message/send, message/stream, tasks/get, tasks/cancel, tasks/resubscribe). */
-export const A2aRpcRequest = Type.Object(
+const A2aRpcRequest = Type.Object(
   {
     jsonrpc: Type.Optional(Type.Unknown()),
     id: Type.Optional(Type.Unknown()),
@@ -18,13 +18,13 @@ export const A2aRpcRequest = Type.Object(
 );
 
 /** A JSON-RPC 2.0 response: `result` (a Task) or `error` ({code, message, data}). */
-export const A2aRpcResponse = Type.Object(
+const A2aRpcResponse = Type.Object(
   { jsonrpc: Type.Literal('2.0'), id: Type.Unknown(), result: Type.Optional(Type.Unknown()), error: Type.Optional(Type.Unknown()) },
   { $id: 'A2aRpcResponse', additionalProperties: true },
 );
 
 /** The A2A agent card (protocol 0.3 JSON shape). */
-export const A2aAgentCard = Type.Object(
+const A2aAgentCard = Type.Object(
   {
     protocolVersion: Type.String(),
     name: Type.String(),

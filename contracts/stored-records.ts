@@ -133,4 +133,4 @@ export const StoredWebhookSubscription = Type.Object({
   created_ms: Type.Number(),
 });
 
-export type StoredSchema = TSchema;
+type StoredSchema = TSchema;

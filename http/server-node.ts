@@ -309,9 +309,13 @@ function serveWebSockets(server: Server, routes: readonly WebSocketRoute[], maxP
     wss.handleUpgrade(ireq, socket, head, (ws) => {
       ws.on('message', (data: Buffer, isBinary: boolean) => {
         if (isBinary) return;
-        void route.onMessage(data.toString('utf8'), headers).then((reply) => {
-          if (reply !== null && ws.readyState === ws.OPEN) ws.send(reply);
-        });
+        route
+          .onMessage(data.toString('utf8'), headers)
+          .then((reply) => {
+            if (reply !== null && ws.readyState === ws.OPEN) ws.send(reply);
+          })
+          // A message the route could not answer at all ends the socket (1011: internal error), never the process.
+          .catch(() => ws.close(1011));
       });
     });
   });

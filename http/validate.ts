@@ -9,7 +9,6 @@ import { issuesSentence, readableIssues } from './validation-issues.ts';
 /** How many schema errors a 400 reports; the first few are enough to fix a request. */
 const MAX_REPORTED_ERRORS = 5;
 
-
 /** The compiled checks of one route. Both throw ServiceError('BAD_REQUEST') on a mismatch. */
 export interface RouteValidators {
   checkBody(value: unknown): void;

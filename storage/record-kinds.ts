@@ -62,7 +62,7 @@ let log: Log = (fields, msg) => process.emitWarning(`${msg} ${JSON.stringify(fie
 const logged = new Set<string>();
 
 /** Where refusals are logged (the server passes its logger at start-up; default: a process warning). */
-export function setCorruptRecordLog(fn: Log): void {
+function setCorruptRecordLog(fn: Log): void {
   log = fn;
 }
 
@@ -73,7 +73,7 @@ function nsOf(kind: RecordKind<unknown>, suffix: string | undefined): string {
 }
 
 /** Migrates and validates one stored value of `kind`; throws SESSION_STORE_ERROR when it does not match. */
-export function validateRecord<T>(kind: RecordKind<T>, ns: string, key: string, raw: unknown): T {
+function validateRecord<T>(kind: RecordKind<T>, ns: string, key: string, raw: unknown): T {
   let r = raw;
   let reason = 'does not match its schema';
   for (let guard = 0; guard < 64; guard++) {

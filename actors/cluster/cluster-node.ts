@@ -160,7 +160,7 @@ export class ClusterNode implements ActorOwnership {
     const orphans = await this.o.sql.expiredLeases(ORPHAN_KINDS, ORPHAN_BATCH);
     if (orphans.length === 0) return;
     this.#sweeping = true;
-    void (async () => {
+    (async () => {
       for (const [kind, id] of orphans) {
         if (this.leases.holds(kind, id)) continue;
         // Another node won the race (503 naming it), or the actor is gone: nothing to do here.
@@ -168,9 +168,11 @@ export class ClusterNode implements ActorOwnership {
           this.o.log.debug({ err: (err as Error).message, kind, id }, 'orphan not adopted'),
         );
       }
-    })().finally(() => {
-      this.#sweeping = false;
-    });
+    })()
+      .finally(() => {
+        this.#sweeping = false;
+      })
+      .catch((err: unknown) => this.o.log.warn({ err }, 'orphan sweep failed'));
   }
 
   // ActorOwnership: the registry asks before it hydrates an actor and tells after one left.

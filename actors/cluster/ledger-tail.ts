@@ -130,7 +130,9 @@ export class LedgerTail {
     if (this.#stopped) return;
     this.#timer = setTimeout(() => {
       this.#timer = null;
-      void this.#poll(true).finally(() => this.#arm(this.#failing ? Math.min(2_000, this.o.pollMs() * 4) : undefined));
+      this.#poll(true)
+        .finally(() => this.#arm(this.#failing ? Math.min(2_000, this.o.pollMs() * 4) : undefined))
+        .catch((err: unknown) => this.o.log.warn({ err, sessionId: this.sessionId }, 'ledger tail poll failed'));
     }, delayMs);
     this.#timer.unref();
   }
@@ -185,10 +187,12 @@ export class LedgerTails {
   #arm(delayMs = this.o.pollMs()): void {
     if (this.#timer || this.#closed || !this.o.heads || this.#tails.size === 0) return;
     this.#timer = setTimeout(() => {
-      void this.#pollHeads().finally(() => {
-        this.#timer = null;
-        this.#arm(this.#failing ? Math.min(2_000, this.o.pollMs() * 4) : undefined);
-      });
+      this.#pollHeads()
+        .finally(() => {
+          this.#timer = null;
+          this.#arm(this.#failing ? Math.min(2_000, this.o.pollMs() * 4) : undefined);
+        })
+        .catch((err: unknown) => this.o.log.warn({ err }, 'ledger heads poll failed'));
     }, delayMs);
     this.#timer.unref();
   }

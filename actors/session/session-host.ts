@@ -150,7 +150,9 @@ export class SessionHost {
       () => undefined,
     );
     this.creations.add(tracked);
-    void tracked.then(() => this.creations.delete(tracked));
+    tracked
+      .then(() => this.creations.delete(tracked))
+      .catch((err: unknown) => this.deps.log.error({ err }, 'session creation tracking failed'));
   }
 
   /** Resolves once every creation write started so far has settled. */

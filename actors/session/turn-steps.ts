@@ -264,7 +264,7 @@ function steerRows(pull: () => ContentInput[], now: () => string): () => Message
 }
 
 /** The reference's terminal_cause_kind enumeration; anything else is reported as fatal_failure. */
-export const TERMINAL_CAUSE_KINDS: ReadonlySet<string> = new Set([
+const TERMINAL_CAUSE_KINDS: ReadonlySet<string> = new Set([
   'unknown',
   'hook_denied',
   'hook_failure',

@@ -28,7 +28,7 @@ export function replayModule(ctx: ModuleContext): ModuleUnit {
       realm: { realmId: ctx.realm.realmId, backend: ctx.realm.backend },
       track: (p) => {
         running.add(p);
-        void p.finally(() => running.delete(p));
+        p.finally(() => running.delete(p)).catch(() => undefined); // p's failure is the replay's report
       },
     }),
     configKeys: ['record'],

@@ -42,5 +42,5 @@ process.on('message', (raw) => {
   const run = msg.settle
     ? driveClock(clock, () => app.schedulesSettled(), msg.advance_to)
     : Promise.resolve(clock.advanceTo(msg.advance_to));
-  void run.then(() => process.send?.({ advanced: clock.now() }));
+  run.then(() => process.send?.({ advanced: clock.now() })).catch((err: unknown) => process.send?.({ error: String(err) }));
 });

@@ -73,7 +73,7 @@ export async function startHookServer(): Promise<HookServer> {
       for (const w of waiters.filter((x) => state.payloads.length >= x.n)) w.d.resolve();
       const answer = state.answer;
       const send = () => res.writeHead(200, { 'content-type': 'application/json' }).end(answer);
-      if (state.hold) void state.hold.promise.then(send);
+      if (state.hold) state.hold.promise.then(send).catch(() => res.destroy());
       else send();
     });
   });

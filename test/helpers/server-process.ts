@@ -176,13 +176,15 @@ export async function startServerProcess(opts: StartServerOptions): Promise<Serv
     const url = await new Promise<string>((resolve, reject) => {
       onListening = resolve;
       child.once('error', reject);
-      exited.then((e) =>
-        reject(
-          new Error(
-            `warren exited before listening (code ${e.code}, signal ${e.signal}): ${stderr.trim() || JSON.stringify(logs.slice(-5))}`,
+      exited
+        .then((e) =>
+          reject(
+            new Error(
+              `warren exited before listening (code ${e.code}, signal ${e.signal}): ${stderr.trim() || JSON.stringify(logs.slice(-5))}`,
+            ),
           ),
-        ),
-      );
+        )
+        .catch(reject);
       timer = setTimeout(() => reject(new Error(`warren did not log 'listening' within ${timeoutMs} ms: ${stderr.trim()}`)), timeoutMs);
     });
     return {

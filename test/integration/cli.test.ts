@@ -59,7 +59,7 @@ function spawnWarren(t: TestContext, args: string[]): Spawned {
       lines.push(line);
       if (line.msg === 'listening') resolve(line);
     });
-    void exit.then(({ code }) => reject(new Error(`warren exited (${code}) before listening: ${stderr}`)));
+    exit.then(({ code }) => reject(new Error(`warren exited (${code}) before listening: ${stderr}`))).catch(reject);
   });
   listening.catch(() => {}); // callers that expect an early exit never await it
   return { child, listening, lines, exit, stderr: () => stderr };

@@ -106,7 +106,7 @@ export class McpClientSet {
 
   private replace(name: string, member: Member): void {
     const old = this.active.get(name);
-    if (old && old.conn !== member.conn) void old.conn.close();
+    if (old && old.conn !== member.conn) closeQuietly(old.conn);
     this.active.set(name, member);
   }
 
@@ -122,13 +122,14 @@ export class McpClientSet {
     for (const op of ops) {
       if (op.operation === 'add') this.replace(op.name, { conn: op.conn, source: op.source, appliedAtTurn: turn });
       else if (op.operation === 'remove') {
-        void this.active.get(op.name)?.conn.close();
+        const gone = this.active.get(op.name);
+        if (gone) closeQuietly(gone.conn);
         this.active.delete(op.name);
       } else {
         for (const conn of op.conns) {
           const current = this.active.get(conn.name);
           // Removed by an earlier operation of this batch: the fresh connection has nothing to replace.
-          if (!current) void conn.close();
+          if (!current) closeQuietly(conn);
           else this.replace(conn.name, { conn, source: current.source, appliedAtTurn: turn });
         }
       }
@@ -218,4 +219,9 @@ function connectionView(conn: McpConnection): Pick<McpServerStatus, 'state' | 't
     tools: conn.state === 'ready' ? conn.tools.map((t) => namespacedToolName(conn.name, t.name)) : [],
     ...(conn.failure ? { error: { kind: conn.failure.kind, message: conn.failure.message } } : {}),
   };
+}
+
+/** Closes a connection nobody waits on: a close that fails leaves nothing further to release. */
+function closeQuietly(conn: McpConnection): void {
+  conn.close().catch(() => undefined);
 }

@@ -98,7 +98,8 @@ export class McpConnection {
   ) {
     this.kind = transportKind(config);
     this.settled = new Promise((resolve) => (this.settle = resolve));
-    void this.connect();
+    // connect() records its own failure (state 'failed' with a reason); nothing is left to report here.
+    this.connect().catch(() => undefined);
   }
 
   get name(): string {
@@ -174,12 +175,14 @@ export class McpConnection {
         if (this.closing) return;
         // Failed at once (no call may reach it any more); the message gains the stderr tail once drained.
         const base = `server '${this.name}' closed its connection`;
-        void this.fail({ kind: 'exited', message: base });
-        void this.withStderr(base).then((message) => {
-          if (this.failure?.kind !== 'exited' || message === base) return;
-          this.failure = { kind: 'exited', message };
-          this.opts.onChange(this);
-        });
+        this.fail({ kind: 'exited', message: base }).catch(() => undefined); // the failure is recorded first, synchronously
+        this.withStderr(base)
+          .then((message) => {
+            if (this.failure?.kind !== 'exited' || message === base) return;
+            this.failure = { kind: 'exited', message };
+            this.opts.onChange(this);
+          })
+          .catch(() => undefined); // only refines the message of a failure already recorded
       };
       this.state = 'ready';
       this.settle();

@@ -26,7 +26,7 @@ const MAX_TEXT_BYTES = 1_000_000;
 const ENDED_SETTLE_MS = 3_000;
 
 /** A2A / JSON-RPC error codes. */
-export const A2A_ERR = {
+const A2A_ERR = {
   parse: -32700,
   invalidRequest: -32600,
   methodNotFound: -32601,
