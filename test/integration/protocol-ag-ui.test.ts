@@ -7,6 +7,7 @@ import { randomUUID } from 'node:crypto';
 import { HttpAgent } from '@ag-ui/client';
 import { call, startApp } from '../helpers/app.ts';
 import { deferred } from '../helpers/gates.ts';
+import { untilStatus } from '../helpers/follow-ups.ts';
 
 type Ev = { type: string; delta?: string; toolCallName?: string; content?: string };
 
@@ -113,4 +114,59 @@ describe('AG-UI (@ag-ui/client)', () => {
     assert.equal(text, 'cd', 'the rest of the reply, once');
     assert.equal(rest.filter((e) => e.type === 'RUN_FINISHED').length, 1);
   });
+
+  // After the commit the ledger has no text deltas (one text_complete per message): a Last-Event-ID taken
+  // live must still mean the same place, whether it fell after a message or inside one.
+  for (const cut of ['after the first message', 'inside the first message'] as const) {
+    it(`a resume after the commit, from ${cut}, loses and repeats nothing`, async (t) => {
+      const app = await startApp(t, (_req, i) =>
+        i === 0
+          ? { chunks: ['a', 'b'], tool_calls: [{ name: 'task_create', args: { subject: 's', description: 'd' }, id: 'call_1' }] }
+          : { chunks: ['c', 'd'] },
+      );
+      const threadId = randomUUID();
+      const runId = randomUUID();
+      const body = { threadId, runId, messages: [{ id: 'u1', role: 'user', content: 'go' }], tools: [], context: [], state: {} };
+      const res = await fetch(`${app.url}/ag-ui/default`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', accept: 'text/event-stream' },
+        body: JSON.stringify(body),
+      });
+      const live = (await res.text()).split('\n\n').filter((f) => f.startsWith('id: '));
+      const liveEvents = live.map((f) => ({ id: /^id: (.+)$/m.exec(f)![1], ev: JSON.parse(f.split('data: ')[1]) as Ev }));
+      const at =
+        cut === 'after the first message'
+          ? liveEvents.findIndex((e) => e.ev.type === 'TEXT_MESSAGE_END')
+          : liveEvents.findIndex((e) => e.ev.type === 'TEXT_MESSAGE_CONTENT');
+      assert.ok(at > 0, `the live stream had the frame to cut at: ${live.join(' | ')}`);
+      const seen = liveEvents.slice(0, at + 1).map((e) => e.ev);
+      // The run is over and committed before the client comes back.
+      await untilStatus(app.url, threadId, (b) => b.state === 'idle', 'idle after the commit');
+
+      const agent = new HttpAgent({ url: `${app.url}/ag-ui/default`, threadId, headers: { 'last-event-id': liveEvents[at].id } });
+      agent.addMessage({ id: 'u1', role: 'user', content: 'go' });
+      const rest: Ev[] = [];
+      await agent
+        .runAgent({ runId }, { onEvent: ({ event }) => void rest.push(event as Ev) })
+        .catch((err: unknown) => assert.fail(`resume failed: ${String(err)}`));
+      const text = (evs: Ev[]) =>
+        evs
+          .filter((e) => e.type === 'TEXT_MESSAGE_CONTENT')
+          .map((e) => e.delta)
+          .join('');
+      assert.equal(text(seen) + text(rest), 'abcd', 'every character once, in order');
+      const kinds = (evs: Ev[]) => evs.filter((e) => e.type !== 'TEXT_MESSAGE_CONTENT' && e.type !== 'RUN_STARTED').map((e) => e.type);
+      const liveKinds = kinds(liveEvents.map((e) => e.ev));
+      const resumed = kinds(rest);
+      if (cut === 'inside the first message') {
+        // The open message is opened again (same id) so the resumed stream is whole on its own.
+        assert.equal(rest[1].type, 'TEXT_MESSAGE_START');
+        assert.equal((rest[1] as { messageId?: string }).messageId, (seen[1] as { messageId?: string }).messageId);
+        assert.deepEqual([...kinds(seen), ...resumed.slice(1)], liveKinds);
+      } else {
+        assert.equal(rest[1].type, 'TOOL_CALL_START');
+        assert.deepEqual([...kinds(seen), ...resumed], liveKinds);
+      }
+    });
+  }
 });

@@ -13,8 +13,34 @@ export interface AgUiEvent {
   [k: string]: unknown;
 }
 
+/**
+ * Where a frame ends in the run, independent of how the text was chunked: `item` counts every frame
+ * that is not text content (RUN_STARTED is 1), `chars` the open message's text sent so far. A live run
+ * (one frame per delta) and a replay after the commit (deltas pruned: one frame for the whole text)
+ * give the same positions, so a Last-Event-ID means the same place in both.
+ */
+export interface Position {
+  item: number;
+  chars: number;
+}
+
+export interface Placed extends Position {
+  ev: AgUiEvent;
+}
+
+export function formatPosition(p: Position): string {
+  return `${p.item}:${p.chars}`;
+}
+
+/** True when position a is after position b. */
+export function isAfter(a: Position, b: Position): boolean {
+  return a.item > b.item || (a.item === b.item && a.chars > b.chars);
+}
+
 export class AgUiMapper {
   private open: { id: string; text: string } | null = null;
+  private item = 0;
+  private chars = 0;
   finished = false;
 
   constructor(
@@ -22,53 +48,65 @@ export class AgUiMapper {
     private readonly runId: string,
   ) {}
 
-  start(): AgUiEvent[] {
-    return [{ type: 'RUN_STARTED', threadId: this.threadId, runId: this.runId }];
+  start(): Placed[] {
+    const out: Placed[] = [];
+    this.push(out, { type: 'RUN_STARTED', threadId: this.threadId, runId: this.runId });
+    return out;
   }
 
-  private close(out: AgUiEvent[]): void {
+  private push(out: Placed[], ev: AgUiEvent): void {
+    if (ev.type === 'TEXT_MESSAGE_CONTENT') this.chars += String(ev.delta).length;
+    else {
+      this.item += 1;
+      this.chars = 0;
+    }
+    out.push({ ev, item: this.item, chars: this.chars });
+  }
+
+  private close(out: Placed[]): void {
     if (!this.open) return;
-    out.push({ type: 'TEXT_MESSAGE_END', messageId: this.open.id });
+    this.push(out, { type: 'TEXT_MESSAGE_END', messageId: this.open.id });
     this.open = null;
   }
 
-  private text(seq: number, delta: string, out: AgUiEvent[]): void {
+  private text(delta: string, out: Placed[]): void {
     if (!delta) return;
     if (!this.open) {
-      this.open = { id: `msg-${this.runId}-${seq}`, text: '' };
-      out.push({ type: 'TEXT_MESSAGE_START', messageId: this.open.id, role: 'assistant' });
+      // Named by its place in the run, so a replay after the commit names it the same.
+      this.open = { id: `msg-${this.runId}-${this.item + 1}`, text: '' };
+      this.push(out, { type: 'TEXT_MESSAGE_START', messageId: this.open.id, role: 'assistant' });
     }
     this.open.text += delta;
-    out.push({ type: 'TEXT_MESSAGE_CONTENT', messageId: this.open.id, delta });
+    this.push(out, { type: 'TEXT_MESSAGE_CONTENT', messageId: this.open.id, delta });
   }
 
-  apply(e: HubEntry): AgUiEvent[] {
-    const out: AgUiEvent[] = [];
+  apply(e: HubEntry): Placed[] {
+    const out: Placed[] = [];
     const p = e.payload as Record<string, unknown>;
     switch (e.kind) {
       case 'text_delta':
-        this.text(e.seq, String(p.delta ?? ''), out);
+        this.text(String(p.delta ?? ''), out);
         break;
       case 'text_complete': {
         // After the commit the ledger holds only the whole text (deltas pruned): send what is missing.
         const content = String(p.content ?? '');
         const have = this.open?.text ?? '';
-        if (content.length > have.length && content.startsWith(have)) this.text(e.seq, content.slice(have.length), out);
+        if (content.length > have.length && content.startsWith(have)) this.text(content.slice(have.length), out);
         this.close(out);
         break;
       }
       case 'tool_call_requested': {
         this.close(out);
         const id = String(p.id);
-        out.push({ type: 'TOOL_CALL_START', toolCallId: id, toolCallName: String(p.name) });
-        out.push({ type: 'TOOL_CALL_ARGS', toolCallId: id, delta: JSON.stringify(p.args ?? {}) });
-        out.push({ type: 'TOOL_CALL_END', toolCallId: id });
+        this.push(out, { type: 'TOOL_CALL_START', toolCallId: id, toolCallName: String(p.name) });
+        this.push(out, { type: 'TOOL_CALL_ARGS', toolCallId: id, delta: JSON.stringify(p.args ?? {}) });
+        this.push(out, { type: 'TOOL_CALL_END', toolCallId: id });
         break;
       }
       case 'tool_execution_completed':
-        out.push({
+        this.push(out, {
           type: 'TOOL_CALL_RESULT',
-          messageId: `tool-${this.runId}-${e.seq}`,
+          messageId: `tool-${this.runId}-${this.item + 1}`,
           toolCallId: String(p.id),
           content: String(p.content ?? ''),
           role: 'tool',
@@ -77,14 +115,21 @@ export class AgUiMapper {
       case 'run_completed':
         this.close(out);
         this.finished = true;
-        out.push({ type: 'RUN_FINISHED', threadId: this.threadId, runId: this.runId, result: p.result, outcome: { type: 'success' } });
+        this.push(out, {
+          type: 'RUN_FINISHED',
+          threadId: this.threadId,
+          runId: this.runId,
+          result: p.result,
+          outcome: { type: 'success' },
+        });
         break;
       case 'run_failed': {
         this.close(out);
         this.finished = true;
         const report = (p.error_report ?? {}) as { class?: string; message?: string };
         const cancelled = /cancel|interrupt/i.test(`${report.class ?? ''} ${report.message ?? ''} ${String(p.terminal_cause_kind ?? '')}`);
-        out.push(
+        this.push(
+          out,
           cancelled
             ? { type: 'RUN_FINISHED', threadId: this.threadId, runId: this.runId, outcome: { type: 'cancelled' } }
             : { type: 'RUN_ERROR', message: report.message ?? 'the run failed', code: report.class ?? 'AGENT_ERROR' },

@@ -1,10 +1,11 @@
 // http/handlers/protocols/ag-ui.ts: AG-UI over Warren sessions. POST /ag-ui/{agent} takes a RunAgentInput
-// and streams AG-UI events (SSE, `id: <seq>:<n>`). threadId is the session id (a new thread's first run
+// and streams AG-UI events (SSE, `id: <item>:<chars>`, a place in the run that does not depend on how the
+// text was chunked, see ag-ui-map.ts). threadId is the session id (a new thread's first run
 // creates the session with that id), runId names the turn (a durable protocol-turn record). The same POST
 // again with the same runId and a Last-Event-ID header does not start a new turn: it resumes that run's
 // stream after that id, from the ledger and then live (AG-UI's own HTTP binding has no resume).
 import type { Static } from 'typebox';
-import { AgUiMapper } from '../../../actors/protocols/ag-ui/ag-ui-map.ts';
+import { AgUiMapper, formatPosition, isAfter, type Placed, type Position } from '../../../actors/protocols/ag-ui/ag-ui-map.ts';
 import type { ProtocolTurnRecord, ProtocolTurns, TurnStart } from '../../../actors/protocols/protocol-turns.ts';
 import { openFeed, type TurnFeed } from '../../../actors/protocols/turn-feed.ts';
 import type { SessionHost } from '../../../actors/session/session-host.ts';
@@ -34,12 +35,12 @@ function lastUserText(input: Static<typeof RunAgentInput>): string {
   throw new ServiceError('BAD_REQUEST', 'the last user message has no content');
 }
 
-function parseLastEventId(ctx: HandlerContext): [number, number] | null {
+function parseLastEventId(ctx: HandlerContext): Position | null {
   const raw = ctx.headers['last-event-id']?.trim();
   if (!raw) return null;
-  const m = /^([0-9]{1,15}):([0-9]{1,6})$/.exec(raw);
-  if (!m) throw new ServiceError('BAD_REQUEST', `invalid Last-Event-ID '${raw}': expected <seq>:<n>`);
-  return [Number(m[1]), Number(m[2])];
+  const m = /^([0-9]{1,9}):([0-9]{1,12})$/.exec(raw);
+  if (!m) throw new ServiceError('BAD_REQUEST', `invalid Last-Event-ID '${raw}': expected <item>:<chars>`);
+  return { item: Number(m[1]), chars: Number(m[2]) };
 }
 
 export function agUiHandlers(sup: SessionHost, turns: ProtocolTurns): HandlerTable {
@@ -87,20 +88,34 @@ export function agUiHandlers(sup: SessionHost, turns: ProtocolTurns): HandlerTab
     ctx.res.onAbort(() => feed.stop());
     const sse = new SseWriter(ctx.res);
     const mapper = new AgUiMapper(threadId, input.runId);
-    let n = 0;
-    const write = async (seq: number, ev: object) => {
-      const k = n++;
-      if (!last || seq > last[0] || (seq === last[0] && k > last[1])) await sse.frame(ev, { id: `${seq}:${k}` });
+    // On a resume, the message the client was inside when it dropped is opened again (same messageId)
+    // before its rest: each AG-UI stream must be whole on its own.
+    const started = new Set<string>();
+    const write = async (p: Placed) => {
+      if (last && !isAfter(p, last)) return;
+      let ev = p.ev;
+      if (last && p.item === last.item && ev.type === 'TEXT_MESSAGE_CONTENT') {
+        // A frame of a replay after the commit spans the whole text: send only what follows the cut.
+        const delta = String(ev.delta);
+        const from = last.chars - (p.chars - delta.length);
+        if (from > 0) ev = { ...ev, delta: delta.slice(from) };
+      }
+      const messageId = String(ev.messageId);
+      if (ev.type === 'TEXT_MESSAGE_START') started.add(messageId);
+      else if ((ev.type === 'TEXT_MESSAGE_CONTENT' || ev.type === 'TEXT_MESSAGE_END') && !started.has(messageId)) {
+        started.add(messageId);
+        await sse.frame({ type: 'TEXT_MESSAGE_START', messageId, role: 'assistant' }, { id: formatPosition(last ?? p) });
+      }
+      await sse.frame(ev, { id: formatPosition(p) });
     };
     try {
       // RUN_STARTED opens every stream, a resumed one too (AG-UI clients require it first); the events
       // after Last-Event-ID follow.
-      for (const ev of mapper.start()) await sse.frame(ev, { id: `0:${n++}` });
+      for (const p of mapper.start()) await sse.frame(p.ev, { id: formatPosition(p) });
       while (!mapper.finished) {
         const e = await feed.next();
         if (!e) break;
-        n = 0;
-        for (const ev of mapper.apply(e)) await write(e.seq, ev);
+        for (const p of mapper.apply(e)) await write(p);
       }
     } finally {
       feed.stop();
