@@ -8,13 +8,13 @@ import { fileURLToPath } from 'node:url';
 import { SSEServerTransport } from '@modelcontextprotocol/sdk/server/sse.js';
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
 import { buildTestServer } from './mcp-test-tools.ts';
+import { nodeEntry } from './child-entry.ts';
 
 const SCRIPT = fileURLToPath(new URL('./mcp-stdio-server.ts', import.meta.url));
-const TSX = import.meta.resolve('tsx');
 
 /** A stdio server config for `[tools] mcp_servers` or /mcp/add (mode: serve | hang | exit). */
 export function stdioServer(name: string, mode: 'serve' | 'hang' | 'exit' = 'serve', extra: Record<string, unknown> = {}) {
-  return { name, command: process.execPath, args: ['--import', TSX, SCRIPT, mode, name], ...extra };
+  return { name, command: process.execPath, args: [...nodeEntry(SCRIPT), mode, name], ...extra };
 }
 
 export interface HttpMcpServer {

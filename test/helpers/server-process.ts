@@ -9,6 +9,7 @@ import type { TestContext } from 'node:test';
 import type { Config } from '../../contracts/config.ts';
 import { CONFIG_FILE } from '../../config/realm.ts';
 import { configToToml, validateConfig } from '../../config/toml.ts';
+import { nodeEntry } from './child-entry.ts';
 
 const REPO = fileURLToPath(new URL('../..', import.meta.url));
 const MAIN = join(REPO, 'main.ts');
@@ -57,7 +58,7 @@ export interface StartServerOptions {
   t?: Pick<TestContext, 'after'>;
   /** Script to run instead of main.ts (it gets the same arguments), e.g. test/helpers/clock-server.ts. */
   entry?: string;
-  /** Node flags before the entry. Default `['--import', 'tsx']`; `[]` runs a built .js entry on plain node. */
+  /** Node flags before the entry; `[]` runs a built .js entry on plain node. Default: the entry's compiled build under `npm test`, else tsx (child-entry.ts). */
   nodeArgs?: string[];
   /** Opens an IPC channel to the child (ServerProcess.request). */
   ipc?: boolean;
@@ -101,8 +102,7 @@ export async function writeRealmConfig(
 export async function startServerProcess(opts: StartServerOptions): Promise<ServerProcess> {
   installExitHook();
   const args = [
-    ...(opts.nodeArgs ?? ['--import', 'tsx']),
-    opts.entry ?? MAIN,
+    ...(opts.nodeArgs ? [...opts.nodeArgs, opts.entry ?? MAIN] : nodeEntry(opts.entry ?? MAIN)),
     'serve',
     '--host',
     '127.0.0.1',

@@ -3,10 +3,10 @@
 // it reports JSON lines on stdout and starts writing when a line arrives on stdin.
 import { once } from 'node:events';
 import { createInterface } from 'node:readline';
-import { pathToFileURL } from 'node:url';
 import { isServiceError } from '../../contracts/errors.ts';
 import { openStore } from '../../storage/open-store.ts';
 import type { Store } from '../../storage/store.ts';
+import { isEntry } from './child-entry.ts';
 
 /**
  * Commits `count` turn-like batches by `writer` to one session: a transcript row at the current row count and
@@ -71,7 +71,7 @@ async function main(backend: string, dir: string, count: number): Promise<void> 
   report({ done: true, conflicts });
 }
 
-if (import.meta.url === pathToFileURL(process.argv[1] ?? '').href) {
+if (isEntry(import.meta.url)) {
   const [backend, dir, count] = process.argv.slice(2);
   main(backend, dir, Number(count)).catch((err: unknown) => {
     process.stderr.write(`${String(err)}\n`);

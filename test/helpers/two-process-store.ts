@@ -9,6 +9,7 @@ import { fileURLToPath } from 'node:url';
 import type { TestContext } from 'node:test';
 import type { Store } from '../../storage/store.ts';
 import { appendContended } from './store-child.ts';
+import { nodeEntry } from './child-entry.ts';
 import { sessionRecord } from './store-builders.ts';
 
 const repoRoot = fileURLToPath(new URL('../../', import.meta.url));
@@ -21,7 +22,7 @@ const childScript = fileURLToPath(new URL('./store-child.ts', import.meta.url));
  */
 export async function twoProcessContention(t: TestContext, backend: string, dir: string, store: Store, perWriter = 30): Promise<void> {
   await store.commit([{ op: 'putSession', session: sessionRecord('parent', 1) }]);
-  const child = spawn(process.execPath, ['--import', 'tsx', childScript, backend, dir, String(perWriter)], {
+  const child = spawn(process.execPath, [...nodeEntry(childScript), backend, dir, String(perWriter)], {
     cwd: repoRoot,
     stdio: ['pipe', 'pipe', 'pipe'],
   });

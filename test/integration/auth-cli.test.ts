@@ -7,13 +7,14 @@ import { fileURLToPath } from 'node:url';
 import { parseAuthArgs } from '../../config/auth-cli.ts';
 import { FlagError } from '../../config/flags.ts';
 import { call, startApp } from '../helpers/app.ts';
+import { nodeEntry } from '../helpers/child-entry.ts';
 
 const REPO = fileURLToPath(new URL('../..', import.meta.url));
 const TIMEOUT = { timeout: 30_000 };
 const SECRET = 'sk-cli-secret-42';
 
 function warren(args: string[], stdin = ''): Promise<{ code: number | null; stdout: string; stderr: string }> {
-  const child = spawn(process.execPath, ['--import', 'tsx', 'main.ts', 'auth', ...args], { cwd: REPO, stdio: ['pipe', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, [...nodeEntry('main.ts'), 'auth', ...args], { cwd: REPO, stdio: ['pipe', 'pipe', 'pipe'] });
   let stdout = '';
   let stderr = '';
   child.stdout.on('data', (c: Buffer) => {

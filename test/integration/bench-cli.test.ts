@@ -9,12 +9,13 @@ import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { call, startApp } from '../helpers/app.ts';
+import { nodeEntry } from '../helpers/child-entry.ts';
 
 const REPO = fileURLToPath(new URL('../..', import.meta.url));
 
 function warren(args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
   return new Promise((resolve) => {
-    execFile(process.execPath, ['--import', 'tsx', 'main.ts', 'bench', ...args], { cwd: REPO, timeout: 120_000 }, (err, stdout, stderr) => {
+    execFile(process.execPath, [...nodeEntry('main.ts'), 'bench', ...args], { cwd: REPO, timeout: 120_000 }, (err, stdout, stderr) => {
       resolve({ code: err ? (typeof err.code === 'number' ? err.code : 1) : 0, stdout, stderr });
     });
   });

@@ -10,6 +10,7 @@ import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
 import { uwsSkip } from '../helpers/absent.ts';
 import { tmpDir } from '../helpers/tmp-dir.ts';
+import { nodeEntry } from '../helpers/child-entry.ts';
 
 const REPO = fileURLToPath(new URL('../..', import.meta.url));
 const UWS_SKIP = uwsSkip();
@@ -36,7 +37,7 @@ type Running = Omit<Spawned, 'listening'> & { listening: LogLine & { url: string
 
 /** Spawns `node --import tsx main.ts serve <args>`; the child is killed after the test if still alive. */
 function spawnWarren(t: TestContext, args: string[]): Spawned {
-  const child = spawn(process.execPath, ['--import', 'tsx', 'main.ts', 'serve', ...args], { cwd: REPO, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, [...nodeEntry('main.ts'), 'serve', ...args], { cwd: REPO, stdio: ['ignore', 'pipe', 'pipe'] });
   t.after(() => {
     if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
   });

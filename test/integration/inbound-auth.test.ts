@@ -17,13 +17,14 @@ import type { HttpMethod } from '../../contracts/route.ts';
 import { call, startApp, type TestApp } from '../helpers/app.ts';
 import { connectRpcSocket } from '../helpers/rpc-socket.ts';
 import { tmpDir } from '../helpers/tmp-dir.ts';
+import { nodeEntry } from '../helpers/child-entry.ts';
 
 const REPO = fileURLToPath(new URL('../..', import.meta.url));
 const TIMEOUT = { timeout: 120_000 };
 const DUMMY_UUID = '0190a1b2-c3d4-7e5f-8a9b-0c1d2e3f4a5b';
 
 function run(args: string[]): Promise<{ code: number | null; stdout: string; stderr: string }> {
-  const child = spawn(process.execPath, ['--import', 'tsx', 'main.ts', ...args], { cwd: REPO, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, [...nodeEntry('main.ts'), ...args], { cwd: REPO, stdio: ['ignore', 'pipe', 'pipe'] });
   let stdout = '';
   let stderr = '';
   child.stdout.on('data', (c: Buffer) => (stdout += c.toString()));

@@ -7,6 +7,7 @@ import { spawn } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { runMobCli } from '../../cli/mob-command.ts';
 import { startApp } from '../helpers/app.ts';
+import { nodeEntry } from '../helpers/child-entry.ts';
 
 const REPO = fileURLToPath(new URL('../..', import.meta.url));
 
@@ -24,7 +25,7 @@ describe('warren mob (cli)', () => {
     assert.equal((await runMobCli(['mob/list', 'not json', '--url', app.url])).code, 1);
     assert.equal((await runMobCli(['mob/list', '--url', 'http://127.0.0.1:1'])).code, 46);
 
-    const child = spawn(process.execPath, ['--import', 'tsx', 'main.ts', 'mob', 'mob/list'], {
+    const child = spawn(process.execPath, [...nodeEntry('main.ts'), 'mob', 'mob/list'], {
       cwd: REPO,
       env: { ...process.env, WARREN_URL: app.url },
       stdio: ['ignore', 'pipe', 'pipe'],

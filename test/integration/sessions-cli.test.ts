@@ -8,6 +8,7 @@ import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { call, startApp } from '../helpers/app.ts';
 import { gatedAt } from '../helpers/gates.ts';
+import { nodeEntry } from '../helpers/child-entry.ts';
 
 const REPO = fileURLToPath(new URL('../..', import.meta.url));
 const WAIT_MS = 30_000;
@@ -22,7 +23,7 @@ interface Cli {
 }
 
 function spawnCli(t: TestContext, args: string[], env: Record<string, string> = {}): Cli {
-  const child = spawn(process.execPath, ['--import', 'tsx', 'main.ts', ...args], {
+  const child = spawn(process.execPath, [...nodeEntry('main.ts'), ...args], {
     cwd: REPO,
     env: { ...process.env, WARREN_URL: '', WARREN_API_KEY: '', ...env },
     stdio: ['pipe', 'pipe', 'pipe'],

@@ -8,6 +8,7 @@ import { fileURLToPath } from 'node:url';
 import { runWorkGraphCli } from '../../cli/workgraph-command.ts';
 import { call, startApp } from '../helpers/app.ts';
 import { agentOk, workGraphDriver } from '../helpers/workgraph-driver.ts';
+import { nodeEntry } from '../helpers/child-entry.ts';
 
 const REPO = fileURLToPath(new URL('../..', import.meta.url));
 
@@ -20,21 +21,16 @@ interface Run {
 
 function warren(args: string[]): Promise<Run> {
   return new Promise((resolve) => {
-    execFile(
-      process.execPath,
-      ['--import', 'tsx', 'main.ts', 'workgraph', ...args],
-      { cwd: REPO, timeout: 60_000 },
-      (err, stdout, stderr) => {
-        const code = err ? (typeof err.code === 'number' ? err.code : 1) : 0;
-        let json: unknown;
-        try {
-          json = JSON.parse(stdout);
-        } catch {
-          json = undefined;
-        }
-        resolve({ code, json, stdout, stderr });
-      },
-    );
+    execFile(process.execPath, [...nodeEntry('main.ts'), 'workgraph', ...args], { cwd: REPO, timeout: 60_000 }, (err, stdout, stderr) => {
+      const code = err ? (typeof err.code === 'number' ? err.code : 1) : 0;
+      let json: unknown;
+      try {
+        json = JSON.parse(stdout);
+      } catch {
+        json = undefined;
+      }
+      resolve({ code, json, stdout, stderr });
+    });
   });
 }
 

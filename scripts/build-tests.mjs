@@ -1,0 +1,77 @@
+#!/usr/bin/env node
+// scripts/build-tests.mjs: compiles the test suite once per run (`npm test` calls it through scripts/test.sh).
+// Loading the app through tsx costs every test process about two CPU-seconds more than loading compiled
+// JavaScript, and the suite starts a few hundred processes (a file each, plus the servers, CLIs and MCP
+// servers the tests spawn). esbuild bundles each test file and each child entry into .test-build/ at the
+// same relative path (.ts → .js), every npm package left external and shared code in chunks.
+//
+// Each source file keeps its own location: `import.meta.url` in it is replaced by the URL of the .ts file it
+// came from, so fixtures, the repo root and sibling scripts are found exactly as under tsx. Children started
+// by the tests find their compiled entry through test/helpers/child-entry.ts (WARREN_TEST_BUILD names this
+// folder). Type checking stays with `npm run typecheck`; this only transpiles.
+//
+// Usage: node scripts/build-tests.mjs [file.test.ts ...]   (no files: every test file under test/)
+import { readFile, readdir, rm } from 'node:fs/promises';
+import { join, relative } from 'node:path';
+import { fileURLToPath, pathToFileURL } from 'node:url';
+import { build } from 'esbuild';
+
+const root = fileURLToPath(new URL('../', import.meta.url));
+const TEST_BUILD_DIR = '.test-build';
+const outdir = join(root, TEST_BUILD_DIR);
+
+/** Programs the tests start as child processes (test/helpers/child-entry.ts maps them to their build). */
+const CHILD_ENTRIES = [
+  'main.ts',
+  'test/helpers/clock-server.ts',
+  'test/helpers/bindings-server.ts',
+  'test/helpers/store-child.ts',
+  'test/helpers/mcp-stdio-server.ts',
+];
+
+async function testFiles(dir) {
+  const out = [];
+  for (const e of await readdir(join(root, dir), { withFileTypes: true })) {
+    const rel = `${dir}/${e.name}`;
+    if (e.isDirectory()) out.push(...(await testFiles(rel)));
+    else if (e.name.endsWith('.test.ts')) out.push(rel);
+  }
+  return out;
+}
+
+/** Gives every source file its own import.meta.url (a bundle would otherwise give them all the bundle's). */
+const ownUrl = {
+  name: 'own-import-meta-url',
+  setup(b) {
+    b.onLoad({ filter: /\.ts$/ }, async (args) => {
+      if (args.path.includes('/node_modules/')) return undefined;
+      const text = await readFile(args.path, 'utf8');
+      if (!text.includes('import.meta.url')) return { contents: text, loader: 'ts' };
+      const url = JSON.stringify(pathToFileURL(args.path).href);
+      return { contents: text.replaceAll('import.meta.url', url), loader: 'ts' };
+    });
+  },
+};
+
+const started = performance.now();
+const given = process.argv.slice(2).map((f) => relative(root, join(process.cwd(), f)));
+const tests = given.length ? given : await testFiles('test');
+await rm(outdir, { recursive: true, force: true });
+const entries = [...new Set([...tests, ...CHILD_ENTRIES])];
+await build({
+  absWorkingDir: root,
+  entryPoints: Object.fromEntries(entries.map((f) => [f.replace(/\.ts$/, ''), f])),
+  outdir,
+  bundle: true,
+  splitting: true,
+  format: 'esm',
+  platform: 'node',
+  target: 'node20',
+  packages: 'external',
+  chunkNames: '_chunks/[name]-[hash]',
+  sourcemap: 'linked',
+  legalComments: 'none',
+  logLevel: 'warning',
+  plugins: [ownUrl],
+});
+process.stderr.write(`test build: ${entries.length} entries in ${Math.round(performance.now() - started)} ms\n`);
