@@ -11,7 +11,7 @@
 # `it`/`test` without its own { timeout }), and every file 360 s (WARREN_TEST_FILE_TIMEOUT_MS: Node 20's
 # --test-timeout bounds a whole file). Waits inside tests have their own deadlines (test/helpers/wait.ts),
 # so a broken behaviour fails its assertion in seconds; these limits only catch what still hangs.
-# The 10 slowest files are printed at the end (scripts/slowest-files.mjs).
+# The 10 slowest files, and the 10 that used most CPU, are printed at the end (scripts/slowest-files.mjs).
 # Arguments, when given, replace the file list (e.g. sh scripts/test.sh test/integration/cluster*.test.ts).
 set -eu
 cd "$(dirname "$0")/.."
@@ -27,6 +27,9 @@ fi
 count=$(echo "$files" | wc -w)
 echo "running $count test files" >&2
 export WARREN_TEST_TIMEOUT_MS="${WARREN_TEST_TIMEOUT_MS:-60000}"
+# Each test process records its CPU time here; the 10 costliest files are printed at the end.
+WARREN_TEST_CPU_DIR=$(mktemp -d "${TMPDIR:-/tmp}/warren-test-cpu.XXXXXX")
+export WARREN_TEST_CPU_DIR
 if [ "${WARREN_TEST_TSX:-}" = "1" ]; then
   loader="--import tsx"
 else
