@@ -2,7 +2,7 @@
 // records in one PostgreSQL database through `pg` with a bounded pool, shared by every Warren node of a
 // cluster. app.ts opens it via openStore. Reads run on pooled connections; commits queue up and share the
 // next group transaction (storage/postgres-writes.ts), one at a time per node, so they land in issue order.
-import pg from 'pg';
+import type pg from 'pg';
 import type { Pool } from 'pg';
 import { redactDatabaseUrl } from '../contracts/cluster.ts';
 import { ServiceError, isServiceError } from '../contracts/errors.ts';
@@ -203,7 +203,9 @@ export class PostgresStore implements Store {
  */
 export async function openPostgresStore(opts: PostgresOptions): Promise<PostgresStore> {
   const redacted = redactPostgresUrl(opts.url);
-  const pool = new pg.Pool({
+  // pg is loaded when a postgres realm opens, not at every start (about 15 MiB of idle RSS).
+  const { default: pgModule } = await import('pg');
+  const pool = new pgModule.Pool({
     connectionString: opts.url,
     max: opts.poolMax ?? 10,
     idleTimeoutMillis: 30_000,

@@ -5,8 +5,8 @@
 // while a transaction is in flight queue up and share the next one, as lmdb's batched writes do.
 import { mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
-import BetterSqlite3 from 'better-sqlite3';
 import type { Database, Statement } from 'better-sqlite3';
+import { betterSqlite3 } from './better-sqlite3.ts';
 import { ServiceError, isServiceError } from '../contracts/errors.ts';
 import type { Message } from '../contracts/transcript.ts';
 import type { LedgerEntry, ListSessionsOptions, SessionRecord, Store, StoreOp } from './store.ts';
@@ -216,7 +216,7 @@ export async function openSqliteStore(dir: string): Promise<Store> {
   let writer: SqliteWriterHandle | undefined;
   try {
     writer = await SqliteWriterHandle.open(file);
-    const reader = new BetterSqlite3(file, { timeout: BUSY_TIMEOUT_MS });
+    const reader = new (betterSqlite3())(file, { timeout: BUSY_TIMEOUT_MS });
     return new SqliteStore(reader, writer);
   } catch (err) {
     await writer?.close();

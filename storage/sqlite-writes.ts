@@ -1,8 +1,8 @@
 // storage/sqlite-writes.ts: the write side of the sqlite backend: the writing connection's settings and the
 // group transaction. It runs in the writer thread (storage/sqlite-writer.ts), so fsync never blocks the
 // server's event loop; storage/sqlite-store.ts serialises the ops and posts them there.
-import BetterSqlite3 from 'better-sqlite3';
 import type { Database, Statement } from 'better-sqlite3';
+import { betterSqlite3 } from './better-sqlite3.ts';
 import { isServiceError, type ErrorCode } from '../contracts/errors.ts';
 import { checkConditions, planBatch } from './prepare-ops.ts';
 import type { StoreOp } from './store.ts';
@@ -86,7 +86,7 @@ const MEDIUM_CAUSE: Record<string, { cause: string; why: string }> = {
 function toWire(err: unknown): WireError {
   if (isServiceError(err)) return { code: err.code, message: err.message, details: err.details };
   const reason = err instanceof Error ? err.message : String(err);
-  if (!(err instanceof BetterSqlite3.SqliteError)) return { code: 'SESSION_STORE_ERROR', message: `sqlite commit failed: ${reason}` };
+  if (!(err instanceof betterSqlite3().SqliteError)) return { code: 'SESSION_STORE_ERROR', message: `sqlite commit failed: ${reason}` };
   // Extended codes (SQLITE_IOERR_WRITE...) map by their primary code.
   const medium = MEDIUM_CAUSE[err.code] ?? MEDIUM_CAUSE[err.code.split('_').slice(0, 2).join('_')];
   if (!medium) return { code: 'SESSION_STORE_ERROR', message: `sqlite commit failed: ${reason}`, details: { sqlite_code: err.code } };
@@ -104,7 +104,7 @@ export class SqliteWriter {
 
   /** Opens `file` in WAL mode with synchronous=FULL and brings its schema up to date. */
   constructor(file: string) {
-    const db = new BetterSqlite3(file, { timeout: BUSY_TIMEOUT_MS });
+    const db = new (betterSqlite3())(file, { timeout: BUSY_TIMEOUT_MS });
     try {
       db.pragma('journal_mode = WAL');
       // FULL, not NORMAL: in WAL mode NORMAL syncs the WAL only at checkpoints, so a power loss can drop the

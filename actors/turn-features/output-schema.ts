@@ -2,15 +2,28 @@
 // into a checked schema with a compiled validator. Invalid JSON Schema, a non-object root or a bad
 // wrapper field is a 400 before anything runs. Validators are compiled once per distinct schema (ajv 8
 // + ajv-formats; compiling is the slow part) and kept in a bounded cache.
-import { Ajv, type ValidateFunction } from 'ajv';
-import { Ajv2020 } from 'ajv/dist/2020.js';
-import addFormatsModule from 'ajv-formats';
+import { createRequire } from 'node:module';
+import type { Ajv, ValidateFunction } from 'ajv';
+import type { Ajv2020 } from 'ajv/dist/2020.js';
+import type addFormatsModule from 'ajv-formats';
 import { ServiceError } from '../../contracts/errors.ts';
 
 // ajv-formats is CommonJS; under NodeNext its default export arrives wrapped.
 type AddFormats = (ajv: Ajv | Ajv2020) => unknown;
-const formatsExport = addFormatsModule as unknown as AddFormats | { default: AddFormats };
-const addFormats: AddFormats = typeof formatsExport === 'function' ? formatsExport : formatsExport.default;
+// ajv is loaded on the first output_schema, not at start: it is about 10 MiB of a server's idle RSS.
+const require = createRequire(import.meta.url);
+
+function loadAjv(): { draft07: Ajv; draft2020: Ajv2020 } {
+  const { Ajv: Ajv07 } = require('ajv') as typeof import('ajv');
+  const { Ajv2020: Ajv20 } = require('ajv/dist/2020.js') as typeof import('ajv/dist/2020.js');
+  const formatsExport = require('ajv-formats') as typeof addFormatsModule as unknown as AddFormats | { default: AddFormats };
+  const addFormats: AddFormats = typeof formatsExport === 'function' ? formatsExport : formatsExport.default;
+  const draft07 = new Ajv07({ allErrors: true, strict: false });
+  const draft2020 = new Ajv20({ allErrors: true, strict: false });
+  addFormats(draft07);
+  addFormats(draft2020);
+  return { draft07, draft2020 };
+}
 
 /** The accepted `format` values of the wrapper (`meerkat_v1` is the reference implementation's name). */
 const OUTPUT_FORMATS = ['warren_v1', 'meerkat_v1'] as const;
@@ -48,14 +61,8 @@ function rootIsObject(schema: Record<string, unknown>): boolean {
 
 /** Compiles and caches validators; one per server (the module unit owns it). */
 export class OutputSchemaCompiler {
-  private readonly draft07 = new Ajv({ allErrors: true, strict: false });
-  private readonly draft2020 = new Ajv2020({ allErrors: true, strict: false });
+  private ajv: { draft07: Ajv; draft2020: Ajv2020 } | undefined;
   private readonly cache = new Map<string, { fn: ValidateFunction; ajv: Ajv | Ajv2020; compiled: object }>();
-
-  constructor() {
-    addFormats(this.draft07);
-    addFormats(this.draft2020);
-  }
 
   /** Resolves a request's `output_schema`; throws 400 BAD_REQUEST for anything unusable. */
   resolve(raw: unknown): ResolvedOutputSchema {
@@ -94,7 +101,8 @@ export class OutputSchemaCompiler {
       this.cache.set(key, hit);
       return hit.fn;
     }
-    const draft = typeof schema.$schema === 'string' && /draft-0[4-7]/.test(schema.$schema) ? this.draft07 : this.draft2020;
+    const ajv = (this.ajv ??= loadAjv());
+    const draft = typeof schema.$schema === 'string' && /draft-0[4-7]/.test(schema.$schema) ? ajv.draft07 : ajv.draft2020;
     if (!draft.validateSchema(schema)) throw bad(`not a valid JSON Schema: ${draft.errorsText(draft.errors)}`);
     // Compiled without its $id, so two callers' schemas with one $id never clash in the instance.
     const { $id: _ignored, ...compiled } = schema;
