@@ -10,15 +10,24 @@
 // by the tests find their compiled entry through test/helpers/child-entry.ts (WARREN_TEST_BUILD names this
 // folder). Type checking stays with `npm run typecheck`; this only transpiles.
 //
-// Usage: node scripts/build-tests.mjs [file.test.ts ...]   (no files: every test file under test/)
+// Usage: node scripts/build-tests.mjs [--outdir .test-build/<name>] [file.test.ts ...]   (no files: every test
+// file under test/). Each run builds into its own folder, so two runs at once never remove each other's.
 import { readFile, readdir, rm } from 'node:fs/promises';
+import { parseArgs } from 'node:util';
 import { join, relative } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { build } from 'esbuild';
 
 const root = fileURLToPath(new URL('../', import.meta.url));
-const TEST_BUILD_DIR = '.test-build';
-const outdir = join(root, TEST_BUILD_DIR);
+const { values, positionals } = parseArgs({
+  options: { outdir: { type: 'string', default: '.test-build/default' } },
+  allowPositionals: true,
+});
+if (!values.outdir.startsWith('.test-build/') || values.outdir.includes('..')) {
+  process.stderr.write(`build-tests: --outdir must be a folder under .test-build/, got ${values.outdir}\n`);
+  process.exit(2);
+}
+const outdir = join(root, values.outdir);
 
 /** Programs the tests start as child processes (test/helpers/child-entry.ts maps them to their build). */
 const CHILD_ENTRIES = [
@@ -54,7 +63,7 @@ const ownUrl = {
 };
 
 const started = performance.now();
-const given = process.argv.slice(2).map((f) => relative(root, join(process.cwd(), f)));
+const given = positionals.map((f) => relative(root, join(process.cwd(), f)));
 const tests = given.length ? given : await testFiles('test');
 await rm(outdir, { recursive: true, force: true });
 const entries = [...new Set([...tests, ...CHILD_ENTRIES])];

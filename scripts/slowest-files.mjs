@@ -38,7 +38,7 @@ function* cpuReport(cwd) {
   yield `\nmost CPU (test process + the children it started; ${rows.length} processes, ${total.toFixed(0)} CPU-s, ${self.toFixed(0)} in the test processes):\n`;
   const top = rows.sort((a, b) => b.self_s + b.children_s - (a.self_s + a.children_s)).slice(0, 10);
   for (const r of top) {
-    const name = (r.file.startsWith(cwd) ? r.file.slice(cwd.length) : r.file).replace(/^\.test-build\/(.*)\.js$/, '$1.ts');
+    const name = (r.file.startsWith(cwd) ? r.file.slice(cwd.length) : r.file).replace(/^\.test-build\/[^/]+\/(.*)\.js$/, '$1.ts');
     yield `${(r.self_s + r.children_s).toFixed(1).padStart(8)} s  ${name} (children ${r.children_s.toFixed(1)} s)\n`;
   }
 }

@@ -30,19 +30,24 @@ export WARREN_TEST_TIMEOUT_MS="${WARREN_TEST_TIMEOUT_MS:-60000}"
 # Each test process records its CPU time here; the 10 costliest files are printed at the end.
 WARREN_TEST_CPU_DIR=$(mktemp -d "${TMPDIR:-/tmp}/warren-test-cpu.XXXXXX")
 export WARREN_TEST_CPU_DIR
+trap 'rm -rf "$WARREN_TEST_CPU_DIR" ${WARREN_TEST_BUILD:+"$WARREN_TEST_BUILD"}' EXIT
 if [ "${WARREN_TEST_TSX:-}" = "1" ]; then
   loader="--import tsx"
 else
+  # This run's own build folder, removed at the end (two runs at once never share one).
+  WARREN_TEST_BUILD=".test-build/run-$$"
+  export WARREN_TEST_BUILD
   # shellcheck disable=SC2086
-  node scripts/build-tests.mjs $files
-  export WARREN_TEST_BUILD=.test-build
-  files=$(for f in $files; do echo ".test-build/${f%.ts}.js"; done)
+  node scripts/build-tests.mjs --outdir "$WARREN_TEST_BUILD" $files
+  files=$(for f in $files; do echo "$WARREN_TEST_BUILD/${f%.ts}.js"; done)
   loader="--enable-source-maps"
 fi
+status=0
 # shellcheck disable=SC2086
-exec node $loader --import ./scripts/per-test-timeout.mjs --test \
+node $loader --import ./scripts/per-test-timeout.mjs --test \
   --test-concurrency="${WARREN_TEST_CONCURRENCY:-2}" \
   --test-timeout="${WARREN_TEST_FILE_TIMEOUT_MS:-360000}" \
   --test-reporter=spec --test-reporter-destination=stdout \
   --test-reporter=./scripts/slowest-files.mjs --test-reporter-destination=stderr \
-  $files
+  $files || status=$?
+exit "$status"
