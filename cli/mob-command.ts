@@ -1,5 +1,5 @@
 // cli/mob-command.ts: `warren mob <method> [params-json] [--url URL] [--principal NAME]`: one JSON-RPC
-// call to a running Warren's POST /rpc (README "Mobs" lists the methods). Prints the result as JSON.
+// call to a running Warren's POST /rpc (docs/comms-and-mobs.md "Mobs" lists the methods). Prints the result as JSON.
 // Exit codes: 0 success, 1 error, 45 scope denied (-32025), 46 host unavailable (no answer, or 503),
 // 47 stale cursor (-32023: an event cursor the ledger no longer retains, or beyond its head), 48 stale
 // fence (-32024: `expected_revision` / `expected_generation` no longer matches).

@@ -12,7 +12,7 @@ import { BudgetSection, DurationValue, HooksSection } from './turn-features.ts';
 import { ExtensionsSection, WebhookConfigEntry } from './webhooks.ts';
 
 /**
- * The names `api_key_env` may take (README "Provider keys"): `<ANYTHING>_API_KEY` or `WARREN_<ANYTHING>`.
+ * The names `api_key_env` may take (docs/providers.md "Provider keys"): `<ANYTHING>_API_KEY` or `WARREN_<ANYTHING>`.
  * A config writer picks which variable is sent to a provider's host, so `HOME`, `PATH`,
  * `AWS_SECRET_ACCESS_KEY` and other non-key variables are refused at write, at load and at use.
  */
@@ -163,7 +163,7 @@ const LimitsSection = Type.Object(
 );
 
 /**
- * `[ledger]`: how much of each session's event ledger is kept (README "Event ledger retention"). A
+ * `[ledger]`: how much of each session's event ledger is kept (docs/http-api.md "Event ledger retention"). A
  * committed turn's text deltas are dropped (its text_complete carries the text) unless keep_text_deltas; the
  * oldest entries go once a session has more than max_entries_per_session seqs or they are older than
  * max_age_days (0 disables either bound).

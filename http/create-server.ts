@@ -1,6 +1,6 @@
 // http/create-server.ts: picks the HTTP transport. node:http is the default ('auto'): it answers every
 // HTTP/1.x client, HTTP/1.0 and malformed requests included. uWebSockets.js is the opt-in fast path
-// ('uws'), where its native binding loads (Node 20 here); see README "HTTP transports". Called by app.ts.
+// ('uws'), where its native binding loads (Node 20 here); see docs/http-api.md "HTTP transports". Called by app.ts.
 import { existsSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';

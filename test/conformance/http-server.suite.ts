@@ -23,7 +23,7 @@ import {
 
 const GET_STREAM = 'GET /stream HTTP/1.1\r\nHost: test\r\n\r\n';
 
-/** Why uWebSockets.js fails an edge case: it never hands such a request to JavaScript (README "HTTP transports"). */
+/** Why uWebSockets.js fails an edge case: it never hands such a request to JavaScript (docs/http-api.md "HTTP transports"). */
 const UWS_DROPS = 'documented uWebSockets.js deviation: it drops this request without an answer (no 400), holding the socket ~10 s';
 
 /** Requests at the edges of HTTP/1.x, sent raw; each states what a conforming transport answers. */
