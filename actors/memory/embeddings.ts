@@ -1,6 +1,7 @@
 // actors/memory/embeddings.ts: vector embeddings from the configured endpoint (`[memory.embeddings]`):
 // OpenAI-compatible `POST {base_url}/v1/embeddings`, or Gemini `POST {base_url}/v1beta/models/{model}:embedContent`.
-// Used by memory-store.ts when indexing and searching; absent config means full-text only.
+// Used by memory-store.ts when indexing and searching; absent config means full-text only. Calls go through
+// the app's outbound guard when given (the `[network]` rules: no metadata or denied addresses).
 import { isApiKeyEnvName } from '../../contracts/config.ts';
 
 export interface EmbeddingsConfig {
@@ -14,9 +15,15 @@ export type Embedder = (texts: string[], signal?: AbortSignal) => Promise<number
 
 const TIMEOUT_MS = 30_000;
 
-async function post(url: string, headers: Record<string, string>, body: unknown, signal?: AbortSignal): Promise<unknown> {
+async function post(
+  fetchImpl: typeof fetch,
+  url: string,
+  headers: Record<string, string>,
+  body: unknown,
+  signal?: AbortSignal,
+): Promise<unknown> {
   const timeout = AbortSignal.timeout(TIMEOUT_MS);
-  const res = await fetch(url, {
+  const res = await fetchImpl(url, {
     method: 'POST',
     headers: { 'content-type': 'application/json', ...headers },
     body: JSON.stringify(body),
@@ -32,13 +39,14 @@ function vector(v: unknown): number[] {
 }
 
 /** An embedder for the config, reading the key from the environment at call time. */
-export function createEmbedder(cfg: EmbeddingsConfig, env: NodeJS.ProcessEnv): Embedder {
+export function createEmbedder(cfg: EmbeddingsConfig, env: NodeJS.ProcessEnv, fetchImpl: typeof fetch = fetch): Embedder {
   const base = cfg.base_url.replace(/\/+$/, '');
   const key = () => (cfg.api_key_env && isApiKeyEnvName(cfg.api_key_env) ? env[cfg.api_key_env] : undefined);
   if (cfg.api === 'openai') {
     return async (texts, signal) => {
       const k = key();
       const body = (await post(
+        fetchImpl,
         `${base}/v1/embeddings`,
         k ? { authorization: `Bearer ${k}` } : {},
         { model: cfg.model, input: texts },
@@ -54,6 +62,7 @@ export function createEmbedder(cfg: EmbeddingsConfig, env: NodeJS.ProcessEnv): E
     const out: number[][] = [];
     for (const text of texts) {
       const body = (await post(
+        fetchImpl,
         `${base}/v1beta/models/${encodeURIComponent(cfg.model)}:embedContent`,
         k ? { 'x-goog-api-key': k } : {},
         { content: { parts: [{ text }] } },

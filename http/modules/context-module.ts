@@ -16,7 +16,7 @@ export function contextModule(ctx: ModuleContext): ModuleUnit {
   const currentEmbedder = (): Embedder | undefined => {
     const cfg = ctx.config.current().memory.embeddings;
     const key = JSON.stringify(cfg ?? null);
-    if (key !== embedder.key) embedder = { key, fn: cfg ? createEmbedder(cfg, ctx.env) : undefined };
+    if (key !== embedder.key) embedder = { key, fn: cfg ? createEmbedder(cfg, ctx.env, deps.outbound?.fetch) : undefined };
     return embedder.fn;
   };
   const memory = new MemoryStore(deps.store, currentEmbedder);

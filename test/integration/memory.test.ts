@@ -130,4 +130,23 @@ describe('semantic memory', () => {
       assert.ok(fake.calls[api] > 0);
     });
   }
+
+  it('an embeddings endpoint at a denied address is never called: memory falls back to full text', async (t) => {
+    const dir = await tmpDir('warren-mem-deny-');
+    t.after(() => dir.cleanup());
+    const fake = await startFakeEmbeddings();
+    t.after(() => fake.close());
+    const provider = createScriptedProvider(script);
+    const app = await boot(t, dir.path, provider);
+    const patched = await call(app.url, 'PATCH', '/config', {
+      compaction: { auto_compact_threshold: 1500 },
+      network: { deny_cidrs: ['127.0.0.0/8', '::1/128'] },
+      memory: { embeddings: { api: 'openai', base_url: fake.url, model: 'embed-small' } },
+    });
+    assert.equal(patched.status, 200, JSON.stringify(patched.body));
+    const id = await compactedSession(app, provider);
+    const found = recalled((await turn(app, id, 'RECALL vault code')).body.text);
+    assert.ok(found.results[0].text.includes('AZURE-FALCON-7731'), 'full-text search still finds it');
+    assert.equal(fake.calls.openai, 0, 'the denied endpoint was never reached');
+  });
 });
