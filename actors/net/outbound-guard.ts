@@ -232,19 +232,20 @@ export class OutboundGuard {
    * the connected address checked once more. A refusal fails the request with an OutboundRefused.
    */
   nodeAgent(protocol: 'http:' | 'https:', options: AgentOptions = {}): HttpAgent {
-    const guard = this;
+    const policy = () => this.policy();
+    const lookup = this.lookup;
     const open = (opts: ClientRequestArgs, cb: (err: Error | null, socket: Duplex) => void): Duplex | undefined => {
       const host = opts.hostname ?? opts.host ?? 'localhost';
-      const early = guard.policy().hostProblem(host);
+      const early = policy().hostProblem(host);
       if (early !== null) {
         queueMicrotask(() => cb(new OutboundRefused(`connection to ${host} refused: ${early}`), undefined as unknown as Duplex));
         return undefined;
       }
-      const o = { ...(opts as NetConnectOpts), host, lookup: guard.lookup };
+      const o = { ...(opts as NetConnectOpts), host, lookup };
       const socket =
         protocol === 'https:' ? tlsConnect({ servername: isIP(host) ? undefined : host, ...(o as ConnectionOptions) }) : netConnect(o);
       socket.once('connect', () => {
-        const late = socket.remoteAddress ? guard.policy().addressProblem(socket.remoteAddress) : null;
+        const late = socket.remoteAddress ? policy().addressProblem(socket.remoteAddress) : null;
         if (late !== null) socket.destroy(new OutboundRefused(`connection to ${host} refused: ${late}`));
       });
       return socket;

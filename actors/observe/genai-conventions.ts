@@ -26,9 +26,6 @@ export const GEN_AI = {
   toolType: 'gen_ai.tool.type',
 } as const;
 
-/** Stable general attribute (the class of error an operation ended with). */
-export const ERROR_TYPE = 'error.type';
-
 export const OPERATION = { invokeAgent: 'invoke_agent', chat: 'chat', executeTool: 'execute_tool' } as const;
 
 /** gen_ai.provider.name for Warren's provider ids (well-known values where one applies, else Warren's id). */

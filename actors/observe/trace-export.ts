@@ -40,10 +40,11 @@ export interface TracePipeline {
   shutdown(): Promise<void>;
 }
 
-type SdkModule = typeof import('./trace-sdk.ts');
+type CreatePipeline = typeof import('./trace-sdk.ts').createPipeline;
 
 export class TraceExport {
-  private sdk: SdkModule | null = null;
+  /** trace-sdk.ts's pipeline factory, once the SDK is loaded. */
+  private sdk: CreatePipeline | null = null;
   private loading: Promise<void> | null = null;
   private active: TracePipeline | null = null;
   /** The settings object last matched against the active pipeline (a config change makes a new one). */
@@ -107,8 +108,8 @@ export class TraceExport {
 
   private load(): Promise<void> {
     this.loading ??= import('./trace-sdk.ts').then(
-      (sdk) => {
-        this.sdk = sdk;
+      ({ createPipeline }) => {
+        this.sdk = createPipeline;
         this.drain();
       },
       (err: unknown) => {
@@ -137,7 +138,7 @@ export class TraceExport {
     this.activeCfg = cfg;
     if (this.active?.key === key) return this.active;
     this.retire();
-    this.active = this.sdk.createPipeline(cfg, key, this.log, this.agent ? (protocol) => this.agentFor(protocol) : undefined);
+    this.active = this.sdk(cfg, key, this.log, this.agent ? (protocol) => this.agentFor(protocol) : undefined);
     return this.active;
   }
 

@@ -94,7 +94,8 @@ export class TurnTracer {
         return;
       case 'run_failed': {
         const report = p.error_report as { class?: string; message?: string } | undefined;
-        const type = report?.class ?? String(p.terminal_cause_kind ?? 'failed');
+        const cause = typeof p.terminal_cause_kind === 'string' ? p.terminal_cause_kind : 'failed';
+        const type = report?.class ?? cause;
         this.finish(source.id, turn, nowMs(), { type, message: `${type}: ${report?.message ?? ''}` }, 'failed');
         return;
       }

@@ -9,9 +9,9 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { createServer, type IncomingHttpHeaders } from 'node:http';
-import { createRequire } from 'node:module';
 import type { AddressInfo } from 'node:net';
 import pino from 'pino';
+import generatedRoot from 'otlp-proto-definitions/build/src/generated/root.js';
 import { WarrenClient } from '../../client/src/client.ts';
 import { startApp } from '../helpers/app.ts';
 import { poll } from '../helpers/wait.ts';
@@ -43,7 +43,7 @@ interface MessageType {
 }
 
 // The official definitions: protobufjs static code generated from the opentelemetry-proto .proto files.
-const generated = createRequire(import.meta.url)('otlp-proto-definitions/build/src/generated/root.js') as {
+const generated = generatedRoot as unknown as {
   opentelemetry: { proto: { collector: { trace: { v1: { ExportTraceServiceRequest: MessageType } } } } };
 };
 const ExportTraceServiceRequest = generated.opentelemetry.proto.collector.trace.v1.ExportTraceServiceRequest;
