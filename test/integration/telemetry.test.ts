@@ -32,7 +32,10 @@ interface DecodedSpan {
 }
 
 interface DecodedRequest {
-  resourceSpans: Array<{ resource: { attributes: KeyValue[] }; scopeSpans: Array<{ scope: { name: string; version?: string }; spans: DecodedSpan[] }> }>;
+  resourceSpans: Array<{
+    resource: { attributes: KeyValue[] };
+    scopeSpans: Array<{ scope: { name: string; version?: string }; spans: DecodedSpan[] }>;
+  }>;
 }
 
 interface MessageType {
@@ -143,7 +146,12 @@ describe('OTLP trace export (OpenTelemetry SDK, GenAI conventions)', () => {
     const client = new WarrenClient(app.url);
     // Switched on live; the SDK loads on demand.
     await client.patchConfig({ telemetry: { otlp_endpoint: otlp.url, service_name: 'warren-test', headers: { 'x-collector-key': 'k1' } } });
-    const { session_id: id } = await client.createSession({ prompt: 'go', provider: 'anthropic', model: 'm-requested', enable_builtins: true });
+    const { session_id: id } = await client.createSession({
+      prompt: 'go',
+      provider: 'anthropic',
+      model: 'm-requested',
+      enable_builtins: true,
+    });
     await assert.rejects(client.continueSession(id, { prompt: 'fail please' }));
     await app.close();
 
@@ -279,7 +287,9 @@ describe('OTLP trace export (OpenTelemetry SDK, GenAI conventions)', () => {
       const r = await client.continueSession(id, { prompt });
       assert.equal(r.text, `echo: ${prompt}`);
     }
-    const failure = await poll('the export failure to be logged', () => lines.find((l) => l.msg === 'trace export failed; the batch is dropped'));
+    const failure = await poll('the export failure to be logged', () =>
+      lines.find((l) => l.msg === 'trace export failed; the batch is dropped'),
+    );
     assert.match(String(failure.reason), /ECONNREFUSED/);
     await app.close();
   });
@@ -296,7 +306,9 @@ describe('OTLP trace export (OpenTelemetry SDK, GenAI conventions)', () => {
     });
     const client = new WarrenClient(app.url);
     await client.createSession({ prompt: 'quiet', provider: 'scripted' });
-    const refusal = await poll('the refused export to be logged', () => lines.find((l) => l.msg === 'trace export failed; the batch is dropped'));
+    const refusal = await poll('the refused export to be logged', () =>
+      lines.find((l) => l.msg === 'trace export failed; the batch is dropped'),
+    );
     assert.match(String(refusal.reason), /127\.0\.0\.0\/8 of \[network\] deny_cidrs/);
     await app.close();
     assert.equal(otlp.requests.length, 0);
