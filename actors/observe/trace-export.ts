@@ -156,10 +156,8 @@ export class TraceExport {
     this.active = null;
     const done: Promise<void> = old
       .shutdown()
-      .catch((err: unknown) => this.log.warn({ err }, 'trace export shutdown failed'))
-      .then(() => {
-        this.retiring.delete(done);
-      });
+      .finally(() => this.retiring.delete(done))
+      .catch((err: unknown) => this.log.warn({ err }, 'trace export shutdown failed'));
     this.retiring.add(done);
   }
 }

@@ -52,7 +52,7 @@ class LoggedExporter implements SpanExporter {
   }
 }
 
-/** Resolves when `p` settles or after `ms`, whichever comes first. */
+/** Resolves when `p` settles or after `ms`, whichever comes first (rejects as `p` does, within `ms`). */
 function bounded(p: Promise<unknown>, ms: number): Promise<void> {
   let timer: NodeJS.Timeout | undefined;
   const deadline = new Promise<void>((resolve) => {
@@ -106,6 +106,9 @@ export function createPipeline(cfg: ResolvedTelemetry, key: string, log: Logger,
       endSpan(root, t.root);
     },
     // The processor's shutdown sends what it holds, batch by batch: bounded as a whole.
-    shutdown: () => bounded(provider.shutdown(), cfg.exportTimeoutMs + 1000),
+    shutdown: () =>
+      bounded(provider.shutdown(), cfg.exportTimeoutMs + 1000).catch((err: unknown) =>
+        log.warn({ reason: failureReason(err) }, 'trace export shutdown failed'),
+      ),
   };
 }
