@@ -122,12 +122,22 @@ export async function createApp(opts: AppOptions = {}): Promise<App> {
 /** Everything after the realm is open: storage, the actor runtime, the modules and the listener. */
 async function startOnRealm(realm: RealmInfo, opts: AppOptions, log: Logger, env: NodeJS.ProcessEnv): Promise<App> {
   const realmConfig = await RealmConfig.open(realm, { instanceId: opts.instance, exposePaths: opts.exposePaths ?? false, logger: log });
+  // Outbound connections made for requests are checked on the resolved address ([network] rules).
+  let outboundPolicy = OutboundPolicy.fromConfig(realmConfig.current());
+  const outbound = new OutboundGuard(() => outboundPolicy, opts.outboundResolver);
+  realmConfig.onChange((cfg) => {
+    outboundPolicy = OutboundPolicy.fromConfig(cfg);
+    outbound.policyChanged();
+  });
   // Observation wraps the store (timed commits) and hooks the runtime, so it exists before both.
   const observe = new Observability({
     backend: realm.backend,
     log: log.child({ component: 'observe' }),
     config: () => realmConfig.current(),
+    // Trace export connects under the same [network] rules.
+    exportAgent: (protocol) => outbound.nodeAgent(protocol),
   });
+  await observe.ready().catch((err: unknown) => log.error({ err }, 'trace export could not start'));
   const storage = realmConfig.current().storage;
   const postgresUrl = env.WARREN_DATABASE_URL || storage?.postgres_url;
   const rawStore = await openStore(realm.backend, realm.storeDir, {
@@ -140,13 +150,6 @@ async function startOnRealm(realm: RealmInfo, opts: AppOptions, log: Logger, env
   const contextRoot = opts.contextRoot ?? process.cwd();
   await mkdir(contextRoot, { recursive: true });
 
-  // Outbound connections made for requests are checked on the resolved address ([network] rules).
-  let outboundPolicy = OutboundPolicy.fromConfig(realmConfig.current());
-  const outbound = new OutboundGuard(() => outboundPolicy, opts.outboundResolver);
-  realmConfig.onChange((cfg) => {
-    outboundPolicy = OutboundPolicy.fromConfig(cfg);
-    outbound.policyChanged();
-  });
   const makeProviders = (cfg: Config): ProviderRegistry =>
     createProviderRegistry({
       env,

@@ -220,18 +220,23 @@ export const OBSERVE_ROUTES: RouteDef[] = [
 ];
 
 /**
- * `[telemetry]` of config.toml: OpenTelemetry trace export of turns (OTLP/HTTP JSON). Off while
- * `otlp_endpoint` is empty or absent. Read by actors/observe/telemetry-config.ts.
+ * `[telemetry]` of config.toml: OpenTelemetry trace export of turns (the OpenTelemetry JS SDK's OTLP/HTTP
+ * exporter, GenAI semantic conventions; docs/tracing.md). Off while `otlp_endpoint` is empty or absent.
+ * Read by actors/observe/telemetry-config.ts.
  */
 export const TelemetryConfig = Type.Object(
   {
     /** Collector base URL (`/v1/traces` is appended unless present), e.g. http://127.0.0.1:4318. */
     otlp_endpoint: Type.Optional(Type.String()),
+    /** OTLP/HTTP encoding: binary protobuf (the default) or JSON. */
+    protocol: Type.Optional(Type.Union([Type.Literal('http/protobuf'), Type.Literal('http/json')])),
     service_name: Type.Optional(Type.String({ minLength: 1 })),
     /** How often queued spans are sent (ms). */
     flush_interval_ms: Type.Optional(Type.Integer({ minimum: 10, maximum: 600_000 })),
     /** Spans held at most while the collector is slow or down; newer spans are dropped beyond it. */
     max_queue: Type.Optional(Type.Integer({ minimum: 1, maximum: 1_000_000 })),
+    /** How long one export (retries included) and the flush at shutdown may take (ms). */
+    export_timeout_ms: Type.Optional(Type.Integer({ minimum: 10, maximum: 600_000 })),
     /** Extra request headers (e.g. an API key for a hosted collector). */
     headers: Type.Optional(Type.Record(Type.String(), Type.String())),
   },

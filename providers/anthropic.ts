@@ -4,6 +4,7 @@
 import type { EventSourceMessage } from 'eventsource-parser';
 import type { AssistantBlock, Message, StopReason, ProviderUsage } from '../contracts/transcript.ts';
 import type { Provider, ProviderRequest, ProviderResponse, StreamEvent } from './provider.ts';
+import { servedBy } from './provider.ts';
 import { missingApiKey, statusFailure, streamFailure } from './errors.ts';
 import { count, contentParts, parseData, parseToolArgs, systemText } from './transcript-map.ts';
 import { authHeaders, createWireCaller, endpointUrl, type AdapterOptions, type StreamDecoder } from './wire-call.ts';
@@ -231,6 +232,8 @@ function anthropicDecoder(model: string, emit: (e: StreamEvent) => void): Stream
   const usage: ProviderUsage = { input_tokens: 0, output_tokens: 0 };
   let stop: StopReason = 'end_turn';
   let done = false;
+  let served = '';
+  let replyId = '';
 
   const readUsage = (u: unknown): void => {
     if (!u || typeof u !== 'object') return;
@@ -245,9 +248,13 @@ function anthropicDecoder(model: string, emit: (e: StreamEvent) => void): Stream
     onEvent(ev: EventSourceMessage) {
       const d = parseData(P, model, ev.data);
       switch (d.type) {
-        case 'message_start':
-          readUsage((d.message as Json | undefined)?.usage);
+        case 'message_start': {
+          const m = (d.message ?? {}) as Json;
+          readUsage(m.usage);
+          if (typeof m.model === 'string') served = m.model;
+          if (typeof m.id === 'string') replyId = m.id;
           break;
+        }
         case 'content_block_start': {
           const b = (d.content_block ?? {}) as Json;
           const index = Number(d.index);
@@ -293,7 +300,7 @@ function anthropicDecoder(model: string, emit: (e: StreamEvent) => void): Stream
         else if (s.type === 'tool_use')
           blocks.push({ block_type: 'tool_use', data: { id: s.id, name: s.name, args: parseToolArgs(P, model, s.json) } });
       }
-      return { blocks, stop_reason: stop, usage };
+      return { blocks, stop_reason: stop, usage, ...servedBy(served, replyId) };
     },
   };
 }

@@ -5,6 +5,7 @@ import { createHash } from 'node:crypto';
 import type { EventSourceMessage } from 'eventsource-parser';
 import type { AssistantBlock, StopReason, ProviderUsage } from '../contracts/transcript.ts';
 import type { Provider, ProviderRequest, ProviderResponse, StreamEvent } from './provider.ts';
+import { servedBy } from './provider.ts';
 import { missingApiKey, parseJsonObject, statusFailure, streamFailure } from './errors.ts';
 import { count, contentParts, parseData, pushMerged, systemText, toolNamesById } from './transcript-map.ts';
 import { authHeaders, createWireCaller, endpointUrl, type AdapterOptions, type StreamDecoder } from './wire-call.ts';
@@ -153,6 +154,7 @@ function geminiDecoder(model: string, emit: (e: StreamEvent) => void): StreamDec
   let finish: string | undefined;
   let blocked = false;
   let responseId = '';
+  let served = '';
 
   const appendText = (kind: 'text' | 'thought', text: string): void => {
     const last = pieces[pieces.length - 1];
@@ -169,6 +171,7 @@ function geminiDecoder(model: string, emit: (e: StreamEvent) => void): StreamDec
         throw statusFailure(P, model, typeof e.code === 'number' ? e.code : 500, String(e.message ?? 'stream error'));
       }
       if (typeof d.responseId === 'string') responseId = d.responseId;
+      if (typeof d.modelVersion === 'string') served = d.modelVersion;
       if ((d.promptFeedback as Json | undefined)?.blockReason) blocked = true;
       const cand = Array.isArray(d.candidates) ? (d.candidates[0] as Json | undefined) : undefined;
       const parts = (cand?.content as Json | undefined)?.parts;
@@ -205,7 +208,7 @@ function geminiDecoder(model: string, emit: (e: StreamEvent) => void): StreamDec
       }
       let stop: StopReason = blocked ? 'content_filter' : (STOP[finish ?? ''] ?? 'end_turn');
       if (stop === 'end_turn' && calls > 0) stop = 'tool_use';
-      return { blocks, stop_reason: stop, usage };
+      return { blocks, stop_reason: stop, usage, ...servedBy(served, responseId) };
     },
   };
 }

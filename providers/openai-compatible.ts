@@ -4,6 +4,7 @@
 import type { EventSourceMessage } from 'eventsource-parser';
 import type { AssistantBlock, StopReason, ProviderUsage } from '../contracts/transcript.ts';
 import type { Provider, ProviderRequest, ProviderResponse, StreamEvent } from './provider.ts';
+import { servedBy } from './provider.ts';
 import type { ProviderName } from '../contracts/session.ts';
 import { missingApiKey, statusFailure, streamFailure } from './errors.ts';
 import { count, contentParts, parseData, parseToolArgs, systemText } from './transcript-map.ts';
@@ -153,6 +154,7 @@ function chatDecoder(provider: string, model: string, emit: (e: StreamEvent) => 
   let finish: string | undefined;
   let sawDone = false;
   let completionId = '';
+  let served = '';
 
   return {
     onEvent(ev: EventSourceMessage) {
@@ -167,6 +169,7 @@ function chatDecoder(provider: string, model: string, emit: (e: StreamEvent) => 
         throw statusFailure(provider, model, status, String(e.message ?? 'stream error'));
       }
       if (typeof d.id === 'string' && completionId === '') completionId = d.id;
+      if (typeof d.model === 'string' && served === '') served = d.model;
       const u = d.usage as Json | undefined | null;
       if (u) {
         usage.input_tokens = count(u.prompt_tokens);
@@ -218,7 +221,7 @@ function chatDecoder(provider: string, model: string, emit: (e: StreamEvent) => 
       }
       let stop = FINISH[finish ?? ''] ?? 'end_turn';
       if (stop === 'end_turn' && calls.size > 0) stop = 'tool_use';
-      return { blocks, stop_reason: stop, usage };
+      return { blocks, stop_reason: stop, usage, ...servedBy(served, completionId) };
     },
   };
 }

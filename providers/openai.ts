@@ -4,6 +4,7 @@
 import type { EventSourceMessage } from 'eventsource-parser';
 import type { AssistantBlock, StopReason, ProviderUsage } from '../contracts/transcript.ts';
 import type { Provider, ProviderRequest, ProviderResponse, StreamEvent } from './provider.ts';
+import { servedBy } from './provider.ts';
 import { missingApiKey, statusFailure, streamFailure } from './errors.ts';
 import { count, contentParts, parseData, parseToolArgs, systemText } from './transcript-map.ts';
 import { authHeaders, createWireCaller, endpointUrl, type AdapterOptions, type StreamDecoder } from './wire-call.ts';
@@ -125,7 +126,11 @@ function openaiDecoder(model: string, emit: (e: StreamEvent) => void): StreamDec
     const args = typeof it.arguments === 'string' && it.arguments !== '' ? it.arguments : prev?.type === 'function_call' ? prev.args : '';
     items.set(Number(index), { type: 'function_call', call_id: String(it.call_id ?? it.id), name: String(it.name), args });
   };
+  let served = '';
+  let replyId = '';
   const complete = (r: Json): void => {
+    if (typeof r.model === 'string') served = r.model;
+    if (typeof r.id === 'string') replyId = r.id;
     const u = (r.usage ?? {}) as Json;
     usage.input_tokens = count(u.input_tokens);
     usage.output_tokens = count(u.output_tokens);
@@ -200,7 +205,7 @@ function openaiDecoder(model: string, emit: (e: StreamEvent) => void): StreamDec
         }
       }
       if (stop === 'end_turn' && blocks.some((b) => b.block_type === 'tool_use')) stop = 'tool_use';
-      return { blocks, stop_reason: stop, usage };
+      return { blocks, stop_reason: stop, usage, ...servedBy(served, replyId) };
     },
   };
 }

@@ -25,6 +25,15 @@ export interface ProviderResponse {
   blocks: AssistantBlock[];
   stop_reason: StopReason;
   usage: ProviderUsage;
+  /** The model the vendor says answered (it may differ from the one requested), when it says. */
+  model?: string;
+  /** The vendor's id of this reply (message, response or completion id), when it gives one. */
+  id?: string;
+}
+
+/** `model` and `id` of a reply when known (the optional fields of ProviderResponse, set only when present). */
+export function servedBy(model: string, id: string): Pick<ProviderResponse, 'model' | 'id'> {
+  return { ...(model ? { model } : {}), ...(id ? { id } : {}) };
 }
 
 /** Retry notice emitted before a backoff sleep (payload of the `retrying` event). */

@@ -21,6 +21,8 @@ export interface ScriptedReply {
   reasoning?: string;
   tool_calls?: Array<{ name: string; args: unknown; id?: string }>;
   usage?: ProviderUsage;
+  /** The model the reply says answered (ProviderResponse.model); default: none said. */
+  model?: string;
   /** Default: tool_use when there are tool calls, else end_turn. */
   stop_reason?: StopReason;
   /** Real wait before the reply starts (bench and demos; tests use `waitFor`). */
@@ -124,6 +126,7 @@ async function play(
     blocks,
     stop_reason: reply.stop_reason ?? (calls.length > 0 ? 'tool_use' : 'end_turn'),
     usage: reply.usage ?? { input_tokens: 0, output_tokens: 0 },
+    ...(reply.model ? { model: reply.model } : {}),
   };
 }
 

@@ -5,7 +5,12 @@
 // metadata address is refused (no check-then-use gap). Built-in deny list: link-local and cloud metadata
 // addresses and names; `[network] deny_cidrs` adds ranges (e.g. loopback), `[network] allow_cidrs` opens
 // ranges (also the built-in ones). A refusal is an OutboundRefused whose message is the reason only.
-import { BlockList, isIP, type LookupFunction, type Socket } from 'node:net';
+// Callers on node:http (the OTLP trace exporter) get an http(s).Agent with the same checks (nodeAgent).
+import { Agent as HttpAgent, type AgentOptions, type ClientRequestArgs } from 'node:http';
+import { Agent as HttpsAgent } from 'node:https';
+import { BlockList, connect as netConnect, isIP, type LookupFunction, type NetConnectOpts, type Socket } from 'node:net';
+import { connect as tlsConnect, type ConnectionOptions } from 'node:tls';
+import type { Duplex } from 'node:stream';
 import { lookup as dnsLookup, type LookupAddress } from 'node:dns';
 import { Agent, buildConnector, fetch as undiciFetch } from 'undici';
 import type { Config } from '../../contracts/config.ts';
@@ -131,6 +136,10 @@ export class OutboundGuard {
   dispatcher: Agent;
   /** fetch through the guarded dispatcher; refusals reject with a TypeError whose `cause` is an OutboundRefused. */
   readonly fetch: typeof globalThis.fetch;
+  /** Resolution filtered by the policy (every connection opened by this guard resolves through it). */
+  private readonly lookup: LookupFunction;
+  /** node:http agents handed out (nodeAgent): their pooled sockets end when the rules change. */
+  private readonly nodeAgents = new Set<HttpAgent>();
 
   constructor(
     private readonly policy: () => OutboundPolicy,
@@ -154,6 +163,7 @@ export class OutboundGuard {
         (err: unknown) => callback(err as NodeJS.ErrnoException, all ? [] : '', 4),
       );
     };
+    this.lookup = lookup;
     const inner = buildConnector({ lookup } as buildConnector.BuildOptions);
     this.connector = (opts: ConnectOptions, cb: ConnectCallback) => {
       const early = this.policy().hostProblem(opts.hostname);
@@ -216,14 +226,51 @@ export class OutboundGuard {
     return null;
   }
 
+  /**
+   * A node:http(s) Agent (for clients built on node:http, such as the OTLP exporter) that opens each
+   * connection under the same rules: refused hosts before resolution, resolved addresses filtered, and
+   * the connected address checked once more. A refusal fails the request with an OutboundRefused.
+   */
+  nodeAgent(protocol: 'http:' | 'https:', options: AgentOptions = {}): HttpAgent {
+    const policy = () => this.policy();
+    const lookup = this.lookup;
+    const open = (opts: ClientRequestArgs, cb: (err: Error | null, socket: Duplex) => void): Duplex | undefined => {
+      const host = opts.hostname ?? opts.host ?? 'localhost';
+      const early = policy().hostProblem(host);
+      if (early !== null) {
+        queueMicrotask(() => cb(new OutboundRefused(`connection to ${host} refused: ${early}`), undefined as unknown as Duplex));
+        return undefined;
+      }
+      const o = { ...(opts as NetConnectOpts), host, lookup };
+      const socket =
+        protocol === 'https:' ? tlsConnect({ servername: isIP(host) ? undefined : host, ...(o as ConnectionOptions) }) : netConnect(o);
+      socket.once('connect', () => {
+        const late = socket.remoteAddress ? policy().addressProblem(socket.remoteAddress) : null;
+        if (late !== null) socket.destroy(new OutboundRefused(`connection to ${host} refused: ${late}`));
+      });
+      return socket;
+    };
+    const Base = protocol === 'https:' ? HttpsAgent : HttpAgent;
+    const agent = new (class extends Base {
+      override createConnection(opts: ClientRequestArgs, cb: (err: Error | null, socket: Duplex) => void): Duplex | undefined {
+        return open(opts, cb);
+      }
+    })({ keepAlive: true, ...options });
+    this.nodeAgents.add(agent);
+    return agent;
+  }
+
   /** The rules changed: new connections only (kept-alive ones were checked under the old rules). */
   policyChanged(): void {
     const old = this.dispatcher;
     this.dispatcher = new Agent({ connect: this.connector });
     void old.close().catch(() => undefined);
+    for (const a of this.nodeAgents) a.destroy();
   }
 
   close(): Promise<void> {
+    for (const a of this.nodeAgents) a.destroy();
+    this.nodeAgents.clear();
     return this.dispatcher.close();
   }
 }

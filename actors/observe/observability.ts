@@ -1,12 +1,12 @@
 // actors/observe/observability.ts: the observation subsystem in one place: metrics, the inspector and
-// the inspection reads, the turn tracer and its OTLP exporter, and the hooks the runtime
-// calls (session event tap, machine creation, timed store). app.ts creates it before the store and
+// the inspection reads, the turn tracer and its trace export (OpenTelemetry SDK, OTLP), and the hooks the
+// runtime calls (session event tap, provider wrap, machine creation, timed store). app.ts creates it before the store and
 // attaches the actor directory once the supervisor exists.
 import type { Logger } from 'pino';
 import type { Config } from '../../contracts/config.ts';
 import type { ActorList, MachineGraph } from '../../contracts/routes-observe.ts';
 import { ServiceError } from '../../contracts/errors.ts';
-import type { LedgerEntry, Store } from '../../storage/store.ts';
+import type { Store } from '../../storage/store.ts';
 import type { RuntimeObserver } from '../runtime-observer.ts';
 import type { ActorDirectory } from './actor-directory.ts';
 import {
@@ -23,8 +23,8 @@ import { Inspector } from './inspector.ts';
 import { instrumentStore } from './instrumented-store.ts';
 import { machineGraph } from './machine-graph.ts';
 import { WarrenMetrics } from './metrics.ts';
-import { OtlpExporter } from './otlp-exporter.ts';
 import { telemetryReader } from './telemetry-config.ts';
+import { TraceExport, type ExportAgent } from './trace-export.ts';
 import { TurnTracer } from './turn-tracer.ts';
 
 export interface ObservabilityOptions {
@@ -32,6 +32,8 @@ export interface ObservabilityOptions {
   log: Logger;
   /** The live realm config (`[telemetry]` turns trace export on). */
   config: () => Config;
+  /** Opens the trace exporter's connections (the app's outbound guard); absent: node's default agents. */
+  exportAgent?: ExportAgent;
   now?: () => number;
 }
 
@@ -45,7 +47,7 @@ export interface ActorDetailData {
 export class Observability {
   readonly metrics: WarrenMetrics;
   readonly inspector: Inspector;
-  private readonly exporter: OtlpExporter;
+  private readonly exporter: TraceExport;
   private readonly tracer: TurnTracer;
   private directoryRef: ActorDirectory | null = null;
   private store: Store | null = null;
@@ -55,8 +57,13 @@ export class Observability {
     this.inspector = new Inspector(() => this.directoryRef, opts.now ?? Date.now);
     this.metrics = new WarrenMetrics({ directory: () => this.directoryRef, inspectSubscribers: () => this.inspector.subscriberCount });
     const telemetry = telemetryReader(opts.config, opts.log);
-    this.exporter = new OtlpExporter(telemetry, opts.log);
-    this.tracer = new TurnTracer(this.exporter, () => telemetry() !== null);
+    this.exporter = new TraceExport(telemetry, opts.log, opts.exportAgent);
+    this.tracer = new TurnTracer(this.exporter);
+  }
+
+  /** Loads the trace SDK when `[telemetry]` turns export on (app start; otherwise the first traced turn does). */
+  ready(): Promise<void> {
+    return this.exporter.preload();
   }
 
   attach(directory: ActorDirectory): void {
@@ -95,6 +102,14 @@ export class Observability {
           this.tapFaulted = true;
         }
       },
+      wrapProvider: (source, provider) => {
+        try {
+          return this.tracer.wrapProvider(source, provider);
+        } catch (err) {
+          this.opts.log.error({ err }, 'observation hook failed');
+          return provider;
+        }
+      },
       machineCreated: (kind, id, ref) => this.inspector.onMachine(kind, id, ref),
       sseTruncated: (stream, dropped) => this.metrics.observeSseDrop(stream, dropped),
     };
@@ -130,6 +145,6 @@ export class Observability {
   async close(): Promise<void> {
     this.inspector.closeAll();
     this.tracer.flushOpen();
-    await this.exporter.flush();
+    await this.exporter.close();
   }
 }

@@ -7,11 +7,19 @@ import { TelemetryConfig } from '../../contracts/routes-observe.ts';
 
 /** Trace export settings in effect. */
 export interface ResolvedTelemetry {
-  endpoint: string;
+  /** The traces URL (`<otlp_endpoint>/v1/traces`). */
+  url: string;
+  protocol: 'http/protobuf' | 'http/json';
   serviceName: string;
   flushIntervalMs: number;
   maxQueue: number;
+  exportTimeoutMs: number;
   headers: Record<string, string>;
+}
+
+function tracesUrl(endpoint: string): string {
+  const base = endpoint.replace(/\/+$/, '');
+  return base.endsWith('/v1/traces') ? base : `${base}/v1/traces`;
 }
 
 const check = Compile(TelemetryConfig);
@@ -33,10 +41,12 @@ export function telemetryReader(config: () => Config, log: Logger): () => Resolv
     const t = section as TelemetryConfig;
     if (!t.otlp_endpoint) return null;
     resolved = {
-      endpoint: t.otlp_endpoint,
+      url: tracesUrl(t.otlp_endpoint),
+      protocol: t.protocol ?? 'http/protobuf',
       serviceName: t.service_name ?? 'warren',
       flushIntervalMs: t.flush_interval_ms ?? 1000,
       maxQueue: t.max_queue ?? 2048,
+      exportTimeoutMs: t.export_timeout_ms ?? 10_000,
       headers: t.headers ?? {},
     };
     return resolved;

@@ -1,28 +1,35 @@
-// actors/observe/turn-tracer.ts: turns as OpenTelemetry spans, built from what already flows: the
-// session events (a span per turn, per model call, per tool call) and the timed store (a span for the
-// turn's commit, which also ends the turn span: a turn is done when it is durable). Nothing is tracked
-// while export is off, so the hot path pays one config check per run_started.
-import { randomBytes } from 'node:crypto';
+// actors/observe/turn-tracer.ts: turns as OpenTelemetry traces following the GenAI semantic conventions
+// (genai-conventions.ts), built from what already flows: the session events (the turn: invoke_agent; each
+// tool call: execute_tool {name}), the provider each turn calls, wrapped (each model call: chat {model},
+// with usage, finish reason and the model that answered), and the timed store (the turn's commit, which
+// also ends the turn: a turn is done when it is durable). A turn's spans are recorded here and handed to
+// the exporter (trace-export.ts) when the turn ends, with their own start and end times. Nothing is
+// tracked while export is off: the hot path pays one config check per run_started.
 import { performance } from 'node:perf_hooks';
+import { isServiceError } from '../../contracts/errors.ts';
+import type { Provider } from '../../providers/provider.ts';
 import type { LedgerEntry } from '../../storage/store.ts';
 import type { SessionEventSource } from '../runtime-observer.ts';
+import { GEN_AI, OPERATION, providerAttributes } from './genai-conventions.ts';
 import { sessionsOf, type CommitObservation } from './instrumented-store.ts';
-import type { OtlpExporter, SpanRecord } from './otlp-exporter.ts';
+import type { SpanAttributes, SpanRecord, TraceExport } from './trace-export.ts';
 
 /** Turns traced at once at most (a turn that never ends must not grow memory without bound). */
 const OPEN_TURNS_MAX = 10_000;
+/** Child spans one turn records at most (a runaway tool loop stays bounded). */
+const CHILDREN_MAX = 1_000;
 
-interface OpenSpan {
-  spanId: string;
-  startMs: number;
-  attributes: Record<string, string | number | boolean>;
-}
-
-interface OpenTurn extends OpenSpan {
-  traceId: string;
-  model: OpenSpan | null;
+interface OpenTurn {
+  root: SpanRecord;
+  children: SpanRecord[];
+  /** Attributes every child span carries (provider, conversation). */
+  common: SpanAttributes;
+  tools: Map<string, SpanRecord>;
+  timedOut: Set<string>;
   modelCalls: number;
-  tools: Map<string, OpenSpan & { name: string }>;
+  toolCalls: number;
+  inputTokens: number;
+  outputTokens: number;
   /** run_completed seen: the turn ends when its commit is durable. */
   awaitingCommit: boolean;
 }
@@ -32,30 +39,16 @@ function nowMs(): number {
   return performance.timeOrigin + performance.now();
 }
 
-const hex = (bytes: number) => randomBytes(bytes).toString('hex');
-
 export class TurnTracer {
   private readonly open = new Map<string, OpenTurn>();
 
-  constructor(
-    private readonly exporter: OtlpExporter,
-    private readonly enabled: () => boolean,
-  ) {}
+  constructor(private readonly exporter: TraceExport) {}
 
   /** The session event tap. */
   readonly onEvent = (source: SessionEventSource, entry: LedgerEntry): void => {
     if (entry.kind === 'run_started') {
-      if (!this.enabled() || this.open.size >= OPEN_TURNS_MAX) return;
-      this.open.set(source.id, {
-        traceId: hex(16),
-        spanId: hex(8),
-        startMs: nowMs(),
-        model: null,
-        modelCalls: 0,
-        tools: new Map(),
-        awaitingCommit: false,
-        attributes: { 'warren.session.id': source.id, 'gen_ai.system': source.settings.provider },
-      });
+      if (!this.exporter.enabled() || this.open.size >= OPEN_TURNS_MAX) return;
+      this.open.set(source.id, this.startTurn(source));
       return;
     }
     if (this.open.size === 0) return;
@@ -63,40 +56,37 @@ export class TurnTracer {
     if (!turn) return;
     const p = entry.payload as Record<string, unknown>;
     switch (entry.kind) {
-      case 'turn_started':
-        turn.modelCalls++;
-        turn.model = {
-          spanId: hex(8),
+      case 'tool_execution_started': {
+        const id = String(p.id);
+        const name = String(p.name);
+        turn.toolCalls++;
+        turn.tools.set(id, {
+          name: `${OPERATION.executeTool} ${name}`,
+          kind: 'internal',
           startMs: nowMs(),
-          attributes: { 'gen_ai.system': source.settings.provider, 'warren.model_call': turn.modelCalls },
-        };
-        return;
-      case 'turn_completed': {
-        if (!turn.model) return;
-        const usage = p.usage as { input_tokens?: number; output_tokens?: number } | undefined;
-        const attrs = {
-          ...turn.model.attributes,
-          'gen_ai.response.finish_reason': String(p.stop_reason),
-          'gen_ai.usage.input_tokens': usage?.input_tokens ?? 0,
-          'gen_ai.usage.output_tokens': usage?.output_tokens ?? 0,
-        };
-        this.emit(turn, turn.model, 'model call', 3, attrs);
-        turn.model = null;
-        return;
-      }
-      case 'tool_execution_started':
-        turn.tools.set(String(p.id), {
-          spanId: hex(8),
-          startMs: nowMs(),
-          name: String(p.name),
-          attributes: { 'gen_ai.tool.name': String(p.name), 'gen_ai.tool.call.id': String(p.id) },
+          endMs: 0,
+          attributes: {
+            ...turn.common,
+            [GEN_AI.operationName]: OPERATION.executeTool,
+            [GEN_AI.toolName]: name,
+            [GEN_AI.toolCallId]: id,
+            [GEN_AI.toolType]: 'function',
+          },
         });
         return;
+      }
+      case 'tool_execution_timed_out':
+        turn.timedOut.add(String(p.id));
+        return;
       case 'tool_execution_completed': {
-        const tool = turn.tools.get(String(p.id));
+        const id = String(p.id);
+        const tool = turn.tools.get(id);
         if (!tool) return;
-        turn.tools.delete(String(p.id));
-        this.emit(turn, tool, `tool ${tool.name}`, 1, tool.attributes, p.is_error === true ? 'tool reported an error' : undefined);
+        turn.tools.delete(id);
+        tool.endMs = nowMs();
+        if (turn.timedOut.delete(id)) tool.error = { type: 'timeout', message: 'the tool timed out' };
+        else if (p.is_error === true) tool.error = { type: 'tool_error', message: 'the tool answered an error' };
+        this.addChild(turn, tool);
         return;
       }
       case 'run_completed':
@@ -104,17 +94,63 @@ export class TurnTracer {
         return;
       case 'run_failed': {
         const report = p.error_report as { class?: string; message?: string } | undefined;
-        this.finish(
-          source.id,
-          turn,
-          nowMs(),
-          `${report?.class ?? 'failed'}: ${report?.message ?? ''}`,
-          String(p.terminal_cause_kind ?? 'failed'),
-        );
+        const cause = typeof p.terminal_cause_kind === 'string' ? p.terminal_cause_kind : 'failed';
+        const type = report?.class ?? cause;
+        this.finish(source.id, turn, nowMs(), { type, message: `${type}: ${report?.message ?? ''}` }, 'failed');
         return;
       }
       default:
     }
+  };
+
+  /** The provider a traced turn calls: each call becomes a `chat {model}` span (calls outside a traced turn pass straight through). */
+  readonly wrapProvider = (source: SessionEventSource, provider: Provider): Provider => {
+    if (!this.open.has(source.id)) return provider;
+    return {
+      name: provider.name,
+      ...(provider.preflight ? { preflight: provider.preflight.bind(provider) } : {}),
+      ...(provider.close ? { close: provider.close.bind(provider) } : {}),
+      call: async (req, onEvent, onRetry) => {
+        const turn = this.open.get(source.id);
+        if (!turn) return provider.call(req, onEvent, onRetry);
+        turn.modelCalls++;
+        const span: SpanRecord = {
+          name: `${OPERATION.chat} ${req.model}`,
+          kind: 'client',
+          startMs: nowMs(),
+          endMs: 0,
+          attributes: {
+            ...turn.common,
+            [GEN_AI.operationName]: OPERATION.chat,
+            [GEN_AI.requestModel]: req.model,
+            [GEN_AI.requestMaxTokens]: req.max_tokens,
+            'warren.model_call': turn.modelCalls,
+          },
+        };
+        try {
+          const reply = await provider.call(req, onEvent, onRetry);
+          const u = reply.usage;
+          turn.inputTokens += u.input_tokens;
+          turn.outputTokens += u.output_tokens;
+          Object.assign(span.attributes, {
+            [GEN_AI.finishReasons]: [reply.stop_reason],
+            [GEN_AI.inputTokens]: u.input_tokens,
+            [GEN_AI.outputTokens]: u.output_tokens,
+            ...(u.cache_read_tokens !== undefined ? { [GEN_AI.cacheReadTokens]: u.cache_read_tokens } : {}),
+            ...(u.cache_creation_tokens !== undefined ? { [GEN_AI.cacheCreationTokens]: u.cache_creation_tokens } : {}),
+            ...(reply.model ? { [GEN_AI.responseModel]: reply.model } : {}),
+            ...(reply.id ? { [GEN_AI.responseId]: reply.id } : {}),
+          });
+          return reply;
+        } catch (err) {
+          span.error = errorOf(err);
+          throw err;
+        } finally {
+          span.endMs = nowMs();
+          this.addChild(turn, span);
+        }
+      },
+    };
   };
 
   /** The timed store: a durable commit carrying a completed turn's rows is its commit span. */
@@ -123,61 +159,84 @@ export class TurnTracer {
     for (const id of sessionsOf(c.ops)) {
       const turn = this.open.get(id);
       if (!turn?.awaitingCommit) continue;
-      const start = performance.timeOrigin + c.startedMs;
       const end = performance.timeOrigin + c.endedMs;
-      this.emit(
-        turn,
-        { spanId: hex(8), startMs: start, attributes: { 'warren.commit.ops': c.ops.length } },
-        'commit',
-        1,
-        { 'warren.commit.ops': c.ops.length },
-        c.ok ? undefined : 'commit failed',
-        end,
-      );
-      this.finish(id, turn, end, c.ok ? undefined : 'commit failed', c.ok ? 'succeeded' : 'failed');
+      const failure = c.ok ? undefined : { type: 'commit_failed', message: 'commit failed' };
+      this.addChild(turn, {
+        name: 'commit',
+        kind: 'internal',
+        startMs: performance.timeOrigin + c.startedMs,
+        endMs: end,
+        attributes: { ...turn.common, 'warren.commit.ops': c.ops.length },
+        ...(failure ? { error: failure } : {}),
+      });
+      this.finish(id, turn, end, failure, c.ok ? 'succeeded' : 'failed');
     }
   };
 
   /** Ends every open turn now (shutdown), so nothing started is lost. */
   flushOpen(): void {
-    for (const [id, turn] of [...this.open]) this.finish(id, turn, nowMs(), 'server stopped before the turn ended', 'interrupted');
+    const stopped = { type: 'interrupted', message: 'server stopped before the turn ended' };
+    for (const [id, turn] of [...this.open]) this.finish(id, turn, nowMs(), stopped, 'interrupted');
   }
 
-  private finish(id: string, turn: OpenTurn, endMs: number, error: string | undefined, outcome: string): void {
+  private startTurn(source: SessionEventSource): OpenTurn {
+    const settings = source.settings;
+    const common = { ...providerAttributes(settings.provider), [GEN_AI.conversationId]: source.id };
+    const agent = settings.comms_name;
+    return {
+      root: {
+        name: agent ? `${OPERATION.invokeAgent} ${agent}` : OPERATION.invokeAgent,
+        kind: 'internal',
+        startMs: nowMs(),
+        endMs: 0,
+        attributes: {
+          ...common,
+          [GEN_AI.operationName]: OPERATION.invokeAgent,
+          [GEN_AI.requestModel]: settings.model,
+          ...(agent ? { [GEN_AI.agentName]: agent } : {}),
+          'warren.session.id': source.id,
+        },
+      },
+      children: [],
+      common,
+      tools: new Map(),
+      timedOut: new Set(),
+      modelCalls: 0,
+      toolCalls: 0,
+      inputTokens: 0,
+      outputTokens: 0,
+      awaitingCommit: false,
+    };
+  }
+
+  private addChild(turn: OpenTurn, span: SpanRecord): void {
+    if (turn.children.length < CHILDREN_MAX) turn.children.push(span);
+  }
+
+  private finish(id: string, turn: OpenTurn, endMs: number, error: SpanRecord['error'], outcome: string): void {
     this.open.delete(id);
-    if (turn.model) this.emit(turn, turn.model, 'model call', 3, turn.model.attributes, error ?? 'unfinished', endMs);
-    for (const tool of turn.tools.values()) this.emit(turn, tool, `tool ${tool.name}`, 1, tool.attributes, error ?? 'unfinished', endMs);
-    this.exporter.add({
-      traceId: turn.traceId,
-      spanId: turn.spanId,
-      name: 'turn',
-      kind: 1,
-      startMs: turn.startMs,
-      endMs,
-      attributes: { ...turn.attributes, 'warren.turn.outcome': outcome, 'warren.turn.model_calls': turn.modelCalls },
-      error,
+    for (const tool of turn.tools.values()) {
+      tool.endMs = endMs;
+      tool.error = error ?? { type: 'unfinished', message: 'the turn ended before the tool' };
+      this.addChild(turn, tool);
+    }
+    const root = turn.root;
+    root.endMs = endMs;
+    if (error) root.error = error;
+    Object.assign(root.attributes, {
+      [GEN_AI.inputTokens]: turn.inputTokens,
+      [GEN_AI.outputTokens]: turn.outputTokens,
+      'warren.turn.outcome': outcome,
+      'warren.turn.model_calls': turn.modelCalls,
+      'warren.turn.tool_calls': turn.toolCalls,
     });
+    this.exporter.emit({ root, children: turn.children });
   }
+}
 
-  private emit(
-    turn: OpenTurn,
-    span: OpenSpan,
-    name: string,
-    kind: 1 | 3,
-    attributes: SpanRecord['attributes'],
-    error?: string,
-    endMs = nowMs(),
-  ): void {
-    this.exporter.add({
-      traceId: turn.traceId,
-      spanId: span.spanId,
-      parentSpanId: turn.spanId,
-      name,
-      kind,
-      startMs: span.startMs,
-      endMs,
-      attributes,
-      error,
-    });
-  }
+/** error.type and the status message of a failed model call: the service error code, else the error's name. */
+function errorOf(err: unknown): NonNullable<SpanRecord['error']> {
+  if (isServiceError(err)) return { type: err.code, message: err.message };
+  if (err instanceof Error) return { type: err.name === 'Error' ? '_OTHER' : err.name, message: err.message };
+  return { type: '_OTHER', message: String(err) };
 }

@@ -121,7 +121,9 @@ export async function callModel(core: SessionCore, t: TurnRun, ledgerAge: AgeChe
     newRows: t.newRows,
     transientContext: cmd.transientContext ?? undefined,
   });
-  const provider = rec ? rec.provider(resolved.provider, name) : resolved.provider;
+  const recorded = rec ? rec.provider(resolved.provider, name) : resolved.provider;
+  // Observation (actors/observe: a trace span per model call) sees every call, compaction's included.
+  const provider = deps.observer?.wrapProvider?.(core, recorded) ?? recorded;
   const toolset = rec ? rec.toolset(deps.buildToolset(id, settings)) : deps.buildToolset(id, settings);
   // Context compaction at the turn boundary (actors/compaction-boundary.ts) may rewrite the history.
   const compacted = await compactAtBoundary(core, t.history, {

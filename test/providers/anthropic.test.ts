@@ -97,6 +97,8 @@ describe('anthropic adapter: Messages wire format', () => {
       blocks: [{ block_type: 'text', data: { text: 'ab' } }],
       stop_reason: 'end_turn',
       usage: { input_tokens: 25, output_tokens: 9, cache_creation_tokens: 3, cache_read_tokens: 7 },
+      model: 'm',
+      id: 'msg_1',
     });
   });
 

@@ -86,6 +86,8 @@ describe('gemini adapter: streamGenerateContent wire format', () => {
       blocks: [{ block_type: 'text', data: { text: 'ab' } }],
       stop_reason: 'end_turn',
       usage: { input_tokens: 30, output_tokens: 10, cache_read_tokens: 10 },
+      model: 'm',
+      id: 'r-1',
     });
   });
 

@@ -96,6 +96,8 @@ describe('openai-compatible adapter: Chat Completions wire format', () => {
       blocks: [{ block_type: 'text', data: { text: 'ab' } }],
       stop_reason: 'end_turn',
       usage: { input_tokens: 20, output_tokens: 5, cache_read_tokens: 4 },
+      model: 'm',
+      id: 'chatcmpl-1',
     });
   });
 

@@ -86,6 +86,7 @@ describe('openai adapter: Responses wire format', () => {
       blocks: [{ block_type: 'text', data: { text: 'xy' } }],
       stop_reason: 'end_turn',
       usage: { input_tokens: 40, output_tokens: 12, cache_read_tokens: 16 },
+      id: 'resp_1',
     });
   });
 
