@@ -236,19 +236,70 @@ export const DeviceOutcome = Type.Object(
 
 // ---- config ----
 
-/** `[auth.oauth.<provider>]`: the OAuth endpoints and client of one provider. */
+/**
+ * `[auth.oauth.<provider>]`: the OAuth endpoints and client of one provider. Every field is optional here:
+ * a provider with a built-in preset (actors/auth/oauth-presets.ts) takes each field the section leaves out
+ * from the preset; other providers need at least `client_id` and `token_endpoint` (checked at login).
+ */
 export const OAuthProviderConfig = Type.Object(
   {
-    client_id: Type.String({ minLength: 1 }),
+    /** false: ignore the built-in preset of this provider and use only what this section sets. */
+    preset: Type.Optional(Type.Boolean()),
+    client_id: Type.Optional(Type.String({ minLength: 1 })),
     client_secret: Type.Optional(Type.String()),
     authorization_endpoint: Type.Optional(Type.String({ minLength: 1 })),
-    token_endpoint: Type.String({ minLength: 1 }),
+    token_endpoint: Type.Optional(Type.String({ minLength: 1 })),
     device_authorization_endpoint: Type.Optional(Type.String({ minLength: 1 })),
     scopes: Type.Optional(Type.Array(Type.String())),
+    /** Extra query parameters of the authorize URL (the OAuth ones Warren sets always win). */
+    authorize_params: Type.Optional(Type.Record(Type.String(), Type.String())),
+    /** The only redirect URIs login/start accepts (the vendor allow-lists exactly these). */
+    redirect_uris: Type.Optional(Type.Array(Type.String({ minLength: 1 }))),
+    /** Send the login's `state` with the authorization-code exchange (a vendor that requires it). */
+    exchange_sends_state: Type.Optional(Type.Boolean()),
   },
   { additionalProperties: true },
 );
 export type OAuthProviderConfig = Static<typeof OAuthProviderConfig>;
+
+/** The OAuth client a login or refresh uses: the preset merged with `[auth.oauth.<provider>]`. */
+export type EffectiveOAuthConfig = Omit<OAuthProviderConfig, 'preset' | 'client_id' | 'token_endpoint'> & {
+  client_id: string;
+  token_endpoint: string;
+};
+
+const OAuthFlow = Type.Union([Type.Literal('loopback'), Type.Literal('device')]);
+
+/** One entry of GET /auth/oauth/providers: the effective client of a provider, its secret never shown. */
+const OAuthProviderView = Type.Object(
+  {
+    provider: Type.String(),
+    /** Where the fields come from: the built-in preset, the realm config, or the preset overridden by config. */
+    source: Type.Union([Type.Literal('preset'), Type.Literal('config'), Type.Literal('preset+config')]),
+    /** What the preset logs in as (presets only). */
+    description: Type.Optional(Type.String()),
+    client_id: Type.Optional(Type.String()),
+    has_client_secret: Type.Boolean(),
+    authorization_endpoint: Type.Optional(Type.String()),
+    token_endpoint: Type.Optional(Type.String()),
+    device_authorization_endpoint: Type.Optional(Type.String()),
+    scopes: Type.Array(Type.String()),
+    authorize_params: Type.Optional(Type.Record(Type.String(), Type.String())),
+    redirect_uris: Type.Optional(Type.Array(Type.String())),
+    exchange_sends_state: Type.Boolean(),
+    /** The logins this client can run now: loopback (PKCE) needs an authorization endpoint, device one a device endpoint. */
+    flows: Type.Array(OAuthFlow),
+    /** Why no login can use this entry yet (what still needs configuring). */
+    problem: Type.Optional(Type.String()),
+  },
+  { $id: 'OAuthProviderView' },
+);
+
+export const OAuthProviderList = Type.Object(
+  { realm_id: Type.String(), providers: Type.Array(OAuthProviderView) },
+  { $id: 'OAuthProviderList' },
+);
+export type OAuthProviderList = Static<typeof OAuthProviderList>;
 
 /** `[auth]`: refresh cadence and OAuth providers. */
 export const AuthSection = Type.Object(

@@ -15,6 +15,7 @@ import {
   LoginReady,
   LoginStartRequest,
   LoginStartResponse,
+  OAuthProviderList,
   ProfileList,
   RealmQuery,
   StoreCredentialsRequest,
@@ -95,6 +96,15 @@ export const AUTH_ROUTE = {
     summary: 'Clear credentials and release the binding',
     query: RealmQuery,
     response: { status: 200, schema: BindingCleared },
+    errors: ERRORS,
+  },
+  oauthProviders: {
+    ...common,
+    id: 'auth.oauth.providers',
+    method: 'GET',
+    path: '/auth/oauth/providers',
+    summary: 'The OAuth clients logins use: built-in presets overridden by [auth.oauth.<provider>] (secrets never shown)',
+    response: { status: 200, schema: OAuthProviderList },
     errors: ERRORS,
   },
   loginStart: {

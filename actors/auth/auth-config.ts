@@ -1,10 +1,12 @@
 // actors/auth/auth-config.ts: reads the credential keys of the realm config: `[auth]` (refresh skew,
-// login lifetime, `[auth.oauth.<provider>]` endpoints) and the `[realm.<id>]` connection set (backend
-// profiles, auth profiles, bindings, default bindings). Pure functions over the current Config.
+// login lifetime, `[auth.oauth.<provider>]` laid over the built-in presets of oauth-presets.ts) and the
+// `[realm.<id>]` connection set (backend profiles, auth profiles, bindings, default bindings). Pure
+// functions over the current Config.
 import { Compile } from 'typebox/compile';
-import { AuthSection, OAuthProviderConfig } from '../../contracts/auth.ts';
+import { AuthSection, OAuthProviderConfig, type EffectiveOAuthConfig, type OAuthProviderList } from '../../contracts/auth.ts';
 import type { Config } from '../../contracts/config.ts';
 import { ServiceError } from '../../contracts/errors.ts';
+import { OAUTH_PRESETS } from './oauth-presets.ts';
 
 const DEFAULT_REFRESH_SKEW_SECS = 300;
 const DEFAULT_LOGIN_TTL_SECS = 600;
@@ -31,13 +33,93 @@ export function authSettings(cfg: Config): AuthSettings {
   };
 }
 
-/** `[auth.oauth.<provider>]`, or BAD_REQUEST naming the missing section. */
-export function oauthProvider(cfg: Config, provider: string): OAuthProviderConfig {
+type ProviderView = OAuthProviderList['providers'][number];
+
+/** The section laid over the preset field by field (a field the section sets replaces the preset's). */
+function merged(cfg: Config, provider: string): { fields: OAuthProviderConfig; source: ProviderView['source'] } | undefined {
   const raw = asObj(asObj((cfg as Obj).auth).oauth)[provider];
-  if (raw === undefined)
-    throw new ServiceError('BAD_REQUEST', `OAuth login is not configured for provider '${provider}' ([auth.oauth.${provider}])`);
-  if (!checkOAuth.Check(raw)) throw new ServiceError('BAD_REQUEST', `[auth.oauth.${provider}] needs client_id and token_endpoint`);
-  return raw;
+  // Config writes are validated against the same schema; this guards a file edited by hand.
+  if (raw !== undefined && !checkOAuth.Check(raw)) throw new ServiceError('BAD_REQUEST', `[auth.oauth.${provider}] is malformed`);
+  const section = raw as OAuthProviderConfig | undefined;
+  const preset = Object.hasOwn(OAUTH_PRESETS, provider) && section?.preset !== false ? OAUTH_PRESETS[provider] : undefined;
+  if (!section) return preset ? { fields: { ...preset.config }, source: 'preset' } : undefined;
+  const set = Object.fromEntries(Object.entries(section).filter(([k, v]) => k !== 'preset' && v !== undefined));
+  return preset ? { fields: { ...preset.config, ...set }, source: 'preset+config' } : { fields: set, source: 'config' };
+}
+
+function presetNames(): string {
+  return Object.keys(OAUTH_PRESETS).sort().join(', ');
+}
+
+/**
+ * The OAuth client of `provider`: its built-in preset (oauth-presets.ts) with each field of
+ * `[auth.oauth.<provider>]` laid over it. BAD_REQUEST naming what to configure when there is neither, or
+ * when the result lacks a client id or token endpoint.
+ */
+export function oauthProvider(cfg: Config, provider: string): EffectiveOAuthConfig {
+  const m = merged(cfg, provider);
+  if (!m)
+    throw new ServiceError(
+      'BAD_REQUEST',
+      `OAuth login is not configured for provider '${provider}': Warren has built-in presets for ${presetNames()} only; ` +
+        `set [auth.oauth.${provider}] with client_id, token_endpoint and authorization_endpoint (loopback login) ` +
+        'or device_authorization_endpoint (device login)',
+    );
+  const missing = missingFields(m.fields);
+  if (missing) throw new ServiceError('BAD_REQUEST', `[auth.oauth.${provider}] needs ${missing}`);
+  return m.fields as EffectiveOAuthConfig;
+}
+
+function missingFields(f: OAuthProviderConfig): string | undefined {
+  const missing = [f.client_id ? '' : 'client_id', f.token_endpoint ? '' : 'token_endpoint'].filter(Boolean);
+  return missing.length ? missing.join(' and ') : undefined;
+}
+
+/** GET /auth/oauth/providers: every preset and every configured provider, as login would use them. */
+export function oauthProviderViews(cfg: Config): ProviderView[] {
+  const names = new Set([...Object.keys(OAUTH_PRESETS), ...Object.keys(asObj(asObj((cfg as Obj).auth).oauth))]);
+  const views: ProviderView[] = [];
+  for (const provider of [...names].sort()) {
+    let m: ReturnType<typeof merged>;
+    try {
+      m = merged(cfg, provider);
+    } catch (err) {
+      views.push({
+        provider,
+        source: 'config',
+        has_client_secret: false,
+        scopes: [],
+        exchange_sends_state: false,
+        flows: [],
+        problem: (err as Error).message,
+      });
+      continue;
+    }
+    if (!m) continue;
+    const f = m.fields;
+    const missing = missingFields(f);
+    const view: ProviderView = {
+      provider,
+      source: m.source,
+      has_client_secret: typeof f.client_secret === 'string' && f.client_secret !== '',
+      scopes: f.scopes ?? [],
+      exchange_sends_state: f.exchange_sends_state === true,
+      flows: missing
+        ? []
+        : [...(f.authorization_endpoint ? (['loopback'] as const) : []), ...(f.device_authorization_endpoint ? (['device'] as const) : [])],
+    };
+    if (m.source !== 'config') view.description = OAUTH_PRESETS[provider].description;
+    for (const k of ['client_id', 'authorization_endpoint', 'token_endpoint', 'device_authorization_endpoint'] as const) {
+      if (f[k]) view[k] = f[k];
+    }
+    if (f.authorize_params && Object.keys(f.authorize_params).length) view.authorize_params = f.authorize_params;
+    if (f.redirect_uris) view.redirect_uris = f.redirect_uris;
+    if (missing) view.problem = `[auth.oauth.${provider}] needs ${missing}`;
+    else if (view.flows.length === 0)
+      view.problem = `[auth.oauth.${provider}] needs authorization_endpoint or device_authorization_endpoint`;
+    views.push(view);
+  }
+  return views;
 }
 
 interface ConfigBackend {

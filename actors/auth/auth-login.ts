@@ -13,10 +13,11 @@ import type {
   LoginReady,
   LoginStartRequest,
   LoginStartResponse,
+  OAuthProviderList,
   PendingLoginRecord,
 } from '../../contracts/auth.ts';
 import { ServiceError } from '../../contracts/errors.ts';
-import { authSettings, oauthProvider } from './auth-config.ts';
+import { authSettings, oauthProvider, oauthProviderViews } from './auth-config.ts';
 import type { AuthService, AuthServiceDeps } from './auth-service.ts';
 import { exchangeCode, pollDeviceToken, startDeviceAuthorization, type TokenOutcome, type TokenSet } from './oauth-client.ts';
 
@@ -61,11 +62,22 @@ export class AuthLogins {
     return rec.provider === req.provider && rec.binding_id === req.binding_id && (rec.profile_id ?? null) === (req.profile_id ?? null);
   }
 
+  /** GET /auth/oauth/providers: the clients a login would use now (presets laid under the config). */
+  providers(): OAuthProviderList {
+    return { realm_id: this.creds.realmId, providers: oauthProviderViews(this.deps.config()) };
+  }
+
   async start(body: LoginStartRequest): Promise<LoginStartResponse> {
     this.creds.checkRealm(body.realm_id);
     const cfg = oauthProvider(this.deps.config(), body.provider);
     if (!cfg.authorization_endpoint) throw new ServiceError('BAD_REQUEST', `[auth.oauth.${body.provider}] has no authorization_endpoint`);
     checkLoopback(body.redirect_uri);
+    if (cfg.redirect_uris && !cfg.redirect_uris.includes(body.redirect_uri)) {
+      throw new ServiceError(
+        'BAD_REQUEST',
+        `the ${body.provider} OAuth client accepts only redirect_uri ${cfg.redirect_uris.join(' or ')} ([auth.oauth.${body.provider}] redirect_uris)`,
+      );
+    }
     await this.creds.target(body.provider, body.binding_id, body.profile_id, 'oauth');
     const state = b64url(randomBytes(32));
     const verifier = b64url(randomBytes(32));
@@ -81,6 +93,7 @@ export class AuthLogins {
       expires_at_ms: this.deps.now() + authSettings(this.deps.config()).loginTtlMs,
     });
     const url = new URL(cfg.authorization_endpoint);
+    for (const [k, v] of Object.entries(cfg.authorize_params ?? {})) url.searchParams.set(k, v);
     url.searchParams.set('response_type', 'code');
     url.searchParams.set('client_id', cfg.client_id);
     url.searchParams.set('redirect_uri', body.redirect_uri);
@@ -110,7 +123,7 @@ export class AuthLogins {
     const verifier = rec.verifier ? await this.creds.openVerifier(body.state, rec.verifier) : undefined;
     if (!verifier) throw new ServiceError('BAD_REQUEST', 'login state can no longer be read; start again');
     const cfg = oauthProvider(this.deps.config(), body.provider);
-    const outcome = await exchangeCode(cfg, body.code, body.redirect_uri, verifier, this.deps.fetch);
+    const outcome = await exchangeCode(cfg, body.code, body.redirect_uri, verifier, body.state, this.deps.fetch);
     if (!outcome.ok) throw tokenFailure(outcome, 'authorization code exchange');
     return this.storeTokens(body, outcome.tokens);
   }
@@ -119,7 +132,10 @@ export class AuthLogins {
     this.creds.checkRealm(body.realm_id);
     const cfg = oauthProvider(this.deps.config(), body.provider);
     if (!cfg.device_authorization_endpoint)
-      throw new ServiceError('BAD_REQUEST', `[auth.oauth.${body.provider}] has no device_authorization_endpoint`);
+      throw new ServiceError(
+        'BAD_REQUEST',
+        `[auth.oauth.${body.provider}] has no device_authorization_endpoint (set one for a client that supports RFC 8628 device login)`,
+      );
     await this.creds.target(body.provider, body.binding_id, body.profile_id, 'oauth');
     const d = await startDeviceAuthorization(cfg, this.deps.fetch);
     if ('error' in d)

@@ -1,7 +1,7 @@
 // actors/auth/oauth-client.ts: the OAuth 2.0 calls to a provider's configured endpoints (RFC 6749 code
-// and refresh grants with PKCE, RFC 8628 device authorization). Form-encoded requests, JSON replies,
+// and refresh grants with PKCE, RFC 8628 device authorization) of a preset or configured client. Form-encoded requests, JSON replies,
 // every failure reduced to an OAuth error code. Called by auth-login.ts and auth-refresher.ts only.
-import type { OAuthProviderConfig } from '../../contracts/auth.ts';
+import type { EffectiveOAuthConfig } from '../../contracts/auth.ts';
 
 export interface TokenSet {
   access_token: string;
@@ -54,7 +54,7 @@ async function postForm(
   }
 }
 
-function client(cfg: OAuthProviderConfig): Record<string, string> {
+function client(cfg: EffectiveOAuthConfig): Record<string, string> {
   return cfg.client_secret ? { client_id: cfg.client_id, client_secret: cfg.client_secret } : { client_id: cfg.client_id };
 }
 
@@ -74,12 +74,13 @@ function tokenOutcome(r: Awaited<ReturnType<typeof postForm>>, requestedScopes: 
   return { ok: true, tokens };
 }
 
-/** Exchanges an authorization code with its PKCE verifier. */
+/** Exchanges an authorization code with its PKCE verifier (and the login's state when the client asks for it). */
 export async function exchangeCode(
-  cfg: OAuthProviderConfig,
+  cfg: EffectiveOAuthConfig,
   code: string,
   redirectUri: string,
   verifier: string,
+  state: string,
   fetchFn?: OAuthFetch,
 ): Promise<TokenOutcome> {
   const r = await postForm(
@@ -89,6 +90,7 @@ export async function exchangeCode(
       code,
       redirect_uri: redirectUri,
       code_verifier: verifier,
+      ...(cfg.exchange_sends_state ? { state } : {}),
       ...client(cfg),
     },
     fetchFn,
@@ -97,14 +99,14 @@ export async function exchangeCode(
 }
 
 /** Refresh-token grant. */
-export async function refreshTokens(cfg: OAuthProviderConfig, refreshToken: string, fetchFn?: OAuthFetch): Promise<TokenOutcome> {
+export async function refreshTokens(cfg: EffectiveOAuthConfig, refreshToken: string, fetchFn?: OAuthFetch): Promise<TokenOutcome> {
   const r = await postForm(cfg.token_endpoint, { grant_type: 'refresh_token', refresh_token: refreshToken, ...client(cfg) }, fetchFn);
   return tokenOutcome(r, cfg.scopes ?? []);
 }
 
 /** RFC 8628 §3.1: device authorization request. Undefined reply fields fall back to the RFC defaults. */
 export async function startDeviceAuthorization(
-  cfg: OAuthProviderConfig,
+  cfg: EffectiveOAuthConfig,
   fetchFn?: OAuthFetch,
 ): Promise<DeviceAuthorization | { error: string; status: number }> {
   if (!cfg.device_authorization_endpoint) return { error: 'device_authorization_endpoint is not configured', status: 0 };
@@ -128,7 +130,7 @@ export async function startDeviceAuthorization(
 }
 
 /** RFC 8628 §3.4: one device access token request. */
-export async function pollDeviceToken(cfg: OAuthProviderConfig, deviceCode: string, fetchFn?: OAuthFetch): Promise<TokenOutcome> {
+export async function pollDeviceToken(cfg: EffectiveOAuthConfig, deviceCode: string, fetchFn?: OAuthFetch): Promise<TokenOutcome> {
   const r = await postForm(
     cfg.token_endpoint,
     {

@@ -55,6 +55,7 @@ import type {
   LoginReady,
   LoginStartRequest,
   LoginStartResponse,
+  OAuthProviderList,
   ProfileList,
   RealmQuery,
   StoreCredentialsRequest,
@@ -343,6 +344,10 @@ export class WarrenClient {
   }
   logoutBinding(bindingId: string, query: RealmQuery): Promise<BindingCleared> {
     return this.request('POST', `/auth/bindings/${enc(bindingId)}/logout`, { query });
+  }
+  /** The OAuth clients logins use: built-in presets with the realm's `[auth.oauth.*]` overrides. */
+  oauthProviders(): Promise<OAuthProviderList> {
+    return this.request('GET', '/auth/oauth/providers');
   }
   loginStart(body: LoginStartRequest): Promise<LoginStartResponse> {
     return this.request('POST', '/auth/login/start', { body });

@@ -32,6 +32,7 @@ export function authHandlers(auth: AuthService, logins: AuthLogins): HandlerTabl
       const r = await auth.test(ctx.params.binding_id, body.realm_id, body.profile_id);
       return r.ok ? { status: 200, body: r.report } : { status: 422, body: { state: 'error', error: r.error } };
     }),
+    ...on(AUTH_ROUTE.oauthProviders, () => ({ status: 200, body: logins.providers() })),
     ...on(AUTH_ROUTE.loginStart, async (ctx) => ({ status: 200, body: await logins.start(ctx.body) })),
     ...on(AUTH_ROUTE.loginComplete, async (ctx) => ({ status: 200, body: await logins.complete(ctx.body) })),
     ...on(AUTH_ROUTE.deviceStart, async (ctx) => ({ status: 200, body: await logins.deviceStart(ctx.body) })),

@@ -1,4 +1,4 @@
-// http/modules/auth-module.ts: outbound provider credentials as a module unit: the eleven /auth routes,
+// http/modules/auth-module.ts: outbound provider credentials as a module unit: the twelve /auth routes,
 // the `[auth]` config section, the credential resolver sessions use for `auth_binding` and realm default
 // bindings, and the refresh timers (stopped at close). The realm key file sits in the realm directory.
 import { join } from 'node:path';

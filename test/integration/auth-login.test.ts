@@ -89,9 +89,10 @@ describe('OAuth loopback login (PKCE S256)', () => {
     assert.deepEqual(Object.keys(realm.body), ['error']);
     const remote = await call(r.app.url, 'POST', '/auth/login/start', { ...target, redirect_uri: 'https://evil.example/cb' });
     assert.equal(remote.status, 400);
-    const unconfigured = await call(r.app.url, 'POST', '/auth/login/start', { ...target, provider: 'openai', redirect_uri: REDIRECT });
+    // A provider with no built-in preset (docs/oauth.md) and no [auth.oauth.<provider>] section.
+    const unconfigured = await call(r.app.url, 'POST', '/auth/login/start', { ...target, provider: 'self_hosted', redirect_uri: REDIRECT });
     assert.equal(unconfigured.status, 400);
-    assert.match(unconfigured.body.error, /auth\.oauth\.openai/);
+    assert.match(unconfigured.body.error, /auth\.oauth\.self_hosted/);
     // A wrong code: the provider refuses the grant (400), and the state is consumed.
     const start2 = await call(r.app.url, 'POST', '/auth/login/start', { ...target, redirect_uri: REDIRECT });
     const bad = await call(r.app.url, 'POST', '/auth/login/complete', {

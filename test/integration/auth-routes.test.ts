@@ -137,8 +137,9 @@ describe('auth binding routes', () => {
     assertErrorOnly(await call(app.url, 'POST', `/auth/bindings/ghost/logout?realm_id=${R}`), 404);
     assertErrorOnly(await call(app.url, 'POST', '/auth/bindings/main/test', { realm_id: 'other' }), 404);
     assertErrorOnly(
+      // No built-in OAuth preset and no [auth.oauth.other] section.
       await call(app.url, 'POST', '/auth/login/start', {
-        provider: 'anthropic',
+        provider: 'other',
         realm_id: R,
         binding_id: 'b',
         redirect_uri: 'http://127.0.0.1:1/cb',
@@ -159,8 +160,11 @@ describe('auth binding routes', () => {
     const app = await startApp(t);
     const bad = await call(app.url, 'PATCH', '/config', { auth: { refresh_skew_secs: -1 } });
     assert.equal(bad.status, 400);
-    const noToken = await call(app.url, 'PATCH', '/config', { auth: { oauth: { anthropic: { client_id: 'c' } } } });
-    assert.equal(noToken.status, 400);
+    // A section may leave fields to the built-in preset, but what it sets must have the right type.
+    const badType = await call(app.url, 'PATCH', '/config', { auth: { oauth: { anthropic: { client_id: 5 } } } });
+    assert.equal(badType.status, 400);
+    const badParams = await call(app.url, 'PATCH', '/config', { auth: { oauth: { openai: { authorize_params: { a: 1 } } } } });
+    assert.equal(badParams.status, 400);
   });
 
   it('config bindings join a configured backend profile; env-sourced profiles report missing_credential when unset', async (t) => {
