@@ -195,7 +195,7 @@ export class FlowRunner implements FlowRunPort {
         let output: string;
         try {
           const reply = await Promise.race([
-            this.host.dispatch(mob, step.member, prompt, { runId: run.run_id, stepId: step.step_id, signal }),
+            this.host.turns.dispatch(mob, step.member, prompt, { runId: run.run_id, stepId: step.step_id, signal }),
             new Promise<never>((_, reject) => signal.addEventListener('abort', () => reject(new Error('canceled')), { once: true })),
           ]);
           output = reply.text;
