@@ -7,7 +7,7 @@
 // helpers in mob-helpers.ts.
 import { randomUUID } from 'node:crypto';
 import { Compile } from 'typebox/compile';
-import { MobDefinition, MobRecord, type MemberRecord, type MemberSpec, type StructuralKind } from '../../contracts/mob.ts';
+import { MobDefinition, type MobRecord, type MemberRecord, type MemberSpec, type StructuralKind } from '../../contracts/mob.ts';
 import { ServiceError } from '../../contracts/errors.ts';
 import type { ContentInput } from '../../contracts/transcript.ts';
 import { mobMachine } from '../../machines/mob-machine.ts';
@@ -23,7 +23,6 @@ import type { MemberSessions } from './member-sessions.ts';
 import { isInstalled, MobWiring, peersOf, setInstalled, uninstallAll, unwireAll } from './mob-wiring.ts';
 import { MOB_KIND as MOB_RECORD, readRecord, readRecords } from '../../storage/record-kinds.ts';
 
-const checkRecord = Compile(MobRecord);
 const checkDefinition = Compile(MobDefinition);
 
 export interface MobHostDeps {
