@@ -42,6 +42,7 @@ import type { ProviderName } from './contracts/session.ts';
 import { createProviderRegistry, type ProviderRegistry } from './providers/registry.ts';
 import { realmConnections } from './actors/auth/auth-config.ts';
 import { openStore } from './storage/open-store.ts';
+import { setCorruptRecordLog } from './storage/record-kinds.ts';
 import { clusterForwarding } from './http/cluster-forward.ts';
 import { clusterForwardOptions } from './http/modules/cluster-setup.ts';
 import { startCluster } from './actors/cluster/cluster-node.ts';
@@ -101,6 +102,8 @@ export interface App {
 /** Starts a Warren server. Resolves once it listens; `close()` stops it and flushes storage. */
 export async function createApp(opts: AppOptions = {}): Promise<App> {
   const log = opts.logger ?? createLogger({ level: opts.logLevel ?? 'info' });
+  // A stored record refused on read (storage/record-kinds.ts) is logged here, once per record.
+  setCorruptRecordLog((fields, msg) => log.error({ component: 'store', ...fields }, msg));
   const env = opts.env ?? process.env;
   const realm = await openRealm({
     realm: opts.realm,

@@ -42,6 +42,9 @@ interface CredentialResolver {
   credentialFor(ref: AuthBinding | undefined, provider: string, model: string): Promise<ProviderCredential | undefined>;
 }
 
+/** The realm store as the runtime holds it: http/ names its type through here (it reaches storage only through actors/). */
+export type RealmStore = Store;
+
 /** What every actor kind may be built with. */
 export interface RuntimeDeps {
   store: Store;

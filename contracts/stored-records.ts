@@ -3,7 +3,8 @@
 // version and refuses a record that does not match (SESSION_STORE_ERROR naming namespace and key).
 // The schemas check each record's envelope (the fields its reader relies on); they leave extra members
 // alone, so the stored shapes are exactly what earlier versions wrote.
-import { Type, type TSchema } from 'typebox';
+import { Type, type Static } from 'typebox';
+import { ExternalWorkRef, WorkAttentionBinding, WorkEdge, WorkEvent, WorkOwner, WorkPriority } from './workgraph.ts';
 
 const V1 = Type.Literal(1);
 const Int = Type.Integer();
@@ -133,4 +134,104 @@ export const StoredWebhookSubscription = Type.Object({
   created_ms: Type.Number(),
 });
 
-type StoredSchema = TSchema;
+/** ns `mob.meta`, keys `head`, `projected`, `floor`: a cursor of the mob ledger. */
+export const StoredMobCursor = Type.Object({ v: V1, cursor: Int });
+
+/** ns `inbound.key_usage`, key = API key id: when the key was last used (epoch ms). */
+export const StoredKeyUsage = Type.Number();
+
+/** ns `inbound.cluster`, key `secret`: the realm's cluster secret (base64, 32 bytes); `v` since it was validated. */
+export const StoredClusterSecret = Type.Object({ v: Opt(V1), rev: Opt(Int), secret: Str });
+
+/**
+ * ns `warren.lease`, key `<kind>:<id>`: an ownership lease. `rev` is the fencing token: it grows by one at
+ * each change of owner and never goes back (a released lease stays as a tombstone with `node_id: ''`), so a
+ * token names one owner's term. `pid` and `host`: the owner's process (file backends: a lease of a
+ * process gone from this host is free).
+ */
+export const StoredLease = Type.Object({
+  v: V1,
+  rev: Int,
+  node_id: Str,
+  url: Str,
+  expires_at_ms: Type.Number(),
+  pid: Opt(Int),
+  host: Opt(Str),
+});
+export type StoredLease = Static<typeof StoredLease>;
+
+/** ns `warren.node` (lmdb and sqlite clusters), key = node id: where a node is reached and its heartbeat. */
+export const StoredClusterNode = Type.Object({
+  v: V1,
+  url: Str,
+  started_ms: Type.Number(),
+  heartbeat_ms: Type.Number(),
+  info: Type.Unknown(),
+});
+export type StoredClusterNode = Static<typeof StoredClusterNode>;
+
+/** ns `memory:<session id>`, key = document id: one durable memory document (what compaction discarded). */
+export const StoredMemoryDoc = Type.Object({
+  v: V1,
+  id: Str,
+  role: Type.Union([Type.Literal('user'), Type.Literal('assistant'), Type.Literal('tool_results')]),
+  text: Str,
+  created_at: Str,
+  embedding: Opt(Type.Array(Type.Number())),
+});
+export type StoredMemoryDoc = Static<typeof StoredMemoryDoc>;
+
+/** ns `langgraph_thread`, key = thread id: a thread reserved by POST /threads before its first run. */
+export const StoredLangGraphThread = Type.Object({
+  v: Opt(V1),
+  thread_id: Str,
+  created_ms: Type.Number(),
+  metadata: Type.Record(Str, Type.Unknown()),
+});
+export type StoredLangGraphThread = Static<typeof StoredLangGraphThread>;
+
+// ---- the WorkGraph (actors/workgraph/wg-records.ts): per namespace items, edges, events, attention; one head
+
+/** The item fields the host owns (the machine owns status, claim, revision, evidence). */
+export const WorkItemFields = Type.Object({
+  id: Str,
+  title: Str,
+  description: Opt(Str),
+  priority: WorkPriority,
+  labels: Type.Array(Str),
+  owner: Opt(WorkOwner),
+  due_at: Opt(Str),
+  not_before: Opt(Str),
+  snoozed_until: Opt(Str),
+  created_at: Str,
+  updated_at: Str,
+  external_refs: Type.Array(ExternalWorkRef),
+});
+export type WorkItemFields = Static<typeof WorkItemFields>;
+
+/** ns `wg/<namespace>/items`, key = item id: the item's fields and its persisted machine snapshot (outcome dropped). */
+export const StoredWorkItem = Type.Object({
+  v: V1,
+  fields: WorkItemFields,
+  machine: Type.Object({ value: Str, context: Type.Object({ revision: Int }, { additionalProperties: true }) }),
+});
+export type StoredWorkItem = Static<typeof StoredWorkItem>;
+/** ns `wg/<namespace>/edges`, key = `<from>|<kind>|<to>`. */
+export const StoredWorkEdge = Type.Object({ v: V1, edge: WorkEdge });
+/** ns `wg/<namespace>/events`, key = zero-padded seq. */
+export const StoredWorkEvent = Type.Object({ v: V1, event: WorkEvent });
+/** ns `wg/<namespace>/attention`, key = binding id. */
+export const StoredWorkAttention = Type.Object({ v: V1, binding: WorkAttentionBinding });
+/**
+ * ns `wg/meta`, key = namespace: the namespace head. `next_lease_due_ms`: earliest live lease, so a
+ * restarted server re-arms the namespace's lease timer. `rev`: the namespace's head revision, bumped by
+ * every commit and checked by the next (absent on records written before it existed): two processes
+ * hosting one namespace can never both commit over one state.
+ */
+export const StoredWorkMeta = Type.Object({
+  v: V1,
+  seq: Type.Integer({ minimum: 0 }),
+  next_lease_due_ms: Opt(Type.Number()),
+  rev: Opt(Type.Integer({ minimum: 1 })),
+});
+export type StoredWorkMeta = Static<typeof StoredWorkMeta>;

@@ -6,7 +6,7 @@
 // the mob owner). With keys on, requests cannot start stdio MCP servers from their own text
 // (`[mcp] allowed_commands`). Also: the startup decision (auth mode, the refusal to listen beyond loopback
 // without keys) and the cluster peers' shared-secret check. See SECURITY.md.
-import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
+import { createHmac, timingSafeEqual } from 'node:crypto';
 import { isIP } from 'node:net';
 import type { Logger } from 'pino';
 import type { Config } from '../contracts/config.ts';
@@ -14,10 +14,7 @@ import { ERROR_TABLE, ServiceError, type ErrorCode } from '../contracts/errors.t
 import { routeAccess, scopeSatisfies, type RouteAccess, type RestAuthMode } from '../contracts/inbound-auth.ts';
 import type { RouteDef } from '../contracts/route.ts';
 import type { KeyIdentity, KeyVerifier } from '../actors/inbound-auth/key-store.ts';
-import type { RuntimeDeps } from '../actors/supervisor.ts';
-
-/** The realm store, as the runtime holds it (http/ reaches storage only through actors/). */
-type Store = RuntimeDeps['store'];
+import type { RealmStore } from '../actors/supervisor.ts';
 import type { HttpRequest, HttpResponder, RequestHandler, WebSocketRoute } from './transport.ts';
 
 const PRINCIPAL_HEADER = 'x-warren-principal';
@@ -71,32 +68,6 @@ export function decideAuthMode(o: {
     return { mode, warning: "inbound auth is required but no API key exists yet: create one with 'warren keys create'" };
   }
   return { mode };
-}
-
-// ---- the realm's cluster secret ---------------------------------------------------------------------
-
-const CLUSTER_NS = 'inbound.cluster';
-const CLUSTER_KEY = 'secret';
-
-/** The realm's cluster secret (32 random bytes), created once in the shared store; the first writer wins. */
-async function clusterSecret(store: Store): Promise<Buffer> {
-  const read = async (): Promise<Buffer | undefined> => {
-    const rec = await store.getRecord<{ rev?: number; secret?: unknown }>(CLUSTER_NS, CLUSTER_KEY);
-    return typeof rec?.secret === 'string' ? Buffer.from(rec.secret, 'base64') : undefined;
-  };
-  const have = await read();
-  if (have) return have;
-  try {
-    await store.commit([
-      { op: 'checkRecord', ns: CLUSTER_NS, key: CLUSTER_KEY, rev: null },
-      { op: 'putRecord', ns: CLUSTER_NS, key: CLUSTER_KEY, value: { rev: 1, secret: randomBytes(32).toString('base64') } },
-    ]);
-  } catch {
-    // Another node created it first.
-  }
-  const made = await read();
-  if (!made) throw new Error('the realm cluster secret could not be created');
-  return made;
 }
 
 /** The header value peers present: an HMAC of the secret (the secret itself never crosses the wire). */
@@ -346,7 +317,7 @@ export interface InboundSetup {
 
 /** Decides the auth mode of this start (throwing the one-line refusal) and builds the gate. */
 export async function setupInboundAuth(o: {
-  store: Store;
+  store: RealmStore;
   host: string;
   insecureNoAuth: boolean;
   config: () => Config;
@@ -355,7 +326,7 @@ export async function setupInboundAuth(o: {
   cluster: boolean;
   now?: () => number;
 }): Promise<InboundSetup> {
-  const { KeyVerifier, usableKeyCount } = await import('../actors/inbound-auth/key-store.ts');
+  const { clusterSecret, KeyVerifier, usableKeyCount } = await import('../actors/inbound-auth/key-store.ts');
   const now = o.now ?? Date.now;
   const configured = (o.config().rest as { auth?: RestAuthMode }).auth;
   const decision = decideAuthMode({

@@ -5,23 +5,18 @@
 // Implementations: PostgresCluster (storage/postgres-nodes.ts) and RecordCluster (storage/record-cluster.ts:
 // lmdb and sqlite, whose processes share one machine and so one clock).
 
-/** The records namespace of ownership leases: key `<kind>:<id>`, value LeaseValue. */
-export const LEASE_NS = 'warren.lease';
+import type { StoredLease } from '../contracts/stored-records.ts';
+import { LEASE_KIND, namespaceOf } from './record-kinds.ts';
+
+/** The records namespace of ownership leases: key `<kind>:<id>`, value LeaseValue (read through LEASE_KIND). */
+export const LEASE_NS = namespaceOf(LEASE_KIND);
 
 /**
- * A stored lease. `rev` is the fencing token: it grows by one at each change of owner and never goes back
- * (a released lease stays as a tombstone with `node_id: ''`), so a token names one owner's term.
+ * A stored lease (its schema: StoredLease). `rev` is the fencing token: it grows by one at each change of
+ * owner and never goes back (a released lease stays as a tombstone with `node_id: ''`), so a token names one
+ * owner's term.
  */
-export interface LeaseValue {
-  v: 1;
-  rev: number;
-  node_id: string;
-  url: string;
-  expires_at_ms: number;
-  /** The owner's process and host (file backends: a lease of a process gone from this host is free). */
-  pid?: number;
-  host?: string;
-}
+export type LeaseValue = StoredLease;
 
 export interface NodeRow {
   node_id: string;

@@ -5,19 +5,13 @@
 // owner's pid is gone on this host is free at once, without waiting for its term (a kill -9 or a crash).
 import { hostname } from 'node:os';
 import { isServiceError } from '../contracts/errors.ts';
+import type { StoredClusterNode as NodeValue } from '../contracts/stored-records.ts';
 import { LEASE_NS, type ClusterBackend, type LeaseValue, type NodeRow } from './cluster-backend.ts';
+import { CLUSTER_NODE_KIND, LEASE_KIND, namespaceOf, readValidRecord, readValidRecords } from './record-kinds.ts';
 import type { Store, StoreOp } from './store.ts';
 
-/** The records namespace of node rows: key node id. */
-const NODES_NS = 'warren.node';
-
-interface NodeValue {
-  v: 1;
-  url: string;
-  started_ms: number;
-  heartbeat_ms: number;
-  info: unknown;
-}
+/** The records namespace of node rows: key node id (read through CLUSTER_NODE_KIND). */
+const NODES_NS = namespaceOf(CLUSTER_NODE_KIND);
 
 /** The orphan scan lists every lease record: at most once per this period (ms). */
 const ORPHAN_SCAN_MS = 2_000;
@@ -69,7 +63,8 @@ export class RecordCluster implements ClusterBackend {
 
   async nodes(forgetMs: number): Promise<NodeRow[]> {
     const now = Date.now();
-    const rows = await this.store.listRecords<NodeValue>(NODES_NS);
+    // A corrupt node row is logged as refused and left out (it ages out of no listing, but breaks none).
+    const rows = await readValidRecords<NodeValue>(this.store, CLUSTER_NODE_KIND);
     const gone = (r: { value: NodeValue }): boolean => {
       const pid = (r.value.info as { pid?: unknown; host?: unknown } | null)?.pid;
       const host = (r.value.info as { host?: unknown } | null)?.host;
@@ -101,7 +96,8 @@ export class RecordCluster implements ClusterBackend {
     const ops: Array<{ key: string; ops: StoreOp[] }> = [];
     const expires = Date.now() + leaseMs;
     for (const { key, rev } of leases) {
-      const current = await this.store.getRecord<LeaseValue>(LEASE_NS, key);
+      // A corrupt lease is logged as refused and not renewed: the node gives it up as lost.
+      const current = await readValidRecord<LeaseValue>(this.store, LEASE_KIND, key);
       if (!current || current.node_id !== nodeId || current.rev !== rev) continue;
       ops.push({
         key,
@@ -135,7 +131,7 @@ export class RecordCluster implements ClusterBackend {
     this.#lastScan = Date.now();
     const now = Date.now();
     const out: Array<[string, string]> = [];
-    for (const { key, value } of await this.store.listRecords<LeaseValue>(LEASE_NS)) {
+    for (const { key, value } of await readValidRecords<LeaseValue>(this.store, LEASE_KIND)) {
       const at = key.indexOf(':');
       if (at <= 0 || !kinds.includes(key.slice(0, at)) || value.node_id === '') continue;
       if (value.expires_at_ms >= now && !ownerProcessGone(value)) continue;

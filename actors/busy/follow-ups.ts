@@ -334,12 +334,12 @@ export class FollowUps implements FollowUpPort {
     else item.reject(result.error);
   }
 
-  /** write() that nobody waits for (a failure is logged by write itself). */
+  /** write() that nobody waits for. */
   private writeDetached(sessionId: string, ops: StoreOp[]): void {
-    this.write(sessionId, ops).catch((err: unknown) => this.opts.log.error({ err, sessionId }, 'follow-up queue write failed'));
+    this.write(sessionId, ops).catch(() => undefined); // never rejects: write() logs its own failure
   }
 
-  /** Writes queue bookkeeping through the session's writer (ordered with its turn writes). */
+  /** Writes queue bookkeeping through the session's writer (ordered with its turn writes); a failure is logged here, never thrown. */
   private write(sessionId: string, ops: StoreOp[]): Promise<void> {
     if (ops.length === 0) return Promise.resolve();
     const actor = this.host.peek(sessionId);

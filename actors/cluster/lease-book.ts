@@ -7,6 +7,7 @@
 // released lease stays as a tombstone (`node_id: ''`) keeping its token, so tokens never repeat.
 import { ServiceError, isServiceError } from '../../contracts/errors.ts';
 import { LEASE_NS, type ClusterBackend, type LeaseValue } from '../../storage/cluster-backend.ts';
+import { LEASE_KIND, readRecord } from '../../storage/record-kinds.ts';
 import type { Store, StoreOp } from '../../storage/store.ts';
 import { MOB_KIND, MOB_NS } from '../mob/mob-actor.ts';
 import { EVENTS_NS as MOB_EVENTS_NS } from '../mob/mob-ledger.ts';
@@ -92,7 +93,7 @@ export class LeaseBook {
   }
 
   async read(kind: string, id: string): Promise<LeaseValue | undefined> {
-    return this.o.store.getRecord<LeaseValue>(LEASE_NS, keyOf(kind, id));
+    return readRecord<LeaseValue>(this.o.store, LEASE_KIND, keyOf(kind, id));
   }
 
   /** True when `lease` is held by a node other than this one, has not expired and its owner is not known dead. */
@@ -114,7 +115,7 @@ export class LeaseBook {
   async claim(kind: string, id: string): Promise<ClaimResult> {
     const key = keyOf(kind, id);
     for (let attempt = 0; attempt < 3; attempt++) {
-      const current = await this.o.store.getRecord<LeaseValue>(LEASE_NS, key);
+      const current = await readRecord<LeaseValue>(this.o.store, LEASE_KIND, key);
       if (current && this.heldElsewhere(current)) return { ok: false, owner: current };
       const mine = current?.node_id === this.o.nodeId;
       const rev = mine ? current.rev : (current?.rev ?? 0) + 1;
@@ -135,7 +136,7 @@ export class LeaseBook {
       if (takeover) this.takeovers++;
       return { ok: true, takeover };
     }
-    const owner = await this.o.store.getRecord<LeaseValue>(LEASE_NS, key);
+    const owner = await readRecord<LeaseValue>(this.o.store, LEASE_KIND, key);
     if (owner && this.heldElsewhere(owner)) return { ok: false, owner };
     throw new ServiceError('SERVICE_UNAVAILABLE', `could not claim ${key}: contended`, { lease: key });
   }

@@ -8,7 +8,7 @@ import type { Logger } from 'pino';
 import { Type } from 'typebox';
 import { Compile } from 'typebox/compile';
 import {
-  CommsAgent as CommsAgentRecord,
+  type CommsAgent as CommsAgentRecord,
   type ExternalEventEnvelope,
   type InboxEntry,
   type InboundRequest,
@@ -20,6 +20,7 @@ import {
 } from '../../contracts/comms.ts';
 import type { Config } from '../../contracts/config.ts';
 import { isServiceError, ServiceError, sessionNotFound } from '../../contracts/errors.ts';
+import { COMMS_AGENT_KIND, readValidRecords } from '../../storage/record-kinds.ts';
 import type { StoreOp } from '../../storage/store.ts';
 import type { KindTable } from '../actor-registry.ts';
 import type { SessionHost } from '../session/session-host.ts';
@@ -31,8 +32,6 @@ import { Inboxes, InboxFullError } from './inbox.ts';
 import { CommsAgent, registerAgents } from './keep-alive.ts';
 import { renderEnvelope, renderExternalEvent, renderPeerResponseTerminal } from './render.ts';
 import { CommsListener, PeerClient, type ReplyBody } from './tcp-transport.ts';
-
-const checkAgent = Compile(CommsAgentRecord);
 
 /** Where a peer id points: a session here, or a session in the Warren process at `address`. */
 export type PeerTarget = { local: true; sessionId: string } | { local: false; sessionId: string; address: string };
@@ -60,7 +59,6 @@ export class CommsHost implements SessionExtension {
     this.inboxes = new Inboxes(opts.sessions.deps.store, {
       capacity: () => opts.config().comms.inbox_capacity,
       now: opts.now,
-      log: opts.log,
       soleWriter: !opts.sessions.deps.cluster,
       onSettled: (id) => void this.wake(id).catch((err) => this.log.error({ err, sessionId: id }, 'keep-alive wake failed')),
     });
@@ -299,8 +297,8 @@ export class CommsHost implements SessionExtension {
   async localAgents(): Promise<CommsAgentRecord[]> {
     const { store } = this.sessions.deps;
     const out: CommsAgentRecord[] = [];
-    for (const { value } of await store.listRecords(AGENTS_NS)) {
-      if (!checkAgent.Check(value)) continue;
+    // A corrupt agent record is logged as refused and left out of the directory.
+    for (const { value } of await readValidRecords<CommsAgentRecord>(store, COMMS_AGENT_KIND)) {
       const live = this.sessions.peek(value.session_id);
       const record = live ? live.snapshotRecord : await store.getSession(value.session_id);
       if (record && !record.archived) out.push(value);

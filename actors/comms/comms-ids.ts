@@ -1,11 +1,12 @@
 // actors/comms/comms-ids.ts: store namespaces, peer-kind names and peer ids of comms.
+import { COMMS_AGENT_KIND, COMMS_INBOUND_KIND, namespaceOf } from '../../storage/record-kinds.ts';
 
 /** Comms agents of this process: sessions with a comms name (key = session id). */
-export const AGENTS_NS = 'comms.agents';
+export const AGENTS_NS = namespaceOf(COMMS_AGENT_KIND);
 
 /** Peer requests a session received (key = request id). */
 export function inboundNs(sessionId: string): string {
-  return `comms.inbound:${sessionId}`;
+  return namespaceOf(COMMS_INBOUND_KIND, sessionId);
 }
 
 /** The kinds a peer accepts. */

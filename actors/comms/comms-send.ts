@@ -10,7 +10,7 @@ import {
   BridgeCommand,
   BridgeReply,
   ChecksumParams,
-  InboundRequest,
+  type InboundRequest,
   type CommsSendRequest,
   type CommsSendResult,
   type Delivery,
@@ -18,6 +18,7 @@ import {
   type SendPeerResponse,
 } from '../../contracts/comms.ts';
 import { ServiceError } from '../../contracts/errors.ts';
+import { COMMS_INBOUND_KIND, readRecord } from '../../storage/record-kinds.ts';
 import type { CommsHost, PeerTarget } from './comms-host.ts';
 import { inboundNs } from './comms-ids.ts';
 import { checksumToken, CommsSendError, type CommsFailure } from './comms-errors.ts';
@@ -28,7 +29,6 @@ import { PeerUnreachableError } from './tcp-transport.ts';
 const checkChecksumParams = Compile(ChecksumParams);
 const checkBridge = Compile(BridgeCommand);
 const checkBridgeReply = Compile(BridgeReply);
-const checkInbound = Compile(InboundRequest);
 const FAILURES = new Set<string>(['peer_not_found_or_not_trusted', 'peer_unreachable', 'peer_admission_dropped', 'peer_input_rejected']);
 
 /** Responses being sent right now, by `<session>/<request>`: one terminal reply per request. */
@@ -135,8 +135,7 @@ async function sendResponse(
   automatic: boolean,
 ): Promise<CommsSendResult> {
   const { store } = host.sessions.deps;
-  const raw = await store.getRecord(inboundNs(sender), req.in_reply_to);
-  const record = checkInbound.Check(raw) ? raw : undefined;
+  const record = await readRecord<InboundRequest>(store, COMMS_INBOUND_KIND, req.in_reply_to, sender);
   if (!record) throw badRequest(`no inbound request ${req.in_reply_to} to reply to`);
   if (record.from !== req.to && host.resolvePeer(record.from).sessionId !== target.sessionId) {
     throw badRequest(`request ${req.in_reply_to} came from ${record.from}, not ${req.to}`);
@@ -209,8 +208,8 @@ export async function replyToPeer(
   sessionId: string,
   args: { to: string; in_reply_to: string; body: string; ok?: boolean },
 ): Promise<CommsSendResult> {
-  const raw = await host.sessions.deps.store.getRecord(inboundNs(sessionId), args.in_reply_to);
-  const command = checkInbound.Check(raw) && checkBridge.Check(raw.params) ? raw.params.command : 'reply';
+  const raw = await readRecord<InboundRequest>(host.sessions.deps.store, COMMS_INBOUND_KIND, args.in_reply_to, sessionId);
+  const command = raw !== undefined && checkBridge.Check(raw.params) ? raw.params.command : 'reply';
   return sendComms(host, {
     kind: 'peer_response',
     session_id: sessionId,

@@ -3,16 +3,13 @@
 // turn claims the pending entries as injected context (or pulls them as steering input) and deletes
 // them in its own commit, so an admitted input is delivered exactly once, across kill -9 and restart.
 // Only counts, claimed keys and steering keys are held in memory; the entries live in the store.
-import { Compile } from 'typebox/compile';
-import type { Logger } from 'pino';
-import { InboxEntry } from '../../contracts/comms.ts';
+import type { InboxEntry } from '../../contracts/comms.ts';
+import { INBOX_ENTRY_KIND, namespaceOf, readValidRecords } from '../../storage/record-kinds.ts';
 import type { Store, StoreOp } from '../../storage/store.ts';
-
-const checkEntry = Compile(InboxEntry);
 
 /** The store namespace of one session's inbox. */
 function inboxNs(sessionId: string): string {
-  return `inbox:${sessionId}`;
+  return namespaceOf(INBOX_ENTRY_KIND, sessionId);
 }
 
 /** The inbox is at its bound: admission is refused (503 on the webhook routes). */
@@ -70,7 +67,6 @@ export class Inboxes {
     private readonly opts: {
       capacity(): number;
       now(): number;
-      log: Logger;
       onSettled(sessionId: string): void;
       /** This process is the only writer of the inboxes it serves (not a cluster node). */
       soleWriter: boolean;
@@ -135,11 +131,12 @@ export class Inboxes {
     if (entry.handling_mode === 'steer' && entry.wake) b.steer.push({ key, entry });
   }
 
-  /** Unclaimed entries, oldest first (validated on read; a malformed record is skipped and logged). */
+  /** Unclaimed entries, oldest first (read through their record kind; a malformed one is logged as refused and skipped). */
   async pending(sessionId: string): Promise<Array<{ key: string; entry: InboxEntry }>> {
     if (this.knownEmpty.has(sessionId)) return [];
     const before = this.admissions;
-    const rows = await this.store.listRecords(inboxNs(sessionId));
+    // A malformed entry is logged as refused (storage/record-kinds.ts) and skipped: it never reaches a turn.
+    const rows = await readValidRecords<InboxEntry>(this.store, INBOX_ENTRY_KIND, sessionId);
     if (rows.length === 0 && this.opts.soleWriter && before === this.admissions) {
       if (this.knownEmpty.size >= KNOWN_EMPTY_MAX) this.knownEmpty.clear();
       this.knownEmpty.add(sessionId);
@@ -148,10 +145,6 @@ export class Inboxes {
     const out: Array<{ key: string; entry: InboxEntry }> = [];
     for (const { key, value } of rows) {
       if (claimed?.has(key)) continue;
-      if (!checkEntry.Check(value)) {
-        this.opts.log.error({ sessionId, key }, 'malformed inbox entry skipped');
-        continue;
-      }
       out.push({ key, entry: value });
     }
     return out.sort((a, b) => (a.key < b.key ? -1 : a.key > b.key ? 1 : 0));

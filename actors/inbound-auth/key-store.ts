@@ -2,13 +2,25 @@
 // `wk_<id>_<secret>` shown once at creation; the store keeps only scrypt(secret, per-key salt), so a copy of
 // the store does not reveal a usable token. The id is the lookup prefix: verifying a token costs at most one
 // scrypt. Last-used times live in their own namespace, so a usage write never races a revoke of the record.
+// Key records are read through their record kind; one that does not match is logged as refused and counts
+// as no key (fails closed: its token is unknown). Also the realm's cluster secret (`inbound.cluster`).
 import { createHash, randomBytes, scrypt, timingSafeEqual } from 'node:crypto';
 import { Compile } from 'typebox/compile';
 import { INBOUND_KEYS_NS, InboundKeyRecord, TOKEN_PATTERN, type InboundKeyView, type InboundScope } from '../../contracts/inbound-auth.ts';
 import { ServiceError } from '../../contracts/errors.ts';
+import {
+  CLUSTER_SECRET_KIND,
+  INBOUND_KEY_KIND,
+  KEY_USAGE_KIND,
+  namespaceOf,
+  readRecord,
+  readValidRecord,
+  readValidRecords,
+} from '../../storage/record-kinds.ts';
 import type { Store } from '../../storage/store.ts';
 
-const USAGE_NS = 'inbound.key_usage';
+const USAGE_NS = namespaceOf(KEY_USAGE_KIND);
+/** Checks a new key before it is stored (reads go through INBOUND_KEY_KIND, the same schema). */
 const checkKey = Compile(InboundKeyRecord);
 /** scrypt cost (N). r=8, p=1: about 16 MiB and tens of milliseconds per hash. */
 const SCRYPT_COST = 16384;
@@ -55,15 +67,14 @@ export async function createKey(
 }
 
 async function allKeys(store: Store): Promise<InboundKeyRecord[]> {
-  const out: InboundKeyRecord[] = [];
-  for (const { value } of await store.listRecords<unknown>(INBOUND_KEYS_NS)) if (checkKey.Check(value)) out.push(value);
+  const out = (await readValidRecords<InboundKeyRecord>(store, INBOUND_KEY_KIND)).map((r) => r.value);
   return out.sort((a, b) => a.created_at_ms - b.created_at_ms || a.id.localeCompare(b.id));
 }
 
 /** Every key (revoked ones too), without salt and hash. */
 export async function listKeys(store: Store, now: number): Promise<InboundKeyView[]> {
   const usage = new Map<string, number>();
-  for (const { key, value } of await store.listRecords<unknown>(USAGE_NS)) if (typeof value === 'number') usage.set(key, value);
+  for (const { key, value } of await readValidRecords<number>(store, KEY_USAGE_KIND)) usage.set(key, value);
   return (await allKeys(store)).map((k) => {
     const lastUsed = usage.get(k.id) ?? k.last_used_at_ms;
     return {
@@ -147,8 +158,8 @@ export class KeyVerifier {
     const now = this.now();
     let entry = this.cache.get(fast);
     if (!entry || now - entry.checkedAt >= RECHECK_MS) {
-      const raw = await this.store.getRecord<unknown>(INBOUND_KEYS_NS, id);
-      if (raw === undefined || !checkKey.Check(raw)) {
+      const raw = await readValidRecord<InboundKeyRecord>(this.store, INBOUND_KEY_KIND, id);
+      if (raw === undefined) {
         this.cache.delete(fast);
         return { ok: false, reason: 'unknown API key' };
       }
@@ -183,4 +194,30 @@ export class KeyVerifier {
     this.usageWritten.set(id, now);
     this.store.commit([{ op: 'putRecord', ns: USAGE_NS, key: id, value: now }]).catch(this.onError);
   }
+}
+
+// ---- the realm's cluster secret ---------------------------------------------------------------------
+
+const CLUSTER_NS = namespaceOf(CLUSTER_SECRET_KIND);
+const CLUSTER_KEY = 'secret';
+
+/** The realm's cluster secret (32 random bytes), created once in the shared store; the first writer wins. */
+export async function clusterSecret(store: Store): Promise<Buffer> {
+  const read = async (): Promise<Buffer | undefined> => {
+    const rec = await readRecord<{ secret: string }>(store, CLUSTER_SECRET_KIND, CLUSTER_KEY);
+    return rec === undefined ? undefined : Buffer.from(rec.secret, 'base64');
+  };
+  const have = await read();
+  if (have) return have;
+  try {
+    await store.commit([
+      { op: 'checkRecord', ns: CLUSTER_NS, key: CLUSTER_KEY, rev: null },
+      { op: 'putRecord', ns: CLUSTER_NS, key: CLUSTER_KEY, value: { v: 1, rev: 1, secret: randomBytes(32).toString('base64') } },
+    ]);
+  } catch {
+    // Another node created it first.
+  }
+  const made = await read();
+  if (!made) throw new Error('the realm cluster secret could not be created');
+  return made;
 }

@@ -4,22 +4,14 @@
 // minisearch; with an embeddings endpoint, vector similarity too, fused by reciprocal rank (hybrid).
 // The index is rebuilt from the durable documents on first use after a restart.
 import MiniSearch from 'minisearch';
+import type { StoredMemoryDoc } from '../../contracts/stored-records.ts';
 import type { Message } from '../../contracts/transcript.ts';
+import { MEMORY_DOC_KIND, namespaceOf, readRecords } from '../../storage/record-kinds.ts';
 import type { Store, StoreOp } from '../../storage/store.ts';
 import type { DiscardSink } from '../compaction.ts';
 import { cosine, type Embedder } from './embeddings.ts';
 import { createMemorySearchTool } from '../../tools/memory-tools.ts';
 import type { Tool } from '../../tools/tool.ts';
-
-/** One durable memory document. */
-export interface MemoryDoc {
-  v: 1;
-  id: string;
-  role: 'user' | 'assistant' | 'tool_results';
-  text: string;
-  created_at: string;
-  embedding?: number[];
-}
 
 export interface MemoryHit {
   id: string;
@@ -30,15 +22,15 @@ export interface MemoryHit {
 }
 
 interface SessionIndex {
-  search: MiniSearch<MemoryDoc>;
-  docs: Map<string, MemoryDoc>;
+  search: MiniSearch<StoredMemoryDoc>;
+  docs: Map<string, StoredMemoryDoc>;
 }
 
-const ns = (sessionId: string) => `memory:${sessionId}`;
+const ns = (sessionId: string) => namespaceOf(MEMORY_DOC_KIND, sessionId);
 const RRF_K = 60;
 
 /** Text of a discarded row; undefined for rows memory never holds (injected context, summaries, system). */
-function memoryText(row: Message): { role: MemoryDoc['role']; text: string } | undefined {
+function memoryText(row: Message): { role: StoredMemoryDoc['role']; text: string } | undefined {
   if (row.role === 'user') {
     if (row.transcript_role === 'injected_context' || row.transcript_role === 'compaction_summary') return undefined;
     const text =
@@ -77,7 +69,7 @@ export class MemoryStore implements DiscardSink {
 
   async ops(sessionId: string, settings: Readonly<Record<string, unknown>>, discarded: Message[], atMs: number): Promise<StoreOp[]> {
     if (settings.memory !== true) return [];
-    const docs: MemoryDoc[] = [];
+    const docs: StoredMemoryDoc[] = [];
     discarded.forEach((row, i) => {
       const t = memoryText(row);
       if (t)
@@ -103,14 +95,14 @@ export class MemoryStore implements DiscardSink {
   }
 
   committed(sessionId: string, ops: StoreOp[]): number {
-    const docs = ops.flatMap((op) => (op.op === 'putRecord' ? [op.value as MemoryDoc] : []));
+    const docs = ops.flatMap((op) => (op.op === 'putRecord' ? [op.value as StoredMemoryDoc] : []));
     if (docs.length === 0) return 0;
     const loaded = this.indexes.get(sessionId);
     if (loaded) void loaded.then((idx) => this.add(idx, docs)).catch(() => this.indexes.delete(sessionId));
     return docs.length;
   }
 
-  private add(idx: SessionIndex, docs: MemoryDoc[]): void {
+  private add(idx: SessionIndex, docs: StoredMemoryDoc[]): void {
     for (const d of docs) {
       if (idx.docs.has(d.id)) continue;
       idx.docs.set(d.id, d);
@@ -122,7 +114,7 @@ export class MemoryStore implements DiscardSink {
     let idx = this.indexes.get(sessionId);
     if (!idx) {
       idx = (async () => {
-        const search = new MiniSearch<MemoryDoc>({
+        const search = new MiniSearch<StoredMemoryDoc>({
           fields: ['text'],
           storeFields: ['id'],
           searchOptions: { prefix: true, fuzzy: 0.2, combineWith: 'OR' },
@@ -130,7 +122,7 @@ export class MemoryStore implements DiscardSink {
         const out: SessionIndex = { search, docs: new Map() };
         this.add(
           out,
-          (await this.store.listRecords<MemoryDoc>(ns(sessionId))).map((r) => r.value),
+          (await readRecords<StoredMemoryDoc>(this.store, MEMORY_DOC_KIND, sessionId)).map((r) => r.value),
         );
         return out;
       })();

@@ -8,15 +8,13 @@
 //   getFlowRun(mobId, runId)                            pending | running | completed | failed | canceled
 //   cancelFlowRun(mobId, runId)
 //   onTerminal(listener)                                every terminal outcome, once per run
-import { Compile } from 'typebox/compile';
-import { FlowRunRecord, type FlowDef, type FlowRunPort } from '../../contracts/mob.ts';
+import type { FlowDef, FlowRunPort, FlowRunRecord } from '../../contracts/mob.ts';
 import { ServiceError } from '../../contracts/errors.ts';
 import type { Store } from '../../storage/store.ts';
 import type { MobHost } from './mob-host.ts';
-import { FLOW_RUN_KIND, readRecord, readRecords } from '../../storage/record-kinds.ts';
+import { FLOW_RUN_KIND, namespaceOf, readRecord, readRecords, readValidRecords } from '../../storage/record-kinds.ts';
 
-export const RUNS_NS = 'mob.runs';
-const checkRun = Compile(FlowRunRecord);
+export const RUNS_NS = namespaceOf(FLOW_RUN_KIND);
 const TERMINAL = new Set(['completed', 'failed', 'canceled']);
 
 export interface StartFlowRun {
@@ -144,8 +142,9 @@ export class FlowRunner implements FlowRunPort {
    * runs, once this node took the mob over from a cluster node that died).
    */
   async recover(mobId?: string): Promise<void> {
-    for (const { value } of await this.store.listRecords<unknown>(RUNS_NS)) {
-      if (!checkRun.Check(value) || isTerminal(value.status)) continue;
+    // A corrupt run is logged as refused and left out: it must not stop the others' recovery.
+    for (const { value } of await readValidRecords<FlowRunRecord>(this.store, FLOW_RUN_KIND)) {
+      if (isTerminal(value.status)) continue;
       if ((mobId !== undefined && value.mob_id !== mobId) || this.live.has(`${value.mob_id}/${value.run_id}`)) continue;
       try {
         const mob = await this.host.live(value.mob_id);
@@ -195,7 +194,7 @@ export class FlowRunner implements FlowRunPort {
         let output: string;
         try {
           const reply = await Promise.race([
-            this.host.dispatch(mob, step.member, prompt, { runId: run.run_id, stepId: step.step_id, signal }),
+            this.host.turns.dispatch(mob, step.member, prompt, { runId: run.run_id, stepId: step.step_id, signal }),
             new Promise<never>((_, reject) => signal.addEventListener('abort', () => reject(new Error('canceled')), { once: true })),
           ]);
           output = reply.text;

@@ -1,12 +1,13 @@
 // actors/mob/mob-host.ts: the mob runtime of one Warren process. Registers the `mob` and `mob_member`
 // actor kinds, and holds the commands every surface calls (JSON-RPC, REST, agent tools, schedules):
-// create and destroy mobs; spawn, retire, wire, cancel and respawn members; dispatch a prompt to a
-// member; wait for kickoffs. Wiring (edges, route installs) is in mob-wiring.ts. Structural events go to the durable ledger (mob-ledger.ts); member turn
-// events go to the live agent tap (mob-agent-events.ts). Flows live in flow-runner.ts, helpers in
-// mob-helpers.ts.
+// create and destroy mobs; spawn, retire, cancel and respawn members; clean up retired helpers.
+// Turns on members (kickoffs, dispatched prompts, waiting for kickoffs) are in member-turns.ts; wiring
+// (edges, route installs) in mob-wiring.ts. Structural events go to the durable ledger (mob-ledger.ts);
+// member turn events go to the live agent tap (mob-agent-events.ts). Flows live in flow-runner.ts,
+// helpers in mob-helpers.ts.
 import { randomUUID } from 'node:crypto';
 import { Compile } from 'typebox/compile';
-import { MobDefinition, MobRecord, type MemberRecord, type MemberSpec, type StructuralKind } from '../../contracts/mob.ts';
+import { MobDefinition, type MobRecord, type MemberRecord, type MemberSpec, type StructuralKind } from '../../contracts/mob.ts';
 import { ServiceError } from '../../contracts/errors.ts';
 import type { ContentInput } from '../../contracts/transcript.ts';
 import { mobMachine } from '../../machines/mob-machine.ts';
@@ -15,13 +16,13 @@ import type { KindTable } from '../actor-registry.ts';
 import type { TurnReply } from '../session/session-commands.ts';
 import type { Supervisor } from '../supervisor.ts';
 import { AgentEvents } from './mob-agent-events.ts';
+import { MemberTurns } from './member-turns.ts';
 import { MEMBER_KIND, MOB_KIND, MOB_NS, MobActor, type MemberRuntime } from './mob-actor.ts';
 import type { MobLedger, NewMobEvent } from './mob-ledger.ts';
 import type { MemberSessions } from './member-sessions.ts';
 import { isInstalled, MobWiring, peersOf, setInstalled, uninstallAll, unwireAll } from './mob-wiring.ts';
 import { MOB_KIND as MOB_RECORD, readRecord, readRecords } from '../../storage/record-kinds.ts';
 
-const checkRecord = Compile(MobRecord);
 const checkDefinition = Compile(MobDefinition);
 
 export interface MobHostDeps {
@@ -33,10 +34,6 @@ export interface MobHostDeps {
 
 function bad(message: string, details?: unknown): ServiceError {
   return new ServiceError('BAD_REQUEST', message, details);
-}
-
-function messageOf(err: unknown): string {
-  return err instanceof Error ? err.message : String(err);
 }
 
 function mobNotFound(mobId: string): ServiceError {
@@ -64,6 +61,8 @@ export class MobHost {
   readonly agentEvents = new AgentEvents();
   /** Edges between members and their routes (wire, unwire, route installs). */
   readonly wiring = new MobWiring(this);
+  /** Kickoffs and dispatched prompts on members' sessions. */
+  readonly turns = new MemberTurns(this);
   /** Called when a mob is destroyed (the flow runner cancels its runs). */
   onDestroy: (mobId: string) => Promise<void> = async () => {};
   /** Called when this node took a mob over from a cluster node that died (the flow runner resumes its runs). */
@@ -255,7 +254,7 @@ export class MobHost {
     await this.onDestroy(mobId);
     for (const m of mob.members.values()) {
       if (m.state === 'retired') continue;
-      this.stopWork(m);
+      this.turns.stop(m);
       m.send({ type: 'member.retire' });
       mob.send({ type: 'member.left' });
     }
@@ -297,7 +296,7 @@ export class MobHost {
     const m = mob.attach(rec, 'fresh', this.deps.now());
     this.memberTable.adopt(m);
     mob.send({ type: 'member.joined' });
-    const kickoff = this.startKickoff(mob, m, opts.prompt, opts.injected);
+    const kickoff = this.turns.kickoff(mob, m, opts.prompt, opts.injected);
     await mob.persist(this.deps.now());
     await this.emit(mob, opts.helper ? (opts.injected ? 'helper_forked' : 'helper_spawned') : 'member_spawned', {
       agent_identity: spec.agent_identity,
@@ -307,138 +306,10 @@ export class MobHost {
     return { member: m, kickoff };
   }
 
-  private startKickoff(mob: MobActor, m: MemberRuntime, prompt?: string, injected?: ContentInput[]): Promise<TurnReply> {
-    const spec = m.record.spec;
-    const sessionId = randomUUID();
-    m.record.session_id = sessionId;
-    m.record.kickoff = 'pending';
-    delete m.record.last_error;
-    m.abort = new AbortController();
-    const signal = m.abort.signal;
-    const identity = m.record.agent_identity;
-    const text =
-      prompt ?? spec.initial_message ?? `You are ${identity}, a ${m.record.role} in mob ${mob.id}. Reply with a short acknowledgement.`;
-    mob.inFlight++;
-    const run = (async () => {
-      this.agentEvents.publish(mob.id, identity, 'run_started', { session_id: sessionId, kickoff: true }, this.deps.now());
-      try {
-        const reply = await this.deps.sessions.kickoff({
-          sessionId,
-          prompt: text,
-          signal,
-          ...(injected ? { injected } : {}),
-          ...(spec.instructions ? { systemPrompt: spec.instructions } : {}),
-          ...(spec.model ? { model: spec.model } : {}),
-          ...(spec.provider ? { provider: spec.provider } : {}),
-          commsName: `${mob.id}.${identity}`,
-          member: { mob_id: mob.id, agent_identity: identity },
-        });
-        m.record.kickoff = 'completed';
-        m.send({ type: 'kickoff.done' });
-        this.agentEvents.publish(mob.id, identity, 'run_completed', { session_id: sessionId, text: reply.text }, this.deps.now());
-        await this.emit(mob, 'member_kickoff_completed', {
-          agent_identity: identity,
-          data: { session_id: sessionId, generation: m.record.generation },
-        });
-        return reply;
-      } catch (err) {
-        if (this.closing) throw err;
-        m.record.kickoff = 'failed';
-        m.record.last_error = messageOf(err);
-        m.send({ type: 'kickoff.failed' });
-        this.agentEvents.publish(mob.id, identity, 'run_failed', { session_id: sessionId, error: messageOf(err) }, this.deps.now());
-        await this.emit(mob, 'member_kickoff_failed', { agent_identity: identity, data: { session_id: sessionId, error: messageOf(err) } });
-        throw err;
-      } finally {
-        mob.inFlight--;
-        if (!this.closing) await mob.persist(this.deps.now()).catch(() => undefined);
-      }
-    })();
-    m.kickoff = run.then(
-      () => undefined,
-      () => undefined,
-    );
-    m.lane = m.kickoff;
-    return run;
-  }
-
-  /**
-   * Runs one prompt on a member (after its kickoff and earlier dispatches). `signal` (a flow run's) ends
-   * it: not started yet, it never runs; running, the member session's turn is interrupted.
-   */
-  async dispatch(
-    mob: MobActor,
-    identity: string,
-    text: string,
-    ctx: { runId?: string; stepId?: string; signal?: AbortSignal } = {},
-  ): Promise<TurnReply> {
-    const m = this.member(mob, identity);
-    mob.inFlight++;
-    const turn = m.lane.then(async () => {
-      if (ctx.signal?.aborted) throw new ServiceError('REQUEST_CANCELLED', 'the flow run was canceled before this step ran');
-      if (m.state !== 'active')
-        throw bad(`member ${identity} of mob ${mob.id} is ${m.state}`, { agent_identity: identity, state: m.state });
-      const sessionId = m.record.session_id!;
-      const onAbort = () => this.deps.sessions.interrupt(sessionId);
-      ctx.signal?.addEventListener('abort', onAbort, { once: true });
-      try {
-        return await this.runTurn(mob, m, identity, sessionId, text, ctx);
-      } finally {
-        ctx.signal?.removeEventListener('abort', onAbort);
-      }
-    });
-    m.lane = turn.catch(() => undefined);
-    try {
-      return await turn;
-    } finally {
-      mob.inFlight--;
-    }
-  }
-
-  private async runTurn(
-    mob: MobActor,
-    m: MemberRuntime,
-    identity: string,
-    sessionId: string,
-    text: string,
-    ctx: { runId?: string; stepId?: string },
-  ): Promise<TurnReply> {
-    m.send({ type: 'turn.start' });
-    this.agentEvents.publish(
-      mob.id,
-      identity,
-      'run_started',
-      { session_id: sessionId, ...(ctx.runId ? { run_id: ctx.runId } : {}) },
-      this.deps.now(),
-    );
-    try {
-      const reply = await this.deps.sessions.prompt(sessionId, text, m.abort.signal);
-      m.send({ type: 'turn.done' });
-      this.agentEvents.publish(mob.id, identity, 'run_completed', { session_id: sessionId, text: reply.text }, this.deps.now());
-      return reply;
-    } catch (err) {
-      m.send({ type: 'turn.failed' });
-      this.agentEvents.publish(mob.id, identity, 'run_failed', { session_id: sessionId, error: messageOf(err) }, this.deps.now());
-      await this.emit(mob, 'member_turn_failed', {
-        agent_identity: identity,
-        run_id: ctx.runId ?? null,
-        step_id: ctx.stepId ?? null,
-        data: { error: messageOf(err) },
-      });
-      throw err;
-    }
-  }
-
-  /** Aborts the member's work in flight and (unless told not to) interrupts its session's turn. */
-  private stopWork(m: MemberRuntime, interrupt = true): void {
-    m.abort.abort(new ServiceError('REQUEST_CANCELLED', 'member cancelled'));
-    if (interrupt && m.record.session_id) this.deps.sessions.interrupt(m.record.session_id);
-  }
-
   async cancel(mob: MobActor, identity: string): Promise<void> {
     const m = this.member(mob, identity);
     if (m.state === 'retired') throw bad(`member ${identity} is retired`);
-    this.stopWork(m);
+    this.turns.stop(m);
     if (m.send({ type: 'member.cancel' })) {
       mob.bump();
       await mob.persist(this.deps.now());
@@ -454,7 +325,7 @@ export class MobHost {
   async retire(mob: MobActor, identity: string, opts: { interrupt?: boolean; emit?: boolean } = {}): Promise<void> {
     const m = this.member(mob, identity);
     if (m.state === 'retired') return;
-    this.stopWork(m, opts.interrupt !== false);
+    this.turns.stop(m, opts.interrupt !== false);
     m.send({ type: 'member.retire' });
     mob.send({ type: 'member.left' });
     mob.bump();
@@ -552,10 +423,10 @@ export class MobHost {
     mob.bump();
     // Its session changes: its routes are outstanding until its peers are told again.
     uninstallAll(mob.record, identity);
-    this.stopWork(m);
+    this.turns.stop(m);
     await m.lane;
     if (!m.send({ type: 'member.respawn' })) throw bad(`member ${identity} cannot be respawned while ${m.state}`, { state: m.state });
-    const kickoff = this.startKickoff(mob, m, initialMessage);
+    const kickoff = this.turns.kickoff(mob, m, initialMessage);
     await mob.persist(this.deps.now());
     await kickoff;
     const failed: string[] = [];
@@ -572,22 +443,5 @@ export class MobHost {
     };
     await this.emit(mob, 'member_respawned', { agent_identity: identity, data: { ...receipt, failed_peer_ids: failed } });
     return failed.length ? { status: 'topology_restore_failed', receipt, failed_peer_ids: failed } : { status: 'completed', receipt };
-  }
-
-  private members(mob: MobActor, ids: readonly string[]): MemberRuntime[] {
-    return ids.map((id) => this.member(mob, id));
-  }
-
-  /** Waits until the named members' (default: all) kickoffs settled, or the timeout passes. */
-  async waitKickoff(mob: MobActor, ids: readonly string[] | undefined, timeoutMs: number | undefined): Promise<MemberRecord[]> {
-    const members = ids ? this.members(mob, ids) : [...mob.members.values()];
-    const all = Promise.all(members.map((m) => m.kickoff)).then(() => Promise.all([...mob.notices]));
-    if (timeoutMs === undefined) await all;
-    else {
-      let timer: NodeJS.Timeout | undefined;
-      await Promise.race([all, new Promise<void>((resolve) => (timer = setTimeout(resolve, timeoutMs)))]);
-      clearTimeout(timer);
-    }
-    return members.map((m) => m.record);
   }
 }

@@ -15,14 +15,13 @@
 // beyond the head (it never existed) is refused as 410 STALE_CURSOR (JSON-RPC -32023) with
 // `details: {watermark, requested, floor_cursor, head_cursor, reason}`.
 import { randomUUID } from 'node:crypto';
-import { Compile } from 'typebox/compile';
-import { MobEventRecord, type MobEvent, type StructuralKind } from '../../contracts/mob.ts';
+import type { MobEvent, MobEventRecord, StructuralKind } from '../../contracts/mob.ts';
 import { ServiceError } from '../../contracts/errors.ts';
+import { MOB_CURSOR_KIND, MOB_EVENT_KIND, namespaceOf, readRecord, readRecords } from '../../storage/record-kinds.ts';
 import type { Store, StoreOp } from '../../storage/store.ts';
 
-export const EVENTS_NS = 'mob.events';
-const META_NS = 'mob.meta';
-const checkEvent = Compile(MobEventRecord);
+export const EVENTS_NS = namespaceOf(MOB_EVENT_KIND);
+const META_NS = namespaceOf(MOB_CURSOR_KIND);
 /** Most recent events kept in memory for cheap tails; older reads scan the store. */
 const TAIL = 2048;
 /** Events kept when no retention is configured (`[mob] event_retention`). */
@@ -102,9 +101,9 @@ export class MobLedger {
   }
 
   private async load(): Promise<void> {
-    const head = await this.store.getRecord<{ cursor: number }>(META_NS, 'head');
-    const projected = await this.store.getRecord<{ cursor: number }>(META_NS, 'projected');
-    const floor = await this.store.getRecord<{ cursor: number }>(META_NS, 'floor');
+    const head = await this.cursor('head');
+    const projected = await this.cursor('projected');
+    const floor = await this.cursor('floor');
     const all = await this.readAll();
     this.head = Math.max(head?.cursor ?? 0, all.at(-1)?.cursor ?? 0);
     this.floor = Math.min(floor?.cursor ?? 0, this.head);
@@ -185,9 +184,9 @@ export class MobLedger {
 
   /** Another process on the realm may have appended or trimmed: the stored head and floor say so. */
   private async catchUp(): Promise<void> {
-    const floor = await this.store.getRecord<{ cursor: number }>(META_NS, 'floor');
+    const floor = await this.cursor('floor');
     if (floor) this.setFloor(floor.cursor);
-    const stored = await this.store.getRecord<{ cursor: number }>(META_NS, 'head');
+    const stored = await this.cursor('head');
     if (stored && stored.cursor > this.head) this.adopt(await this.readAll());
   }
 
@@ -276,13 +275,13 @@ export class MobLedger {
     this.head = Math.max(this.head, this.tail.at(-1)?.cursor ?? 0);
   }
 
+  /** A stored cursor of the ledger (`head`, `projected` or `floor`). */
+  private cursor(name: 'head' | 'projected' | 'floor'): Promise<{ cursor: number } | undefined> {
+    return readRecord<{ cursor: number }>(this.store, MOB_CURSOR_KIND, name);
+  }
+
   private async readAll(): Promise<MobEvent[]> {
-    const rows = await this.store.listRecords<unknown>(EVENTS_NS);
-    const out: MobEvent[] = [];
-    for (const { value } of rows) {
-      if (!checkEvent.Check(value)) throw new ServiceError('INTERNAL_ERROR', 'a stored mob event does not match its schema');
-      out.push(wire(value));
-    }
-    return out.sort((a, b) => a.cursor - b.cursor);
+    const rows = await readRecords<MobEventRecord>(this.store, MOB_EVENT_KIND);
+    return rows.map((r) => wire(r.value)).sort((a, b) => a.cursor - b.cursor);
   }
 }

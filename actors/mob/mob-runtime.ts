@@ -231,7 +231,7 @@ export class MobRuntime {
         const q = p as RpcParams<'mob/send_message'>;
         const mob = await host.live(q.mob_id);
         host.fence(mob, q, q.agent_identity);
-        const reply = await host.dispatch(mob, q.agent_identity, q.prompt);
+        const reply = await host.turns.dispatch(mob, q.agent_identity, q.prompt);
         return { session_id: reply.sessionId, text: reply.text, turns: reply.turns, tool_calls: reply.toolCalls, usage: reply.usage };
       }
       case 'mob/start_flow': {

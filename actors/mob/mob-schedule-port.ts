@@ -20,7 +20,7 @@ export function mobSchedulePort(rt: MobRuntime): MobTargetPort {
       switch (target.type) {
         case 'member': {
           const mob = await host.live(target.mob_id);
-          const reply = await host.dispatch(mob, target.agent_identity!, textOf(target.action));
+          const reply = await host.turns.dispatch(mob, target.agent_identity!, textOf(target.action));
           return {
             agent_identity: target.agent_identity,
             session_id: reply.sessionId,

@@ -2,14 +2,14 @@
 // CLI, the owner bridge) has every scope. A granted principal has exactly its unexpired scopes: a grant
 // with `expires_at_ms <= now_ms` is expired, evaluated at each decision against the injected clock. An
 // unknown principal has none. A denial is 403 `ScopeDenied` (JSON-RPC -32025) carrying the required
-// scope and the caller's effective set. Grants are Store records (`mob.grants`, keyed by principal).
-import { Compile } from 'typebox/compile';
-import { GrantRecord, MOB_SCOPES, type MobScope } from '../../contracts/mob.ts';
+// scope and the caller's effective set. Grants are Store records (`mob.grants`, keyed by principal); a
+// grant record that does not match its schema is logged as refused and counts as no grant (fails closed).
+import { MOB_SCOPES, type GrantRecord, type MobScope } from '../../contracts/mob.ts';
 import { ServiceError } from '../../contracts/errors.ts';
+import { MOB_GRANT_KIND, namespaceOf, readValidRecord, readValidRecords } from '../../storage/record-kinds.ts';
 import type { Store } from '../../storage/store.ts';
 
-const NS = 'mob.grants';
-const checkGrant = Compile(GrantRecord);
+const NS = namespaceOf(MOB_GRANT_KIND);
 
 /** Who is asking: the owner, or a named principal. */
 export type Caller = { owner: true } | { owner: false; principal: string };
@@ -28,17 +28,15 @@ export class ScopeGate {
 
   async open(): Promise<void> {
     const grants = new Map<string, GrantRecord>();
-    for (const { key, value } of await this.store.listRecords<unknown>(NS)) {
-      if (checkGrant.Check(value)) grants.set(key, value);
-    }
+    for (const { key, value } of await readValidRecords<GrantRecord>(this.store, MOB_GRANT_KIND)) grants.set(key, value);
     this.grants = grants;
   }
 
   /** On a shared store: re-reads the caller's grant, so a grant or revoke made through another node applies here at once. */
   async fresh(caller: Caller): Promise<void> {
     if (!this.shared || caller.owner) return;
-    const raw = await this.store.getRecord<unknown>(NS, caller.principal);
-    if (raw !== undefined && checkGrant.Check(raw)) this.grants.set(caller.principal, raw);
+    const grant = await readValidRecord<GrantRecord>(this.store, MOB_GRANT_KIND, caller.principal);
+    if (grant !== undefined) this.grants.set(caller.principal, grant);
     else this.grants.delete(caller.principal);
   }
 

@@ -28,7 +28,7 @@ export function mobToolsFor(rt: MobRuntime, mobId: string, self: string): Tool[]
       const mob = await host.live(mobId);
       const target = host.member(mob, to);
       if (target.state !== 'active') throw new ServiceError('SESSION_BUSY', `member ${to} is ${target.state}; delegate to an idle member`);
-      const reply = await host.dispatch(mob, to, prompt);
+      const reply = await host.turns.dispatch(mob, to, prompt);
       const b = boundText(reply.text, max);
       return { from: to, output: b.text, truncated: b.truncated };
     },

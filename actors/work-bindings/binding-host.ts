@@ -13,22 +13,20 @@
 // seen by no process that could commit its evidence) checks the item: the identical evidence present →
 // it goes on to closure; otherwise → run_lost, never a closure. Failed and canceled runs found at
 // recovery still write their evidence (they never close anything).
-import { Compile } from 'typebox/compile';
 import { ServiceError } from '../../contracts/errors.ts';
 import type { FlowRunRecord } from '../../contracts/mob.ts';
-import { WorkBindingRecord, type PublicBinding } from '../../contracts/work-binding.ts';
+import type { PublicBinding, WorkBindingRecord } from '../../contracts/work-binding.ts';
 import { workBindingMachine, type BindingEvent } from '../../machines/work-binding-machine.ts';
 import type { KindTable } from '../actor-registry.ts';
 import type { Supervisor } from '../supervisor.ts';
 import { isTerminal as isRunTerminal } from '../mob/flow-runner.ts';
-import { BINDING_KIND, BINDINGS_NS, BindingActor, bindingIdOfRun, publicView } from './binding-actor.ts';
+import { BINDING_KIND, BindingActor, bindingIdOfRun, publicView } from './binding-actor.ts';
 import { evidenceFor, evidenceState, noteExecution, projectEvidence, requestClosure } from './binding-projection.ts';
 import { launchBinding, type LaunchDeps } from './binding-launch.ts';
 import type { bindingPorts } from './ports.ts';
 import type { AbandonArgs, BindingListArgs, FlowLaunchArgs } from '../../contracts/work-binding.ts';
-import { readRecord, readRecords, WORK_BINDING_KIND } from '../../storage/record-kinds.ts';
+import { readRecord, readRecords, readValidRecord, readValidRecords, WORK_BINDING_KIND } from '../../storage/record-kinds.ts';
 
-const checkRecord = Compile(WorkBindingRecord);
 type Ports = NonNullable<ReturnType<typeof bindingPorts>>;
 
 /**
@@ -131,8 +129,9 @@ export class BindingHost {
 
   /** Recovers every non-terminal binding (at start, after the mob runtime resumed its runs). */
   async recoverAll(): Promise<void> {
-    for (const { key, value } of await this.store.listRecords<unknown>(BINDINGS_NS)) {
-      if (!checkRecord.Check(value) || publicView(value).terminal) continue;
+    // A corrupt binding is logged as refused and left alone: it must not stop the others' recovery.
+    for (const { key, value } of await readValidRecords<WorkBindingRecord>(this.store, WORK_BINDING_KIND)) {
+      if (publicView(value).terminal) continue;
       await this.with(key, async () => undefined).catch((err: unknown) => {
         // Hosted by another live cluster node: its recovery is that node's.
         if (err instanceof ServiceError && err.code === 'SERVICE_UNAVAILABLE') return;
@@ -178,8 +177,9 @@ export class BindingHost {
     const resident = this.table.peek(id);
     if (resident) return resident.view();
     // A terminal binding has no recovery rules left to run: read as stored, without hosting it here.
-    const stored = await this.store.getRecord<unknown>(BINDINGS_NS, id);
-    const valid = stored !== undefined && checkRecord.Check(stored);
+    // (A corrupt record is logged here and refused below, when the table hydrates it.)
+    const stored = await readValidRecord<WorkBindingRecord>(this.store, WORK_BINDING_KIND, id);
+    const valid = stored !== undefined;
     if (valid && publicView(stored).terminal) return publicView(stored);
     try {
       return (await this.table.get(id)).view();

@@ -10,12 +10,11 @@
 // same key with another request is a 409; a new binding needs `expected_item_revision` to equal the
 // item's revision (compare-and-set) and the item not to be terminal.
 import { createHash, randomUUID } from 'node:crypto';
-import { Compile } from 'typebox/compile';
 import { ServiceError } from '../../contracts/errors.ts';
 import {
-  BindingChainRecord,
-  BindingKeyRecord,
   isTerminalPhase,
+  type BindingChainRecord,
+  type BindingKeyRecord,
   type FlowLaunchArgs,
   type PublicBinding,
   type WorkBindingRecord,
@@ -27,10 +26,7 @@ import { BINDINGS_NS, BindingActor, CHAINS_NS, initialMachine, KEYS_NS, newBindi
 import type { BindingHost } from './binding-host.ts';
 import { noteExecution } from './binding-projection.ts';
 import type { bindingPorts } from './ports.ts';
-import { BINDING_CHAIN_KIND, BINDING_KEY_KIND, readRecord } from '../../storage/record-kinds.ts';
-
-const checkChain = Compile(BindingChainRecord);
-const checkKey = Compile(BindingKeyRecord);
+import { BINDING_CHAIN_KIND, BINDING_KEY_KIND, readRecord, WORK_BINDING_KIND } from '../../storage/record-kinds.ts';
 
 export interface LaunchDeps {
   host: BindingHost;
@@ -151,7 +147,7 @@ async function launchOnce(d: LaunchDeps, args: FlowLaunchArgs): Promise<PublicBi
       .catch(async (err: unknown) => {
         // Hosted by another cluster node: its stored record is what the chain check below needs.
         if (!(err instanceof ServiceError && err.code === 'SERVICE_UNAVAILABLE')) throw err;
-        const stored = await store.getRecord<WorkBindingRecord>(BINDINGS_NS, headId);
+        const stored = await readRecord<WorkBindingRecord>(store, WORK_BINDING_KIND, headId);
         if (!stored) throw err;
         return stored;
       });

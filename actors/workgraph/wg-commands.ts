@@ -17,11 +17,11 @@ import type { WorkEdge, WorkItem } from '../../contracts/workgraph.ts';
 import type { WorkCaller, WorkItemEvent } from '../../machines/work-item-machine.ts';
 import { contextOf } from './wg-graph.ts';
 import { applyToItem, newItemRecord, readyFacts, type Tx } from './wg-namespace.ts';
-import type { ItemFields, ItemRecord } from './wg-records.ts';
+import type { StoredWorkItem, WorkItemFields } from '../../contracts/stored-records.ts';
 import { uuidv7 } from './wg-ids.ts';
 
 /** Asks the item's machine; throws BAD_REQUEST (with the machine's reason) when it refuses. */
-function step(tx: Tx, id: string, event: WorkItemEvent): { rec: ItemRecord; kind: string } {
+function step(tx: Tx, id: string, event: WorkItemEvent): { rec: StoredWorkItem; kind: string } {
   const cur = tx.graph.require(id);
   const { rec, outcome } = applyToItem(cur, event);
   if (!outcome.ok) {
@@ -52,7 +52,7 @@ export function createItem(tx: Tx, input: WorkCreateInput): WorkItem {
       throw new ServiceError('BAD_REQUEST', `invalid edge endpoint: no work item ${id}`, { reason: 'invalid_endpoint', item_id: id });
   }
   const at = new Date(tx.now).toISOString();
-  const fields: ItemFields = {
+  const fields: WorkItemFields = {
     id: `work_${uuidv7(tx.now)}`,
     title: input.title,
     priority: input.priority ?? 'medium',
@@ -111,7 +111,7 @@ export function updateItem(tx: Tx, by: WorkCaller, input: WorkUpdateInput): Work
   for (const k of ['due_at', 'not_before', 'snoozed_until'] as const) checkTime(k, input[k]);
   const before = readySet(tx, [input.item_id]);
   const { rec } = step(tx, input.item_id, { type: 'item.update', expectedRevision: input.expected_revision, by, now: tx.now });
-  const fields: ItemFields = { ...rec.fields, updated_at: new Date(tx.now).toISOString() };
+  const fields: WorkItemFields = { ...rec.fields, updated_at: new Date(tx.now).toISOString() };
   const changed: string[] = [];
   for (const k of [
     'title',

@@ -5,7 +5,8 @@
 import { ServiceError } from '../../contracts/errors.ts';
 import type { WorkAttentionBinding, WorkEdge, WorkEdgeKind, WorkEvent, WorkItem, WorkStatus } from '../../contracts/workgraph.ts';
 import type { WorkItemContext } from '../../machines/work-item-machine.ts';
-import { edgeKey, type ItemRecord, type NamespaceRecords } from './wg-records.ts';
+import type { StoredWorkItem } from '../../contracts/stored-records.ts';
+import { edgeKey, type NamespaceRecords } from './wg-records.ts';
 
 /** A blocker resolves once it completed or was cancelled; a failed blocker keeps blocking. */
 const RESOLVED: ReadonlySet<WorkStatus> = new Set(['completed', 'cancelled']);
@@ -16,15 +17,15 @@ const CYCLE_KINDS: ReadonlySet<WorkEdgeKind> = new Set(['blocks', 'parent']);
 export const isTerminal = (s: WorkStatus): boolean => TERMINAL.has(s);
 const iso = (ms: number): string => new Date(ms).toISOString();
 
-export function statusOfRecord(rec: ItemRecord): WorkStatus {
+export function statusOfRecord(rec: StoredWorkItem): WorkStatus {
   return rec.machine.value as WorkStatus;
 }
-export function contextOf(rec: ItemRecord): WorkItemContext {
+export function contextOf(rec: StoredWorkItem): WorkItemContext {
   return rec.machine.context as unknown as WorkItemContext;
 }
 
 export class NamespaceGraph {
-  readonly items = new Map<string, ItemRecord>();
+  readonly items = new Map<string, StoredWorkItem>();
   readonly edges = new Map<string, WorkEdge>();
   /** Outgoing and incoming edges per item id. */
   readonly #out = new Map<string, Set<string>>();
@@ -38,7 +39,7 @@ export class NamespaceGraph {
   headRev: number | null | undefined = null;
   /** Bumped by every item or edge change; keys the ready-order cache. */
   #version = 0;
-  #readyCache: { version: number; sorted: ItemRecord[] } | null = null;
+  #readyCache: { version: number; sorted: StoredWorkItem[] } | null = null;
 
   constructor(
     readonly realmId: string,
@@ -55,7 +56,7 @@ export class NamespaceGraph {
     for (const b of recs.attention) this.attention.set(b.binding_id, b);
   }
 
-  putItem(rec: ItemRecord): void {
+  putItem(rec: StoredWorkItem): void {
     this.#version++;
     this.items.set(rec.fields.id, rec);
     const due = contextOf(rec).claim?.lease_expires_at_ms;
@@ -85,7 +86,7 @@ export class NamespaceGraph {
     return [...(this.#in.get(id) ?? [])].map((k) => this.edges.get(k)!).filter((e) => kind === undefined || e.kind === kind);
   }
 
-  require(id: string): ItemRecord {
+  require(id: string): StoredWorkItem {
     const rec = this.items.get(id);
     if (!rec) throw new ServiceError('NOT_FOUND', `work item not found: ${id}`, { item_id: id, namespace: this.namespace });
     return rec;
@@ -140,7 +141,7 @@ export class NamespaceGraph {
     return n;
   }
 
-  gatesOpen(rec: ItemRecord, now: number): boolean {
+  gatesOpen(rec: StoredWorkItem, now: number): boolean {
     const { not_before, snoozed_until } = rec.fields;
     if (not_before === undefined && snoozed_until === undefined) return true;
     return (not_before === undefined || Date.parse(not_before) <= now) && (snoozed_until === undefined || Date.parse(snoozed_until) <= now);
@@ -156,15 +157,15 @@ export class NamespaceGraph {
    * are open with no unresolved blocker is computed once per graph version; time gates and labels are
    * applied per call, so an unchanged graph answers in O(limit).
    */
-  ready(now: number, labels: readonly string[] = [], limit = Number.POSITIVE_INFINITY): ItemRecord[] {
+  ready(now: number, labels: readonly string[] = [], limit = Number.POSITIVE_INFINITY): StoredWorkItem[] {
     if (this.#readyCache?.version !== this.#version) {
-      const sorted: ItemRecord[] = [];
+      const sorted: StoredWorkItem[] = [];
       for (const rec of this.items.values()) {
         if (statusOfRecord(rec) === 'open' && this.unresolvedBlockers(rec.fields.id) === 0) sorted.push(rec);
       }
       this.#readyCache = { version: this.#version, sorted: sorted.sort(compareReady) };
     }
-    const out: ItemRecord[] = [];
+    const out: StoredWorkItem[] = [];
     for (const rec of this.#readyCache.sorted) {
       if (out.length >= limit) break;
       if (this.gatesOpen(rec, now) && hasLabels(rec, labels)) out.push(rec);
@@ -185,15 +186,15 @@ export class NamespaceGraph {
   }
 
   /** Records are replaced, never mutated, on change: a projection is computed once per record version. */
-  readonly #projected = new WeakMap<ItemRecord, WorkItem>();
+  readonly #projected = new WeakMap<StoredWorkItem, WorkItem>();
 
-  project(rec: ItemRecord): WorkItem {
+  project(rec: StoredWorkItem): WorkItem {
     let item = this.#projected.get(rec);
     if (item === undefined) this.#projected.set(rec, (item = this.#projectOnce(rec)));
     return item;
   }
 
-  #projectOnce(rec: ItemRecord): WorkItem {
+  #projectOnce(rec: StoredWorkItem): WorkItem {
     const c = contextOf(rec);
     const f = rec.fields;
     const item: WorkItem = {
@@ -225,7 +226,7 @@ export class NamespaceGraph {
   }
 }
 
-export function hasLabels(rec: ItemRecord, labels: readonly string[]): boolean {
+export function hasLabels(rec: StoredWorkItem, labels: readonly string[]): boolean {
   return labels.every((l) => rec.fields.labels.includes(l));
 }
 
@@ -234,7 +235,7 @@ export function cmp(a: string, b: string): number {
   return a < b ? -1 : a > b ? 1 : 0;
 }
 
-function compareReady(a: ItemRecord, b: ItemRecord): number {
+function compareReady(a: StoredWorkItem, b: StoredWorkItem): number {
   const fa = a.fields;
   const fb = b.fields;
   return (

@@ -18,18 +18,8 @@ import type {
 import { workItemMachine, type WorkItemEvent, type WorkOutcome } from '../../machines/work-item-machine.ts';
 import type { Store, StoreOp } from '../../storage/store.ts';
 import { NamespaceGraph } from './wg-graph.ts';
-import {
-  headOps,
-  isHeadConflict,
-  loadNamespace,
-  putAttentionOp,
-  putEdgeOp,
-  putEventOp,
-  putItemOp,
-  readHead,
-  type ItemFields,
-  type ItemRecord,
-} from './wg-records.ts';
+import { headOps, isHeadConflict, loadNamespace, putAttentionOp, putEdgeOp, putEventOp, putItemOp, readHead } from './wg-records.ts';
+import type { StoredWorkItem, WorkItemFields } from '../../contracts/stored-records.ts';
 
 export interface WorkGraphDeps {
   store: Store;
@@ -40,7 +30,7 @@ export interface WorkGraphDeps {
 }
 
 /** Drives one item's machine with the pure `transition()`; returns the next record and the machine's outcome. */
-export function applyToItem(rec: ItemRecord, event: WorkItemEvent): { rec: ItemRecord; outcome: WorkOutcome } {
+export function applyToItem(rec: StoredWorkItem, event: WorkItemEvent): { rec: StoredWorkItem; outcome: WorkOutcome } {
   const snap = workItemMachine.resolveState({ value: rec.machine.value, context: rec.machine.context as never });
   const [next] = transition(workItemMachine, snap, event);
   const outcome = next.context.outcome ?? { ok: false, reason: 'terminal', message: 'event not handled' };
@@ -49,14 +39,14 @@ export function applyToItem(rec: ItemRecord, event: WorkItemEvent): { rec: ItemR
 }
 
 /** A new item's record, its machine in its initial state (revision 1). */
-export function newItemRecord(fields: ItemFields, policy: WorkCompletionPolicy): ItemRecord {
+export function newItemRecord(fields: WorkItemFields, policy: WorkCompletionPolicy): StoredWorkItem {
   const [snap] = initialTransition(workItemMachine, { itemId: fields.id, policy });
   return { v: 1, fields, machine: { value: String(snap.value), context: { ...snap.context } } };
 }
 
 /** What one message writes; committed as one transaction after the message returns. */
 export class Tx {
-  readonly #items = new Map<string, ItemRecord>();
+  readonly #items = new Map<string, StoredWorkItem>();
   readonly #other: StoreOp[] = [];
   readonly events: WorkEvent[] = [];
 
@@ -69,7 +59,7 @@ export class Tx {
     return this.#items.size === 0 && this.#other.length === 0 && this.events.length === 0;
   }
 
-  putItem(rec: ItemRecord): void {
+  putItem(rec: StoredWorkItem): void {
     this.graph.putItem(rec);
     this.#items.set(rec.fields.id, rec);
   }

@@ -9,7 +9,8 @@ import { Pool } from 'undici';
 import { applyToItem, newItemRecord } from '../../actors/workgraph/wg-namespace.ts';
 import { HOST_CALLER } from '../../actors/workgraph/wg-host.ts';
 import { uuidv7 } from '../../actors/workgraph/wg-ids.ts';
-import { putEdgeOp, putEventOp, putItemOp, putMetaOp, type ItemFields } from '../../actors/workgraph/wg-records.ts';
+import { putEdgeOp, putEventOp, putItemOp, putMetaOp } from '../../actors/workgraph/wg-records.ts';
+import type { WorkItemFields } from '../../contracts/stored-records.ts';
 import type { WorkEdge } from '../../contracts/workgraph.ts';
 import { openLmdbStore } from '../../storage/lmdb-store.ts';
 import type { StoreOp } from '../../storage/store.ts';
@@ -34,7 +35,7 @@ async function populateGraph(realmDir: string, n: number): Promise<number> {
     for (let i = 0; i < n; i++) {
       const now = base + i;
       const at = new Date(now).toISOString();
-      const fields: ItemFields = {
+      const fields: WorkItemFields = {
         id: `work_${uuidv7(now)}`,
         title: `item ${i}`,
         priority: PRIORITIES[i % 3]!,

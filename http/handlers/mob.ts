@@ -200,7 +200,7 @@ export function mobHandlers(rt: MobRuntime): HandlerTable {
       fallback(async () => {
         await guard(ctx, 'MobRead');
         const mob = await host.get(ctx.params.id);
-        const members = await host.waitKickoff(mob, ctx.body?.member_ids, ctx.body?.timeout_ms);
+        const members = await host.turns.waitKickoff(mob, ctx.body?.member_ids, ctx.body?.timeout_ms);
         return ok({ members: members.map((m) => rt.memberSnapshot(mob, m)) });
       }),
     ),

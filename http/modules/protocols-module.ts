@@ -3,6 +3,7 @@
 // (actors/protocols/<protocol>/) and handlers (http/handlers/protocols/); they share the durable
 // protocol-turn records (actors/protocols/protocol-turns.ts) and the lossless event feed
 // (actors/protocols/turn-feed.ts). See docs/protocols.md.
+import { LangGraphThreads } from '../../actors/protocols/langgraph/langgraph-threads.ts';
 import { ProtocolTurns } from '../../actors/protocols/protocol-turns.ts';
 import { A2A_ROUTES } from '../../contracts/routes-a2a.ts';
 import { LANGGRAPH_ROUTES } from '../../contracts/routes-langgraph.ts';
@@ -21,7 +22,7 @@ export function protocolsModule(ctx: ModuleContext): ModuleUnit {
     routes: [...PROTOCOL_ROUTES, ...LANGGRAPH_ROUTES, ...A2A_ROUTES],
     handlers: {
       ...openaiResponsesHandlers(sessions, turns),
-      ...langgraphHandlers(sessions, turns, ctx.supervisor.deps.store),
+      ...langgraphHandlers(sessions, turns, new LangGraphThreads(ctx.supervisor.deps.store)),
       ...agUiHandlers(sessions, turns),
       ...a2aHandlers(sessions, turns, () => ctx.baseUrl()),
     },

@@ -46,7 +46,7 @@ describe('mob flow-run port', () => {
         ],
       },
     });
-    await rt.host.waitKickoff(mob, undefined, undefined);
+    await rt.host.turns.waitKickoff(mob, undefined, undefined);
     const seen: FlowRunRecord[] = [];
     const done = new Map<string, Deferred>([['r-ok', deferred()]]);
     rt.flows.onTerminal((run) => {

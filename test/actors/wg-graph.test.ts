@@ -5,11 +5,11 @@ import assert from 'node:assert/strict';
 import { NamespaceGraph } from '../../actors/workgraph/wg-graph.ts';
 import { applyToItem, newItemRecord } from '../../actors/workgraph/wg-namespace.ts';
 import { HOST_CALLER } from '../../actors/workgraph/wg-host.ts';
-import type { ItemRecord } from '../../actors/workgraph/wg-records.ts';
+import type { StoredWorkItem } from '../../contracts/stored-records.ts';
 import type { WorkEvent } from '../../contracts/workgraph.ts';
 
 const T0 = Date.parse('2030-01-01T00:00:00Z');
-function item(id: string, extra: Partial<ItemRecord['fields']> = {}): ItemRecord {
+function item(id: string, extra: Partial<StoredWorkItem['fields']> = {}): StoredWorkItem {
   const at = new Date(T0).toISOString();
   return newItemRecord(
     { id, title: id, priority: 'medium', labels: [], created_at: at, updated_at: at, external_refs: [], ...extra },

@@ -15,21 +15,27 @@ export interface TestApp extends App {
   stateRoot: string;
 }
 
-/** Starts an app; registers cleanup on `t`. `config` is written as the realm's config.toml first. */
+/**
+ * Starts an app; registers cleanup on `t`. `config` is written as the realm's config.toml first. The state
+ * root is a fresh temp folder (removed after the test), or `opts.stateRoot` (left in place: a test that
+ * starts a server twice on one root owns it).
+ */
 export async function startApp(
   t: TestContext,
   script: Script = [],
   opts: AppOptions & { config?: Record<string, unknown> } = {},
 ): Promise<TestApp> {
-  const dir = await tmpDir('warren-it-');
-  if (opts.config) await writeRealmConfig(dir.path, 'test-realm', opts.config);
+  const dir = opts.stateRoot === undefined ? await tmpDir('warren-it-') : undefined;
+  const root = opts.stateRoot ?? dir!.path;
+  const realm = opts.realm ?? 'test-realm';
+  if (opts.config) await writeRealmConfig(root, realm, opts.config);
   const provider = createScriptedProvider(script);
   const app = await createApp({
     host: '127.0.0.1',
     port: 0,
-    stateRoot: dir.path,
-    contextRoot: dir.path,
-    realm: 'test-realm',
+    stateRoot: root,
+    contextRoot: root,
+    realm,
     logger: pino({ level: 'silent' }),
     providerOverrides: { openai: provider, anthropic: provider, gemini: provider, scripted: provider },
     ...opts,
@@ -39,10 +45,10 @@ export async function startApp(
     try {
       await within('the test app to close', app.close(), CLOSE_TIMEOUT_MS);
     } finally {
-      await dir.cleanup();
+      await dir?.cleanup();
     }
   });
-  return { ...app, provider, stateRoot: dir.path };
+  return { ...app, provider, stateRoot: root };
 }
 
 export interface ClusterNodeOptions extends AppOptions {

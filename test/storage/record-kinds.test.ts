@@ -128,6 +128,84 @@ const CASES: Array<{ kind: K.RecordKind<unknown>; suffix?: string; good?: unknow
   { kind: K.WORK_BINDING_KIND, bad: { v: 1, binding_id: 'b', work_ref: null } },
   { kind: K.BINDING_CHAIN_KIND, good: { v: 1, binding_ids: ['b1'], rev: 1 }, bad: { v: 1, binding_ids: 'b1' } },
   { kind: K.BINDING_KEY_KIND, good: { v: 1, binding_id: 'b1', request_digest: 'd' }, bad: { v: 1, binding_id: 'b1' } },
+  {
+    kind: K.MOB_GRANT_KIND,
+    good: { v: 1, principal: 'key:abc', scopes: ['MobRead'], granted_at_ms: 1 },
+    bad: { v: 1, principal: 'key:abc', scopes: ['Everything'], granted_at_ms: 1 },
+  },
+  {
+    kind: K.MOB_EVENT_KIND,
+    good: {
+      v: 1,
+      event_id: 'e',
+      cursor: 1,
+      mob_id: 'm',
+      timestamp_ms: 1,
+      kind: 'mob_created',
+      run_id: null,
+      step_id: null,
+      agent_identity: null,
+      mob_labels: {},
+      run_labels: {},
+      data: {},
+    },
+    bad: { v: 1, event_id: 'e', cursor: 0, mob_id: 'm', timestamp_ms: 1, kind: 'mob_created' },
+  },
+  { kind: K.MOB_CURSOR_KIND, good: { v: 1, cursor: 3 }, bad: { v: 1, cursor: '3' } },
+  // The WorkGraph's well-formed records are read by the WorkGraph suites.
+  { kind: K.WG_ITEM_KIND, suffix: 'default', bad: { v: 1, fields: { id: 'i' }, machine: { value: 'open', context: { revision: 1 } } } },
+  {
+    kind: K.WG_EDGE_KIND,
+    suffix: 'default',
+    good: { v: 1, edge: { realm_id: 'r', namespace: 'default', from_id: 'a', to_id: 'b', kind: 'blocks', created_at: 'now' } },
+    bad: { v: 1, edge: { realm_id: 'r', namespace: 'default', from_id: 'a', to_id: 'b', kind: 'loves', created_at: 'now' } },
+  },
+  { kind: K.WG_EVENT_KIND, suffix: 'default', bad: { v: 1, event: { seq: 'one' } } },
+  { kind: K.WG_ATTENTION_KIND, suffix: 'default', bad: { v: 1, binding: null } },
+  { kind: K.WG_META_KIND, good: { v: 1, seq: 4, rev: 2 }, bad: { v: 1, seq: -1 } },
+  {
+    kind: K.INBOUND_KEY_KIND,
+    good: { v: 1, id: '0123456789ab', name: 'ci', scopes: ['read'], salt: 'c2FsdA==', hash: 'aGFzaA==', cost: 16384, created_at_ms: 1 },
+    bad: { v: 1, id: '0123456789ab', name: 'ci', scopes: ['root'], salt: 'c2FsdA==', hash: 'aGFzaA==', cost: 16384, created_at_ms: 1 },
+  },
+  { kind: K.KEY_USAGE_KIND, good: 1700000000000, bad: { at: 1700000000000 } },
+  // Written before cluster secrets were validated: no `v`.
+  { kind: K.CLUSTER_SECRET_KIND, good: { rev: 1, secret: 'c2VjcmV0' }, bad: { rev: 1, secret: 42 } },
+  {
+    kind: K.COMMS_AGENT_KIND,
+    good: { v: 1, session_id: 's', name: 'alice', keep_alive: false, meta: {} },
+    bad: { v: 1, session_id: 's', name: 'alice', keep_alive: 'yes', meta: {} },
+  },
+  {
+    kind: K.COMMS_INBOUND_KIND,
+    suffix: 's',
+    good: { v: 1, request_id: 'r', from: 'p', intent: 'supervisor.bridge', params: {}, handling_mode: 'queue', state: 'open' },
+    bad: { v: 1, request_id: 'r', from: 'p', intent: 'supervisor.bridge', params: {}, handling_mode: 'queue', state: 'lost' },
+  },
+  {
+    kind: K.INBOX_ENTRY_KIND,
+    suffix: 's',
+    good: { v: 1, id: 'e', kind: 'input', wake: true, handling_mode: 'queue', text: 'hi', admitted_at_ms: 1 },
+    bad: { v: 1, id: 'e', kind: 'input', wake: 'true', handling_mode: 'queue', text: 'hi', admitted_at_ms: 1 },
+  },
+  {
+    kind: K.LEASE_KIND,
+    good: { v: 1, rev: 2, node_id: 'n1', url: 'http://127.0.0.1:1', expires_at_ms: 5, pid: 10, host: 'h' },
+    bad: { v: 1, rev: '2', node_id: 'n1', url: 'http://127.0.0.1:1', expires_at_ms: 5 },
+  },
+  {
+    kind: K.CLUSTER_NODE_KIND,
+    good: { v: 1, url: 'http://127.0.0.1:1', started_ms: 1, heartbeat_ms: 2, info: { pid: 10 } },
+    bad: { v: 1, url: 'http://127.0.0.1:1', started_ms: 1 },
+  },
+  {
+    kind: K.MEMORY_DOC_KIND,
+    suffix: 's',
+    good: { v: 1, id: 'd', role: 'user', text: 'hello', created_at: '2026-01-01T00:00:00Z', embedding: [0.5] },
+    bad: { v: 1, id: 'd', role: 'robot', text: 'hello', created_at: '2026-01-01T00:00:00Z' },
+  },
+  // Written before thread records were validated: no `v`.
+  { kind: K.LANGGRAPH_THREAD_KIND, good: { thread_id: 't', created_ms: 1, metadata: { a: 1 } }, bad: { thread_id: 't', metadata: 'x' } },
 ];
 
 async function lmdb(t: { after(fn: () => unknown): void }) {
@@ -159,7 +237,7 @@ describe('record kinds', () => {
   for (const c of CASES) {
     it(`${c.kind.name}: a well-formed record reads back, a corrupt one is refused`, async (t) => {
       const store = await lmdb(t);
-      const ns = c.kind.ns + (c.suffix ?? '');
+      const ns = K.namespaceOf(c.kind, c.suffix);
       if (c.good !== undefined) {
         await store.commit([
           { op: 'putRecord', ns, key: 'good', value: c.good },
@@ -176,8 +254,22 @@ describe('record kinds', () => {
       // Not a record at all (a hand edit, a foreign writer).
       await store.commit([{ op: 'putRecord', ns, key: 'bad', value: 'garbage' }]);
       await assert.rejects(K.readRecord(store, c.kind, 'bad', c.suffix), refusal(ns, 'bad'));
+      // A reader that goes on past a bad record (sweeps, lookups that fail closed) leaves it out.
+      assert.equal(await K.readValidRecord(store, c.kind, 'bad', c.suffix), undefined);
+      const valid = await K.readValidRecords(store, c.kind, c.suffix);
+      assert.deepEqual(
+        valid.map((r) => r.key),
+        c.good !== undefined ? ['good', 'other'] : [],
+      );
     });
   }
+
+  it('a family of namespaces takes its suffix where the kind says', () => {
+    assert.equal(K.namespaceOf(K.OCCURRENCE_KIND, 's1'), 'schedule-occ:s1');
+    assert.equal(K.namespaceOf(K.WG_ITEM_KIND, 'team$&'), 'wg/team$&/items');
+    assert.equal(K.namespaceOf(K.MOB_KIND), 'mob');
+    assert.throws(() => K.namespaceOf(K.MEMORY_DOC_KIND), /needs a namespace suffix/);
+  });
 
   it('a record newer than this build is refused; an older one is migrated by the kind', async (t) => {
     const store = await lmdb(t);

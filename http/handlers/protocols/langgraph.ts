@@ -15,29 +15,20 @@ import {
   type StreamMode,
 } from '../../../actors/protocols/langgraph/langgraph-map.ts';
 import type { ProtocolTurnRecord, ProtocolTurns, TurnStart } from '../../../actors/protocols/protocol-turns.ts';
+import type { LangGraphThreads } from '../../../actors/protocols/langgraph/langgraph-threads.ts';
 import { openFeed, type TurnFeed } from '../../../actors/protocols/turn-feed.ts';
 import { isServiceError, ServiceError } from '../../../contracts/errors.ts';
 import { LgRunRequest } from '../../../contracts/routes-langgraph.ts';
+import type { StoredLangGraphThread } from '../../../contracts/stored-records.ts';
 import { Compile } from 'typebox/compile';
 import type { Message } from '../../../contracts/transcript.ts';
-import type { RuntimeDeps } from '../../../actors/supervisor.ts';
 import type { HandlerContext, HandlerResult, HandlerTable } from '../../handler.ts';
 import { SseWriter } from './sse-writer.ts';
 
-/** The realm store, as the runtime holds it (http/ reaches storage only through actors/). */
-type Store = RuntimeDeps['store'];
-
 const PROTOCOL = 'langgraph';
-const THREAD_NS = 'langgraph_thread';
 const ASSISTANT_ID = 'agent';
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 const JOIN_DEADLINE_MS = 10 * 60_000;
-
-interface ThreadRecord {
-  thread_id: string;
-  created_ms: number;
-  metadata: Record<string, unknown>;
-}
 
 type RunBody = Static<typeof LgRunRequest>;
 const RUN_BODY = Compile(LgRunRequest);
@@ -135,12 +126,12 @@ function parseLastEventId(ctx: HandlerContext): [number, number] | null {
   return [Number(m[1]), Number(m[2])];
 }
 
-export function langgraphHandlers(sup: SessionHost, turns: ProtocolTurns, store: Store): HandlerTable {
+export function langgraphHandlers(sup: SessionHost, turns: ProtocolTurns, threads: LangGraphThreads): HandlerTable {
   async function threadOf(
     id: string,
-  ): Promise<{ record: ThreadRecord | undefined; session: boolean; count: number; created_ms: number; updated_ms: number }> {
+  ): Promise<{ record: StoredLangGraphThread | undefined; session: boolean; count: number; created_ms: number; updated_ms: number }> {
     if (!UUID.test(id)) throw new ServiceError('NOT_FOUND', `Thread not found: ${id}`, { thread_id: id });
-    const [record, session] = await Promise.all([store.getRecord<ThreadRecord>(THREAD_NS, id), store.getSession(id)]);
+    const { record, session } = await threads.lookup(id);
     if (!record && (!session || session.archived)) throw new ServiceError('NOT_FOUND', `Thread not found: ${id}`, { thread_id: id });
     const live = sup.peek(id)?.snapshotRecord;
     const s = live ?? session;
@@ -305,13 +296,11 @@ export function langgraphHandlers(sup: SessionHost, turns: ProtocolTurns, store:
     'protocols.langgraph.threads.create': async (ctx) => {
       const body = (ctx.body ?? {}) as { thread_id?: string; metadata?: Record<string, unknown> | null; if_exists?: string };
       const id = (body.thread_id ?? randomUUID()).toLowerCase();
-      const exists = (await store.getRecord(THREAD_NS, id)) !== undefined || (await store.getSession(id)) !== undefined;
-      if (exists) {
+      if (await threads.exists(id)) {
         if (body.if_exists !== 'do_nothing') throw new ServiceError('CONFLICT', `Thread already exists: ${id}`, { thread_id: id });
         return { status: 200, body: await threadBody(id) };
       }
-      const rec: ThreadRecord = { thread_id: id, created_ms: Date.now(), metadata: body.metadata ?? {} };
-      await store.commit([{ op: 'putRecord', ns: THREAD_NS, key: id, value: rec }]);
+      await threads.reserve(id, body.metadata ?? {}, Date.now());
       return { status: 200, body: await threadBody(id) };
     },
     'protocols.langgraph.threads.search': async (ctx) => {
