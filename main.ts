@@ -3,7 +3,7 @@
 // process.exit.
 import { AUTH_HELP, parseAuthArgs, runAuthCommand } from './config/auth-cli.ts';
 import { FlagError, HELP_TEXT, parseCli } from './config/flags.ts';
-import { createLogger, type Logger } from './config/logger.ts';
+import { createLogger, resolveLogFormat, type Logger } from './config/logger.ts';
 import { isContainedStorageRejection } from './storage/store-failure.ts';
 import { readFileSync } from 'node:fs';
 import { packageFile } from './contracts/package-root.ts';
@@ -102,7 +102,9 @@ async function main(argv: string[]): Promise<void> {
   if (cli.command === 'auth') return runAuth(cli.args);
 
   const options = cli.options;
-  const logger: Logger = createLogger({ level: options.logLevel });
+  const format = resolveLogFormat(options.logFormat, process.stdout.isTTY === true);
+  const color = format === 'pretty' && process.stdout.isTTY === true && !process.env.NO_COLOR;
+  const logger: Logger = createLogger({ level: options.logLevel, format, color });
   process.on('uncaughtException', (err) => {
     logger.fatal({ err }, 'uncaught exception');
     console.error(`warren: fatal: ${oneLine(err)}`);
@@ -131,6 +133,20 @@ async function main(argv: string[]): Promise<void> {
   }
 
   const running = app;
+  const { bannerFields, bannerText } = await import('./cli/start-banner.ts');
+  const banner = {
+    version: packageVersion(),
+    url: app.url,
+    realmId: app.realmId,
+    realmDir: app.realmDir,
+    backend: app.backend,
+    isolated: options.realm === undefined,
+    inboundAuth: app.inboundAuth,
+  };
+  // Readable logs get the banner as text on stderr; JSON lines get it as one structured line (both at info).
+  if (format === 'pretty') {
+    if (logger.isLevelEnabled('info')) process.stderr.write(bannerText(banner));
+  } else logger.info(bannerFields(banner), 'ready');
   let closing = false;
   const shutdown = (signal: NodeJS.Signals): void => {
     if (closing) {
