@@ -28,7 +28,7 @@ const shellQuote = (text: string): string => `'${text.replace(/'/g, `'\\''`)}'`;
  * A first turn as one copy-pasteable curl command: POST /sessions on the scripted provider (it echoes the
  * prompt, no key needed). With inbound API keys on, it sends $WARREN_API_KEY as the bearer token.
  */
-export function firstTurnCommand(url: string, inboundAuth: BannerInfo['inboundAuth']): string {
+function firstTurnCommand(url: string, inboundAuth: BannerInfo['inboundAuth']): string {
   const auth = inboundAuth === 'required' ? ` -H "authorization: Bearer $WARREN_API_KEY"` : '';
   const body = JSON.stringify({ prompt: 'hello', provider: 'scripted' });
   return `curl -s ${url}/sessions -H 'content-type: application/json'${auth} -d ${shellQuote(body)}`;
