@@ -64,6 +64,7 @@ Commands:
   rerun                     Re-run a recorded session with another provider or model.
   export                    Export a session as JSON Lines.
   import                    Import a session from JSON Lines.
+  doctor                    Check this machine and a realm's setup (see 'warren doctor --help').
   -V, --version             Print the version.
   -h, --help                Show this help.
 
