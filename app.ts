@@ -93,6 +93,12 @@ export interface AppOptions extends Partial<StartOptions> {
 export interface App {
   url: string;
   realmId: string;
+  /** The realm's directory (config.toml, realm_manifest.json, store/). */
+  realmDir: string;
+  /** The backend the realm's manifest pins. */
+  backend: RealmInfo['backend'];
+  /** Inbound API keys: 'required' when requests need a key (SECURITY.md). */
+  inboundAuth: 'off' | 'required';
   transport: 'uws' | 'node';
   /** Resolves once no schedule firing or scheduled turn is in progress (tests gate on it). */
   schedulesSettled(): Promise<void>;
@@ -290,6 +296,9 @@ async function startOnRealm(realm: RealmInfo, opts: AppOptions, log: Logger, env
   return {
     url: baseUrl,
     realmId: realm.realmId,
+    realmDir: realm.dir,
+    backend: realm.backend,
+    inboundAuth: inbound.mode,
     transport: server.kind,
     schedulesSettled: () => schedules.settled(),
     close: () => {

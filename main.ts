@@ -3,8 +3,9 @@
 // process.exit.
 import { AUTH_HELP, parseAuthArgs, runAuthCommand } from './config/auth-cli.ts';
 import { FlagError, HELP_TEXT, parseCli } from './config/flags.ts';
-import { createLogger, type Logger } from './config/logger.ts';
+import { createLogger, resolveLogFormat, type Logger } from './config/logger.ts';
 import { isContainedStorageRejection } from './storage/store-failure.ts';
+import { bannerFields, bannerText } from './cli/start-banner.ts';
 import { readFileSync } from 'node:fs';
 import { packageFile } from './contracts/package-root.ts';
 
@@ -74,6 +75,14 @@ async function main(argv: string[]): Promise<void> {
     });
     process.exit(code);
   }
+  if (argv[0] === 'doctor') {
+    const { runDoctorCli } = await import('./cli/doctor-command.ts');
+    const { uwsUnavailableReason } = await import('./http/create-server.ts');
+    const result = await runDoctorCli(argv.slice(1), process.env, { uwsProbe: uwsUnavailableReason });
+    process.stdout.write(result.stdout);
+    process.stderr.write(result.stderr);
+    process.exit(result.code);
+  }
   if (argv[0] === 'mob') {
     const { runMobCli } = await import('./cli/mob-command.ts');
     const result = await runMobCli(argv.slice(1));
@@ -102,7 +111,9 @@ async function main(argv: string[]): Promise<void> {
   if (cli.command === 'auth') return runAuth(cli.args);
 
   const options = cli.options;
-  const logger: Logger = createLogger({ level: options.logLevel });
+  const format = resolveLogFormat(options.logFormat, process.stdout.isTTY === true);
+  const color = format === 'pretty' && process.stdout.isTTY === true && !process.env.NO_COLOR;
+  const logger: Logger = createLogger({ level: options.logLevel, format, color });
   process.on('uncaughtException', (err) => {
     logger.fatal({ err }, 'uncaught exception');
     console.error(`warren: fatal: ${oneLine(err)}`);
@@ -150,6 +161,20 @@ async function main(argv: string[]): Promise<void> {
   };
   process.on('SIGINT', shutdown);
   process.on('SIGTERM', shutdown);
+  // The handlers above come first: a signal right after 'listening' must find them installed.
+  const banner = {
+    version: packageVersion(),
+    url: app.url,
+    realmId: app.realmId,
+    realmDir: app.realmDir,
+    backend: app.backend,
+    isolated: options.realm === undefined,
+    inboundAuth: app.inboundAuth,
+  };
+  // Readable logs get the banner as text on stderr; JSON lines get it as one structured line (both at info).
+  if (format === 'pretty') {
+    if (logger.isLevelEnabled('info')) process.stderr.write(bannerText(banner));
+  } else logger.info(bannerFields(banner), 'ready');
 }
 
 /** `warren auth ...`: a client of a running server's /auth routes; the secret comes from stdin. */

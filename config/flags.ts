@@ -1,7 +1,7 @@
 // config/flags.ts: the `warren` command line (SPEC.md "What the service does", server start options).
 // main.ts calls parseCli; app.ts takes the resulting StartOptions. Pure: no IO beyond path.resolve.
 import { resolve } from 'node:path';
-import { LOG_LEVELS, type LogLevel } from './logger.ts';
+import { LOG_FORMATS, LOG_LEVELS, type LogFormat, type LogLevel } from './logger.ts';
 
 /** Backends `--realm-backend` accepts. */
 const REALM_BACKEND_CHOICES = ['lmdb', 'jsonl', 'memory', 'sqlite', 'postgres'] as const;
@@ -12,7 +12,7 @@ type HttpTransportChoice = (typeof HTTP_TRANSPORT_CHOICES)[number];
 
 /** Everything `warren serve` was asked to do. Omitted optional fields take their documented defaults. */
 export interface StartOptions {
-  /** Realm to open; omitted means a new isolated `realm-…` realm. */
+  /** Realm to open; omitted means a new isolated `realm-…` realm (or `--default-realm`). */
   realm?: string;
   /** Open a new isolated opaque realm (the default when `realm` is omitted). */
   isolated: boolean;
@@ -30,6 +30,8 @@ export interface StartOptions {
   port?: number;
   httpTransport: HttpTransportChoice;
   logLevel: LogLevel;
+  /** auto (pretty on a terminal, JSON lines otherwise), pretty or json. */
+  logFormat: LogFormat;
   /** Serve without inbound API keys even on a non-loopback host (logged at warn on every start). */
   insecureNoAuth?: boolean;
 }
@@ -62,6 +64,7 @@ Commands:
   rerun                     Re-run a recorded session with another provider or model.
   export                    Export a session as JSON Lines.
   import                    Import a session from JSON Lines.
+  doctor                    Check this machine and a realm's setup (see 'warren doctor --help').
   -V, --version             Print the version.
   -h, --help                Show this help.
 
@@ -71,6 +74,8 @@ Options of 'warren serve':
   --realm <id>              Realm to open (1-64 chars: letters, digits, '_' or '-', starting with a
                             letter or digit; not UUID-shaped). Default: a new isolated realm-<id>.
   --isolated                Open a new isolated opaque realm (cannot be combined with --realm).
+  --default-realm <id>      Realm to open when neither --realm nor --isolated is given ('npm start'
+                            passes --default-realm local, so it serves the persistent realm 'local').
   --instance <id>           Instance id of this process within the realm (same format as realm ids).
   --realm-backend <name>    Storage backend for a NEW realm: lmdb (default), sqlite, postgres, jsonl
                             or memory. Once a realm exists, the backend pinned in its
@@ -90,6 +95,8 @@ Options of 'warren serve':
                             400 (use it behind a proxy that speaks HTTP/1.1). Fails when its native
                             binding does not load (it needs Node 20).
   --log-level <level>       fatal, error, warn, info (default), debug, trace or silent.
+  --log-format <format>     auto (default: readable lines on a terminal, JSON lines otherwise),
+                            pretty or json.
   --insecure-no-auth        Serve without inbound API keys even on a non-loopback host (logged at
                             warn on every start). Without it such a start needs keys ('warren keys').
   -h, --help                Show this help.
@@ -110,11 +117,23 @@ export function realmIdProblem(id: string): string | undefined {
 }
 
 type ValueOption =
-  'realm' | 'instance' | 'realmBackend' | 'stateRoot' | 'contextRoot' | 'userConfigRoot' | 'host' | 'port' | 'httpTransport' | 'logLevel';
+  | 'realm'
+  | 'defaultRealm'
+  | 'instance'
+  | 'realmBackend'
+  | 'stateRoot'
+  | 'contextRoot'
+  | 'userConfigRoot'
+  | 'host'
+  | 'port'
+  | 'httpTransport'
+  | 'logLevel'
+  | 'logFormat';
 type FlagOption = 'isolated' | 'exposePaths' | 'insecureNoAuth';
 
 const VALUE_OPTIONS: Record<string, ValueOption> = {
   '--realm': 'realm',
+  '--default-realm': 'defaultRealm',
   '--instance': 'instance',
   '--realm-backend': 'realmBackend',
   '--state-root': 'stateRoot',
@@ -124,6 +143,7 @@ const VALUE_OPTIONS: Record<string, ValueOption> = {
   '--port': 'port',
   '--http-transport': 'httpTransport',
   '--log-level': 'logLevel',
+  '--log-format': 'logFormat',
 };
 const FLAG_OPTIONS: Record<string, FlagOption> = {
   '--isolated': 'isolated',
@@ -150,11 +170,17 @@ function checkedId(name: string, value: string): string {
   return value;
 }
 
+/** What parseServeArgs collects before the defaults apply (`--default-realm` fills `realm` afterwards). */
+type ParsedServe = StartOptions & { defaultRealm?: string };
+
 /** Stores one option's value into `out`, validating it. */
-function applyValue(out: StartOptions, name: string, key: ValueOption, value: string): void {
+function applyValue(out: ParsedServe, name: string, key: ValueOption, value: string): void {
   switch (key) {
     case 'realm':
       out.realm = checkedId(name, value);
+      break;
+    case 'defaultRealm':
+      out.defaultRealm = checkedId(name, value);
       break;
     case 'instance':
       out.instance = checkedId(name, value);
@@ -183,6 +209,9 @@ function applyValue(out: StartOptions, name: string, key: ValueOption, value: st
     case 'logLevel':
       out.logLevel = oneOf(name, value, LOG_LEVELS);
       break;
+    case 'logFormat':
+      out.logFormat = oneOf(name, value, LOG_FORMATS);
+      break;
   }
 }
 
@@ -192,7 +221,7 @@ function applyValue(out: StartOptions, name: string, key: ValueOption, value: st
  */
 export function parseServeArgs(argv: string[]): StartOptions {
   const args = argv[0] === 'serve' ? argv.slice(1) : argv;
-  const out: StartOptions = { isolated: false, exposePaths: false, httpTransport: 'auto', logLevel: 'info' };
+  const out: ParsedServe = { isolated: false, exposePaths: false, httpTransport: 'auto', logLevel: 'info', logFormat: 'auto' };
   const seen = new Set<string>();
   for (let i = 0; i < args.length; i++) {
     const arg = args[i] ?? '';
@@ -221,7 +250,9 @@ export function parseServeArgs(argv: string[]): StartOptions {
     applyValue(out, name, valueKey as ValueOption, value);
   }
   if (out.isolated && out.realm !== undefined) throw new FlagError('--isolated cannot be combined with --realm');
-  return out;
+  const { defaultRealm, ...options } = out;
+  if (options.realm === undefined && !options.isolated && defaultRealm !== undefined) options.realm = defaultRealm;
+  return options;
 }
 
 /**

@@ -1,6 +1,8 @@
 // config/logger.ts: builds the one root pino logger (JSON lines, base {service:'warren'}, credentials
-// redacted). main.ts creates it and app.ts passes it down; tests pass a destination to capture lines.
+// redacted), or the same lines made readable (config/log-pretty.ts). main.ts creates it and app.ts passes
+// it down; tests pass a destination to capture lines.
 import { pino, type DestinationStream, type Logger } from 'pino';
+import { prettyDestination } from './log-pretty.ts';
 import { MCP_CONFIG_HOLDERS, SECRET_FIELD_NAMES, SECRET_MAP_FIELDS } from '../contracts/secret-paths.ts';
 
 export type { Logger };
@@ -8,6 +10,16 @@ export type { Logger };
 /** Log levels accepted by `--log-level`. */
 export const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
 export type LogLevel = (typeof LOG_LEVELS)[number];
+
+/** Formats `--log-format` accepts: auto (pretty on a terminal, else JSON lines), pretty, json. */
+export const LOG_FORMATS = ['auto', 'pretty', 'json'] as const;
+export type LogFormat = (typeof LOG_FORMATS)[number];
+
+/** The format a start writes: `auto` is pretty when stdout is a terminal, JSON lines otherwise. */
+export function resolveLogFormat(format: LogFormat, stdoutIsTty: boolean): 'pretty' | 'json' {
+  if (format === 'auto') return stdoutIsTty ? 'pretty' : 'json';
+  return format;
+}
 
 /** Credential fields, wherever a log object carries them at the top level or one level down. */
 const SECRET_FIELDS = SECRET_FIELD_NAMES;
@@ -30,16 +42,24 @@ const REDACT_PATHS: readonly string[] = [
 
 export interface LoggerOptions {
   level: LogLevel;
-  /** Where JSON lines go; stdout (synchronous) when omitted. */
+  /** Where the lines go; stdout (synchronous) when omitted. */
   destination?: DestinationStream;
+  /** JSON lines (default) or readable lines; the same fields either way. */
+  format?: 'pretty' | 'json';
+  /** ANSI colours in the pretty format (default off). */
+  color?: boolean;
 }
 
 /** Creates the root logger: pino JSON with `service: 'warren'` and credentials censored as '[redacted]'. */
-export function createLogger({ level, destination }: LoggerOptions): Logger {
+export function createLogger({ level, destination, format = 'json', color = false }: LoggerOptions): Logger {
   const options = {
     level,
     base: { service: 'warren' },
     redact: { paths: [...REDACT_PATHS], censor: '[redacted]' },
   };
+  if (format === 'pretty') {
+    const out = destination ?? pino.destination({ dest: 1, sync: true });
+    return pino(options, prettyDestination({ out, color }));
+  }
   return destination ? pino(options, destination) : pino(options);
 }

@@ -107,7 +107,8 @@ function manifestProblem(file: string, detail: string): ServiceError {
   return new ServiceError('INTERNAL_ERROR', `Realm manifest ${file} is invalid: ${detail}`);
 }
 
-async function readManifest(file: string): Promise<RealmManifest> {
+/** Reads and checks a realm_manifest.json (ServiceError when invalid; a missing file rejects with ENOENT). */
+export async function readManifest(file: string): Promise<RealmManifest> {
   const text = await readFile(file, 'utf8');
   let parsed: unknown;
   try {

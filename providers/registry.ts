@@ -86,7 +86,23 @@ const DEFAULT_BASE: Partial<Record<ProviderName, string>> = {
 };
 
 /** Which provider a turn with no model and no provider runs on: the first one configured, in this order. */
-const DEFAULT_ORDER: readonly ProviderName[] = ['anthropic', 'gemini', 'openai', 'self_hosted'];
+export const DEFAULT_ORDER: readonly ProviderName[] = ['anthropic', 'gemini', 'openai', 'self_hosted'];
+
+const filled = (v: string | undefined): string | undefined => (v && v.trim() !== '' ? v : undefined);
+
+/**
+ * What configures `name` for a call from the environment and config (not counting auth bindings): the key
+ * variable that is set (catalog vendors; GOOGLE_API_KEY also serves gemini), or `[providers.self_hosted]
+ * base_url`; undefined when nothing does. `warren doctor` reports it; the default choice below uses it.
+ */
+export function providerSource(name: ProviderName, env: NodeJS.ProcessEnv, config: ProviderRegistryOptions['config']): string | undefined {
+  const s = config.providers?.[name] ?? {};
+  if (name === 'self_hosted') return filled(s.base_url) ? '[providers.self_hosted] base_url' : undefined;
+  const keyEnv = s.api_key_env ?? KEY_ENV[name];
+  if (keyEnv && filled(env[keyEnv])) return keyEnv;
+  if (name === 'gemini' && !s.api_key_env && filled(env.GOOGLE_API_KEY)) return 'GOOGLE_API_KEY';
+  return undefined;
+}
 
 const NO_PROVIDER_MESSAGE =
   'no LLM provider is configured: set ANTHROPIC_API_KEY, GEMINI_API_KEY (or GOOGLE_API_KEY) or OPENAI_API_KEY, ' +
@@ -199,12 +215,7 @@ export function createProviderRegistry(opts: ProviderRegistryOptions): ProviderR
   }
 
   /** True when `name` has what a call needs: its key variable (catalog vendors) or a base URL (self_hosted). */
-  function configured(name: ProviderName): boolean {
-    const s = section(name);
-    if (name === 'self_hosted') return nonEmpty(s.base_url) !== undefined;
-    if (nonEmpty(opts.env[s.api_key_env ?? KEY_ENV[name]])) return true;
-    return name === 'gemini' && !s.api_key_env && nonEmpty(opts.env.GOOGLE_API_KEY) !== undefined;
-  }
+  const configured = (name: ProviderName): boolean => providerSource(name, opts.env, opts.config) !== undefined;
 
   /**
    * The provider a turn without a model or provider runs on: the first of DEFAULT_ORDER that is

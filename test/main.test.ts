@@ -43,9 +43,26 @@ const OPTIONS = [
   '--port',
   '--http-transport',
   '--log-level',
+  '--log-format',
+  '--default-realm',
 ];
 
-const COMMANDS = ['serve', 'sessions', 'chat', 'auth', 'keys', 'workgraph', 'mob', 'bench', 'replay', 'fork', 'rerun', 'export', 'import'];
+const COMMANDS = [
+  'serve',
+  'sessions',
+  'chat',
+  'auth',
+  'keys',
+  'workgraph',
+  'mob',
+  'bench',
+  'replay',
+  'fork',
+  'rerun',
+  'export',
+  'import',
+  'doctor',
+];
 
 describe('warren command', () => {
   it('exits 1 with a one-line reason for an unknown option', async () => {

@@ -4,7 +4,7 @@ import assert from 'node:assert/strict';
 import { resolve } from 'node:path';
 import { FlagError, HELP_TEXT, parseCli, parseServeArgs } from '../../config/flags.ts';
 
-const DEFAULTS = { isolated: false, exposePaths: false, httpTransport: 'auto', logLevel: 'info' };
+const DEFAULTS = { isolated: false, exposePaths: false, httpTransport: 'auto', logLevel: 'info', logFormat: 'auto' };
 
 function rejects(argv: string[], pattern: RegExp): void {
   assert.throws(
@@ -47,6 +47,8 @@ describe('parseServeArgs', () => {
       'node',
       '--log-level',
       'debug',
+      '--log-format',
+      'json',
     ]);
     assert.deepEqual(opts, {
       realm: 'team_a-1',
@@ -61,6 +63,7 @@ describe('parseServeArgs', () => {
       port: 0,
       httpTransport: 'node',
       logLevel: 'debug',
+      logFormat: 'json',
     });
   });
 
@@ -76,6 +79,7 @@ describe('parseServeArgs', () => {
       '--port=65535',
       '--http-transport=uws',
       '--log-level=silent',
+      '--log-format=pretty',
     ]);
     assert.deepEqual(opts, {
       isolated: true,
@@ -89,6 +93,7 @@ describe('parseServeArgs', () => {
       port: 65535,
       httpTransport: 'uws',
       logLevel: 'silent',
+      logFormat: 'pretty',
     });
     assert.equal(parseServeArgs(['--realm=r']).realm, 'r');
   });
@@ -103,6 +108,20 @@ describe('parseServeArgs', () => {
     for (const level of ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const) {
       assert.equal(parseServeArgs(['--log-level', level]).logLevel, level);
     }
+    for (const format of ['auto', 'pretty', 'json'] as const) {
+      assert.equal(parseServeArgs(['--log-format', format]).logFormat, format);
+    }
+  });
+
+  it('--default-realm names the realm only when neither --realm nor --isolated does', () => {
+    assert.deepEqual(parseServeArgs(['--default-realm', 'local']), { ...DEFAULTS, realm: 'local' });
+    assert.equal(parseServeArgs(['--default-realm', 'local', '--realm', 'other']).realm, 'other');
+    assert.equal(parseServeArgs(['--realm=other', '--default-realm=local']).realm, 'other');
+    const isolated = parseServeArgs(['--default-realm', 'local', '--isolated']);
+    assert.equal(isolated.realm, undefined);
+    assert.equal(isolated.isolated, true);
+    assert.ok(!('defaultRealm' in isolated), 'the default is not an option of its own');
+    rejects(['--default-realm', 'bad id'], /--default-realm 'bad id' is invalid/);
   });
 
   it('rejects unknown options and stray arguments', () => {
@@ -124,6 +143,8 @@ describe('parseServeArgs', () => {
       '--port',
       '--http-transport',
       '--log-level',
+      '--log-format',
+      '--default-realm',
     ]) {
       rejects([name], new RegExp(`${name} needs a value`));
       rejects([name, '--expose-paths'], new RegExp(`${name} needs a value`));
@@ -143,6 +164,7 @@ describe('parseServeArgs', () => {
     rejects(['--realm-backend', 'cassandra'], /--realm-backend must be one of lmdb, jsonl, memory, sqlite, postgres/);
     rejects(['--http-transport', 'h2'], /--http-transport must be one of uws, node, auto/);
     rejects(['--log-level', 'verbose'], /--log-level must be one of/);
+    rejects(['--log-format', 'yaml'], /--log-format must be one of auto, pretty, json/);
   });
 
   it('rejects flag values, repeats and --isolated with --realm', () => {
@@ -188,6 +210,8 @@ describe('parseCli', () => {
       '--port',
       '--http-transport',
       '--log-level',
+      '--log-format',
+      '--default-realm',
       '--help',
     ]) {
       assert.ok(HELP_TEXT.includes(name), `${name} missing from help`);
