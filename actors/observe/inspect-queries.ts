@@ -4,7 +4,7 @@
 // machine with the pure `transition()` so each step shows the state after that event.
 import { initialTransition, transition, type SnapshotFrom } from 'xstate';
 import { ServiceError } from '../../contracts/errors.ts';
-import type { ActorList, ActorSummary, ActorTransition } from '../../contracts/routes-observe.ts';
+import type { ActorList, ActorSummary } from '../../contracts/routes-observe.ts';
 import { REPLAYED_TURN, sessionMachine, type SessionEvent, type TurnOutcome } from '../../machines/session-machine.ts';
 import type { LedgerEntry, Store } from '../../storage/store.ts';
 import type { ActorDirectory, ActorView } from './actor-directory.ts';

@@ -6,7 +6,7 @@ import type { Logger } from 'pino';
 import type { Config } from '../../contracts/config.ts';
 import type { ActorList, MachineGraph, TurnInFlight } from '../../contracts/routes-observe.ts';
 import { ServiceError } from '../../contracts/errors.ts';
-import type { LedgerEntry, Store } from '../../storage/store.ts';
+import type { Store } from '../../storage/store.ts';
 import type { RuntimeObserver } from '../runtime-observer.ts';
 import type { ActorDirectory } from './actor-directory.ts';
 import {
