@@ -6,6 +6,7 @@
 import type { Logger } from 'pino';
 import type { AnyStateMachine } from 'xstate';
 import { ServiceError } from '../contracts/errors.ts';
+import { StateClock } from './state-clock.ts';
 
 /** What the registry needs of every live actor. */
 export interface HostedActor {
@@ -31,6 +32,23 @@ export interface ActorDescription {
   /** The machine's state value (a string, or an object for nested states). */
   state: unknown;
   labels: Record<string, string>;
+  /** When the actor entered this state (epoch ms, the registry's clock). */
+  sinceMs: number;
+  /** Actors listed under this one in the viewer (a mob's members). */
+  members?: Array<{ kind: string; id: string }>;
+}
+
+/** What a kind tells the viewer about one of its actors. */
+export interface ActorFacts {
+  state: unknown;
+  labels?: Record<string, string>;
+  /**
+   * When the actor entered `state` (epoch ms). Omitted: the registry's own clock, which notes the state each
+   * time the actor is described, so it is exact only for kinds whose state changes are noted by reading it.
+   */
+  sinceMs?: number;
+  /** Actors listed under this one (a mob's member actors). */
+  members?: Array<{ kind: string; id: string }>;
 }
 
 /** A kind of actor, as registered. Every function receives the actor it is about. */
@@ -53,8 +71,8 @@ export interface ActorKind<A extends HostedActor> {
   stop(actor: A): Promise<void>;
   /** At shutdown, before stop: interrupt work, end streams, wait until settled. */
   quiesce?(actor: A): Promise<void>;
-  /** State value and labels for the viewer. */
-  describe(actor: A): { state: unknown; labels?: Record<string, string> };
+  /** State value, labels and time in state for the viewer. */
+  describe(actor: A): ActorFacts;
   /**
    * On a cluster node, after this node took the actor's lease over from a node whose term ran out: resumes
    * the work the dead owner left running (a mob's flow runs, a binding's recovery rules). Optional.
@@ -94,12 +112,15 @@ export class KindTable<A extends HostedActor> {
   private readonly recent = new Set<A>();
   private readonly mailboxes = new Map<string, Promise<unknown>>();
   private lastEvictSweep = 0;
+  /** The registry's own time-in-state clocks, for kinds whose describe() gives no sinceMs. */
+  private readonly clocks = new WeakMap<A, StateClock>();
   closed = false;
 
   constructor(
     readonly def: ActorKind<A>,
     private readonly log: Logger,
     private readonly owner: () => ActorOwnership | null = () => null,
+    private readonly now: () => number = Date.now,
   ) {}
 
   get kind(): string {
@@ -174,11 +195,28 @@ export class KindTable<A extends HostedActor> {
   /** A description of each resident actor, for the viewer. */
   describe(): ActorDescription[] {
     const out: ActorDescription[] = [];
-    for (const actor of this.actors.values()) {
-      const { state, labels } = this.def.describe(actor);
-      out.push({ kind: this.def.kind, id: actor.id, state, labels: labels ?? {} });
-    }
+    for (const actor of this.actors.values()) out.push(this.descriptionOf(actor));
     return out;
+  }
+
+  /** The description of one resident actor (never hydrating it). */
+  describeOne(id: string): ActorDescription | undefined {
+    const actor = this.actors.get(id);
+    return actor ? this.descriptionOf(actor) : undefined;
+  }
+
+  private descriptionOf(actor: A): ActorDescription {
+    const { state, labels, sinceMs, members } = this.def.describe(actor);
+    let since = sinceMs;
+    if (since === undefined) {
+      const now = this.now();
+      let clock = this.clocks.get(actor);
+      if (!clock) this.clocks.set(actor, (clock = new StateClock(state, now)));
+      since = clock.sinceMs(state, now);
+    }
+    const d: ActorDescription = { kind: this.def.kind, id: actor.id, state, labels: labels ?? {}, sinceMs: since };
+    if (members) d.members = members;
+    return d;
   }
 
   private async hydrate(id: string): Promise<A> {
@@ -291,7 +329,7 @@ export class ActorRegistry {
   register<A extends HostedActor>(def: ActorKind<A>): KindTable<A> {
     if (this.closed) throw new Error('actor registry is closed');
     if (this.tables.has(def.kind)) throw new Error(`actor kind registered twice: ${def.kind}`);
-    const table = new KindTable<A>(def, this.opts.log, () => this.ownership);
+    const table = new KindTable<A>(def, this.opts.log, () => this.ownership, this.opts.now);
     this.tables.set(def.kind, table as unknown as KindTable<HostedActor>);
     if (def.machine) this.machines.set(def.kind, def.machine);
     const { idleEvictMs, shedAfterMs } = def.policy;
@@ -329,6 +367,11 @@ export class ActorRegistry {
   list(kind?: string): ActorDescription[] {
     if (kind !== undefined) return this.tables.get(kind)?.describe() ?? [];
     return [...this.tables.values()].flatMap((t) => t.describe());
+  }
+
+  /** One resident actor's description (never hydrating it). */
+  describe(kind: string, id: string): ActorDescription | undefined {
+    return this.tables.get(kind)?.describeOne(id);
   }
 
   /** @internal runs every kind's shed/evict pass now (the interval timer calls it too) */

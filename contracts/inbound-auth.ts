@@ -92,7 +92,9 @@ const ROUTE_SCOPE_RULES: Record<string, RouteAccess | { get: RouteAccess; write:
   'schedules.*': { get: 'read', write: 'sessions' },
   'schedule.*': { get: 'read', write: 'sessions' },
   'observe.*': 'read',
-  'ui.*': 'read',
+  // The viewer's page, script and stylesheet (and the elkjs bundle): code, no data. A browser loads them
+  // without a header; the page then asks for a key and sends it on every data request (docs/viewer.md).
+  'ui.*': 'public',
   'inspect.*': 'read',
   'keys.*': 'admin',
   // Foreign protocols (OpenAI Responses, LangGraph, AG-UI, A2A): reads (the A2A agent card) are read, the rest runs turns.

@@ -6,25 +6,78 @@ import { Type, type Static } from 'typebox';
 import { EventEnvelope } from './events.ts';
 import type { RouteDef } from './route.ts';
 
+const summaryFields = {
+  kind: Type.String(),
+  id: Type.String(),
+  state: Type.String(),
+  /** The XState state value (nested states are objects). */
+  value: Type.Unknown(),
+  phase: Type.Optional(Type.String()),
+  /** False once the live XState actor was shed (the record and persisted snapshot remain). */
+  awake: Type.Boolean(),
+  labels: Type.Record(Type.String(), Type.String()),
+  mailbox_depth: Type.Integer({ minimum: 0 }),
+  subscribers: Type.Integer({ minimum: 0 }),
+  last_used_ms: Type.Integer(),
+  /**
+   * When the actor entered its current state (`value`; epoch ms, server clock). For an actor loaded from
+   * storage in that state: its record's last write (it has been there at least that long).
+   */
+  state_since_ms: Type.Integer(),
+};
+
 /** One resident actor of any kind as the viewer lists it. */
 export const ActorSummary = Type.Object(
   {
-    kind: Type.String(),
-    id: Type.String(),
-    state: Type.String(),
-    /** The XState state value (nested states are objects). */
-    value: Type.Unknown(),
-    phase: Type.Optional(Type.String()),
-    /** False once the live XState actor was shed (the record and persisted snapshot remain). */
-    awake: Type.Boolean(),
-    labels: Type.Record(Type.String(), Type.String()),
-    mailbox_depth: Type.Integer({ minimum: 0 }),
-    subscribers: Type.Integer({ minimum: 0 }),
-    last_used_ms: Type.Integer(),
+    ...summaryFields,
+    /** A mob's member actors (kind `mob_member`), each with its own state and time in state. */
+    members: Type.Optional(Type.Array(Type.Object(summaryFields))),
   },
   { $id: 'ActorSummary' },
 );
 export type ActorSummary = Static<typeof ActorSummary>;
+
+/**
+ * A session's running turn as it stands (kept in memory only, updated as the model's stream arrives): the
+ * request, the model call in flight and the tool calls still running.
+ */
+export const TurnInFlight = Type.Object(
+  {
+    request_id: Type.String(),
+    provider: Type.String(),
+    model: Type.String(),
+    /** When the turn was admitted (epoch ms, server clock). */
+    started_ms: Type.Integer(),
+    elapsed_ms: Type.Integer({ minimum: 0 }),
+    /** Model calls this turn started so far (the loop calls again after tool results). */
+    model_calls: Type.Integer({ minimum: 0 }),
+    /** The model call in flight; null while tools run, before the first call and after the last. */
+    model_call: Type.Union([
+      Type.Null(),
+      Type.Object({
+        provider: Type.String(),
+        model: Type.String(),
+        /** 1 for the turn's first model call. */
+        number: Type.Integer({ minimum: 1 }),
+        started_ms: Type.Integer(),
+        elapsed_ms: Type.Integer({ minimum: 0 }),
+        /** UTF-8 bytes of the text and reasoning deltas streamed so far. */
+        bytes_received: Type.Integer({ minimum: 0 }),
+        /** Text deltas streamed so far (about one token each). */
+        text_deltas: Type.Integer({ minimum: 0 }),
+        reasoning_deltas: Type.Integer({ minimum: 0 }),
+        /** Retries of this call so far (each also a `retrying` event). */
+        retries: Type.Integer({ minimum: 0 }),
+      }),
+    ]),
+    /** Tool calls started and not yet completed. */
+    pending_tools: Type.Array(
+      Type.Object({ id: Type.String(), name: Type.String(), since_ms: Type.Integer(), elapsed_ms: Type.Integer({ minimum: 0 }) }),
+    ),
+  },
+  { $id: 'TurnInFlight' },
+);
+export type TurnInFlight = Static<typeof TurnInFlight>;
 
 const Digits = (max: number) => Type.String({ pattern: `^[0-9]{1,${max}}$` });
 
@@ -46,6 +99,8 @@ export const ActorList = Type.Object(
     total: Type.Integer({ minimum: 0 }),
     /** Actor kinds this server runs (each has a machine at /inspect/machines/{kind}). */
     kinds: Type.Array(Type.String()),
+    /** The server's clock at this answer (epoch ms): a viewer on another clock measures time in state from it. */
+    now_ms: Type.Integer(),
   },
   { $id: 'ActorList' },
 );
@@ -110,8 +165,12 @@ export const ActorDetail = Type.Object(
         message_count: Type.Integer({ minimum: 0 }),
         transcript_tail: Type.Array(Type.Unknown()),
         ledger_tail: Type.Array(EventEnvelope),
+        /** The running turn's live progress; null when no turn runs. */
+        in_flight: Type.Union([TurnInFlight, Type.Null()]),
       }),
     ),
+    /** The server's clock at this answer (epoch ms). */
+    now_ms: Type.Integer(),
   },
   { $id: 'ActorDetail' },
 );
@@ -162,6 +221,30 @@ export const OBSERVE_ROUTES: RouteDef[] = [
     method: 'GET',
     path: '/ui/viewer.js',
     summary: 'The actor viewer script',
+    response: text('text/javascript'),
+    errors: [],
+  },
+  {
+    id: 'ui.net',
+    method: 'GET',
+    path: '/ui/viewer-net.js',
+    summary: "The actor viewer's requests (API key prompt, fetch-based inspection stream)",
+    response: text('text/javascript'),
+    errors: [],
+  },
+  {
+    id: 'ui.detail',
+    method: 'GET',
+    path: '/ui/viewer-detail.js',
+    summary: "The actor viewer's detail parts (time in state, a turn in flight, a mob's members)",
+    response: text('text/javascript'),
+    errors: [],
+  },
+  {
+    id: 'ui.chart',
+    method: 'GET',
+    path: '/ui/viewer-chart.js',
+    summary: "The actor viewer's statechart drawing",
     response: text('text/javascript'),
     errors: [],
   },

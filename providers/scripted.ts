@@ -31,6 +31,8 @@ export interface ScriptedReply {
   error?: { code: ErrorCode; message: string; details?: unknown };
   /** A gate: the reply starts only once this settles (tests order events with it). */
   waitFor?: Promise<void>;
+  /** A gate inside the stream: after `chunks` deltas the reply waits for `until` (a call held open mid-stream). */
+  holdAfter?: { chunks: number; until: Promise<void> };
 }
 
 export type Script = ScriptedReply[] | ((req: ProviderRequest, callIndex: number) => ScriptedReply | Promise<ScriptedReply>);
@@ -111,7 +113,9 @@ async function play(
     blocks.push({ block_type: 'reasoning', data: { text: reply.reasoning } });
   }
   const chunks = reply.chunks ?? (reply.text ? [reply.text] : []);
-  for (const chunk of chunks) {
+  for (let i = 0; i < chunks.length; i++) {
+    const chunk = chunks[i];
+    if (reply.holdAfter && i === reply.holdAfter.chunks) await guard(reply.holdAfter.until);
     // Yield a macrotask between deltas so an abort (or a reader) can interleave, as with a real stream.
     await guard(yieldTurn());
     onEvent({ type: 'text_delta', delta: chunk });

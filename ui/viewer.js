@@ -1,53 +1,44 @@
-// ui/viewer.js: Warren's live actor viewer (plain ES module, no build step). Lists resident actors of
-// every kind (GET /inspect/actors), draws the selected actor's machine from its definition
-// (GET /inspect/machines/{kind}) laid out by elkjs, highlights the current state and animates
-// transitions from the one inspection stream (GET /inspect/events, SSE), and steps through a
-// session's ledger (GET /inspect/sessions/{id}/timeline) for time travel.
+// ui/viewer.js: Warren's live actor viewer (plain ES modules, no build step). Lists resident actors of
+// every kind (GET /inspect/actors) with their time in state, a mob's members under it; draws the selected
+// actor's machine (ui/viewer-chart.js), highlights the current state and animates transitions from the one
+// inspection stream (GET /inspect/events); shows a session's turn in flight (model call, pending tools) with
+// an interrupt button, and steps through its ledger for time travel. Requests carry the API key the page
+// asked for when the server wants one (ui/viewer-net.js). docs/viewer.md describes each part.
+import { api, NeedsKey, onKey, readSse, Refused, request, setupKeyForm } from '/ui/viewer-net.js';
+import { machineSvg } from '/ui/viewer-chart.js';
+import {
+  ageSpan,
+  clockTime,
+  el,
+  noteServerClock,
+  pre,
+  renderMembers,
+  renderTails,
+  renderTurn,
+  statePath,
+  tickAges,
+} from '/ui/viewer-detail.js';
+
 const $ = (sel) => document.querySelector(sel);
-const SVG = 'http://www.w3.org/2000/svg';
-const elk = new window.ELK();
 
 const view = {
   actors: [],
   selected: null, // { kind, id }
-  graphs: new Map(), // kind -> { graph, svg }
+  graphs: new Map(), // kind -> svg
   chartKind: null,
   value: null, // state value shown on the chart
   timeline: null, // { steps } while time travelling
   travelIndex: 0,
   recent: [],
+  stream: null, // AbortController of the open inspection stream
+  livePoll: null, // timer refreshing a running session's detail
 };
 
-async function api(path) {
-  const res = await fetch(path, { headers: { accept: 'application/json' } });
-  if (!res.ok) throw new Error(`${path}: ${res.status} ${await res.text()}`);
-  return res.json();
-}
-
-function el(tag, attrs = {}, text) {
-  const e = document.createElement(tag);
-  for (const [k, v] of Object.entries(attrs)) e.setAttribute(k, v);
-  if (text !== undefined) e.textContent = text;
-  return e;
-}
-
-function svgEl(tag, attrs = {}, text) {
-  const e = document.createElementNS(SVG, tag);
-  for (const [k, v] of Object.entries(attrs)) e.setAttribute(k, String(v));
-  if (text !== undefined) e.textContent = text;
-  return e;
-}
-
-/** 'idle' | {running: 'calling_model'} -> 'running.calling_model' */
-function statePath(value) {
-  if (typeof value === 'string') return value;
-  if (value && typeof value === 'object') {
-    const [k, sub] = Object.entries(value)[0] ?? [];
-    if (k === undefined) return '';
-    const rest = statePath(sub);
-    return rest ? `${k}.${rest}` : k;
-  }
-  return '';
+/** Runs a promise for its effect: a missing key is the prompt's business, anything else goes to the console. */
+function safely(p) {
+  p.catch((err) => {
+    if (!(err instanceof NeedsKey)) console.warn(err);
+  });
 }
 
 // ---- actor list ---------------------------------------------------------------------------------
@@ -63,6 +54,7 @@ function filterQuery() {
 
 async function refreshList() {
   const list = await api(`/inspect/actors?${filterQuery()}`);
+  noteServerClock(list.now_ms);
   view.actors = list.actors;
   const kindSel = $('#f-kind');
   for (const k of list.kinds) if (![...kindSel.options].some((o) => o.value === k)) kindSel.append(el('option', { value: k }, k));
@@ -78,7 +70,7 @@ async function refreshList() {
       chip.onclick = () => {
         $('#f-kind').value = kind;
         $('#f-state').value = state;
-        void refreshList();
+        safely(refreshList());
       };
       counts.append(chip);
     }
@@ -91,147 +83,64 @@ async function refreshList() {
 function renderRows() {
   const body = $('#actors tbody');
   body.replaceChildren();
+  // A mob lists its members right under it; they are not repeated on their own rows.
+  const mobs = new Set(view.actors.filter((a) => a.kind === 'mob' && a.members).map((a) => a.id));
   for (const a of view.actors) {
-    const tr = el('tr', { 'data-actor-kind': a.kind, 'data-actor-id': a.id, class: a.awake ? '' : 'shed' });
-    if (view.selected && view.selected.kind === a.kind && view.selected.id === a.id) tr.classList.add('selected');
-    tr.append(el('td', {}, a.kind), el('td', { class: 'id', title: a.id }, a.id.slice(0, 13)));
-    tr.append(
-      el('td', { class: `state-${a.state}` }, statePath(a.value) + (a.awake ? '' : ' (shed)')),
-      el('td', {}, String(a.mailbox_depth)),
-    );
-    tr.onclick = () => void select(a.kind, a.id);
-    body.append(tr);
+    if (a.kind === 'mob_member' && mobs.has(a.labels.mob_id)) continue;
+    body.append(rowOf(a));
+    for (const m of a.members ?? []) body.append(rowOf(m, a));
+  }
+}
+
+function rowOf(a, parent) {
+  const tr = el('tr', { 'data-actor-kind': a.kind, 'data-actor-id': a.id });
+  if (!a.awake) tr.classList.add('shed');
+  if (parent) {
+    tr.classList.add('member');
+    tr.dataset.parentId = parent.id;
+  }
+  if (view.selected && view.selected.kind === a.kind && view.selected.id === a.id) tr.classList.add('selected');
+  const name = parent ? (a.labels.agent_identity ?? a.id) : a.id;
+  tr.append(
+    el('td', { class: 'kind' }, parent ? '└ member' : a.kind),
+    el('td', { class: 'id', title: a.id }, name.length > 16 ? `${name.slice(0, 13)}…` : name),
+    stateCell(a),
+  );
+  const since = el('td', { class: 'since' });
+  since.append(ageSpan(a.state_since_ms));
+  tr.append(since, el('td', {}, String(a.mailbox_depth)));
+  tr.onclick = () => safely(select(a.kind, a.id));
+  return tr;
+}
+
+/** The full state name, free to wrap after each dot (never cut off). */
+function stateCell(a) {
+  const td = el('td', { class: `state state-${a.state}`, title: statePath(a.value) });
+  statePath(a.value)
+    .split('.')
+    .forEach((part, i) => (i === 0 ? td.append(part) : td.append('.', el('wbr'), part)));
+  if (!a.awake) td.append(' (shed)');
+  return td;
+}
+
+/** Every listed copy of an actor (a member is listed on its own and under its mob). */
+function* listed(kind, id) {
+  for (const a of view.actors) {
+    if (a.kind === kind && a.id === id) yield a;
+    for (const m of a.members ?? []) if (m.kind === kind && m.id === id) yield m;
   }
 }
 
 // ---- statechart ---------------------------------------------------------------------------------
 
-function elkGraph(graph) {
-  const nodes = new Map(graph.states.map((s) => [s.id, { ...s, children: [] }]));
-  let root = null;
-  for (const s of nodes.values()) {
-    if (s.parent === null) root = s;
-    else nodes.get(s.parent).children.push(s);
-  }
-  const isAncestor = (a, b) => b.startsWith(`${a}.`);
-  const toNode = (s) => {
-    const width = Math.max(96, s.key.length * 7.5 + 28);
-    if (s.children.length === 0) return { id: s.id, width, height: 36 };
-    return {
-      id: s.id,
-      layoutOptions: { 'elk.padding': '[top=30,left=16,bottom=16,right=16]' },
-      children: s.children.map(toNode),
-    };
-  };
-  // One edge per source/target pair, labelled with every event that takes it.
-  const pairs = new Map();
-  for (const t of graph.transitions) {
-    for (const target of t.targets) {
-      if (target === t.source || isAncestor(t.source, target) || isAncestor(target, t.source)) continue;
-      const key = `${t.source}->${target}`;
-      const p = pairs.get(key) ?? { source: t.source, target, events: [] };
-      if (!p.events.includes(t.event)) p.events.push(t.event);
-      pairs.set(key, p);
-    }
-  }
-  const edges = [...pairs.values()].map((p, i) => ({
-    id: `e${i}`,
-    sources: [p.source],
-    targets: [p.target],
-    events: p.events,
-    labels: [{ text: p.events.join(', '), width: p.events.join(', ').length * 5.6, height: 12 }],
-  }));
-  return {
-    root,
-    elkRoot: {
-      id: '__root',
-      layoutOptions: {
-        'elk.algorithm': 'layered',
-        'elk.direction': 'DOWN',
-        'elk.hierarchyHandling': 'INCLUDE_CHILDREN',
-        'elk.layered.spacing.nodeNodeBetweenLayers': '46',
-        'elk.spacing.nodeNode': '36',
-        'elk.spacing.edgeLabel': '4',
-        'elk.edgeLabels.placement': 'CENTER',
-        'elk.padding': '[top=12,left=12,bottom=12,right=12]',
-      },
-      children: root.children.map(toNode),
-      edges,
-    },
-  };
-}
-
 async function drawMachine(kind) {
-  let cached = view.graphs.get(kind);
-  if (!cached) {
-    const graph = await api(`/inspect/machines/${encodeURIComponent(kind)}`);
-    const { root, elkRoot } = elkGraph(graph);
-    const laid = await elk.layout(elkRoot);
-    cached = { graph, svg: renderSvg(graph, root, laid) };
-    view.graphs.set(kind, cached);
+  let svg = view.graphs.get(kind);
+  if (!svg) {
+    svg = await machineSvg(await api(`/inspect/machines/${encodeURIComponent(kind)}`));
+    view.graphs.set(kind, svg);
   }
-  $('#chart').replaceChildren(cached.svg);
+  $('#chart').replaceChildren(svg);
   view.chartKind = kind;
-}
-
-function renderSvg(graph, root, laid) {
-  const svg = svgEl('svg', {
-    viewBox: `0 0 ${laid.width} ${laid.height}`,
-    width: laid.width,
-    height: laid.height,
-    'data-machine': graph.machine_id,
-  });
-  const defs = svgEl('defs');
-  const marker = svgEl('marker', {
-    id: 'arrow',
-    viewBox: '0 0 10 10',
-    refX: 9,
-    refY: 5,
-    markerWidth: 7,
-    markerHeight: 7,
-    orient: 'auto-start-reverse',
-  });
-  marker.append(svgEl('path', { d: 'M0,0 L10,5 L0,10 z', fill: '#8c959f' }));
-  defs.append(marker);
-  svg.append(defs);
-  const offsets = new Map([['__root', { x: 0, y: 0 }]]);
-  const nodesLayer = svgEl('g');
-  const initialOf = new Map(graph.states.filter((s) => s.initial).map((s) => [s.initial, true]));
-  const drawNode = (n, ox, oy, parentG) => {
-    const x = ox + n.x;
-    const y = oy + n.y;
-    offsets.set(n.id, { x, y });
-    const state = graph.states.find((s) => s.id === n.id);
-    const compound = Boolean(n.children && n.children.length);
-    const g = svgEl('g', { class: `node${compound ? ' compound' : ''}`, 'data-state-id': n.id, 'data-active': 'false' });
-    g.append(svgEl('rect', { x, y, width: n.width, height: n.height, rx: compound ? 10 : 16 }));
-    g.append(
-      svgEl(
-        'text',
-        compound ? { x: x + 12, y: y + 19, 'font-weight': 600 } : { x: x + n.width / 2, y: y + n.height / 2 + 4, 'text-anchor': 'middle' },
-        state.key,
-      ),
-    );
-    if (initialOf.has(n.id)) g.append(svgEl('circle', { class: 'initial-dot', cx: x - 6, cy: y + 8, r: 4 }));
-    parentG.append(g);
-    for (const c of n.children ?? []) drawNode(c, x, y, g);
-  };
-  for (const c of laid.children) drawNode(c, 0, 0, nodesLayer);
-  svg.append(nodesLayer);
-  const edgesLayer = svgEl('g');
-  for (const e of laid.edges ?? []) {
-    const off = offsets.get(e.container ?? '__root') ?? { x: 0, y: 0 };
-    const g = svgEl('g', { class: 'edge', 'data-source': e.sources[0], 'data-target': e.targets[0], 'data-events': e.events.join(' ') });
-    for (const s of e.sections ?? []) {
-      const pts = [s.startPoint, ...(s.bendPoints ?? []), s.endPoint].map((p) => `${off.x + p.x},${off.y + p.y}`);
-      g.append(svgEl('path', { d: `M${pts.join(' L')}`, 'marker-end': 'url(#arrow)' }));
-    }
-    for (const l of e.labels ?? []) g.append(svgEl('text', { x: off.x + l.x, y: off.y + l.y + 9 }, l.text));
-    edgesLayer.append(g);
-  }
-  svg.append(edgesLayer);
-  svg.dataset.root = root.id;
-  return svg;
 }
 
 /** Highlights the state `value` (and its ancestors); `fired` marks the edge the event took. */
@@ -256,17 +165,20 @@ function highlight(value, fired) {
   }
 }
 
-// ---- detail pane ----------------------------------------------------------------------------------
-
-function pre(obj) {
-  return el('pre', {}, JSON.stringify(obj, null, 1));
+/** The chart head's "for 12.3 s" (live), or nothing while time travelling. */
+function showAge(sinceMs) {
+  const box = $('#current-age');
+  if (view.timeline || sinceMs === undefined) box.replaceChildren();
+  else box.replaceChildren(ageSpan(sinceMs, 'for '));
 }
+
+// ---- detail pane ----------------------------------------------------------------------------------
 
 function renderRecent() {
   const ol = $('#recent');
   ol.replaceChildren();
   for (const t of view.recent.slice(-30).reverse()) {
-    const li = el('li', {}, `${new Date(t.at_ms).toISOString().slice(11, 23)} ${t.event.type} → ${t.state}`);
+    const li = el('li', {}, `${clockTime(t.at_ms)} ${t.event.type} → ${t.state}`);
     li.append(pre(t.event));
     ol.append(li);
   }
@@ -275,53 +187,81 @@ function renderRecent() {
 async function refreshDetail() {
   if (!view.selected) return;
   const { kind, id } = view.selected;
+  clearTimeout(view.livePoll);
   let d;
   try {
     d = await api(`/inspect/actors/${encodeURIComponent(kind)}/${encodeURIComponent(id)}`);
-  } catch {
+  } catch (err) {
+    if (err instanceof NeedsKey) return;
     $('#detail-summary').textContent = 'actor is no longer resident';
+    $('#turn-box').hidden = true;
     return;
   }
+  if (!view.selected || view.selected.kind !== kind || view.selected.id !== id) return;
+  noteServerClock(d.now_ms);
+  const a = d.actor;
   const dl = el('dl');
-  const row = (k, v) => dl.append(el('dt', {}, k), el('dd', {}, v));
-  row('kind', d.actor.kind);
-  row('id', d.actor.id);
-  row('state', statePath(d.actor.value));
-  row('mailbox depth', String(d.actor.mailbox_depth));
-  row('subscribers', String(d.actor.subscribers));
-  row('awake', String(d.actor.awake));
-  if (Object.keys(d.actor.labels).length) row('labels', JSON.stringify(d.actor.labels));
+  const row = (k, v) => {
+    const dd = el('dd');
+    dd.append(v);
+    dl.append(el('dt', {}, k), dd);
+  };
+  row('kind', a.kind);
+  row('id', a.id);
+  row('state', statePath(a.value));
+  row('in state for', ageSpan(a.state_since_ms, '', { id: 'state-age' }));
+  row('mailbox depth', String(a.mailbox_depth));
+  row('subscribers', String(a.subscribers));
+  row('awake', String(a.awake));
+  if (Object.keys(a.labels).length) row('labels', JSON.stringify(a.labels));
+  if (a.kind === 'mob_member' && a.labels.session_id) {
+    const link = el('button', { type: 'button', class: 'link', id: 'member-session' }, a.labels.session_id);
+    link.onclick = () => safely(select('session', a.labels.session_id));
+    row('session', link);
+  }
   if (d.session) {
     row('turn phase', d.session.turn_phase ?? '-');
     row('messages', String(d.session.message_count));
   }
   $('#detail-summary').replaceChildren(dl);
+  renderTurn(a, d.session);
+  renderMembers(a.members, (kind, mid) => safely(select(kind, mid)));
   if (d.recent_events.length > view.recent.length) view.recent = d.recent_events;
   renderRecent();
   $('#session-extra').hidden = !d.session;
   $('#travel-open').hidden = kind !== 'session';
-  if (d.session) {
-    const tr = $('#transcript');
-    tr.replaceChildren(
-      ...d.session.transcript_tail.map((m) => {
-        const li = el('li', {}, m.role);
-        li.append(pre(m.content ?? m.blocks ?? m.results));
-        return li;
-      }),
-    );
-    const lg = $('#ledger');
-    lg.replaceChildren(
-      ...d.session.ledger_tail
-        .slice()
-        .reverse()
-        .map((e) => {
-          const li = el('li', { value: String(e.seq) }, `#${e.seq} ${e.payload.type}`);
-          li.append(pre(e.payload));
-          return li;
-        }),
-    );
+  if (d.session) renderTails(d.session);
+  if (!view.timeline && a.kind === view.chartKind) {
+    highlight(a.value);
+    showAge(a.state_since_ms);
   }
-  if (!view.timeline && d.actor.kind === view.chartKind) highlight(d.actor.value);
+  // A running session's counters (bytes, deltas, tools) change without a transition: read them again.
+  clearTimeout(view.livePoll);
+  if (a.kind === 'session' && a.state === 'running') view.livePoll = setTimeout(() => safely(refreshDetail()), 1000);
+}
+
+async function interrupt() {
+  if (!view.selected || view.selected.kind !== 'session') return;
+  const note = $('#action-note');
+  const button = $('#interrupt');
+  note.className = '';
+  note.textContent = 'interrupting…';
+  button.disabled = true;
+  try {
+    const r = await (await request('POST', `/sessions/${encodeURIComponent(view.selected.id)}/interrupt`)).json();
+    note.textContent = r.interrupted ? 'interrupt sent' : 'nothing to interrupt';
+  } catch (err) {
+    note.className = 'refusal';
+    if (err instanceof NeedsKey) note.textContent = 'Refused: an API key is needed. Enter one above, then try again.';
+    else if (err instanceof Refused && err.status === 403) {
+      const d = err.body.details ?? {};
+      const has = Array.isArray(d.scopes) ? ` (it has: ${d.scopes.join(', ')})` : '';
+      note.textContent = `Refused: this API key lacks the '${d.required ?? 'sessions'}' scope needed to interrupt${has}.`;
+    } else note.textContent = `Interrupt failed: ${err.message}`;
+  } finally {
+    button.disabled = false;
+    safely(refreshDetail());
+  }
 }
 
 async function select(kind, id) {
@@ -329,6 +269,7 @@ async function select(kind, id) {
   view.recent = [];
   view.timeline = null;
   $('#travel').hidden = true;
+  $('#action-note').textContent = '';
   $('#chart-title').textContent = `${kind} ${id}`;
   renderRows();
   await drawMachine(kind);
@@ -343,12 +284,14 @@ async function openTravel() {
   try {
     t = await api(`/inspect/sessions/${encodeURIComponent(view.selected.id)}/timeline?limit=5000`);
   } catch (err) {
+    if (err instanceof NeedsKey) return;
     // e.g. a memory realm keeps no ledger (SESSION_PERSISTENCE_DISABLED).
     $('#travel').hidden = false;
     $('#travel-info').textContent = `no time travel: ${err.message}`;
     return;
   }
   view.timeline = t;
+  showAge(undefined);
   const slider = $('#travel-slider');
   slider.max = String(Math.max(0, t.steps.length - 1));
   slider.value = slider.max;
@@ -371,7 +314,7 @@ function travelTo(i) {
 function leaveTravel() {
   view.timeline = null;
   $('#travel').hidden = true;
-  void refreshDetail();
+  safely(refreshDetail());
 }
 
 // ---- live stream ----------------------------------------------------------------------------------
@@ -380,58 +323,79 @@ let detailTimer = null;
 let listTimer = null;
 
 function onTransition(t) {
-  const row = view.actors.find((a) => a.kind === t.kind && a.id === t.id);
-  if (row) {
+  let seen = false;
+  for (const row of listed(t.kind, t.id)) {
+    seen = true;
+    // The server's own clock stamps the transition: time in state restarts only when the state changed.
+    if (statePath(row.value) !== t.state) row.state_since_ms = t.at_ms;
     row.value = t.value;
     row.state = t.state.split('.')[0];
     row.awake = t.event.type !== 'xstate.stop';
-    renderRows();
   }
+  if (seen) renderRows();
   // Counts per state (and actors new to the list) follow within a quarter second.
   listTimer ??= setTimeout(() => {
     listTimer = null;
-    void refreshList();
+    safely(refreshList());
   }, 250);
   if (!view.selected || view.selected.kind !== t.kind || view.selected.id !== t.id) return;
   view.recent.push(t);
   if (view.recent.length > 50) view.recent.shift();
   renderRecent();
-  if (!view.timeline) highlight(t.value, t.event.type);
+  if (!view.timeline) {
+    if (statePath(view.value) !== t.state) showAge(t.at_ms);
+    highlight(t.value, t.event.type);
+  }
   detailTimer ??= setTimeout(() => {
     detailTimer = null;
-    void refreshDetail();
+    safely(refreshDetail());
   }, 300);
 }
 
+/** Opens the inspection stream (fetch-based, so it carries the key); reopens it after a drop. */
 function connect() {
-  const es = new EventSource('/inspect/events');
-  es.addEventListener('inspect_loaded', () => {
-    document.body.dataset.connected = 'true';
-  });
-  es.addEventListener('transition', (ev) => onTransition(JSON.parse(ev.data)));
-  es.addEventListener('stream_truncated', () => {
-    void refreshList();
-    void refreshDetail();
-  });
-  es.onerror = () => {
-    document.body.dataset.connected = 'false';
+  view.stream?.abort();
+  const ctl = new AbortController();
+  view.stream = ctl;
+  const onFrame = (event, data) => {
+    if (event === 'inspect_loaded') document.body.dataset.connected = 'true';
+    else if (event === 'transition') onTransition(JSON.parse(data));
+    else if (event === 'stream_truncated') {
+      safely(refreshList());
+      safely(refreshDetail());
+    }
   };
+  const dropped = (err) => {
+    if (view.stream !== ctl || ctl.signal.aborted) return;
+    document.body.dataset.connected = 'false';
+    // A missing key waits for the prompt (onKey reconnects); any other drop is retried.
+    if (!(err instanceof NeedsKey)) setTimeout(() => view.stream === ctl && connect(), 2000);
+  };
+  readSse('/inspect/events', ctl.signal, onFrame).then(() => dropped(), dropped);
 }
 
 function start() {
-  for (const id of ['#f-kind', '#f-state']) $(id).addEventListener('change', () => void refreshList());
-  $('#f-label').addEventListener('input', () => void refreshList());
+  setupKeyForm();
+  onKey(() => {
+    connect();
+    safely(refreshList());
+    safely(refreshDetail());
+  });
+  for (const id of ['#f-kind', '#f-state']) $(id).addEventListener('change', () => safely(refreshList()));
+  $('#f-label').addEventListener('input', () => safely(refreshList()));
   $('#filters').addEventListener('submit', (e) => e.preventDefault());
-  $('#travel-open').onclick = () => void openTravel();
+  $('#travel-open').onclick = () => safely(openTravel());
   $('#travel-slider').oninput = (e) => travelTo(Number(e.target.value));
   $('#travel-prev').onclick = () => travelTo(view.travelIndex - 1);
   $('#travel-next').onclick = () => travelTo(view.travelIndex + 1);
   $('#travel-live').onclick = leaveTravel;
+  $('#interrupt').onclick = () => safely(interrupt());
   connect();
-  void refreshList();
-  setInterval(() => void refreshList(), 3000);
+  safely(refreshList());
+  setInterval(() => safely(refreshList()), 3000);
+  setInterval(tickAges, 100);
   const params = new URLSearchParams(location.search);
-  if (params.get('kind') && params.get('id')) void select(params.get('kind'), params.get('id'));
+  if (params.get('kind') && params.get('id')) safely(select(params.get('kind'), params.get('id')));
 }
 
 start();

@@ -11,6 +11,7 @@ import type { KindTable } from '../actor-registry.ts';
 import { continueSession } from '../session/session-commands.ts';
 import type { SessionHost } from '../session/session-host.ts';
 import type { Inboxes } from './inbox.ts';
+import { StateClock } from '../state-clock.ts';
 
 export const COMMS_AGENT_KIND = 'comms_agent';
 
@@ -21,6 +22,8 @@ export class CommsAgent {
   private abort: AbortController | null = null;
   private running: Promise<void> = Promise.resolve();
   stopped = false;
+  /** When the agent entered its current state (the viewer's time in state). */
+  private readonly clock: StateClock;
 
   constructor(
     readonly id: string,
@@ -29,9 +32,11 @@ export class CommsAgent {
   ) {
     this.lastUsedMs = deps.now();
     this.machine = createActor(keepAliveMachine, { input: { sessionId: id, enabled } });
+    this.clock = new StateClock(this.machine.getSnapshot().value, this.lastUsedMs);
     let previous: unknown = null;
     this.machine.subscribe({
       next: (snap) => {
+        this.clock.note(snap.value, deps.now());
         const entered = snap.value !== previous;
         previous = snap.value;
         if (entered && snap.value === 'waking' && !this.stopped) this.running = this.runNext();
@@ -43,6 +48,11 @@ export class CommsAgent {
 
   state(): string {
     return String(this.machine.getSnapshot().value);
+  }
+
+  /** When the agent entered its current state (epoch ms). */
+  stateSinceMs(): number {
+    return this.clock.sinceMs(this.state(), this.deps.now());
   }
 
   send(event: KeepAliveEvent): void {
@@ -136,6 +146,6 @@ export function registerAgents(deps: AgentDeps): KindTable<CommsAgent> {
     quiesce: async (a) => {
       a.stopped = true;
     },
-    describe: (a) => ({ state: a.state() }),
+    describe: (a) => ({ state: a.state(), sinceMs: a.stateSinceMs() }),
   });
 }

@@ -8,6 +8,8 @@ import { memberMachine, restoreMemberValue, type MemberEvent, type MemberStateVa
 import type { MemberRecord, MobRecord } from '../../contracts/mob.ts';
 import type { Store } from '../../storage/store.ts';
 import type { RuntimeObserver } from '../runtime-observer.ts';
+import type { ActorFacts } from '../actor-registry.ts';
+import { StateClock } from '../state-clock.ts';
 
 export const MOB_KIND = 'mob';
 export const MEMBER_KIND = 'mob_member';
@@ -25,22 +27,27 @@ export class MemberRuntime {
   kickoff: Promise<void> = Promise.resolve();
   /** A retired helper's cleanup retry is waiting for its session to go idle. */
   cleanupScheduled = false;
+  /** When the member entered its current state (the viewer's time in state). */
+  private readonly clock: StateClock;
 
   constructor(
     readonly mobId: string,
     readonly record: MemberRecord,
     hasSession: boolean | 'fresh',
-    now: number,
+    private readonly now: () => number,
     observer: RuntimeObserver | undefined,
+    /** When the member's stored state was last written (a restored member has been in it at least since). */
+    storedAtMs?: number,
   ) {
     this.id = `${mobId}/${record.agent_identity}`;
-    this.lastUsedMs = now;
+    this.lastUsedMs = now();
     const value = hasSession === 'fresh' ? record.state : restoreMemberValue(record.state, hasSession);
     const snapshot = memberMachine.resolveState({
       value,
       context: { agentIdentity: record.agent_identity, generation: record.generation, turns: 0, failures: 0, lastDecision: null },
     });
     this.machine = createActor(memberMachine, { snapshot, input: { agentIdentity: record.agent_identity, generation: record.generation } });
+    this.clock = new StateClock(value, hasSession === 'fresh' ? this.lastUsedMs : Math.min(storedAtMs ?? this.lastUsedMs, this.lastUsedMs));
     observer?.machineCreated?.(MEMBER_KIND, this.id, this.machine);
     this.machine.start();
     this.sync();
@@ -50,9 +57,21 @@ export class MemberRuntime {
     return this.machine.getSnapshot().value as MemberStateValue;
   }
 
+  /** What the viewer lists (actors/actor-registry.ts ActorFacts): state, time in it, mob and session. */
+  facts(): ActorFacts {
+    const { agent_identity, session_id } = this.record;
+    const state = this.state;
+    return {
+      state,
+      labels: { mob_id: this.mobId, agent_identity, ...(session_id ? { session_id } : {}) },
+      sinceMs: this.clock.sinceMs(state, this.now()),
+    };
+  }
+
   /** Sends an event; true when the machine accepted it. The record follows the machine. */
   send(event: MemberEvent): boolean {
     this.machine.send(event);
+    this.clock.note(this.state, this.now());
     const decision = this.machine.getSnapshot().context.lastDecision;
     this.sync();
     return decision?.verdict === 'accepted';
@@ -77,14 +96,16 @@ export class MobActor {
   inFlight = 0;
   /** Wiring notices still being delivered (wait-kickoff waits for them: the topology is installed). */
   readonly notices = new Set<Promise<unknown>>();
+  /** When the mob entered its current state (the viewer's time in state). */
+  private readonly clock: StateClock;
 
   constructor(
     readonly record: MobRecord,
     private readonly store: Store,
-    now: number,
+    private readonly now: () => number,
     private readonly observer: RuntimeObserver | undefined,
   ) {
-    this.lastUsedMs = now;
+    this.lastUsedMs = now();
     const live = Object.values(record.members).filter((m) => m.state !== 'retired').length;
     const value: MobStateValue = record.state === 'running' ? 'running' : record.state;
     const snapshot = mobMachine.resolveState({
@@ -92,6 +113,8 @@ export class MobActor {
       context: { mobId: record.mob_id, members: live, activeRuns: 0, lastDecision: null },
     });
     this.machine = createActor(mobMachine, { snapshot, input: { mobId: record.mob_id } });
+    // A mob loaded from storage has been in its state at least since its record's last write.
+    this.clock = new StateClock(value, Math.min(record.updated_at_ms, this.lastUsedMs));
     observer?.machineCreated?.(MOB_KIND, record.mob_id, this.machine);
     this.machine.start();
   }
@@ -115,16 +138,24 @@ export class MobActor {
     return this.machine.getSnapshot().value as MobStateValue;
   }
 
+  /** What the viewer lists: state, labels, time in state, and the member actors listed under the mob. */
+  facts(): ActorFacts {
+    const state = this.state;
+    const members = [...this.members.values()].map((m) => ({ kind: MEMBER_KIND, id: m.id }));
+    return { state, labels: this.record.labels, sinceMs: this.clock.sinceMs(state, this.now()), members };
+  }
+
   send(event: MobMachineEvent): boolean {
     this.machine.send(event);
     const s = this.machine.getSnapshot().value as MobStateValue;
+    this.clock.note(s, this.now());
     if (s === 'running' || s === 'destroying' || s === 'destroyed') this.record.state = s;
     return this.machine.getSnapshot().context.lastDecision?.verdict === 'accepted';
   }
 
   /** Adds the live member of a record: 'fresh' (just spawned) or restored (whether its session exists). */
-  attach(rec: MemberRecord, hasSession: boolean | 'fresh', now: number): MemberRuntime {
-    const m = new MemberRuntime(this.id, rec, hasSession, now, this.observer);
+  attach(rec: MemberRecord, hasSession: boolean | 'fresh'): MemberRuntime {
+    const m = new MemberRuntime(this.id, rec, hasSession, this.now, this.observer, this.record.updated_at_ms);
     this.members.set(rec.agent_identity, m);
     return m;
   }

@@ -96,7 +96,7 @@ export class MobHost {
         for (const m of a.members.values()) this.memberTable.forget(m.id);
         await a.stop();
       },
-      describe: (a) => ({ state: a.state, labels: a.record.labels }),
+      describe: (a) => a.facts(),
     });
     this.memberTable = registry.register<MemberRuntime>({
       kind: MEMBER_KIND,
@@ -105,7 +105,7 @@ export class MobHost {
       hydrate: async () => undefined,
       busy: () => true, // members live and leave with their mob
       stop: async () => {},
-      describe: (m) => ({ state: m.state, labels: { mob_id: m.mobId, agent_identity: m.record.agent_identity } }),
+      describe: (m) => m.facts(),
     });
   }
 
@@ -178,11 +178,10 @@ export class MobHost {
   private async hydrate(id: string): Promise<MobActor | undefined> {
     const raw = await readRecord<MobRecord>(this.deps.supervisor.deps.store, MOB_RECORD, id);
     if (raw === undefined) return undefined;
-    const now = this.deps.now();
-    const mob = new MobActor(raw, this.deps.supervisor.deps.store, now, this.deps.supervisor.deps.observer);
+    const mob = new MobActor(raw, this.deps.supervisor.deps.store, () => this.deps.now(), this.deps.supervisor.deps.observer);
     for (const rec of Object.values(raw.members)) {
       const hasSession = rec.session_id !== null && (await this.deps.sessions.exists(rec.session_id));
-      this.memberTable.adopt(mob.attach(rec, hasSession, now));
+      this.memberTable.adopt(mob.attach(rec, hasSession));
     }
     // Retired helpers still in `members` (cleanup debt, or retired before a crash) are cleaned up again.
     for (const rec of Object.values(raw.members)) {
@@ -235,7 +234,8 @@ export class MobHost {
       created_at_ms: now,
       updated_at_ms: now,
     };
-    const mob = this.table.adopt(new MobActor(record, this.deps.supervisor.deps.store, now, this.deps.supervisor.deps.observer));
+    const { store, observer } = this.deps.supervisor.deps;
+    const mob = this.table.adopt(new MobActor(record, store, () => this.deps.now(), observer));
     await mob.persist(now);
     await this.emit(mob, 'mob_created', { data: { labels: record.labels, members: ids, flows: (def.flows ?? []).map((f) => f.flow_id) } });
     for (const spec of def.members ?? []) await this.spawn(mob, spec, false);
@@ -293,7 +293,7 @@ export class MobHost {
     };
     mob.record.members[spec.agent_identity] = rec;
     mob.bump();
-    const m = mob.attach(rec, 'fresh', this.deps.now());
+    const m = mob.attach(rec, 'fresh');
     this.memberTable.adopt(m);
     mob.send({ type: 'member.joined' });
     const kickoff = this.turns.kickoff(mob, m, opts.prompt, opts.injected);

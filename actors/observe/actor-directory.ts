@@ -4,6 +4,7 @@
 import type { AnyActorRef, AnyStateMachine } from 'xstate';
 import type { ActorDescription } from '../actor-registry.ts';
 import type { SessionActor } from '../session/session-actor.ts';
+import type { TurnProgress } from '../session/turn-progress.ts';
 import { SESSION_KIND, type SessionHost } from '../session/session-host.ts';
 import type { Supervisor } from '../supervisor.ts';
 
@@ -25,6 +26,12 @@ export interface ActorView {
   /** Live event-stream subscribers. */
   subscribers: number;
   lastUsedMs: number;
+  /** When the actor entered its current state (epoch ms). */
+  stateSinceMs: number;
+  /** Actors listed under this one (a mob's member actors); `membersOf` resolves them. */
+  memberRefs?: Array<{ kind: string; id: string }>;
+  /** A session's running turn (model call in flight, pending tools); only on `get`. */
+  turn?: TurnProgress | null;
 }
 
 /** A live XState actor the inspector can attach to. */
@@ -41,6 +48,8 @@ export interface ActorDirectory {
   list(): Iterable<ActorView>;
   /** One resident actor, never hydrating it. */
   get(kind: string, id: string): ActorView | undefined;
+  /** The resident actors listed under `view` (a mob's members), in the kind's order. */
+  membersOf(view: ActorView): ActorView[];
   /** Actors whose XState actor is awake now. */
   liveMachines(): Iterable<LiveMachine>;
 }
@@ -65,6 +74,7 @@ function sessionView(a: SessionActor, labels: Record<string, string>): ActorView
     mailboxDepth: a.mailboxDepth,
     subscribers: a.subscriberCount,
     lastUsedMs: a.lastUsedMs,
+    stateSinceMs: a.stateSinceMs(),
   };
   if (st.phase) view.phase = st.phase;
   return view;
@@ -75,7 +85,7 @@ function viewOf(d: ActorDescription, sessions: () => SessionHost): ActorView {
     const a = sessions().peek(d.id);
     if (a) return sessionView(a, d.labels);
   }
-  return {
+  const view: ActorView = {
     kind: d.kind,
     id: d.id,
     state: topState(d.state),
@@ -85,7 +95,10 @@ function viewOf(d: ActorDescription, sessions: () => SessionHost): ActorView {
     mailboxDepth: 0,
     subscribers: 0,
     lastUsedMs: 0,
+    stateSinceMs: d.sinceMs,
   };
+  if (d.members) view.memberRefs = d.members;
+  return view;
 }
 
 /**
@@ -105,10 +118,18 @@ export function registryDirectory(
     get(kind, id) {
       if (kind === SESSION_KIND) {
         const a = sessions().peek(id);
-        return a ? sessionView(a, a.snapshotRecord.labels) : undefined;
+        return a ? { ...sessionView(a, a.snapshotRecord.labels), turn: a.core.progress } : undefined;
       }
-      const d = sup.registry.list(kind).find((x) => x.id === id);
+      const d = sup.registry.describe(kind, id);
       return d ? viewOf(d, sessions) : undefined;
+    },
+    membersOf(view) {
+      const out: ActorView[] = [];
+      for (const m of view.memberRefs ?? []) {
+        const d = sup.registry.describe(m.kind, m.id);
+        if (d) out.push(viewOf(d, sessions));
+      }
+      return out;
     },
     *liveMachines() {
       for (const d of sup.registry.list(SESSION_KIND)) {

@@ -4,7 +4,7 @@
 // machine with the pure `transition()` so each step shows the state after that event.
 import { initialTransition, transition, type SnapshotFrom } from 'xstate';
 import { ServiceError } from '../../contracts/errors.ts';
-import type { ActorSummary, ActorTransition } from '../../contracts/routes-observe.ts';
+import type { ActorList, ActorSummary } from '../../contracts/routes-observe.ts';
 import { REPLAYED_TURN, sessionMachine, type SessionEvent, type TurnOutcome } from '../../machines/session-machine.ts';
 import type { LedgerEntry, Store } from '../../storage/store.ts';
 import type { ActorDirectory, ActorView } from './actor-directory.ts';
@@ -18,7 +18,8 @@ export interface ActorFilter {
   limit: number;
 }
 
-export function summaryOf(a: ActorView): ActorSummary {
+/** The wire form of one actor; a mob's members (resolved through `dir`) are listed under it. */
+export function summaryOf(a: ActorView, dir?: ActorDirectory): ActorSummary {
   const s: ActorSummary = {
     kind: a.kind,
     id: a.id,
@@ -29,16 +30,15 @@ export function summaryOf(a: ActorView): ActorSummary {
     mailbox_depth: a.mailboxDepth,
     subscribers: a.subscribers,
     last_used_ms: a.lastUsedMs,
+    state_since_ms: a.stateSinceMs,
   };
   if (a.phase) s.phase = a.phase;
+  if (dir && a.memberRefs) s.members = dir.membersOf(a).map((m) => summaryOf(m));
   return s;
 }
 
 /** Matching actors (most recently used first) and per kind/state counts over the kind+label matches. */
-export function listActors(
-  dir: ActorDirectory,
-  f: ActorFilter,
-): { actors: ActorSummary[]; counts: Record<string, Record<string, number>>; total: number; kinds: string[] } {
+export function listActors(dir: ActorDirectory, f: ActorFilter, nowMs: number): ActorList {
   const counts: Record<string, Record<string, number>> = {};
   const kinds = [...dir.machines().keys()];
   for (const k of kinds) if (!f.kind || f.kind === k) counts[k] = {};
@@ -52,7 +52,7 @@ export function listActors(
     hits.push(a);
   }
   hits.sort((x, y) => y.lastUsedMs - x.lastUsedMs);
-  return { actors: hits.slice(0, f.limit).map(summaryOf), counts, total: hits.length, kinds };
+  return { actors: hits.slice(0, f.limit).map((a) => summaryOf(a, dir)), counts, total: hits.length, kinds, now_ms: nowMs };
 }
 
 export interface SessionTails {

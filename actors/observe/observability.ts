@@ -4,7 +4,7 @@
 // attaches the actor directory once the supervisor exists.
 import type { Logger } from 'pino';
 import type { Config } from '../../contracts/config.ts';
-import type { ActorList, MachineGraph } from '../../contracts/routes-observe.ts';
+import type { ActorList, MachineGraph, TurnInFlight } from '../../contracts/routes-observe.ts';
 import { ServiceError } from '../../contracts/errors.ts';
 import type { Store } from '../../storage/store.ts';
 import type { RuntimeObserver } from '../runtime-observer.ts';
@@ -42,6 +42,10 @@ export interface ActorDetailData {
   actor: ReturnType<typeof summaryOf>;
   recent: ReturnType<Inspector['recentOf']>;
   session?: SessionTails;
+  /** The server's clock when the detail was read. */
+  nowMs: number;
+  /** A session's running turn (null for other kinds and between turns). */
+  inFlight: TurnInFlight | null;
 }
 
 export class Observability {
@@ -120,7 +124,7 @@ export class Observability {
 
   // Inspection reads (http/handlers/inspect.ts).
   actors(filter: ActorFilter): ActorList {
-    return listActors(this.directory, filter);
+    return listActors(this.directory, filter, this.now());
   }
 
   machine(kind: string): MachineGraph {
@@ -131,9 +135,20 @@ export class Observability {
 
   async actorDetail(kind: string, id: string): Promise<ActorDetailData> {
     const view = findActor(this.directory, kind, id);
-    const detail: ActorDetailData = { actor: summaryOf(view), recent: this.inspector.recentOf(kind, id) };
+    const nowMs = this.now();
+    const detail: ActorDetailData = {
+      actor: summaryOf(view, this.directory),
+      recent: this.inspector.recentOf(kind, id),
+      nowMs,
+      // Read before the tails (which await the store): the turn as it stood when asked.
+      inFlight: view.turn ? view.turn.view(nowMs) : null,
+    };
     if (kind === 'session' && this.store) detail.session = await sessionTails(this.store, view);
     return detail;
+  }
+
+  private now(): number {
+    return (this.opts.now ?? Date.now)();
   }
 
   timeline(sessionId: string, afterSeq: number, limit: number): Promise<{ steps: TimelineStep[]; lastSeq: number; hasMore: boolean }> {

@@ -9,6 +9,7 @@ import type { Schedule, UpdateScheduleRequest } from '../../contracts/schedule.t
 import { scheduleMachine, type ScheduleEvent, type ScheduleVerdict } from '../../machines/schedule-machine.ts';
 import type { Store, StoreOp } from '../../storage/store.ts';
 import type { Clock } from '../clock.ts';
+import { StateClock } from '../state-clock.ts';
 import { planAhead } from './schedule-plan.ts';
 import {
   casPut,
@@ -59,6 +60,8 @@ export class ScheduleActor {
   readonly inflight = new Set<string>();
   readonly id: string;
   lastUsedMs: number;
+  /** When the machine entered its current state (the viewer's time in state). */
+  private readonly clock: StateClock;
 
   constructor(
     public record: ScheduleRecord,
@@ -66,6 +69,9 @@ export class ScheduleActor {
   ) {
     this.id = record.schedule.schedule_id;
     this.lastUsedMs = deps.registryNow();
+    // A schedule loaded from storage has been in its state at least since its last update.
+    const updated = Date.parse(record.schedule.updated_at_utc);
+    this.clock = new StateClock(record.machine.value, Number.isFinite(updated) ? Math.min(updated, this.lastUsedMs) : this.lastUsedMs);
   }
 
   /** A command is queued or running, or a scheduled turn of this schedule runs (never evicted then). */
@@ -96,11 +102,17 @@ export class ScheduleActor {
     const snap = scheduleMachine.resolveState({ value: m.value, context: m.context });
     const [next] = transition(scheduleMachine, snap, event);
     this.record.machine = { value: next.value as MachineState['value'], context: next.context };
+    this.clock.note(next.value, this.deps.registryNow());
     return next.context.lastDecision?.verdict ?? 'rejected';
   }
 
   get state(): MachineState['value'] {
     return this.record.machine.value;
+  }
+
+  /** When the machine entered its current state (epoch ms; a rolled-back step is caught here). */
+  stateSinceMs(): number {
+    return this.clock.sinceMs(this.state, this.deps.registryNow());
   }
 
   /** The public Schedule (machine state hidden; phase follows the machine). */

@@ -103,7 +103,7 @@ export class ScheduleHost {
         this.stop();
         await a.idle();
       },
-      describe: (a) => ({ state: a.state, labels: a.record.schedule.labels ?? {} }),
+      describe: (a) => ({ state: a.state, labels: a.record.schedule.labels ?? {}, sinceMs: a.stateSinceMs() }),
     });
     this.ready = this.armUnknown().then((count) => this.log.info({ schedules: count, armed: this.wheel.size }, 'schedules armed'));
     this.track(this.ready);

@@ -332,6 +332,9 @@ export class SessionActor {
   stateValue(): unknown {
     return this.core.stateValue();
   }
+  stateSinceMs(): number {
+    return this.core.stateSinceMs();
+  }
   isRunning(): boolean {
     return this.core.isRunning();
   }

@@ -15,6 +15,8 @@ import {
 } from '../../machines/session-machine.ts';
 import type { SessionRecord, StoreOp } from '../../storage/store.ts';
 import { EventHub, type HubEntry } from '../event-hub.ts';
+import { StateClock } from '../state-clock.ts';
+import type { TurnProgress } from './turn-progress.ts';
 import { SessionWriter } from './session-writer.ts';
 import { SESSION_KIND, type PersistedState, type SessionDeps, type SessionSettings } from './session-types.ts';
 
@@ -79,6 +81,10 @@ export class SessionCore {
   /** Ledger high-water mark while the hub is shed. */
   private lastSeq: number;
   lastUsedMs: number;
+  /** When the machine entered its current state (the viewer's time in state). */
+  private readonly clock: StateClock;
+  /** The running turn's live progress (model call, pending tools) for the viewer; null between turns. */
+  progress: TurnProgress | null = null;
 
   constructor(
     record: SessionRecord,
@@ -92,6 +98,8 @@ export class SessionCore {
     this.log = deps.log;
     this.lastSeq = lastSeq;
     this.lastUsedMs = deps.now();
+    // A session loaded at rest has been in its state at least since its record's last write.
+    this.clock = new StateClock(this.view().value, Math.min(record.updated_at_ms, this.lastUsedMs));
   }
 
   /** The live XState actor, woken from the persisted snapshot when shed. */
@@ -100,7 +108,10 @@ export class SessionCore {
       const snapshot = (this.state.machine ?? undefined) as PersistedMachine | undefined;
       const actor = createActor(liveSessionMachine, { input: { sessionId: this.record.session_id }, ...(snapshot ? { snapshot } : {}) });
       // Hazard 2 (dependencies.md): an actor error with no observer becomes an uncaughtException.
-      actor.subscribe({ error: (err) => this.log.error({ err, sessionId: this.id }, 'session machine error') });
+      actor.subscribe({
+        next: (snap) => this.clock.note(snap.value, this.deps.now()),
+        error: (err) => this.log.error({ err, sessionId: this.id }, 'session machine error'),
+      });
       actor.on('turn.rejected', this.onDecision);
       actor.on('turn.finished', this.onDecision);
       actor.on('turn.failed', this.onDecision);
@@ -188,6 +199,11 @@ export class SessionCore {
     if (value === 'draining') return { state: 'running', phase: 'draining', ...followUps };
     if (typeof value === 'string') return context.hold ? { state: value, hold: context.hold } : { state: value };
     return { state: 'running', phase: (value as { running: string }).running, ...followUps };
+  }
+
+  /** When the machine entered its current state (epoch ms). */
+  stateSinceMs(): number {
+    return this.clock.sinceMs(this.view().value, this.deps.now());
   }
 
   isRunning(): boolean {

@@ -128,7 +128,7 @@ export class SessionHost {
         a.closeStreams('shutdown');
         await a.whenSettled();
       },
-      describe: (a) => ({ state: a.stateValue(), labels: a.snapshotRecord.labels }),
+      describe: (a) => ({ state: a.stateValue(), labels: a.snapshotRecord.labels, sinceMs: a.stateSinceMs() }),
     });
   }
 

@@ -15,6 +15,7 @@ import type { RunFeatures } from '../turn-features/run-features.ts';
 import type { TurnCommand } from './session-actor.ts';
 import type { SessionCore } from './session-core.ts';
 import { runTurn, type TurnRunResult as TurnResult } from './turn-runner.ts';
+import { TurnProgress } from './turn-progress.ts';
 
 /**
  * How long a turn's pending-input write (and a new session's creation write) may wait for the turn's
@@ -125,10 +126,46 @@ export async function callModel(core: SessionCore, t: TurnRun, ledgerAge: AgeChe
   // Observation (actors/observe: a trace span per model call) sees every call, compaction's included.
   const provider = deps.observer?.wrapProvider?.(core, recorded) ?? recorded;
   const toolset = rec ? rec.toolset(deps.buildToolset(id, settings)) : deps.buildToolset(id, settings);
+  // The viewer's live record of this turn (turn-progress.ts), fed by the events the loop publishes.
+  const progress = new TurnProgress(cmd.requestId, t.started, name, model);
+  core.progress = progress;
+  let result: TurnResult;
+  try {
+    result = await modelLoop(core, t, { provider, providerName: name, model, toolset, progress, deltaSeqs });
+  } finally {
+    if (core.progress === progress) core.progress = null;
+  }
+  // The commit also drops the turn's deltas from the ledger and applies retention (ledger-retention.ts).
+  const trim = await ledgerTrimOps(deps.store, id, deltaSeqs, hub.lastSeq, cfg.ledger, deps.now(), ledgerAge);
+  signal.throwIfAborted();
+  deps.compactor?.noteInputTokens(id, result.lastInputTokens);
+  if (run) {
+    await run.completing(result.text, result.usage);
+    signal.throwIfAborted();
+  }
+  return { result, provider, model, trim, ...(rec ? { rec } : {}) };
+}
+
+interface LoopParts {
+  provider: Provider;
+  providerName: string;
+  model: string;
+  toolset: ReturnType<SessionCore['deps']['buildToolset']>;
+  progress: TurnProgress;
+  /** Filled with the seqs of the turn's text deltas (the commit drops them from the ledger). */
+  deltaSeqs: number[];
+}
+
+/** Compaction at the boundary, then the model/tool loop of turn-runner.ts. */
+async function modelLoop(core: SessionCore, t: TurnRun, p: LoopParts): Promise<TurnResult> {
+  const { deps, hub } = core;
+  const { cmd, signal, run, id } = t;
+  const settings = core.state.settings;
+  const { provider, model, toolset, progress, deltaSeqs } = p;
   // Context compaction at the turn boundary (actors/compaction-boundary.ts) may rewrite the history.
   const compacted = await compactAtBoundary(core, t.history, {
     provider,
-    providerName: name,
+    providerName: p.providerName,
     model,
     specs: toolset?.specs ?? [],
     newRows: t.newRows,
@@ -138,7 +175,7 @@ export async function callModel(core: SessionCore, t: TurnRun, ledgerAge: AgeChe
     t.history = compacted;
     t.total = compacted.length;
   }
-  const result = await runTurn({
+  return runTurn({
     sessionId: id,
     model,
     provider,
@@ -149,26 +186,18 @@ export async function callModel(core: SessionCore, t: TurnRun, ledgerAge: AgeChe
     toolset,
     contextRoot: deps.contextRoot,
     maxIterations: 64,
-    maxConcurrentTools: cfg.tools.max_concurrent,
+    maxConcurrentTools: deps.config().tools.max_concurrent,
     signal,
     emit: (kind, payload) => {
       const entry = hub.publish(kind, payload);
       if (kind === 'text_delta') deltaSeqs.push(entry.seq);
+      progress.onEvent(kind, payload, entry.timestamp_ms);
     },
     onPhase: t.onPhase,
     now: t.nowIso,
     guard: run,
     pullSteer: steerRows(() => [...(cmd.pullSteer?.() ?? []), ...(deps.followUps?.pullSteer(id) ?? [])], t.nowIso),
   });
-  // The commit also drops the turn's deltas from the ledger and applies retention (ledger-retention.ts).
-  const trim = await ledgerTrimOps(deps.store, id, deltaSeqs, hub.lastSeq, cfg.ledger, deps.now(), ledgerAge);
-  signal.throwIfAborted();
-  deps.compactor?.noteInputTokens(id, result.lastInputTokens);
-  if (run) {
-    await run.completing(result.text, result.usage);
-    signal.throwIfAborted();
-  }
-  return { result, provider, model, trim, ...(rec ? { rec } : {}) };
 }
 
 /** Step 3: one durable commit of the turn's rows, record, resting snapshot and ledger entries (run_completed included). */

@@ -8,6 +8,7 @@ import { ServiceError } from '../../contracts/errors.ts';
 import { isTerminalPhase, type BindingPhase, type PublicBinding, type WorkBindingRecord } from '../../contracts/work-binding.ts';
 import { workBindingMachine, type BindingContext, type BindingEvent } from '../../machines/work-binding-machine.ts';
 import type { Store } from '../../storage/store.ts';
+import { StateClock } from '../state-clock.ts';
 
 export const BINDING_KIND = 'work_binding';
 export const BINDINGS_NS = 'work.bindings';
@@ -36,6 +37,8 @@ export class BindingActor {
   recovered: boolean;
   /** A command is running in the mailbox. */
   working = 0;
+  /** When the binding entered its current phase (the viewer's time in state). */
+  private readonly clock: StateClock;
 
   constructor(
     public record: WorkBindingRecord,
@@ -45,6 +48,14 @@ export class BindingActor {
   ) {
     this.lastUsedMs = now;
     this.recovered = fresh;
+    // Every phase step writes updated_at: a loaded binding entered its phase then.
+    const updated = Date.parse(record.updated_at);
+    this.clock = new StateClock(record.machine.value, Number.isFinite(updated) ? Math.min(updated, now) : now);
+  }
+
+  /** When the binding entered its current phase (epoch ms). */
+  phaseSinceMs(now: number): number {
+    return this.clock.sinceMs(this.phase, now);
   }
 
   get id(): string {
@@ -76,6 +87,7 @@ export class BindingActor {
     };
     await this.store.commit([{ op: 'putRecord', ns: BINDINGS_NS, key: rec.binding_id, value: rec }]);
     this.record = rec;
+    this.clock.note(rec.machine.value, now);
     return { ok: true };
   }
 

@@ -68,6 +68,7 @@ export class BindingHost {
       stop: async () => {},
       describe: (a) => ({
         state: a.phase,
+        sinceMs: a.phaseSinceMs(this.now()),
         labels: { item_id: a.record.work_ref.item_id, namespace: a.record.work_ref.namespace, mob_id: a.record.target.mob_id },
       }),
     });

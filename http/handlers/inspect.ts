@@ -24,13 +24,14 @@ export function inspectHandlers(obs: Observability, realmId: string, opts: { sse
     },
     'inspect.actor': async (ctx) => {
       const d = await obs.actorDetail(ctx.params.kind, ctx.params.id);
-      const body: Record<string, unknown> = { actor: d.actor, recent_events: d.recent };
+      const body: Record<string, unknown> = { actor: d.actor, recent_events: d.recent, now_ms: d.nowMs };
       if (d.session) {
         body.session = {
           turn_phase: d.session.turnPhase,
           message_count: d.session.messageCount,
           transcript_tail: d.session.transcriptTail,
           ledger_tail: d.session.ledgerTail.map((e) => envelopeOf(d.actor.id, e)),
+          in_flight: d.inFlight,
         };
       }
       return { status: 200, body };

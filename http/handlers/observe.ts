@@ -1,6 +1,7 @@
 // http/handlers/observe.ts: GET /metrics (Prometheus text from the app's own registry) and the actor
-// viewer's static files: ui/index.html, ui/viewer.js, ui/viewer.css (committed plain files, no build
-// step) and elkjs's browser bundle from node_modules. Files are read once, on first request.
+// viewer's static files: ui/index.html, ui/viewer.js and the modules it imports (viewer-net.js,
+// viewer-chart.js, viewer-detail.js), ui/viewer.css (committed plain files, no build step) and elkjs's
+// browser bundle from node_modules. Files are read once, on first request.
 import { readFile } from 'node:fs/promises';
 import { createRequire } from 'node:module';
 import { fileURLToPath } from 'node:url';
@@ -22,6 +23,9 @@ function assetPath(name: string): string {
 const TYPES: Record<string, string> = {
   'index.html': 'text/html; charset=utf-8',
   'viewer.js': 'text/javascript; charset=utf-8',
+  'viewer-net.js': 'text/javascript; charset=utf-8',
+  'viewer-chart.js': 'text/javascript; charset=utf-8',
+  'viewer-detail.js': 'text/javascript; charset=utf-8',
   'viewer.css': 'text/css; charset=utf-8',
   'elk.js': 'text/javascript; charset=utf-8',
 };
@@ -45,6 +49,9 @@ export function observeHandlers(metrics: MetricsSource): HandlerTable {
     },
     'ui.page': () => asset('index.html'),
     'ui.script': () => asset('viewer.js'),
+    'ui.net': () => asset('viewer-net.js'),
+    'ui.chart': () => asset('viewer-chart.js'),
+    'ui.detail': () => asset('viewer-detail.js'),
     'ui.style': () => asset('viewer.css'),
     'ui.elk': () => asset('elk.js'),
   };

@@ -47,7 +47,24 @@ describe('actor registry', () => {
     assert.equal(x, y);
     assert.equal(hydrations(), 1);
     await assert.rejects(table.get('nope'), (err) => isServiceError(err) && err.code === 'NOT_FOUND');
-    assert.deepEqual(registry.list(), [{ kind: 'counter', id: 'a', state: 'positive', labels: { parity: 'odd' } }]);
+    assert.deepEqual(registry.list(), [{ kind: 'counter', id: 'a', state: 'positive', labels: { parity: 'odd' }, sinceMs: 0 }]);
+    await registry.close();
+  });
+
+  it('keeps its own time-in-state clock for a kind that gives none: it moves only when the described state changes', async () => {
+    let clock = 100;
+    const { registry, table } = setup(new Map([['a', 0]]), { now: () => clock });
+    const a = await table.get('a');
+    assert.equal(registry.describe('counter', 'a')?.sinceMs, 100, 'first seen');
+    clock = 150;
+    assert.equal(registry.describe('counter', 'a')?.sinceMs, 100, 'same state');
+    a.value = 3;
+    clock = 170;
+    assert.equal(registry.describe('counter', 'a')?.state, 'positive');
+    assert.equal(registry.describe('counter', 'a')?.sinceMs, 170, 'a new state, seen at 170');
+    clock = 200;
+    assert.equal(registry.list()[0].sinceMs, 170);
+    assert.equal(registry.describe('counter', 'nope'), undefined);
     await registry.close();
   });
 

@@ -3,9 +3,21 @@
 // off until subscribed) and a session's time travel through its ledger.
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
+import { writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
 import { WarrenClient, isWarrenError, type ActorTransition } from '../../client/src/client.ts';
+import type { ProviderRequest } from '../../providers/provider.ts';
+import { echoReply, type ScriptedReply } from '../../providers/scripted.ts';
+import { plainText } from '../../providers/transcript-map.ts';
 import { startApp } from '../helpers/app.ts';
 import { deferred } from '../helpers/gates.ts';
+import { rpcOk, TEAM } from '../helpers/mob-driver.ts';
+import { poll } from '../helpers/wait.ts';
+
+function lastUser(req: ProviderRequest): string {
+  const u = [...req.messages].reverse().find((m) => m.role === 'user');
+  return u && u.role === 'user' ? plainText(u.content) : '';
+}
 
 describe('inspection API', () => {
   it('lists actors with counts per state, filtered by kind, state and label', async (t) => {
@@ -127,5 +139,110 @@ describe('inspection API', () => {
     );
     assert.equal(page.has_more, true);
     assert.equal(page.steps[0].state, tl.steps[1].state);
+  });
+
+  it('reports time in state and the turn in flight: the held model call, then the running tool, then nothing', async (t) => {
+    const hold = deferred('the held stream to be released');
+    // The watched turn streams two deltas, holds the call open, then asks for a shell command that waits for a file.
+    const script = (req: ProviderRequest): ScriptedReply => {
+      if (lastUser(req) !== 'watch me') return echoReply(req);
+      if (req.messages.at(-1)?.role === 'tool_results') return { text: 'all done' };
+      return {
+        chunks: ['héllo ', 'wor', 'ld'],
+        holdAfter: { chunks: 2, until: hold.promise },
+        tool_calls: [{ name: 'shell', args: { command: 'until [ -e go.flag ]; do sleep 0.02; done; echo released' }, id: 'sh_1' }],
+      };
+    };
+    const app = await startApp(t, script);
+    const c = new WarrenClient(app.url);
+    const { session_id: id } = await c.createSession({ prompt: 'hi', provider: 'scripted', enable_builtins: true, enable_shell: true });
+    const idle = await c.actor('session', id);
+    assert.equal(idle.actor.state, 'idle');
+    assert.equal(idle.session?.in_flight, null);
+    assert.ok(idle.actor.state_since_ms <= idle.now_ms, 'entered before the answer');
+    const listed = (await c.actors({ kind: 'session' })).actors.find((a) => a.id === id);
+    assert.equal(listed?.state_since_ms, idle.actor.state_since_ms, 'the list and the detail agree');
+    assert.equal((await c.actor('session', id)).actor.state_since_ms, idle.actor.state_since_ms, 'unchanged while the state is');
+    // The next state must be entered on a later millisecond for the comparison below to mean anything.
+    await poll('the clock to move on', () => Date.now() > idle.actor.state_since_ms + 1);
+
+    const turn = c.continueSession(id, { prompt: 'watch me' });
+    const held = await poll('the model call to stream two deltas', async () => {
+      const d = await c.actor('session', id);
+      return d.session?.in_flight?.model_call?.text_deltas === 2 ? d : undefined;
+    });
+    const f = held.session!.in_flight!;
+    assert.equal(held.actor.state, 'running');
+    assert.deepEqual(held.actor.value, { running: 'calling_model' });
+    assert.ok(held.actor.state_since_ms > idle.actor.state_since_ms, 'state_since_ms moved with the state');
+    assert.ok(held.actor.state_since_ms <= f.started_ms, 'entered when the turn was admitted, not when first asked');
+    assert.equal(f.provider, 'scripted');
+    assert.equal(f.model, app.provider.requests.at(-1)?.model);
+    assert.match(f.request_id, /\S/);
+    assert.equal(f.model_calls, 1);
+    assert.deepEqual(f.pending_tools, []);
+    const call = f.model_call!;
+    assert.equal(call.provider, 'scripted');
+    assert.equal(call.model, f.model);
+    assert.equal(call.number, 1);
+    assert.equal(call.bytes_received, Buffer.byteLength('héllo wor'), 'UTF-8 bytes of the deltas so far');
+    assert.equal(call.reasoning_deltas, 0);
+    assert.equal(call.retries, 0);
+    assert.ok(call.started_ms >= f.started_ms && call.started_ms <= held.now_ms);
+    assert.equal(call.elapsed_ms, held.now_ms - call.started_ms);
+    const later = await poll('the held call to age', async () => {
+      const d = await c.actor('session', id);
+      return d.session!.in_flight!.model_call!.elapsed_ms > call.elapsed_ms ? d : undefined;
+    });
+    assert.equal(later.actor.state_since_ms, held.actor.state_since_ms, 'still in the same state');
+    assert.equal(later.session!.in_flight!.model_call!.text_deltas, 2);
+
+    hold.resolve();
+    const tooling = await poll('the shell tool to be pending', async () => {
+      const d = await c.actor('session', id);
+      return d.session?.in_flight?.pending_tools.length === 1 ? d : undefined;
+    });
+    const tf = tooling.session!.in_flight!;
+    assert.deepEqual(tooling.actor.value, { running: 'executing_tools' });
+    assert.ok(tooling.actor.state_since_ms > held.actor.state_since_ms, 'the phase change moved it');
+    assert.equal(tf.model_call, null, 'no model call while tools run');
+    assert.equal(tf.model_calls, 1);
+    assert.equal(tf.pending_tools[0].id, 'sh_1');
+    assert.equal(tf.pending_tools[0].name, 'shell');
+    assert.ok(tf.pending_tools[0].since_ms <= tooling.now_ms);
+    assert.ok(tooling.actor.state_since_ms <= tf.pending_tools[0].since_ms, 'entered executing_tools before the tool started');
+
+    await writeFile(join(app.stateRoot, 'go.flag'), '');
+    assert.equal((await turn).text, 'all done');
+    const after = await c.actor('session', id);
+    assert.equal(after.actor.state, 'idle');
+    assert.equal(after.session?.in_flight, null, 'cleared after the turn');
+    assert.ok(after.actor.state_since_ms >= tooling.actor.state_since_ms);
+  });
+
+  it("lists a mob's member actors under it, each with its state and time in state", async (t) => {
+    const app = await startApp(t);
+    await rpcOk(app.url, 'mob/create', { mob_id: 'crew', definition: { members: TEAM.members } });
+    const c = new WarrenClient(app.url);
+    const mob = await poll('the members to be active', async () => {
+      const m = (await c.actors({ kind: 'mob' })).actors.find((a) => a.id === 'crew');
+      return m?.members?.length === 3 && m.members.every((x) => x.state === 'active') ? m : undefined;
+    });
+    assert.deepEqual(
+      mob.members!.map((m) => [m.kind, m.id, m.labels.agent_identity]),
+      [
+        ['mob_member', 'crew/planner', 'planner'],
+        ['mob_member', 'crew/writer', 'writer'],
+        ['mob_member', 'crew/reviewer', 'reviewer'],
+      ],
+    );
+    for (const m of mob.members!) {
+      assert.ok(m.state_since_ms >= mob.state_since_ms - 60_000 && m.state_since_ms <= Date.now(), m.id);
+      assert.match(m.labels.session_id ?? '', /^[0-9a-f-]{36}$/, 'a member names its session');
+      assert.equal('members' in m, false);
+    }
+    const detail = await c.actor('mob', 'crew');
+    assert.equal(detail.actor.members?.length, 3);
+    assert.equal(detail.session, undefined);
   });
 });
