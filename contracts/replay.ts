@@ -22,6 +22,11 @@ export const RecordedRequest = Type.Object({
   /** sha256 of the canonical messages (created_at stripped); the messages themselves are the transcript's. */
   messages_hash: Type.String(),
   messages_count: Type.Integer({ minimum: 0 }),
+  /**
+   * sha256 of the run's hooks (config entries and the request's hooks_override, as they run: see
+   * actors/replay/hook-summary.ts); the list is stored once per session beside the tool lists. Absent: no hook.
+   */
+  hooks_hash: Type.Optional(Type.String()),
 });
 export type RecordedRequest = Static<typeof RecordedRequest>;
 
@@ -48,6 +53,14 @@ export const RecordedTool = Type.Object({
 });
 export type RecordedTool = Static<typeof RecordedTool>;
 
+/** The run features of a turn's request, kept so a replay runs the turn under the same plan. */
+const TurnFeatures = Type.Object({
+  output_schema: Type.Optional(Type.Unknown()),
+  structured_output_retries: Type.Optional(Type.Integer({ minimum: 0 })),
+  hooks_override: Type.Optional(Type.Unknown()),
+  budget_limits: Type.Optional(Type.Unknown()),
+});
+
 /** One committed turn's recording, written in the turn's own commit. */
 export const TurnRecording = Type.Object(
   {
@@ -63,6 +76,8 @@ export const TurnRecording = Type.Object(
       injected_context: Type.Optional(Type.Array(Type.Unknown())),
       system_append: Type.Optional(Type.String()),
       transient_context: Type.Optional(Type.String()),
+      /** The request's run features (output_schema, structured_output_retries, hooks_override, budget_limits), as sent. */
+      features: Type.Optional(TurnFeatures),
     }),
     calls: Type.Array(RecordedCall),
     tools: Type.Array(RecordedTool),

@@ -12,6 +12,7 @@ import type { ProviderName } from '../../contracts/session.ts';
 import type { StoreOp } from '../../storage/store.ts';
 import type { SessionHost } from '../session/session-host.ts';
 import type { SessionActor } from '../session/session-actor.ts';
+import type { RunFeatureRequest } from '../turn-features/run-features.ts';
 import { exportSession, importSession } from './portable.ts';
 import { ReplayCursor, RerunCursor, type TurnRecorder } from './recorder.ts';
 import { readRecord, readRecords, REPLAY_REPORT_KIND, TURN_RECORDING_KIND } from '../../storage/record-kinds.ts';
@@ -22,12 +23,19 @@ const LABEL_REPLAY_STATUS = 'warren.replay_status';
 const LABEL_FORKED_FROM = 'warren.forked_from';
 const LABEL_RERUN_OF = 'warren.rerun_of';
 
-/** Turn starts of a transcript: the index of each turn's first row (its injected context, then the user row). */
+/**
+ * Turn starts of a transcript: the index of each turn's first row (its injected context, then the user row).
+ * A turn's user row is `conversational`; user rows without a role (a structured-output extraction's
+ * instruction, steering input) belong to the turn before, and a compaction summary is no turn. A transcript
+ * written before rows carried a role counts every user row without one.
+ */
 function turnStarts(rows: readonly Message[]): number[] {
   const starts: number[] = [];
+  const roles = rows.some((r) => r.role === 'user' && r.transcript_role === 'conversational');
   for (let i = 0; i < rows.length; i++) {
     const r = rows[i];
-    if (r.role !== 'user' || r.transcript_role === 'injected_context') continue;
+    if (r.role !== 'user') continue;
+    if (roles ? r.transcript_role !== 'conversational' : r.transcript_role !== undefined) continue;
     let s = i;
     while (s > 0) {
       const p = rows[s - 1];
@@ -161,7 +169,15 @@ export class ReplayService {
 
   private runOne(actor: SessionActor, rec: TurnRecording): Promise<unknown> {
     const input = rec.input;
+    const settings = actor.core.state.settings;
+    // The turn runs under the plan its request had (structured output, hooks_override, budget_limits).
+    const plan = this.host.deps.turnFeatures?.prepare(
+      (input.features ?? {}) as RunFeatureRequest,
+      settings.provider,
+      settings.structured_output_retries ?? undefined,
+    );
     return actor.runTurn({
+      ...(plan ? { plan } : {}),
       requestId: randomUUID(),
       kind: 'continue',
       prompt: input.prompt as ContentInput,

@@ -120,6 +120,7 @@ export async function callModel(core: SessionCore, t: TurnRun, ledgerAge: AgeChe
     startedMs: t.started,
     newRows: t.newRows,
     transientContext: cmd.transientContext ?? undefined,
+    features: cmd.plan?.request,
   });
   const provider = rec ? rec.provider(resolved.provider, name) : resolved.provider;
   const toolset = rec ? rec.toolset(deps.buildToolset(id, settings)) : deps.buildToolset(id, settings);
