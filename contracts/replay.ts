@@ -8,6 +8,23 @@ import type { ErrorCode } from './errors.ts';
 export const recordingNs = (sessionId: string): string => `recording:${sessionId}`;
 /** Content-addressed parts of a session's recordings (tool definition lists), stored once: key = sha256. */
 export const recordingBlobNs = (sessionId: string): string => `recording.blob:${sessionId}`;
+/** The namespace of the retention markers (key: the session id): how many of a session's recordings retention removed. */
+export const RECORDING_PRUNED_NS = 'recording.pruned';
+
+/** A session's recordings removed by `[ledger]` retention with the turns' events (actors/replay/recording-retention.ts). */
+export const RecordingPruned = Type.Object(
+  {
+    v: Type.Literal(1),
+    /** How many turns (the oldest) lost their recording. */
+    turns: Type.Integer({ minimum: 1 }),
+    /** Start time of the newest turn whose recording was removed. */
+    through_started_at_ms: Type.Number(),
+    /** When the last removal happened. */
+    at_ms: Type.Number(),
+  },
+  { $id: 'RecordingPruned' },
+);
+export type RecordingPruned = Static<typeof RecordingPruned>;
 
 /** One model call as Warren sent it: the parts not already in the transcript, and a hash of the messages. */
 export const RecordedRequest = Type.Object({
@@ -114,8 +131,13 @@ export const ReplayReport = Type.Object(
     tools_answered: Type.Integer(),
     duration_ms: Type.Number(),
     divergence: Type.Optional(Divergence),
-    /** A turn without a recording (made before recording existed, or pruned by retention). */
+    /**
+     * Turns before the first recorded one (made before recording was on, or whose recording retention
+     * removed): their history is carried into the replay session as it is, not checked.
+     */
     unrecorded_turns: Type.Optional(Type.Integer()),
+    /** Of the session's turns, how many lost their recording to `[ledger]` retention. */
+    pruned_turns: Type.Optional(Type.Integer()),
     error: Type.Optional(Type.String()),
   },
   { $id: 'ReplayReport' },
@@ -217,7 +239,7 @@ export const REPLAY_ROUTE = {
     body: ReplayBody,
     bodyOptional: true,
     response: json(ReplayReport),
-    errors: [...ERRS, 'SESSION_BUSY'],
+    errors: [...ERRS, 'SESSION_BUSY', 'CONFLICT'],
     headers: ['prefer'],
     capability: 'session_replay',
   },
