@@ -30,10 +30,16 @@ function startOf(key: string): number {
   return Number(key.slice(0, key.indexOf('-')));
 }
 
-/** The time of the newest run_completed entry with seq <= cut (looked for a few pages back), or undefined. */
+/**
+ * The time of the newest run_completed entry with seq <= cut, or undefined. Only entries still stored count:
+ * those of earlier cuts are gone, so the look is from the ledger's first entry to the cut (a few pages back
+ * at most).
+ */
 async function newestCompletedBefore(store: Store, sessionId: string, cut: number): Promise<number | undefined> {
-  for (let to = cut, page = 0; to > 0 && page < PAGES; to -= PAGE, page++) {
-    const entries = await store.readLedger(sessionId, Math.max(0, to - PAGE), PAGE);
+  const [lowest] = await store.readLedger(sessionId, 0, 1);
+  if (!lowest || lowest.seq > cut) return undefined;
+  for (let to = cut, page = 0; to >= lowest.seq && page < PAGES; to -= PAGE, page++) {
+    const entries = await store.readLedger(sessionId, Math.max(lowest.seq - 1, to - PAGE), PAGE);
     const done = entries.filter((e) => e.seq <= to && e.kind === 'run_completed').at(-1);
     if (done) return done.timestamp_ms;
   }
