@@ -4,8 +4,10 @@
 // Last-Event-ID replay still gives the same text and the same final events. Beyond that `[ledger]`
 // bounds each session: seqs more than max_entries_per_session behind the newest, and entries older than
 // max_age_days, are pruned; a replay asking for a pruned range gets stream_truncated (http/handlers/events.ts).
+// The turn recordings follow: a turn's recording goes with its run_completed event (actors/replay/recording-retention.ts).
 import type { Config } from '../contracts/config.ts';
 import type { Store, StoreOp } from '../storage/store.ts';
+import { recordingTrimOps, type RecordingMemo } from './replay/recording-retention.ts';
 
 const DAY_MS = 86_400_000;
 const HOUR_MS = 3_600_000;
@@ -16,7 +18,7 @@ const AGE_SCAN = 1000;
  * A session's age-pruning memo: until its oldest entry can have passed the age limit, commits skip the
  * ledger read.
  */
-export interface AgeCheck {
+export interface AgeCheck extends RecordingMemo {
   /** No entry of the session is older than this (ms); -Infinity when unknown. */
   oldestMs: number;
 }
@@ -64,7 +66,7 @@ export async function retentionCut(
   return cut >= 1 ? cut : undefined;
 }
 
-/** The dropLedger op of a commit: the turn's delta seqs plus the retention cut (none when nothing goes). */
+/** The dropLedger op of a commit (the turn's delta seqs plus the retention cut) and the removal of the recordings of the turns it cuts. */
 export async function ledgerTrimOps(
   store: Store,
   sessionId: string,
@@ -77,6 +79,7 @@ export async function ledgerTrimOps(
   if (!store.persistent) return [];
   const ranges = cfg.keep_text_deltas ? [] : seqRanges(deltaSeqs.filter((s) => s < lastSeq));
   const cut = await retentionCut(store, sessionId, lastSeq, cfg, now, age);
-  if (cut !== undefined) ranges.unshift([1, cut]);
-  return ranges.length ? [{ op: 'dropLedger', sessionId, ranges }] : [];
+  if (cut === undefined) return ranges.length ? [{ op: 'dropLedger', sessionId, ranges }] : [];
+  ranges.unshift([1, cut]);
+  return [{ op: 'dropLedger', sessionId, ranges }, ...(await recordingTrimOps(store, sessionId, cut, now, age ?? {}))];
 }

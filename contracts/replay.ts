@@ -8,6 +8,23 @@ import type { ErrorCode } from './errors.ts';
 export const recordingNs = (sessionId: string): string => `recording:${sessionId}`;
 /** Content-addressed parts of a session's recordings (tool definition lists), stored once: key = sha256. */
 export const recordingBlobNs = (sessionId: string): string => `recording.blob:${sessionId}`;
+/** The namespace of the retention markers (key: the session id): how many of a session's recordings retention removed. */
+export const RECORDING_PRUNED_NS = 'recording.pruned';
+
+/** A session's recordings removed by `[ledger]` retention with the turns' events (actors/replay/recording-retention.ts). */
+export const RecordingPruned = Type.Object(
+  {
+    v: Type.Literal(1),
+    /** How many turns (the oldest) lost their recording. */
+    turns: Type.Integer({ minimum: 1 }),
+    /** Start time of the newest turn whose recording was removed. */
+    through_started_at_ms: Type.Number(),
+    /** When the last removal happened. */
+    at_ms: Type.Number(),
+  },
+  { $id: 'RecordingPruned' },
+);
+export type RecordingPruned = Static<typeof RecordingPruned>;
 
 /** One model call as Warren sent it: the parts not already in the transcript, and a hash of the messages. */
 export const RecordedRequest = Type.Object({
@@ -22,6 +39,11 @@ export const RecordedRequest = Type.Object({
   /** sha256 of the canonical messages (created_at stripped); the messages themselves are the transcript's. */
   messages_hash: Type.String(),
   messages_count: Type.Integer({ minimum: 0 }),
+  /**
+   * sha256 of the run's hooks (config entries and the request's hooks_override, as they run: see
+   * actors/replay/hook-summary.ts); the list is stored once per session beside the tool lists. Absent: no hook.
+   */
+  hooks_hash: Type.Optional(Type.String()),
 });
 export type RecordedRequest = Static<typeof RecordedRequest>;
 
@@ -48,6 +70,14 @@ export const RecordedTool = Type.Object({
 });
 export type RecordedTool = Static<typeof RecordedTool>;
 
+/** The run features of a turn's request, kept so a replay runs the turn under the same plan. */
+const TurnFeatures = Type.Object({
+  output_schema: Type.Optional(Type.Unknown()),
+  structured_output_retries: Type.Optional(Type.Integer({ minimum: 0 })),
+  hooks_override: Type.Optional(Type.Unknown()),
+  budget_limits: Type.Optional(Type.Unknown()),
+});
+
 /** One committed turn's recording, written in the turn's own commit. */
 export const TurnRecording = Type.Object(
   {
@@ -63,6 +93,8 @@ export const TurnRecording = Type.Object(
       injected_context: Type.Optional(Type.Array(Type.Unknown())),
       system_append: Type.Optional(Type.String()),
       transient_context: Type.Optional(Type.String()),
+      /** The request's run features (output_schema, structured_output_retries, hooks_override, budget_limits), as sent. */
+      features: Type.Optional(TurnFeatures),
     }),
     calls: Type.Array(RecordedCall),
     tools: Type.Array(RecordedTool),
@@ -99,8 +131,13 @@ export const ReplayReport = Type.Object(
     tools_answered: Type.Integer(),
     duration_ms: Type.Number(),
     divergence: Type.Optional(Divergence),
-    /** A turn without a recording (made before recording existed, or pruned by retention). */
+    /**
+     * Turns before the first recorded one (made before recording was on, or whose recording retention
+     * removed): their history is carried into the replay session as it is, not checked.
+     */
     unrecorded_turns: Type.Optional(Type.Integer()),
+    /** Of the session's turns, how many lost their recording to `[ledger]` retention. */
+    pruned_turns: Type.Optional(Type.Integer()),
     error: Type.Optional(Type.String()),
   },
   { $id: 'ReplayReport' },
@@ -202,7 +239,7 @@ export const REPLAY_ROUTE = {
     body: ReplayBody,
     bodyOptional: true,
     response: json(ReplayReport),
-    errors: [...ERRS, 'SESSION_BUSY'],
+    errors: [...ERRS, 'SESSION_BUSY', 'CONFLICT'],
     headers: ['prefer'],
     capability: 'session_replay',
   },

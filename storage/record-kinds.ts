@@ -14,7 +14,7 @@ import { INBOUND_KEYS_NS, InboundKeyRecord } from '../contracts/inbound-auth.ts'
 import { FlowRunRecord, GrantRecord, MobEventRecord, MobRecord } from '../contracts/mob.ts';
 import { DeliveryRecord } from '../contracts/webhooks.ts';
 import { BindingChainRecord, BindingKeyRecord, WorkBindingRecord } from '../contracts/work-binding.ts';
-import { ReplayReport, TurnRecording } from '../contracts/replay.ts';
+import { RECORDING_PRUNED_NS, RecordingPruned, ReplayReport, TurnRecording } from '../contracts/replay.ts';
 import * as S from '../contracts/stored-records.ts';
 import type { Store } from './store.ts';
 
@@ -210,6 +210,7 @@ export const WEBHOOK_DELIVERY_KIND = defineRecordKind({
 });
 export const REPLAY_REPORT_KIND = defineRecordKind({ name: 'replay report', ns: 'replay.report', schema: ReplayReport });
 export const TURN_RECORDING_KIND = defineRecordKind({ name: 'turn recording', ns: 'recording:*', schema: TurnRecording });
+export const RECORDING_PRUNED_KIND = defineRecordKind({ name: 'recording pruned', ns: RECORDING_PRUNED_NS, schema: RecordingPruned });
 export const MOB_KIND = defineRecordKind({ name: 'mob', ns: 'mob', schema: MobRecord });
 export const FLOW_RUN_KIND = defineRecordKind({ name: 'mob flow run', ns: 'mob.runs', schema: FlowRunRecord });
 export const WORK_BINDING_KIND = defineRecordKind({ name: 'work binding', ns: 'work.bindings', schema: WorkBindingRecord });

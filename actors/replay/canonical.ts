@@ -34,7 +34,7 @@ function modelView(m: Message): unknown {
 }
 
 /** The recorded form of a request: everything but the messages, which are referenced by hash. */
-export function recordRequest(req: Omit<ProviderRequest, 'signal'>, provider: string): RecordedRequest {
+export function recordRequest(req: Omit<ProviderRequest, 'signal'>, provider: string, hooksHash?: string): RecordedRequest {
   const out: RecordedRequest = {
     provider,
     model: req.model,
@@ -46,6 +46,7 @@ export function recordRequest(req: Omit<ProviderRequest, 'signal'>, provider: st
   };
   if (req.system !== undefined) out.system = req.system;
   if (req.json_schema !== undefined) out.json_schema = JSON.parse(canonicalJson(req.json_schema));
+  if (hooksHash !== undefined) out.hooks_hash = hooksHash;
   return out;
 }
 

@@ -6,11 +6,19 @@ import { randomUUID } from 'node:crypto';
 import { Value } from 'typebox/value';
 import { ServiceError } from '../../contracts/errors.ts';
 import { LedgerEntry, SessionRecord, type PersistedState } from '../../contracts/records.ts';
-import { EXPORT_FORMAT, EXPORT_VERSION, recordingBlobNs, recordingNs, TurnRecording } from '../../contracts/replay.ts';
+import {
+  EXPORT_FORMAT,
+  EXPORT_VERSION,
+  RECORDING_PRUNED_NS,
+  RecordingPruned,
+  recordingBlobNs,
+  recordingNs,
+  TurnRecording,
+} from '../../contracts/replay.ts';
 import { Message } from '../../contracts/transcript.ts';
 import type { Store, StoreOp } from '../../storage/store.ts';
 import { sessionNotFound } from '../../contracts/errors.ts';
-import { readRecords, TURN_RECORDING_KIND } from '../../storage/record-kinds.ts';
+import { readRecord, readRecords, RECORDING_PRUNED_KIND, TURN_RECORDING_KIND } from '../../storage/record-kinds.ts';
 
 type Line =
   | { type: 'header'; format: string; v: number; session_id: string; exported_at_ms: number; realm_id: string; backend: string }
@@ -18,6 +26,7 @@ type Line =
   | { type: 'row'; index: number; row: Message }
   | { type: 'recording'; key: string; value: TurnRecording }
   | { type: 'blob'; key: string; value: unknown }
+  | { type: 'recording_pruned'; value: RecordingPruned }
   | { type: 'ledger'; entry: LedgerEntry };
 
 const LEDGER_PAGE = 1000;
@@ -50,6 +59,8 @@ export async function exportSession(
   for (const { key, value } of recs) lines.push({ type: 'recording', key, value });
   const blobs = (await store.listRecords<unknown>(recordingBlobNs(sessionId))).sort((a, b) => (a.key < b.key ? -1 : 1));
   for (const { key, value } of blobs) lines.push({ type: 'blob', key, value });
+  const pruned = await readRecord<RecordingPruned>(store, RECORDING_PRUNED_KIND, sessionId);
+  if (pruned) lines.push({ type: 'recording_pruned', value: pruned });
   for (let after = 0; ;) {
     const page = await store.readLedger(sessionId, after, LEDGER_PAGE);
     for (const entry of page) lines.push({ type: 'ledger', entry });
@@ -86,6 +97,7 @@ export async function importSession(
   const recs: Array<{ key: string; value: TurnRecording }> = [];
   const ledger: LedgerEntry[] = [];
   const blobs: Array<{ key: string; value: unknown }> = [];
+  let pruned: RecordingPruned | undefined;
   parsed.slice(1).forEach((l, i) => {
     const n = i + 2;
     if (l.type === 'session') {
@@ -100,6 +112,9 @@ export async function importSession(
     } else if (l.type === 'blob') {
       if (typeof l.key !== 'string' || !/^[0-9a-f]{64}$/.test(l.key)) throw bad(n, 'malformed blob');
       blobs.push({ key: l.key, value: l.value });
+    } else if (l.type === 'recording_pruned') {
+      if (pruned || !Value.Check(RecordingPruned, l.value)) throw bad(n, 'a second or malformed recording_pruned line');
+      pruned = l.value;
     } else if (l.type === 'ledger') {
       if (!Value.Check(LedgerEntry, l.entry) || (ledger.length && l.entry.seq <= ledger[ledger.length - 1].seq))
         throw bad(n, 'malformed or out-of-order ledger entry');
@@ -123,6 +138,7 @@ export async function importSession(
     ...(rows.length ? [{ op: 'putRows', sessionId, fromIndex: 0, rows } as const] : []),
     ...recs.map((r): StoreOp => ({ op: 'putRecord', ns: recordingNs(sessionId), key: r.key, value: r.value })),
     ...blobs.map((b): StoreOp => ({ op: 'putRecord', ns: recordingBlobNs(sessionId), key: b.key, value: b.value })),
+    ...(pruned ? [{ op: 'putRecord', ns: RECORDING_PRUNED_NS, key: sessionId, value: pruned } as const] : []),
     ...(ledger.length ? [{ op: 'appendLedger', sessionId, entries: ledger } as const] : []),
   ];
   await store.commit(ops);

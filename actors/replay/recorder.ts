@@ -16,8 +16,11 @@ import {
 import type { AssistantBlock, Message, StopReason, ProviderUsage } from '../../contracts/transcript.ts';
 import type { Provider, ProviderRequest, ProviderResponse, StreamEvent } from '../../providers/provider.ts';
 import type { StoreOp } from '../../storage/store.ts';
+import type { HookEntryConfig } from '../../contracts/turn-features.ts';
 import type { TurnToolset } from '../session/turn-runner.ts';
+import type { RunFeatureRequest } from '../turn-features/run-features.ts';
 import { canonicalJson, firstDiff, recordRequest, sha256 } from './canonical.ts';
+import { hookSummary } from './hook-summary.ts';
 
 /** `[record]` settings (contracts/replay.ts RecordSection). */
 export interface RecordSettings {
@@ -33,7 +36,12 @@ export interface TurnStart {
   startedMs: number;
   newRows: readonly Message[];
   transientContext?: string;
+  /** The request's run features as sent (output_schema, hooks_override, budget_limits...). */
+  features?: RunFeatureRequest;
 }
+
+/** The hook entries a run with this override runs (the `[hooks]` config plus the override). */
+export type HookEntriesFor = (override: RunFeatureRequest['hooks_override']) => HookEntryConfig[];
 
 /** One turn's recorder: wraps the provider and tool set, then contributes ops to the turn's commit. */
 export interface ActiveTurnRecorder {
@@ -92,6 +100,7 @@ export class TurnRecorder implements TurnRecorderPort {
   constructor(
     private readonly settings: () => RecordSettings,
     private readonly now: () => number = Date.now,
+    private readonly hookEntries: HookEntriesFor = () => [],
   ) {}
 
   attach(sessionId: string, mode: Mode): void {
@@ -106,7 +115,8 @@ export class TurnRecorder implements TurnRecorderPort {
     const mode = this.modes.get(t.sessionId);
     if (!cfg.enabled && !mode) return undefined;
     if (this.written.size > 100_000) this.written.clear();
-    return new ActiveTurn(t, cfg, this.now, mode, this.written);
+    const hooks = hookSummary(this.hookEntries(t.features?.hooks_override));
+    return new ActiveTurn(t, cfg, this.now, mode, this.written, hooks);
   }
 }
 
@@ -120,6 +130,7 @@ function turnInput(t: TurnStart): TurnRecording['input'] {
   }
   if (injected.length) input.injected_context = injected;
   if (t.transientContext) input.transient_context = t.transientContext;
+  if (t.features) input.features = JSON.parse(canonicalJson(t.features)) as TurnRecording['input']['features'];
   return input;
 }
 
@@ -133,6 +144,8 @@ class ActiveTurn implements ActiveTurnRecorder {
   private committed = false;
   private lateFrom = -1;
   private key: string;
+  /** sha256 of the run's hook summary (hook-summary.ts); undefined when the run has no hook. */
+  private readonly hooksHash: string | undefined;
 
   constructor(
     private readonly t: TurnStart,
@@ -140,8 +153,11 @@ class ActiveTurn implements ActiveTurnRecorder {
     private readonly now: () => number,
     private readonly mode: Mode | undefined,
     private readonly written: Set<string>,
+    private readonly hooks: unknown[],
   ) {
     this.key = `${String(t.startedMs).padStart(15, '0')}-${t.requestId}`;
+    this.hooksHash = hooks.length ? sha256(canonicalJson(hooks)) : undefined;
+    if (this.hooksHash) this.blobs.set(this.hooksHash, hooks);
   }
 
   provider(p: Provider, providerName: string): Provider {
@@ -168,7 +184,7 @@ class ActiveTurn implements ActiveTurnRecorder {
           },
           onRetry,
         );
-        const request = recordRequest(req, providerName);
+        const request = recordRequest(req, providerName, this.hooksHash);
         if (!this.blobs.has(request.tools_hash)) this.blobs.set(request.tools_hash, JSON.parse(canonicalJson(req.tools)));
         const call: RecordedCall = {
           request,
@@ -271,12 +287,17 @@ class ActiveTurn implements ActiveTurnRecorder {
         const recorded = cursor.rec.calls[index];
         if (!recorded)
           throw cursor.diverge({ kind: 'turn', call: index, path: 'calls.length', recorded: cursor.rec.calls.length, now: index + 1 });
-        const now = recordRequest(req, providerName);
+        const now = recordRequest(req, providerName, this.hooksHash);
         let d = firstDiff(recorded.request, now);
         // A changed tool list: name the differing field of the definitions (the source's list is a blob).
         if (d?.path === 'tools_hash' || d?.path === 'tools_count') {
           const was = cursor.blobs.get(recorded.request.tools_hash);
           d = firstDiff(was ?? null, JSON.parse(canonicalJson(req.tools)), 'tools') ?? d;
+        }
+        // Changed hooks: name the differing field of the entries (no hooks recorded is an empty list).
+        if (d?.path === 'hooks_hash') {
+          const was = recorded.request.hooks_hash ? cursor.blobs.get(recorded.request.hooks_hash) : [];
+          d = firstDiff(was ?? null, this.hooks, 'hooks') ?? d;
         }
         if (d) throw cursor.diverge({ kind: 'request', call: index, path: d.path, recorded: d.a, now: d.b });
         const blocks = recorded.response.blocks as AssistantBlock[];

@@ -5,43 +5,32 @@
 // written; one left running by a crash is archived at start (recoverInterrupted), so no half replay stays.
 import { randomUUID } from 'node:crypto';
 import { ServiceError, sessionNotFound } from '../../contracts/errors.ts';
-import { recordingBlobNs, recordingNs, TurnRecording, type ReplayReport, type RerunReport } from '../../contracts/replay.ts';
+import {
+  RECORDING_PRUNED_NS,
+  recordingBlobNs,
+  recordingNs,
+  TurnRecording,
+  type RecordingPruned,
+  type ReplayReport,
+  type RerunReport,
+} from '../../contracts/replay.ts';
 import type { ContentInput, Message } from '../../contracts/transcript.ts';
 import type { PersistedState, SessionRecord } from '../../contracts/records.ts';
 import type { ProviderName } from '../../contracts/session.ts';
 import type { StoreOp } from '../../storage/store.ts';
 import type { SessionHost } from '../session/session-host.ts';
 import type { SessionActor } from '../session/session-actor.ts';
+import type { RunFeatureRequest } from '../turn-features/run-features.ts';
 import { exportSession, importSession } from './portable.ts';
 import { ReplayCursor, RerunCursor, type TurnRecorder } from './recorder.ts';
-import { readRecord, readRecords, REPLAY_REPORT_KIND, TURN_RECORDING_KIND } from '../../storage/record-kinds.ts';
+import { replayStart, turnStarts } from './replay-start.ts';
+import { readRecord, readRecords, RECORDING_PRUNED_KIND, REPLAY_REPORT_KIND, TURN_RECORDING_KIND } from '../../storage/record-kinds.ts';
 
 const REPORT_NS = 'replay.report';
 const LABEL_REPLAY_OF = 'warren.replay_of';
 const LABEL_REPLAY_STATUS = 'warren.replay_status';
 const LABEL_FORKED_FROM = 'warren.forked_from';
 const LABEL_RERUN_OF = 'warren.rerun_of';
-
-/** Turn starts of a transcript: the index of each turn's first row (its injected context, then the user row). */
-function turnStarts(rows: readonly Message[]): number[] {
-  const starts: number[] = [];
-  for (let i = 0; i < rows.length; i++) {
-    const r = rows[i];
-    if (r.role !== 'user' || r.transcript_role === 'injected_context') continue;
-    let s = i;
-    while (s > 0) {
-      const p = rows[s - 1];
-      const prevStart = starts.at(-1) ?? -1;
-      if (s - 1 <= prevStart) break;
-      // A system row before a turn may be a continue's system_append or a system_context append: it stays
-      // with the history before the turn (a fork at the previous turn keeps it).
-      if (p.role === 'user' && p.transcript_role === 'injected_context') s--;
-      else break;
-    }
-    starts.push(s);
-  }
-  return starts;
-}
 
 export interface ReplayOptions {
   turns?: number;
@@ -71,6 +60,11 @@ export class ReplayService {
   async recordings(id: string): Promise<Array<{ key: string; value: TurnRecording }>> {
     const out = await readRecords<TurnRecording>(this.store, TURN_RECORDING_KIND, id);
     return out.sort((a, b) => (a.key < b.key ? -1 : a.key > b.key ? 1 : 0));
+  }
+
+  /** How many of the session's recordings `[ledger]` retention removed (recording-retention.ts). */
+  pruned(id: string): Promise<RecordingPruned | undefined> {
+    return readRecord<RecordingPruned>(this.store, RECORDING_PRUNED_KIND, id);
   }
 
   async blobs(id: string): Promise<Map<string, unknown>> {
@@ -126,8 +120,13 @@ export class ReplayService {
     const id = record.session_id;
     const recs = (await this.recordings(sourceId)).filter((r) => r.value.at_row + r.value.rows <= cut);
     const blobs = await this.blobs(sourceId);
+    // The fork's turns lost the same recordings to retention as the source's.
+    const pruned = await this.pruned(sourceId);
     const ops: StoreOp[] = [
       { op: 'putSession', session: record },
+      ...(pruned && atTurn > 0
+        ? [{ op: 'putRecord', ns: RECORDING_PRUNED_NS, key: id, value: { ...pruned, turns: Math.min(pruned.turns, atTurn) } } as const]
+        : []),
       ...(prefix.length ? [{ op: 'putRows', sessionId: id, fromIndex: 0, rows: prefix } as const] : []),
       ...recs.map((r): StoreOp => ({ op: 'putRecord', ns: recordingNs(id), key: r.key, value: r.value })),
       ...[...blobs].map(([key, value]): StoreOp => ({ op: 'putRecord', ns: recordingBlobNs(id), key, value })),
@@ -136,21 +135,21 @@ export class ReplayService {
     return { sessionId: id, atTurn, messageCount: prefix.length };
   }
 
-  /** Creates the replay (or rerun) session: the source's leading system rows, durably, before any turn. */
+  /** Creates the replay (or rerun) session with its leading rows (`lead`), durably, before any turn. */
   private async startDerived(
     src: SessionRecord,
-    rows: Message[],
-    firstAt: number,
+    lead: Message[],
     labels: Record<string, string>,
     systemPrompt?: string,
     patch?: Partial<PersistedState['settings']>,
   ): Promise<SessionActor> {
-    let lead: Message[] = rows.slice(0, firstAt).filter((r) => r.role === 'system');
     if (systemPrompt !== undefined) {
-      const at = new Date(this.host.deps.now()).toISOString();
-      lead = lead.length
-        ? [{ ...lead[0], content: systemPrompt } as Message, ...lead.slice(1)]
-        : [{ role: 'system', content: systemPrompt, created_at: at }];
+      // What-if: the first system row says `systemPrompt` (one is put first when there is none).
+      const at = lead.findIndex((r) => r.role === 'system');
+      lead =
+        at >= 0
+          ? lead.map((r, i) => (i === at ? ({ ...r, content: systemPrompt } as Message) : r))
+          : [{ role: 'system', content: systemPrompt, created_at: new Date(this.host.deps.now()).toISOString() }, ...lead];
     }
     const record = this.derived(src, labels, lead.length);
     if (patch) Object.assign((record.state as PersistedState).settings, patch);
@@ -161,7 +160,15 @@ export class ReplayService {
 
   private runOne(actor: SessionActor, rec: TurnRecording): Promise<unknown> {
     const input = rec.input;
+    const settings = actor.core.state.settings;
+    // The turn runs under the plan its request had (structured output, hooks_override, budget_limits).
+    const plan = this.host.deps.turnFeatures?.prepare(
+      (input.features ?? {}) as RunFeatureRequest,
+      settings.provider,
+      settings.structured_output_retries ?? undefined,
+    );
     return actor.runTurn({
+      ...(plan ? { plan } : {}),
       requestId: randomUUID(),
       kind: 'continue',
       prompt: input.prompt as ContentInput,
@@ -177,36 +184,24 @@ export class ReplayService {
   async prepareReplay(sourceId: string, opts: ReplayOptions): Promise<{ actor: SessionActor; run: () => Promise<ReplayReport> }> {
     const src = await this.source(sourceId);
     const rows = await this.allRows(sourceId);
-    const recs = await this.recordings(sourceId);
-    const total = turnStarts(rows).length;
+    const recs = (await this.recordings(sourceId)).map((r) => r.value);
+    const start = replayStart(sourceId, rows, recs, await this.pruned(sourceId));
     const selected = recs.slice(0, opts.turns ?? recs.length);
-    const firstAt = recs[0]?.value.at_row ?? rows.length;
     const actor = await this.startDerived(
       src,
-      rows,
-      firstAt,
+      start.lead,
       { [LABEL_REPLAY_OF]: sourceId, [LABEL_REPLAY_STATUS]: 'running' },
       opts.system_prompt,
     );
     const blobs = await this.blobs(sourceId);
-    return {
-      actor,
-      run: () =>
-        this.runReplay(
-          src.session_id,
-          actor,
-          selected.map((r) => r.value),
-          total - recs.length,
-          blobs,
-        ),
-    };
+    return { actor, run: () => this.runReplay(src.session_id, actor, selected, start, blobs) };
   }
 
   private async runReplay(
     sourceId: string,
     actor: SessionActor,
     recs: TurnRecording[],
-    unrecorded: number,
+    start: { unrecorded: number; pruned: number },
     blobs: ReadonlyMap<string, unknown>,
   ): Promise<ReplayReport> {
     const started = performance.now();
@@ -221,7 +216,8 @@ export class ReplayService {
       tools_answered: 0,
       duration_ms: 0,
     };
-    if (unrecorded > 0) report.unrecorded_turns = unrecorded;
+    if (start.unrecorded > 0) report.unrecorded_turns = start.unrecorded;
+    if (start.pruned > 0) report.pruned_turns = start.pruned;
     try {
       for (let i = 0; i < recs.length; i++) {
         const cursor = new ReplayCursor(i + 1, recs[i], blobs);
@@ -353,7 +349,8 @@ export class ReplayService {
     const problem = resolved.provider.preflight?.(resolved.model);
     if (problem) throw problem;
     const firstAt = recs[0]?.at_row ?? rows.length;
-    const actor = await this.startDerived(src, rows, firstAt, { [LABEL_RERUN_OF]: sourceId }, undefined, {
+    const lead = rows.slice(0, firstAt).filter((r) => r.role === 'system');
+    const actor = await this.startDerived(src, lead, { [LABEL_RERUN_OF]: sourceId }, undefined, {
       model: resolved.model,
       provider: resolved.name as ProviderName,
     });

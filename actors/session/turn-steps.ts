@@ -121,6 +121,7 @@ export async function callModel(core: SessionCore, t: TurnRun, ledgerAge: AgeChe
     startedMs: t.started,
     newRows: t.newRows,
     transientContext: cmd.transientContext ?? undefined,
+    features: cmd.plan?.request,
   });
   const recorded = rec ? rec.provider(resolved.provider, name) : resolved.provider;
   // Observation (actors/observe: a trace span per model call) sees every call, compaction's included.

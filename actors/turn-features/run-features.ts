@@ -38,6 +38,18 @@ export interface RunPlan {
   hooks?: HookRunOverrides | null;
   /** The request's `budget_limits` (tightening the config's budgets for this run). */
   budget?: RequestBudget;
+  /** The request's feature members as sent (non-null only): a turn's recording keeps them for its replay. */
+  request?: RunFeatureRequest;
+}
+
+/** The feature members a request actually set (null and absent members left out); undefined when none. */
+function featureRequest(req: RunFeatureRequest): RunFeatureRequest | undefined {
+  const out: RunFeatureRequest = {};
+  if (req.output_schema != null) out.output_schema = req.output_schema;
+  if (req.structured_output_retries != null) out.structured_output_retries = req.structured_output_retries;
+  if (req.hooks_override != null) out.hooks_override = req.hooks_override;
+  if (req.budget_limits != null) out.budget_limits = req.budget_limits;
+  return Object.keys(out).length ? out : undefined;
 }
 
 export interface RunContext {
@@ -78,6 +90,8 @@ export class TurnFeatureService {
     const cfg = this.config();
     const retries = req.structured_output_retries ?? persistedRetries ?? cfg.agent.structured_output_retries;
     const plan: RunPlan = { retries, hooks: req.hooks_override ?? null };
+    const sent = featureRequest(req);
+    if (sent) plan.request = sent;
     const budget = requestBudget(req.budget_limits);
     if (budget) plan.budget = budget;
     if (req.output_schema == null) return plan;

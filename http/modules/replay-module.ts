@@ -4,6 +4,7 @@
 import { Value } from 'typebox/value';
 import { TurnRecorder, type RecordSettings } from '../../actors/replay/recorder.ts';
 import { ReplayService } from '../../actors/replay/replay-service.ts';
+import { runEntries } from '../../actors/turn-features/hook-engine.ts';
 import { RecordSection, REPLAY_EXTENSION, REPLAY_ROUTES } from '../../contracts/replay.ts';
 import { replayHandlers } from '../handlers/replay.ts';
 import type { ModuleContext, ModuleUnit } from '../module-unit.ts';
@@ -16,7 +17,10 @@ export function replayModule(ctx: ModuleContext): ModuleUnit {
     if (!cached || cached.raw !== raw) cached = { raw, value: Value.Default(RecordSection, structuredClone(raw ?? {})) as RecordSettings };
     return cached.value;
   };
-  const recorder = new TurnRecorder(settings, ctx.clock('replay'));
+  // A run's hooks as the turn-features module runs them (none when that module is not installed).
+  const recorder = new TurnRecorder(settings, ctx.clock('replay'), (override) =>
+    deps.turnFeatures ? runEntries(ctx.config.current().hooks.entries, override) : [],
+  );
   deps.recorder = recorder;
   const service = new ReplayService(ctx.sessions(), recorder);
   const running = new Set<Promise<unknown>>();

@@ -283,17 +283,3 @@ describe('rerun', () => {
     assert.equal(detail.body.labels['warren.rerun_of'], id);
   });
 });
-
-describe('committed fixtures', () => {
-  it('test/fixtures/replay/scripted-3-turns.jsonl imports and replays identical without a model call', async (t) => {
-    const file = await readFile(new URL('../fixtures/replay/scripted-3-turns.jsonl', import.meta.url), 'utf8');
-    const app = await startApp(t, [], {});
-    const imported = await call(app.url, 'POST', '/sessions/import', file, { 'content-type': 'application/x-ndjson' });
-    assert.equal(imported.status, 200, JSON.stringify(imported.body));
-    assert.equal(imported.body.recordings, 3);
-    const res = await call(app.url, 'POST', `/sessions/${imported.body.session_id}/replay`);
-    assert.equal(res.body.status, 'identical', JSON.stringify(res.body));
-    assert.equal(res.body.calls_checked, 3);
-    assert.equal(app.provider.requests.length, 0, 'no provider call');
-  });
-});

@@ -16,6 +16,8 @@ export type Responder = (req: FakeRequest, res: ServerResponse, raw: IncomingMes
 export interface FakeVendor {
   url: string;
   requests: FakeRequest[];
+  /** TCP connections accepted so far (a replay test asserts none is opened). */
+  readonly connections: number;
   close(): Promise<void>;
 }
 
@@ -35,11 +37,16 @@ export async function startFakeVendor(responders: Responder[]): Promise<FakeVend
       });
     });
   });
+  let connections = 0;
+  server.on('connection', () => connections++);
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const { port } = server.address() as AddressInfo;
   return {
     url: `http://127.0.0.1:${port}`,
     requests,
+    get connections() {
+      return connections;
+    },
     close: () =>
       new Promise<void>((resolve) => {
         server.closeAllConnections();

@@ -123,6 +123,11 @@ const CASES: Array<{ kind: K.RecordKind<unknown>; suffix?: string; good?: unknow
     good: { v: 1, started_at_ms: 1, request_id: 'r', at_row: 0, rows: 2, input: { prompt: 'hi' }, calls: [], tools: [] },
     bad: { v: 1, started_at_ms: 1, request_id: 'r', at_row: -1, rows: 2, input: { prompt: 'hi' }, calls: [], tools: [] },
   },
+  {
+    kind: K.RECORDING_PRUNED_KIND,
+    good: { v: 1, turns: 2, through_started_at_ms: 5, at_ms: 9 },
+    bad: { v: 1, turns: 0, through_started_at_ms: 5, at_ms: 9 },
+  },
   { kind: K.MOB_KIND, bad: { v: 1, mob_id: 'm', state: 'running', members: 'none' } },
   { kind: K.FLOW_RUN_KIND, bad: { v: 1, run_id: 'r', mob_id: 7 } },
   { kind: K.WORK_BINDING_KIND, bad: { v: 1, binding_id: 'b', work_ref: null } },
