@@ -20,6 +20,20 @@ if (!/^[A-Za-z0-9._-]+$/.test(values.outdir) || values.outdir.startsWith('..')) 
 }
 const root = fileURLToPath(new URL('../', import.meta.url));
 const outdir = fileURLToPath(new URL(`../${values.outdir}/`, import.meta.url));
+// npm packages stay external (native modules load from node_modules as usual), except ES-module packages
+// whose module graph costs more to load than their code: typebox is a few hundred small ES modules; bundled,
+// it is one parse (about half a CPU-second less at every start). CommonJS packages stay external.
+const BUNDLED_PACKAGES = /^(typebox|eventsource-parser)(\/|$)/;
+const externals = {
+  name: 'externals',
+  setup(b) {
+    b.onResolve({ filter: /^[^./]/ }, (args) => {
+      if (args.path.startsWith('node:') || !BUNDLED_PACKAGES.test(args.path)) return { path: args.path, external: true };
+      return undefined;
+    });
+  },
+};
+
 const started = performance.now();
 rmSync(outdir, { recursive: true, force: true });
 await build({
@@ -31,7 +45,7 @@ await build({
   format: 'esm',
   platform: 'node',
   target: 'node20',
-  packages: 'external',
+  plugins: [externals],
   chunkNames: 'chunk-[hash]',
   sourcemap: 'linked',
   legalComments: 'none',
