@@ -17,6 +17,7 @@ import { parseArgs } from 'node:util';
 import { join, relative } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { build } from 'esbuild';
+import { externals } from './bundle-externals.mjs';
 
 const root = fileURLToPath(new URL('../', import.meta.url));
 const { values, positionals } = parseArgs({
@@ -58,23 +59,6 @@ const ownUrl = {
       if (!text.includes('import.meta.url')) return { contents: text, loader: 'ts' };
       const url = JSON.stringify(pathToFileURL(args.path).href);
       return { contents: text.replaceAll('import.meta.url', url), loader: 'ts' };
-    });
-  },
-};
-
-/**
- * npm packages stay external (loaded from node_modules as in production), except ES-module packages whose
- * module graph costs more to load than their code: typebox is a few hundred small ES modules (about 0.5
- * CPU-s to resolve and link in every process); bundled, it is one parse. (CommonJS packages such as undici
- * stay external: an ES bundle cannot `require` the built-ins they need.)
- */
-const BUNDLED_PACKAGES = /^(typebox|eventsource-parser)(\/|$)/;
-const externals = {
-  name: 'externals',
-  setup(b) {
-    b.onResolve({ filter: /^[^./]/ }, (args) => {
-      if (args.path.startsWith('node:') || !BUNDLED_PACKAGES.test(args.path)) return { path: args.path, external: true };
-      return undefined;
     });
   },
 };

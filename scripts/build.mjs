@@ -9,6 +9,7 @@ import { rmSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { build } from 'esbuild';
+import { externals } from './bundle-externals.mjs';
 
 // --outdir <name>: another folder directly under the package root (the tests build into their own, so
 // they never race the real dist/). It must be one level deep: the bundle finds README.md, ui/ and skills/
@@ -20,20 +21,6 @@ if (!/^[A-Za-z0-9._-]+$/.test(values.outdir) || values.outdir.startsWith('..')) 
 }
 const root = fileURLToPath(new URL('../', import.meta.url));
 const outdir = fileURLToPath(new URL(`../${values.outdir}/`, import.meta.url));
-// npm packages stay external (native modules load from node_modules as usual), except ES-module packages
-// whose module graph costs more to load than their code: typebox is a few hundred small ES modules; bundled,
-// it is one parse (about half a CPU-second less at every start). CommonJS packages stay external.
-const BUNDLED_PACKAGES = /^(typebox|eventsource-parser)(\/|$)/;
-const externals = {
-  name: 'externals',
-  setup(b) {
-    b.onResolve({ filter: /^[^./]/ }, (args) => {
-      if (args.path.startsWith('node:') || !BUNDLED_PACKAGES.test(args.path)) return { path: args.path, external: true };
-      return undefined;
-    });
-  },
-};
-
 const started = performance.now();
 rmSync(outdir, { recursive: true, force: true });
 await build({
