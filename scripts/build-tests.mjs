@@ -10,9 +10,9 @@
 // by the tests find their compiled entry through test/helpers/child-entry.ts (WARREN_TEST_BUILD names this
 // folder). Type checking stays with `npm run typecheck`; this only transpiles.
 //
-// Usage: node scripts/build-tests.mjs [--outdir .test-build/<name>] [file.test.ts ...]   (no files: every test
-// file under test/). Each run builds into its own folder, so two runs at once never remove each other's.
-import { readFile, readdir, rm } from 'node:fs/promises';
+// Usage: node scripts/build-tests.mjs [--outdir .test-build/<name>] file.test.ts ...   (scripts/test.sh finds
+// the files and passes them). Each run builds into its own folder, so two runs at once never remove each other's.
+import { readFile, rm } from 'node:fs/promises';
 import { parseArgs } from 'node:util';
 import { join, relative } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
@@ -39,16 +39,6 @@ const CHILD_ENTRIES = [
   'test/helpers/mcp-stdio-server.ts',
 ];
 
-async function testFiles(dir) {
-  const out = [];
-  for (const e of await readdir(join(root, dir), { withFileTypes: true })) {
-    const rel = `${dir}/${e.name}`;
-    if (e.isDirectory()) out.push(...(await testFiles(rel)));
-    else if (e.name.endsWith('.test.ts')) out.push(rel);
-  }
-  return out;
-}
-
 /** Gives every source file its own import.meta.url (a bundle would otherwise give them all the bundle's). */
 const ownUrl = {
   name: 'own-import-meta-url',
@@ -64,8 +54,11 @@ const ownUrl = {
 };
 
 const started = performance.now();
-const given = positionals.map((f) => relative(root, join(process.cwd(), f)));
-const tests = given.length ? given : await testFiles('test');
+const tests = positionals.map((f) => relative(root, join(process.cwd(), f)));
+if (!tests.length) {
+  process.stderr.write('build-tests: name the test files to build (scripts/test.sh lists them)\n');
+  process.exit(2);
+}
 await rm(outdir, { recursive: true, force: true });
 const entries = [...new Set([...tests, ...CHILD_ENTRIES])];
 await build({

@@ -8,14 +8,17 @@ import { fileURLToPath } from 'node:url';
 
 export const REPO = fileURLToPath(new URL('../..', import.meta.url));
 
+/** Where the test build holds the compiled form of the source file `abs`, when a build is in use. */
+function compiledPath(abs: string): string | undefined {
+  const build = process.env.WARREN_TEST_BUILD;
+  return build && abs.endsWith('.ts') ? join(REPO, build, relative(REPO, abs).replace(/\.ts$/, '.js')) : undefined;
+}
+
 /** Node arguments that run `source` (absolute, or relative to the repo root): the script comes last. */
 export function nodeEntry(source: string): string[] {
   const abs = isAbsolute(source) ? source : join(REPO, source);
-  const build = process.env.WARREN_TEST_BUILD;
-  if (build && abs.endsWith('.ts')) {
-    const compiled = join(REPO, build, relative(REPO, abs).replace(/\.ts$/, '.js'));
-    if (existsSync(compiled)) return ['--enable-source-maps', compiled];
-  }
+  const compiled = compiledPath(abs);
+  if (compiled && existsSync(compiled)) return ['--enable-source-maps', compiled];
   // An absolute loader URL: some children (MCP stdio servers) run in another working directory.
   return ['--import', import.meta.resolve('tsx'), abs];
 }
@@ -25,7 +28,5 @@ export function isEntry(moduleUrl: string): boolean {
   const argv1 = process.argv[1];
   if (!argv1) return false;
   const source = fileURLToPath(moduleUrl);
-  if (argv1 === source) return true;
-  const build = process.env.WARREN_TEST_BUILD;
-  return !!build && argv1 === join(REPO, build, relative(REPO, source).replace(/\.ts$/, '.js'));
+  return argv1 === source || argv1 === compiledPath(source);
 }

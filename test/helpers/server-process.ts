@@ -4,14 +4,12 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import type { TestContext } from 'node:test';
 import type { Config } from '../../contracts/config.ts';
 import { CONFIG_FILE } from '../../config/realm.ts';
 import { configToToml, validateConfig } from '../../config/toml.ts';
-import { nodeEntry } from './child-entry.ts';
+import { nodeEntry, REPO } from './child-entry.ts';
 
-const REPO = fileURLToPath(new URL('../..', import.meta.url));
 const MAIN = join(REPO, 'main.ts');
 /** Log lines kept per process for diagnostics (the rest are dropped, oldest first). */
 const KEPT_LINES = 2000;
