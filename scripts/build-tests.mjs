@@ -72,6 +72,7 @@ await build({
   target: 'node20',
   chunkNames: '_chunks/[name]-[hash]',
   sourcemap: 'linked',
+  sourcesContent: false,
   legalComments: 'none',
   logLevel: 'warning',
   plugins: [externals, ownUrl],
