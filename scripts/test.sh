@@ -28,9 +28,16 @@ count=$(echo "$files" | wc -w)
 echo "running $count test files" >&2
 export WARREN_TEST_TIMEOUT_MS="${WARREN_TEST_TIMEOUT_MS:-60000}"
 # Each test process records its CPU time here; the 10 costliest files are printed at the end.
-WARREN_TEST_CPU_DIR=$(mktemp -d "${TMPDIR:-/tmp}/warren-test-cpu.XXXXXX")
+# A WARREN_TEST_CPU_DIR given by the caller is kept (one JSON line per test process, for a full listing).
+if [ -n "${WARREN_TEST_CPU_DIR:-}" ]; then
+  mkdir -p "$WARREN_TEST_CPU_DIR"
+  cpu_tmp=
+else
+  WARREN_TEST_CPU_DIR=$(mktemp -d "${TMPDIR:-/tmp}/warren-test-cpu.XXXXXX")
+  cpu_tmp=$WARREN_TEST_CPU_DIR
+fi
 export WARREN_TEST_CPU_DIR
-trap 'rm -rf "$WARREN_TEST_CPU_DIR" ${WARREN_TEST_BUILD:+"$WARREN_TEST_BUILD"}' EXIT
+trap 'rm -rf ${cpu_tmp:+"$cpu_tmp"} ${WARREN_TEST_BUILD:+"$WARREN_TEST_BUILD"}' EXIT
 if [ "${WARREN_TEST_TSX:-}" = "1" ]; then
   loader="--import tsx"
 else

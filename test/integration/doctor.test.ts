@@ -8,15 +8,14 @@ import { spawn } from 'node:child_process';
 import { mkdir, writeFile } from 'node:fs/promises';
 import { createServer, type AddressInfo } from 'node:net';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { maySkip } from '../helpers/absent.ts';
+import { nodeEntry, REPO } from '../helpers/child-entry.ts';
 import { startApp } from '../helpers/app.ts';
 import { testPostgres } from '../helpers/postgres.ts';
 import { writeRealmConfig } from '../helpers/server-process.ts';
 import { tmpDir } from '../helpers/tmp-dir.ts';
 import { within } from '../helpers/wait.ts';
 
-const REPO = fileURLToPath(new URL('../..', import.meta.url));
 const TIMEOUT = { timeout: 60_000 };
 const CHECKS = ['node', 'lmdb', 'better-sqlite3', 'uWebSockets.js', 'state root', 'disk space', 'realm', 'providers', 'postgres', 'port'];
 
@@ -26,11 +25,11 @@ interface Run {
   stderr: string;
 }
 
-/** `node --import tsx main.ts doctor <args>` with no provider key or database URL unless `env` adds one. */
+/** `warren doctor <args>` (main.ts, compiled under `npm test`) with no provider key or database URL unless `env` adds one. */
 function doctor(args: string[], env: Record<string, string> = {}): Promise<Run> {
   const base = { ...process.env };
   for (const k of Object.keys(base)) if (k.endsWith('_API_KEY') || k === 'WARREN_DATABASE_URL') delete base[k];
-  const child = spawn(process.execPath, ['--import', 'tsx', 'main.ts', 'doctor', ...args], {
+  const child = spawn(process.execPath, [...nodeEntry('main.ts'), 'doctor', ...args], {
     cwd: REPO,
     env: { ...base, ...env },
     stdio: ['ignore', 'pipe', 'pipe'],

@@ -1,6 +1,6 @@
 // test/integration/start-banner.test.ts: what a start says and how it logs, as real child processes.
-// - `npm start`: the command of package.json's "start" script (its built dist/main.js swapped for the
-//   sources through tsx) serves the named realm `local`, which a second start opens again with its
+// - `npm start`: the command of package.json's "start" script (its built dist/main.js swapped for
+//   main.ts, compiled under `npm test`) serves the named realm `local`, which a second start opens again with its
 //   sessions; `-- --realm other` overrides it. Its 'ready' line names the realm, backend, files, viewer and a
 //   first turn that works without a key.
 // - `--log-format pretty`: readable lines on stdout and the banner on stderr; without a terminal the log is
@@ -10,14 +10,13 @@ import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import { readFile, stat } from 'node:fs/promises';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { call } from '../helpers/app.ts';
+import { nodeEntry, REPO } from '../helpers/child-entry.ts';
 import { repeatedKeys } from '../helpers/json-keys.ts';
 import { tmpDir } from '../helpers/tmp-dir.ts';
 import { poll, within } from '../helpers/wait.ts';
 
-const REPO = fileURLToPath(new URL('../..', import.meta.url));
-/** tsx and the server start take seconds on a loaded 2-core machine. */
+/** The server start takes seconds on a loaded 2-core machine. */
 const START_MS = 45_000;
 const TIMEOUT = { timeout: 180_000 };
 
@@ -28,11 +27,11 @@ interface Child {
   stop(): Promise<number | null>;
 }
 
-/** Runs `node <nodeArgs> <args>` in the repo with provider keys removed from the environment. */
+/** Runs main.ts (compiled under `npm test`) with `args` in the repo with provider keys removed from the environment. */
 function run(t: TestContext, args: string[]): Child {
   const env = { ...process.env };
   for (const k of Object.keys(env)) if (k.endsWith('_API_KEY') || k === 'WARREN_DATABASE_URL') delete env[k];
-  const child = spawn(process.execPath, ['--import', 'tsx', ...args], { cwd: REPO, env, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, [...nodeEntry('main.ts'), ...args], { cwd: REPO, env, stdio: ['ignore', 'pipe', 'pipe'] });
   let out = '';
   let err = '';
   child.stdout.setEncoding('utf8').on('data', (c: string) => (out += c));
@@ -81,7 +80,7 @@ describe('npm start', () => {
     const args = [...(await npmStartArgs()), '--state-root', dir.path, '--port', '0'];
     assert.equal(args[0], 'serve');
 
-    const first = run(t, ['main.ts', ...args]);
+    const first = run(t, [...args]);
     const line = await ready(first);
     const url = line.url as string;
     assert.match(url, /^http:\/\/127\.0\.0\.1:\d+$/);
@@ -118,7 +117,7 @@ describe('npm start', () => {
     assert.equal(await first.stop(), 0);
 
     // The same command again: the same realm, the session still there.
-    const second = run(t, ['main.ts', ...args]);
+    const second = run(t, [...args]);
     const again = await ready(second);
     assert.equal(again.realm, 'local');
     const listed = await call(again.url as string, 'GET', '/sessions');
@@ -127,7 +126,7 @@ describe('npm start', () => {
     assert.equal(await second.stop(), 0);
 
     // `npm start -- --realm other` names another realm.
-    const other = run(t, ['main.ts', ...args, '--realm', 'other']);
+    const other = run(t, [...args, '--realm', 'other']);
     const otherLine = await ready(other);
     assert.equal(otherLine.realm, 'other');
     assert.equal(otherLine.realm_dir, join(dir.path, 'other'));
@@ -139,7 +138,7 @@ describe('log formats', () => {
   it('--log-format pretty prints readable lines and the banner on stderr', TIMEOUT, async (t) => {
     const dir = await tmpDir('warren-pretty-');
     t.after(() => dir.cleanup());
-    const child = run(t, ['main.ts', 'serve', '--realm', 'shown', '--state-root', dir.path, '--port', '0', '--log-format', 'pretty']);
+    const child = run(t, ['serve', '--realm', 'shown', '--state-root', dir.path, '--port', '0', '--log-format', 'pretty']);
     const url = await poll('the pretty listening line', () => /^\S+ INFO {2}listening url=(\S+) realm=shown /m.exec(child.stdout())?.[1], {
       timeoutMs: START_MS,
       detail: () => child.stderr() || child.stdout(),
@@ -173,7 +172,7 @@ describe('log formats', () => {
   it('without a terminal the log is JSON lines, and no object in them repeats a key', TIMEOUT, async (t) => {
     const dir = await tmpDir('warren-json-');
     t.after(() => dir.cleanup());
-    const child = run(t, ['main.ts', 'serve', '--state-root', dir.path, '--port', '0', '--log-level', 'debug']);
+    const child = run(t, ['serve', '--state-root', dir.path, '--port', '0', '--log-level', 'debug']);
     const line = await ready(child);
     assert.equal(line.realm_kind, 'isolated', 'a bare serve opens a new isolated realm');
     assert.match(line.realm as string, /^realm-[0-9a-f]{24}$/);
