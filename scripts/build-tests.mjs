@@ -12,12 +12,12 @@
 //
 // Usage: node scripts/build-tests.mjs [--outdir .test-build/<name>] file.test.ts ...   (scripts/test.sh finds
 // the files and passes them). Each run builds into its own folder, so two runs at once never remove each other's.
-import { readFile, rm } from 'node:fs/promises';
+import { readFile, rm, writeFile } from 'node:fs/promises';
 import { parseArgs } from 'node:util';
-import { join, relative } from 'node:path';
+import { basename, dirname, join, relative } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { build } from 'esbuild';
-import { externals } from './bundle-externals.mjs';
+import { externals, REQUIRE_BANNER } from './bundle-externals.mjs';
 
 const root = fileURLToPath(new URL('../', import.meta.url));
 const { values, positionals } = parseArgs({
@@ -68,6 +68,7 @@ await build({
   bundle: true,
   splitting: true,
   format: 'esm',
+  banner: REQUIRE_BANNER,
   platform: 'node',
   target: 'node20',
   chunkNames: '_chunks/[name]-[hash]',
@@ -77,4 +78,67 @@ await build({
   logLevel: 'warning',
   plugins: [externals, ownUrl],
 });
-process.stderr.write(`test build: ${entries.length} entries in ${Math.round(performance.now() - started)} ms\n`);
+
+/**
+ * Unit-test folders run their files in one test process each: a process costs about a CPU-second to start
+ * and import the app, more than most of these files' tests take. Integration files keep a process each (they
+ * start servers, set env and signal handlers). The files of one folder still run one after another, in the
+ * order given, and report under their own names' folder (`test/<dir>/_shared-process`).
+ */
+const OWN_PROCESS = new Set([
+  // sets UWS_USE_FALLBACK before uWebSockets.js is first loaded: it must be the first to load it
+  'test/http/create-server.test.ts',
+]);
+const sharesProcess = (f) => !f.startsWith('test/integration/') && !OWN_PROCESS.has(f) && f.startsWith('test/');
+
+/**
+ * Started first, longest first, so that no long file starts last and leaves a core idle at the end
+ * (measured on a 2-core machine; a file not named here keeps its place in the given order).
+ */
+const FIRST = [
+  'test/integration/events-backpressure.test.ts',
+  'test/integration/durability-kill.test.ts',
+  'test/integration/realm-cluster-sqlite.test.ts',
+  'test/integration/realm-cluster-lmdb.test.ts',
+  'test/integration/realm-cluster-postgres.test.ts',
+  'test/integration/full-disk.test.ts',
+  'test/integration/schedules-kill.test.ts',
+  'test/integration/work-bindings-kill.test.ts',
+  'test/integration/viewer-browser.test.ts',
+  'test/integration/cluster-mobs.test.ts',
+  'test/integration/client-package.test.ts',
+];
+
+const js = (f) => join(values.outdir, f.replace(/\.ts$/, '.js'));
+const groups = new Map();
+const own = [];
+for (const f of tests) {
+  if (!sharesProcess(f)) {
+    own.push(f);
+    continue;
+  }
+  const dir = dirname(f);
+  groups.set(dir, [...(groups.get(dir) ?? []), f]);
+}
+const runList = [];
+for (const [dir, files] of groups) {
+  if (files.length === 1) {
+    own.push(files[0]);
+    continue;
+  }
+  const entry = join(values.outdir, dir, '_shared-process.js');
+  const lines = files.map((f) => `import './${basename(f).replace(/\.ts$/, '.js')}';`);
+  await writeFile(join(root, entry), `// The files of ${dir}/ in one test process (scripts/build-tests.mjs).\n${lines.join('\n')}\n`);
+  runList.push(entry);
+}
+runList.push(...own.map(js));
+const rank = (f) => {
+  const i = FIRST.findIndex((name) => f.endsWith(name.replace(/\.ts$/, '.js')));
+  return i < 0 ? FIRST.length : i;
+};
+runList.sort((a, b) => rank(a) - rank(b));
+// The files to run, one per line, in order (scripts/test.sh reads it).
+await writeFile(join(outdir, 'run-list.txt'), runList.join('\n') + '\n');
+process.stderr.write(
+  `test build: ${entries.length} entries in ${Math.round(performance.now() - started)} ms; ${runList.length} test processes\n`,
+);

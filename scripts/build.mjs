@@ -9,7 +9,7 @@ import { rmSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { build } from 'esbuild';
-import { externals } from './bundle-externals.mjs';
+import { externals, REQUIRE_BANNER } from './bundle-externals.mjs';
 
 // --outdir <name>: another folder directly under the package root (the tests build into their own, so
 // they never race the real dist/). It must be one level deep: the bundle finds README.md, ui/ and skills/
@@ -30,6 +30,7 @@ await build({
   bundle: true,
   splitting: true,
   format: 'esm',
+  banner: REQUIRE_BANNER,
   platform: 'node',
   target: 'node20',
   plugins: [externals],

@@ -37,7 +37,11 @@ else
   cpu_tmp=$WARREN_TEST_CPU_DIR
 fi
 export WARREN_TEST_CPU_DIR
-trap 'rm -rf ${cpu_tmp:+"$cpu_tmp"} ${WARREN_TEST_BUILD:+"$WARREN_TEST_BUILD"}' EXIT
+# The run's first embedded PostgreSQL start keeps its fresh data dir here; later starts copy it instead of
+# running initdb (test/helpers/embedded-postgres.ts). Under /tmp: as root the data belongs to `postgres`.
+WARREN_TEST_PG_TEMPLATE=$(mktemp -d /tmp/warren-pg-template.XXXXXX)
+export WARREN_TEST_PG_TEMPLATE
+trap 'rm -rf ${cpu_tmp:+"$cpu_tmp"} ${WARREN_TEST_BUILD:+"$WARREN_TEST_BUILD"} "$WARREN_TEST_PG_TEMPLATE"' EXIT
 if [ "${WARREN_TEST_TSX:-}" = "1" ]; then
   loader="--import tsx"
 else
@@ -46,7 +50,8 @@ else
   export WARREN_TEST_BUILD
   # shellcheck disable=SC2086
   node scripts/build-tests.mjs --outdir "$WARREN_TEST_BUILD" $files
-  files=$(for f in $files; do echo "$WARREN_TEST_BUILD/${f%.ts}.js"; done)
+  # The build names the processes to run: unit-test folders share one each (see build-tests.mjs).
+  files=$(cat "$WARREN_TEST_BUILD/run-list.txt")
   loader="--enable-source-maps"
 fi
 status=0

@@ -94,12 +94,27 @@ export async function call(
     if (signal.aborted) throw new Error(`timed out after ${CALL_TIMEOUT_MS} ms waiting for ${what}`);
     throw err;
   };
-  const res = await fetch(base + path, {
-    method,
-    headers: body === undefined ? headers : { 'content-type': 'application/json', ...headers },
-    body: body === undefined ? undefined : typeof body === 'string' ? body : JSON.stringify(body),
-    signal,
-  }).catch(fail);
+  const send = () =>
+    fetch(base + path, {
+      method,
+      headers: body === undefined ? headers : { 'content-type': 'application/json', ...headers },
+      body: body === undefined ? undefined : typeof body === 'string' ? body : JSON.stringify(body),
+      signal,
+    });
+  // A GET sent on a pooled keep-alive connection the server closed as idle at that moment fails with
+  // "other side closed" before any answer (likelier when a loaded machine delays the client's own
+  // keep-alive expiry); like HTTP clients do, an idempotent request is sent once more on a new connection.
+  const res = await send()
+    .catch((err: unknown) => {
+      if (
+        (method === 'GET' || method === 'HEAD') &&
+        !signal.aborted &&
+        (err as { cause?: { code?: string } }).cause?.code === 'UND_ERR_SOCKET'
+      )
+        return send();
+      throw err;
+    })
+    .catch(fail);
   const text = await res.text().catch(fail);
   let parsed: unknown = text;
   try {
