@@ -21,6 +21,7 @@ import type { StoreOp } from '../../storage/store.ts';
 import type { SessionHost } from '../session/session-host.ts';
 import type { SessionActor } from '../session/session-actor.ts';
 import type { RunFeatureRequest } from '../turn-features/run-features.ts';
+import { runnableOverride } from './hook-summary.ts';
 import { exportSession, importSession } from './portable.ts';
 import { ReplayCursor, RerunCursor, type TurnRecorder } from './recorder.ts';
 import { replayStart, turnStarts } from './replay-start.ts';
@@ -167,6 +168,8 @@ export class ReplayService {
       settings.provider,
       settings.structured_output_retries ?? undefined,
     );
+    // An imported recording's override hooks are kept by reference (no secret): checked, not run.
+    if (plan) plan.hooks = runnableOverride(plan.hooks);
     return actor.runTurn({
       ...(plan ? { plan } : {}),
       requestId: randomUUID(),
