@@ -180,6 +180,30 @@ export const ForkResponse = Type.Object(
   { $id: 'ForkResponse' },
 );
 
+/** `GET /sessions/{id}/turns`: the session's turns, what a fork or a replay takes to stop at each. */
+export const SessionTurns = Type.Object(
+  {
+    session_id: Type.String(),
+    message_count: Type.Integer({ minimum: 0 }),
+    turns: Type.Array(
+      Type.Object({
+        /** 1-based; `POST /sessions/{id}/fork {at_turn}` keeps the history through this turn. */
+        turn: Type.Integer({ minimum: 1 }),
+        /** Transcript index of the turn's first row. */
+        at_row: Type.Integer({ minimum: 0 }),
+        /** The turn's prompt as text (the first 200 characters; `[non-text prompt]` for other content). */
+        prompt: Type.String(),
+        /** Whether the turn has a recording (it can be replayed). */
+        recorded: Type.Boolean(),
+        /** The `turns` value of `POST /sessions/{id}/replay` that replays through this turn (recorded turns only). */
+        replay_turns: Type.Optional(Type.Integer({ minimum: 1 })),
+      }),
+    ),
+  },
+  { $id: 'SessionTurns' },
+);
+export type SessionTurns = Static<typeof SessionTurns>;
+
 export const RerunBody = Type.Object(
   {
     model: Type.String({ minLength: 1 }),
@@ -252,6 +276,15 @@ export const REPLAY_ROUTE = {
     errors: ['SESSION_NOT_FOUND', 'NOT_FOUND'],
     capability: 'session_replay',
   },
+  turns: {
+    id: 'sessions.turns',
+    method: 'GET',
+    path: '/sessions/{id}/turns',
+    summary: "The session's turns: where each starts, its prompt, whether it is recorded, and the replay bound through it",
+    response: json(SessionTurns),
+    errors: ERRS,
+    capability: 'session_replay',
+  },
   fork: {
     id: 'sessions.fork',
     method: 'POST',
@@ -311,7 +344,7 @@ export const RecordSection = Type.Object(
 export const REPLAY_EXTENSION = {
   name: 'session_replay',
   description:
-    "Every committed turn's model calls and tool results are recorded with the turn's commit ([record]). POST /sessions/{id}/replay re-runs them in a new session labelled warren.replay_of with no model and no tool call, and reports identical or the first divergence (turn, call, field path, recorded vs now); Prefer: respond-async answers 202 and reports replay_progress on the replay session's stream. POST /sessions/{id}/fork branches at a turn or ledger seq (warren.forked_from); POST /sessions/{id}/rerun runs the user inputs against another model with a per-turn diff; GET /sessions/{id}/export and POST /sessions/import move a session between realms as versioned JSON Lines.",
+    "Every committed turn's model calls and tool results are recorded with the turn's commit ([record]). POST /sessions/{id}/replay re-runs them in a new session labelled warren.replay_of with no model and no tool call, and reports identical or the first divergence (turn, call, field path, recorded vs now); Prefer: respond-async answers 202 and reports replay_progress on the replay session's stream. GET /sessions/{id}/turns lists the turns a fork or a replay can stop at; POST /sessions/{id}/fork branches at a turn or ledger seq (warren.forked_from); POST /sessions/{id}/rerun runs the user inputs against another model with a per-turn diff; GET /sessions/{id}/export and POST /sessions/import move a session between realms as versioned JSON Lines.",
   routes: REPLAY_ROUTES.map((r) => `${r.method} ${r.path}`),
   request_headers: ['Prefer: respond-async'],
   config_keys: ['record.enabled', 'record.raw_streams', 'record.raw_stream_max_bytes'],

@@ -241,6 +241,14 @@ export const OBSERVE_ROUTES: RouteDef[] = [
     errors: [],
   },
   {
+    id: 'ui.replay',
+    method: 'GET',
+    path: '/ui/viewer-replay.js',
+    summary: "The actor viewer's forks and replays (a session's turns, a replay's report and divergence)",
+    response: text('text/javascript'),
+    errors: [],
+  },
+  {
     id: 'ui.chart',
     method: 'GET',
     path: '/ui/viewer-chart.js',

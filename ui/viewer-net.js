@@ -61,14 +61,15 @@ export function setupKeyForm() {
 }
 
 /**
- * fetch() with the stored key. Answers the Response when it is ok; a 401 opens the key prompt (dropping a
+ * fetch() with the stored key (and `body` sent as JSON, `headers` added). Answers the Response when it is ok; a 401 opens the key prompt (dropping a
  * key the server refused) and throws NeedsKey; any other failure throws Refused with the error envelope.
  */
-export async function request(method, path, { accept = 'application/json', signal } = {}) {
-  const headers = { accept };
+export async function request(method, path, { accept = 'application/json', signal, body: json, headers: extra = {} } = {}) {
+  const headers = { accept, ...extra };
+  if (json !== undefined) headers['content-type'] = 'application/json';
   const key = storedKey();
   if (key) headers.authorization = `Bearer ${key}`;
-  const res = await fetch(path, { method, headers, signal });
+  const res = await fetch(path, { method, headers, signal, body: json === undefined ? undefined : JSON.stringify(json) });
   if (res.ok) return res;
   const body = await res.json().catch(() => undefined);
   if (res.status === 401) {

@@ -3,9 +3,11 @@
 // actor's machine (ui/viewer-chart.js), highlights the current state and animates transitions from the one
 // inspection stream (GET /inspect/events); shows a session's turn in flight (model call, pending tools) with
 // an interrupt button, and steps through its ledger for time travel. Requests carry the API key the page
-// asked for when the server wants one (ui/viewer-net.js). docs/viewer.md describes each part.
+// asked for when the server wants one (ui/viewer-net.js). A session's turns offer a fork or a replay from
+// each, and a replay session shows its report (ui/viewer-replay.js). docs/viewer.md describes each part.
 import { api, NeedsKey, onKey, readSse, Refused, request, setupKeyForm } from '/ui/viewer-net.js';
 import { machineSvg } from '/ui/viewer-chart.js';
+import { hideSession, lineage, renderSession, setupReplay } from '/ui/viewer-replay.js';
 import {
   ageSpan,
   clockTime,
@@ -195,6 +197,7 @@ async function refreshDetail() {
     if (err instanceof NeedsKey) return;
     $('#detail-summary').textContent = 'actor is no longer resident';
     $('#turn-box').hidden = true;
+    hideSession();
     return;
   }
   if (!view.selected || view.selected.kind !== kind || view.selected.id !== id) return;
@@ -222,6 +225,7 @@ async function refreshDetail() {
   if (d.session) {
     row('turn phase', d.session.turn_phase ?? '-');
     row('messages', String(d.session.message_count));
+    lineage(a.labels, row);
   }
   $('#detail-summary').replaceChildren(dl);
   renderTurn(a, d.session);
@@ -230,7 +234,10 @@ async function refreshDetail() {
   renderRecent();
   $('#session-extra').hidden = !d.session;
   $('#travel-open').hidden = kind !== 'session';
-  if (d.session) renderTails(d.session);
+  if (d.session) {
+    renderTails(d.session);
+    safely(renderSession(a, d.session));
+  } else hideSession();
   if (!view.timeline && a.kind === view.chartKind) {
     highlight(a.value);
     showAge(a.state_since_ms);
@@ -271,6 +278,8 @@ async function select(kind, id) {
   $('#travel').hidden = true;
   $('#action-note').textContent = '';
   $('#chart-title').textContent = `${kind} ${id}`;
+  // The address names the selection: a reload (or a shared link) opens it again.
+  history.replaceState(null, '', `?kind=${encodeURIComponent(kind)}&id=${encodeURIComponent(id)}`);
   renderRows();
   await drawMachine(kind);
   await refreshDetail();
@@ -376,6 +385,7 @@ function connect() {
 
 function start() {
   setupKeyForm();
+  setupReplay({ select, safely });
   onKey(() => {
     connect();
     safely(refreshList());

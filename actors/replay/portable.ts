@@ -1,7 +1,9 @@
 // actors/replay/portable.ts: portable sessions. export() writes one versioned JSON Lines file: a header
 // line, the session record (its machine snapshot and pending input dropped), the transcript rows, the turn
-// recordings and the ledger. Credentials never live in a session, and the record's auth selector names a
-// binding, not a secret. import() validates every line and writes the session in one atomic commit.
+// recordings and the ledger. Credentials never live in a session record (its auth selector names a
+// binding, not a secret); a recorded `hooks_override` may carry them, so its hooks are written by
+// reference (hook-summary.ts redactOverride: hashes, no secret). import() validates every line and writes
+// the session in one atomic commit.
 import { randomUUID } from 'node:crypto';
 import { Value } from 'typebox/value';
 import { ServiceError } from '../../contracts/errors.ts';
@@ -16,6 +18,8 @@ import {
   TurnRecording,
 } from '../../contracts/replay.ts';
 import { Message } from '../../contracts/transcript.ts';
+import type { HookRunOverrides } from '../../contracts/turn-features.ts';
+import { redactOverride } from './hook-summary.ts';
 import type { Store, StoreOp } from '../../storage/store.ts';
 import { sessionNotFound } from '../../contracts/errors.ts';
 import { readRecord, readRecords, RECORDING_PRUNED_KIND, TURN_RECORDING_KIND } from '../../storage/record-kinds.ts';
@@ -56,7 +60,7 @@ export async function exportSession(
   const { rows } = await store.readRows(sessionId);
   rows.forEach((row, index) => lines.push({ type: 'row', index, row }));
   const recs = (await readRecords<TurnRecording>(store, TURN_RECORDING_KIND, sessionId)).sort((a, b) => (a.key < b.key ? -1 : 1));
-  for (const { key, value } of recs) lines.push({ type: 'recording', key, value });
+  for (const { key, value } of recs) lines.push({ type: 'recording', key, value: withoutSecrets(value) });
   const blobs = (await store.listRecords<unknown>(recordingBlobNs(sessionId))).sort((a, b) => (a.key < b.key ? -1 : 1));
   for (const { key, value } of blobs) lines.push({ type: 'blob', key, value });
   const pruned = await readRecord<RecordingPruned>(store, RECORDING_PRUNED_KIND, sessionId);
@@ -68,6 +72,13 @@ export async function exportSession(
     after = page[page.length - 1].seq;
   }
   return lines.map((l) => JSON.stringify(l)).join('\n') + '\n';
+}
+
+/** The recording as exported: a `hooks_override`'s hooks kept by reference (their secrets left out). */
+function withoutSecrets(rec: TurnRecording): TurnRecording {
+  const override = rec.input.features?.hooks_override as HookRunOverrides | undefined;
+  if (!override?.entries?.length) return rec;
+  return { ...rec, input: { ...rec.input, features: { ...rec.input.features, hooks_override: redactOverride(override) } } };
 }
 
 function bad(line: number, what: string): ServiceError {

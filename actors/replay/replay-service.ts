@@ -13,6 +13,7 @@ import {
   type RecordingPruned,
   type ReplayReport,
   type RerunReport,
+  type SessionTurns,
 } from '../../contracts/replay.ts';
 import type { ContentInput, Message } from '../../contracts/transcript.ts';
 import type { PersistedState, SessionRecord } from '../../contracts/records.ts';
@@ -21,9 +22,10 @@ import type { StoreOp } from '../../storage/store.ts';
 import type { SessionHost } from '../session/session-host.ts';
 import type { SessionActor } from '../session/session-actor.ts';
 import type { RunFeatureRequest } from '../turn-features/run-features.ts';
+import { runnableOverride } from './hook-summary.ts';
 import { exportSession, importSession } from './portable.ts';
 import { ReplayCursor, RerunCursor, type TurnRecorder } from './recorder.ts';
-import { replayStart, turnStarts } from './replay-start.ts';
+import { replayStart, turnList, turnStarts } from './replay-start.ts';
 import { readRecord, readRecords, RECORDING_PRUNED_KIND, REPLAY_REPORT_KIND, TURN_RECORDING_KIND } from '../../storage/record-kinds.ts';
 
 const REPORT_NS = 'replay.report';
@@ -38,6 +40,9 @@ export interface ReplayOptions {
 }
 
 export class ReplayService {
+  /** Replays running in this process: their report so far (GET /sessions/{replay}/replay-report while running). */
+  private readonly live = new Map<string, ReplayReport>();
+
   constructor(
     private readonly host: SessionHost,
     private readonly recorder: TurnRecorder,
@@ -65,6 +70,14 @@ export class ReplayService {
   /** How many of the session's recordings `[ledger]` retention removed (recording-retention.ts). */
   pruned(id: string): Promise<RecordingPruned | undefined> {
     return readRecord<RecordingPruned>(this.store, RECORDING_PRUNED_KIND, id);
+  }
+
+  /** GET /sessions/{id}/turns: the turns a fork or a replay can stop at. */
+  async turns(id: string): Promise<SessionTurns> {
+    await this.source(id);
+    const rows = await this.allRows(id);
+    const recs = (await this.recordings(id)).map((r) => r.value);
+    return { session_id: id, message_count: rows.length, turns: turnList(rows, recs) };
   }
 
   async blobs(id: string): Promise<Map<string, unknown>> {
@@ -167,6 +180,8 @@ export class ReplayService {
       settings.provider,
       settings.structured_output_retries ?? undefined,
     );
+    // An imported recording's override hooks are kept by reference (no secret): checked, not run.
+    if (plan) plan.hooks = runnableOverride(plan.hooks);
     return actor.runTurn({
       ...(plan ? { plan } : {}),
       requestId: randomUUID(),
@@ -218,6 +233,7 @@ export class ReplayService {
     };
     if (start.unrecorded > 0) report.unrecorded_turns = start.unrecorded;
     if (start.pruned > 0) report.pruned_turns = start.pruned;
+    this.live.set(id, report);
     try {
       for (let i = 0; i < recs.length; i++) {
         const cursor = new ReplayCursor(i + 1, recs[i], blobs);
@@ -285,10 +301,14 @@ export class ReplayService {
       status: report.status,
       ...(report.divergence ? { divergence: report.divergence } : {}),
     });
-    await actor.mutate((_s, r) => ({
-      record: { labels: { ...r.labels, [LABEL_REPLAY_STATUS]: report.status } },
-      ops: [{ op: 'putRecord', ns: REPORT_NS, key: actor.id, value: report }],
-    }));
+    try {
+      await actor.mutate((_s, r) => ({
+        record: { labels: { ...r.labels, [LABEL_REPLAY_STATUS]: report.status } },
+        ops: [{ op: 'putRecord', ns: REPORT_NS, key: actor.id, value: report }],
+      }));
+    } finally {
+      this.live.delete(actor.id);
+    }
   }
 
   async report(replayId: string): Promise<ReplayReport> {
@@ -296,6 +316,8 @@ export class ReplayService {
     if (!rec) throw sessionNotFound(replayId);
     const report = await readRecord<ReplayReport>(this.store, REPLAY_REPORT_KIND, replayId);
     if (report) return report;
+    const live = this.live.get(replayId);
+    if (live) return { ...live, duration_ms: 0, error: 'running' };
     if (rec.labels[LABEL_REPLAY_STATUS] === 'running')
       return {
         source_session_id: rec.labels[LABEL_REPLAY_OF] ?? '',

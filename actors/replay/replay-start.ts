@@ -4,7 +4,7 @@
 // as history, unchecked; a session with turns and no recording at all, or whose history before its oldest
 // recording was rewritten since (compaction), cannot be replayed: 409 CONFLICT saying why.
 import { ServiceError } from '../../contracts/errors.ts';
-import type { RecordingPruned, TurnRecording } from '../../contracts/replay.ts';
+import type { RecordingPruned, SessionTurns, TurnRecording } from '../../contracts/replay.ts';
 import type { Message } from '../../contracts/transcript.ts';
 import { canonicalJson } from './canonical.ts';
 
@@ -81,4 +81,37 @@ export function replayStart(
     throw notReplayable(sessionId, `${gone}, and the history before its oldest recording was rewritten since (compaction)`, details);
   const lead = before > 0 ? rows.slice(0, first.at_row) : rows.slice(0, first.at_row).filter((r) => r.role === 'system');
   return { lead, unrecorded: Math.max(before, turns - recs.length, 0), pruned: prunedTurns };
+}
+
+const PROMPT_PREVIEW = 200;
+
+function promptText(content: unknown): string {
+  if (typeof content === 'string') return content;
+  const text = Array.isArray(content)
+    ? content
+        .map((b) => ((b as { type?: string; text?: unknown }).type === 'text' ? String((b as { text?: unknown }).text ?? '') : ''))
+        .join('')
+    : '';
+  return text || '[non-text prompt]';
+}
+
+/**
+ * The session's turns (GET /sessions/{id}/turns): each turn's first row and prompt, whether a recording
+ * holds it (the recording's rows contain the turn's start) and, for a recorded turn, the `turns` bound of
+ * POST /sessions/{id}/replay that replays through it (a replay takes the recordings oldest first).
+ */
+export function turnList(rows: readonly Message[], recs: readonly TurnRecording[]): SessionTurns['turns'] {
+  const starts = turnStarts(rows);
+  const bound = new Map<number, number>();
+  recs.forEach((rec, k) => {
+    const i = starts.findIndex((s) => s >= rec.at_row && s < rec.at_row + rec.rows);
+    if (i >= 0) bound.set(i, k + 1);
+  });
+  return starts.map((start, i) => {
+    const end = starts[i + 1] ?? rows.length;
+    const user = rows.slice(start, end).find((r) => r.role === 'user' && r.transcript_role !== 'injected_context');
+    const prompt = promptText(user?.role === 'user' ? user.content : undefined).slice(0, PROMPT_PREVIEW);
+    const k = bound.get(i);
+    return { turn: i + 1, at_row: start, prompt, recorded: k !== undefined, ...(k !== undefined ? { replay_turns: k } : {}) };
+  });
 }

@@ -127,7 +127,8 @@ async function runHttp(rt: Extract<HookRuntime, { type: 'http' }>, body: string,
   try {
     url = new URL(rt.url);
   } catch {
-    throw new HookRunFailure('config_invalid', `not a URL: ${rt.url}`);
+    // The URL itself is not echoed: it may carry a token (the message lands in the ledger).
+    throw new HookRunFailure('config_invalid', 'the runtime url is not a URL');
   }
   if (url.protocol !== 'http:' && url.protocol !== 'https:')
     throw new HookRunFailure('config_invalid', `unsupported URL scheme ${url.protocol}`);

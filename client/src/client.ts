@@ -69,6 +69,7 @@ import type {
   ReplayRequest,
   RerunReport,
   RerunRequest,
+  SessionTurns,
 } from './types.ts';
 
 export { WarrenError, isWarrenError } from './errors.ts';
@@ -229,6 +230,10 @@ export class WarrenClient {
   }
   replayReport(replayId: string): Promise<ReplayReport> {
     return this.request('GET', `/sessions/${enc(replayId)}/replay-report`);
+  }
+  /** The session's turns: where each starts, its prompt, and the fork and replay bounds that stop at it. */
+  turns(id: string): Promise<SessionTurns> {
+    return this.request('GET', `/sessions/${enc(id)}/turns`);
   }
   fork(id: string, body: ForkRequest = {}): Promise<ForkResponse> {
     return this.request('POST', `/sessions/${enc(id)}/fork`, { body });

@@ -64,6 +64,7 @@ import type {
   ReplayAccepted as ReplayAcceptedSchema,
   ReplayBody,
   ReplayReport as ReplayReportSchema,
+  SessionTurns as SessionTurnsSchema,
   RerunBody,
   RerunReport as RerunReportSchema,
 } from '../../contracts/replay.ts';
@@ -180,6 +181,7 @@ export type ReplayReport = Static<typeof ReplayReportSchema>;
 export type ReplayAccepted = Static<typeof ReplayAcceptedSchema> & { events_url: string };
 export type ForkRequest = Static<typeof ForkBody>;
 export type ForkResponse = Static<typeof ForkSchema>;
+export type SessionTurns = Static<typeof SessionTurnsSchema>;
 export type RerunRequest = Static<typeof RerunBody>;
 export type RerunReport = Static<typeof RerunReportSchema>;
 export type ImportResponse = Static<typeof ImportSchema>;

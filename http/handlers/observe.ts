@@ -1,6 +1,6 @@
 // http/handlers/observe.ts: GET /metrics (Prometheus text from the app's own registry) and the actor
 // viewer's static files: ui/index.html, ui/viewer.js and the modules it imports (viewer-net.js,
-// viewer-chart.js, viewer-detail.js), ui/viewer.css (committed plain files, no build step) and elkjs's
+// viewer-chart.js, viewer-detail.js, viewer-replay.js), ui/viewer.css (committed plain files, no build step) and elkjs's
 // browser bundle from node_modules. Files are read once, on first request.
 import { readFile } from 'node:fs/promises';
 import { createRequire } from 'node:module';
@@ -26,6 +26,7 @@ const TYPES: Record<string, string> = {
   'viewer-net.js': 'text/javascript; charset=utf-8',
   'viewer-chart.js': 'text/javascript; charset=utf-8',
   'viewer-detail.js': 'text/javascript; charset=utf-8',
+  'viewer-replay.js': 'text/javascript; charset=utf-8',
   'viewer.css': 'text/css; charset=utf-8',
   'elk.js': 'text/javascript; charset=utf-8',
 };
@@ -52,6 +53,7 @@ export function observeHandlers(metrics: MetricsSource): HandlerTable {
     'ui.net': () => asset('viewer-net.js'),
     'ui.chart': () => asset('viewer-chart.js'),
     'ui.detail': () => asset('viewer-detail.js'),
+    'ui.replay': () => asset('viewer-replay.js'),
     'ui.style': () => asset('viewer.css'),
     'ui.elk': () => asset('elk.js'),
   };

@@ -36,6 +36,7 @@ export function replayHandlers(deps: ReplayHandlerDeps): HandlerTable {
       return { status: 200, body: await run() };
     }),
     ...on(REPLAY_ROUTE.replayReport, async (ctx) => ({ status: 200, body: await service.report(parseSessionId(ctx.params.id, realmId)) })),
+    ...on(REPLAY_ROUTE.turns, async (ctx) => ({ status: 200, body: await service.turns(parseSessionId(ctx.params.id, realmId)) })),
     ...on(REPLAY_ROUTE.fork, async (ctx) => {
       const id = parseSessionId(ctx.params.id, realmId);
       const r = await service.fork(id, ctx.body ?? {});

@@ -245,6 +245,10 @@ describe('typed client', () => {
     const accepted = await client.replayAsync(id);
     assert.ok(accepted.replay_session_id);
     assert.equal((await client.fork(id, { at_turn: 1 })).at_turn, 1);
+    assert.deepEqual(
+      (await client.turns(id)).turns.map((x) => x.replay_turns),
+      [1, 2, 3],
+    );
     const file = await client.exportSession(id);
     const copy = await client.importSession(file, { newId: true });
     assert.equal(copy.message_count, (await history(app.url, id)).length);
@@ -252,13 +256,15 @@ describe('typed client', () => {
     for (const path of [
       '/sessions/{id}/replay',
       '/sessions/{id}/fork',
+      '/sessions/{id}/turns',
       '/sessions/{id}/rerun',
       '/sessions/{id}/export',
       '/sessions/import',
     ])
       assert.ok(openapi.body.paths[path], `openapi covers ${path}`);
     const ext = await call(app.url, 'GET', '/warren/extensions');
-    assert.ok(ext.body.extensions.some((e: { name: string }) => e.name === 'session_replay'));
+    const replayExt = ext.body.extensions.find((e: { name: string }) => e.name === 'session_replay');
+    assert.ok(replayExt?.routes.includes('GET /sessions/{id}/turns'), JSON.stringify(replayExt));
   });
 });
 

@@ -7,16 +7,15 @@
 // the connections a browser still holds).
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
 import { copyFile, stat } from 'node:fs/promises';
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { WarrenClient } from '../../client/src/client.ts';
-import { call, startApp, type TestApp } from '../helpers/app.ts';
-import { nodeEntry, REPO } from '../helpers/child-entry.ts';
+import { call, startApp } from '../helpers/app.ts';
 import { chromiumSkipReason, launchChromium } from '../helpers/chromium.ts';
 import { deferred } from '../helpers/gates.ts';
+import { createKey } from '../helpers/keys-cli.ts';
 import { rpcOk, TEAM } from '../helpers/mob-driver.ts';
 import { tmpDir } from '../helpers/tmp-dir.ts';
 import { poll, within } from '../helpers/wait.ts';
@@ -27,23 +26,6 @@ import { plainText } from '../../providers/transcript-map.ts';
 function lastUser(req: ProviderRequest): string {
   const u = [...req.messages].reverse().find((m) => m.role === 'user');
   return u && u.role === 'user' ? plainText(u.content) : '';
-}
-
-/** An API key made by the real `warren keys create` (a child process on the realm's store); its token. */
-async function createKey(app: TestApp, name: string, scopes: string): Promise<string> {
-  const args = ['keys', 'create', '--realm', 'test-realm', '--state-root', app.stateRoot, '--name', name, '--scopes', scopes, '--json'];
-  const child = spawn(process.execPath, [...nodeEntry('main.ts'), ...args], { cwd: REPO, stdio: ['ignore', 'pipe', 'pipe'] });
-  let stdout = '';
-  let stderr = '';
-  child.stdout.on('data', (c: Buffer) => (stdout += c.toString()));
-  child.stderr.on('data', (c: Buffer) => (stderr += c.toString()));
-  const code = await within(
-    `warren keys create ${name}`,
-    new Promise<number | null>((resolve) => child.on('close', resolve)),
-    60_000,
-  ).finally(() => child.kill('SIGKILL'));
-  assert.equal(code, 0, stderr);
-  return (JSON.parse(stdout) as { token: string }).token;
 }
 
 const SCREENSHOT = fileURLToPath(new URL('../../docs/viewer.png', import.meta.url));
