@@ -33,8 +33,14 @@ import { testPostgres } from '../helpers/postgres.ts';
 const pgServer = await testPostgres();
 const silent = pino({ level: 'silent' });
 
-// Long enough that a loaded machine finishes the writes that must land inside a live lease; the takeovers wait it out.
+// A's term: long enough that a loaded machine finishes the writes that must land inside a live lease; the
+// takeovers wait it out.
 const LEASE = 1_000;
+/**
+ * B's term, for the leases B takes over: longer than any test, so A's refused writes after a takeover are
+ * refused because B holds the lease, never let through because B's own term ran out on a loaded machine.
+ */
+const TAKEOVER_LEASE = 120_000;
 
 interface Backend {
   name: string;
@@ -92,7 +98,7 @@ for (const backend of BACKENDS) {
       sql: backend.sql(sb),
       store: sb,
       log: silent,
-      leaseMs: LEASE,
+      leaseMs: TAKEOVER_LEASE,
       nodeId: 'b',
       advertiseUrl: 'http://b',
     });
