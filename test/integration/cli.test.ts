@@ -14,8 +14,8 @@ import { nodeEntry } from '../helpers/child-entry.ts';
 
 const REPO = fileURLToPath(new URL('../..', import.meta.url));
 const UWS_SKIP = uwsSkip();
-/** Spawning node + tsx takes a second or two; a hung child must fail the test, not the run. */
-const TIMEOUT = { timeout: 30_000 };
+/** A server start takes seconds on a loaded 2-core machine; a hung child must still fail its test, not the run. */
+const TIMEOUT = { timeout: 60_000 };
 
 interface LogLine {
   level: number;
