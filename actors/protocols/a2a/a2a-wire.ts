@@ -8,7 +8,7 @@
 //   stream events                 → {task} / {statusUpdate: {taskId, contextId, status}} (no `final`: the
 //                                   stream ends after a terminal state) / {artifactUpdate: {...}}
 // Each wire also reads its own request shapes (the user message, the send configuration). The same
-// encoders and readers serve the remote-agent tool (actors/a2a-remotes/), which talks to other agents.
+// encoders and readers serve the remote-agent tools (a2a-remotes.ts), which talk to other agents.
 import type { A2aArtifact, A2aMessage, A2aPart, A2aState, A2aStatus, A2aStreamEvent, A2aTask } from './a2a-map.ts';
 
 /** A2A / JSON-RPC error codes (the same numbers in 0.3 and 1.0). */
