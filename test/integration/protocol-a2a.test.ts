@@ -328,6 +328,12 @@ describe('A2A wire (JSON-RPC over plain HTTP)', () => {
       params: { message: { ...message, contextId: 'not-a-uuid' } },
     });
     assert.equal((cont.body.error as { code: number }).code, -32602);
+    const future = await fetch(`${app.url}/a2a`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', 'a2a-version': '2.0' },
+      body: JSON.stringify({ jsonrpc: '2.0', id: 8, method: 'GetTask', params: { id: task.id } }),
+    });
+    assert.equal(((await future.json()) as { error: { code: number } }).error.code, -32009);
     const ext = await call(app.url, 'GET', '/warren/extensions');
     assert.ok(JSON.stringify(ext.body).includes('"a2a"'), 'a2a is listed in /warren/extensions');
     const spec = await call(app.url, 'GET', '/openapi.json');

@@ -23,6 +23,7 @@ export const A2A_ERR = {
   pushNotSupported: -32003,
   unsupported: -32004,
   contentType: -32005,
+  versionNotSupported: -32009,
 } as const;
 
 export class RpcError extends Error {

@@ -289,6 +289,12 @@ export function a2aHandlers(sup: SessionHost, turns: ProtocolTurns, baseUrl: () 
       if (req.jsonrpc !== '2.0' || typeof req.method !== 'string') {
         throw new RpcError(A2A_ERR.invalidRequest, "a JSON-RPC 2.0 request needs jsonrpc: '2.0' and a method");
       }
+      const version = ctx.headers['a2a-version']?.trim();
+      if (version && !/^(?:0\.3|1(?:\.0)?)(?:\.\d+)?$/.test(version)) {
+        throw new RpcError(A2A_ERR.versionNotSupported, `A2A-Version ${version} is not supported (1.0 and 0.3 are)`, {
+          supported: ['1.0', '0.3'],
+        });
+      }
       const entry = Object.hasOwn(METHODS, req.method) ? METHODS[req.method] : undefined;
       if (!entry) throw new RpcError(A2A_ERR.methodNotFound, `Method not found: ${req.method}`);
       const [op, wire] = entry;
