@@ -218,6 +218,33 @@ const NetworkSection = Type.Object(
   sectionOptions,
 );
 
+/** Remote A2A agent names are the tool namespace (`a2a__<name>`): letters, digits, `-` and single `_`. */
+const A2A_REMOTE_NAME = /^[A-Za-z0-9](?:[A-Za-z0-9-]|_(?!_)){0,47}$/;
+
+/**
+ * One `[a2a.remotes.<name>]`: a remote A2A agent sessions may call as the tool `a2a__<name>`
+ * (actors/protocols/a2a/a2a-remotes.ts). `url`: the agent's base URL (its card at
+ * /.well-known/agent-card.json) or the card's own URL (ending in .json). `auth_env`: the variable the
+ * secret is read from at each call (never stored), sent as `Authorization: Bearer <secret>`, or raw in
+ * `auth_header` when that names another header.
+ */
+const A2aRemote = Type.Object(
+  {
+    url: Type.String({ minLength: 8, maxLength: 2048, pattern: '^https?://' }),
+    description: Type.Optional(Type.String({ maxLength: 2000 })),
+    auth_env: Type.Optional(ApiKeyEnv),
+    auth_header: Type.Optional(Type.String({ minLength: 1, maxLength: 64, pattern: '^[A-Za-z0-9-]+$' })),
+    timeout_secs: Type.Optional(Type.Number({ exclusiveMinimum: 0, maximum: 3600 })),
+  },
+  { additionalProperties: false },
+);
+export type A2aRemote = Static<typeof A2aRemote>;
+
+const A2aSection = Type.Object(
+  { remotes: Type.Optional(Type.Record(Type.String({ pattern: A2A_REMOTE_NAME.source }), A2aRemote)) },
+  { additionalProperties: true },
+);
+
 /** Per-provider settings; free-form apart from the keys Warren reads. */
 const ProviderSettings = Type.Object(
   {
@@ -268,6 +295,8 @@ export const Config = Type.Object(
     mob: Type.Optional(MobSection),
     /** Which stdio MCP commands requests may start when API keys are on (contracts/inbound-auth.ts). */
     mcp: Type.Optional(McpPolicySection),
+    /** Remote A2A agents as tools (docs/protocols.md). */
+    a2a: Type.Optional(A2aSection),
     /** Top-level output cap kept for compatibility with the reference config (omitted when unset). */
     max_tokens: Type.Optional(Type.Integer({ minimum: 1 })),
   },

@@ -6,7 +6,7 @@ import type { RouteDef } from './route.ts';
 
 const Loose = { additionalProperties: true };
 
-/** One JSON-RPC 2.0 request (methods: message/send, message/stream, tasks/get, tasks/cancel, tasks/resubscribe). */
+/** One JSON-RPC 2.0 request (the A2A_METHODS below, protocol 1.0 and 0.3 names). */
 const A2aRpcRequest = Type.Object(
   {
     jsonrpc: Type.Optional(Type.Unknown()),
@@ -23,14 +23,17 @@ const A2aRpcResponse = Type.Object(
   { $id: 'A2aRpcResponse', additionalProperties: true },
 );
 
-/** The A2A agent card (protocol 0.3 JSON shape). */
+/** The A2A agent card: the 1.0 shape (`supportedInterfaces`) with `A2A-Version: 1.0`, else the 0.3 shape (`url`, `protocolVersion`). */
 const A2aAgentCard = Type.Object(
   {
-    protocolVersion: Type.String(),
+    supportedInterfaces: Type.Optional(
+      Type.Array(Type.Object({ url: Type.String(), protocolBinding: Type.String(), protocolVersion: Type.String() }, Loose)),
+    ),
+    protocolVersion: Type.Optional(Type.String()),
     name: Type.String(),
     description: Type.String(),
-    url: Type.String(),
-    preferredTransport: Type.String(),
+    url: Type.Optional(Type.String()),
+    preferredTransport: Type.Optional(Type.String()),
     version: Type.String(),
     capabilities: Type.Object({}, Loose),
     defaultInputModes: Type.Array(Type.String()),
@@ -45,7 +48,9 @@ export const A2A_ROUTE = {
     id: 'protocols.a2a.card',
     method: 'GET',
     path: '/.well-known/agent-card.json',
-    summary: "A2A: the agent card of the realm's default agent (its url is Warren's A2A JSON-RPC endpoint, POST /a2a)",
+    summary:
+      "A2A: the agent card of the realm's default agent (its interfaces are Warren's A2A JSON-RPC endpoint, POST /a2a); protocol 1.0 shape when the request sends A2A-Version: 1.0, else 0.3",
+    headers: ['A2A-Version'],
     response: { status: 200, schema: A2aAgentCard },
     errors: [],
   },
@@ -54,8 +59,8 @@ export const A2A_ROUTE = {
     method: 'POST',
     path: '/a2a',
     summary:
-      'A2A JSON-RPC: message/send (a turn; contextId = session id), message/stream and tasks/resubscribe (SSE of JSON-RPC responses), tasks/get, tasks/cancel',
-    headers: ['Last-Event-ID'],
+      'A2A JSON-RPC, protocol 1.0 and 0.3 method names: SendMessage / message/send (a turn; contextId = session id), SendStreamingMessage / message/stream and SubscribeToTask / tasks/resubscribe (SSE of JSON-RPC responses), GetTask / tasks/get, CancelTask / tasks/cancel, GetExtendedAgentCard',
+    headers: ['Last-Event-ID', 'A2A-Version'],
     response: { status: 200, schema: A2aRpcResponse },
     errors: ['BAD_REQUEST'],
   },
@@ -63,12 +68,28 @@ export const A2A_ROUTE = {
 
 export const A2A_ROUTES: RouteDef[] = Object.values(A2A_ROUTE);
 
+/** The JSON-RPC methods POST /a2a answers: protocol 1.0 names (proto-JSON), then the 0.3 names. */
+const A2A_METHODS = [
+  'SendMessage',
+  'SendStreamingMessage',
+  'GetTask',
+  'CancelTask',
+  'SubscribeToTask',
+  'GetExtendedAgentCard',
+  'message/send',
+  'message/stream',
+  'tasks/get',
+  'tasks/cancel',
+  'tasks/resubscribe',
+  'agent/getAuthenticatedExtendedCard',
+];
+
 export const A2A_EXTENSION = {
   name: 'a2a',
   description:
-    "A2A (Agent2Agent, JSON-RPC binding, protocol 0.3 wire; docs/protocols.md): GET /.well-known/agent-card.json is the realm's default agent, POST /a2a takes message/send (a Warren turn; contextId = session id, a new context creates the session; the task id is the turn's durable record), message/stream (SSE of JSON-RPC responses: Task, artifact-update per text chunk, status-update per tool call/result and at the end), tasks/get, tasks/cancel (Warren's cancel) and tasks/resubscribe (a Task snapshot then the live events: nothing lost or repeated; with Last-Event-ID the exact events after that id instead).",
+    "A2A (Agent2Agent, JSON-RPC binding, protocol 1.0 and 0.3 wires over one mapping; docs/protocols.md): GET /.well-known/agent-card.json is the realm's default agent (1.0 card with A2A-Version: 1.0, else 0.3), POST /a2a takes SendMessage / message/send (a Warren turn; contextId = session id, a new context creates the session; the task id is the turn's durable record), SendStreamingMessage / message/stream (SSE of JSON-RPC responses: Task, artifact update per text chunk, status update per tool call/result and at the end), GetTask / tasks/get, CancelTask / tasks/cancel (Warren's cancel) and SubscribeToTask / tasks/resubscribe (a Task snapshot then the live events: nothing lost or repeated; with Last-Event-ID the exact events after that id instead). [a2a.remotes.<name>] makes remote A2A agents (1.0 or 0.3 cards) the tools a2a__<name> of every session, through the outbound URL rules.",
   routes: A2A_ROUTES.map((r) => `${r.method} ${r.path}`),
-  methods: ['message/send', 'message/stream', 'tasks/get', 'tasks/cancel', 'tasks/resubscribe'],
-  request_headers: ['Last-Event-ID'],
-  config_keys: [],
+  methods: A2A_METHODS,
+  request_headers: ['Last-Event-ID', 'A2A-Version'],
+  config_keys: ['a2a.remotes'],
 };

@@ -5,7 +5,8 @@
 // (http/handlers/events.ts, actors/cluster/ledger-tail.ts), so it outlives the node hosting the session.
 // A forwarded request carries FORWARDED_HEADER and is always served where it lands. A request that lost a
 // lease race (two nodes claiming a free session at once) is routed again, to the winner. `POST /comms/send`
-// and `GET /comms/peers` are routed by their sending session, and actors' OwnerCalls (comms admissions,
+// and `GET /comms/peers` are routed by their sending session, a foreign protocol's turn start or cancel by the
+// session it names (http/cluster-protocols.ts), and actors' OwnerCalls (comms admissions,
 // MCP tools acting on a session, a mob or a work binding, JSON-RPC read from a WebSocket) go through the
 // same routing; their internal calls (INTERNAL_CALL_PREFIX) are served
 // here, never by the router.
@@ -47,6 +48,8 @@ export interface ForwardOptions {
   onForward?(): void;
   /** Calls actors make on the node serving a session (bound here) and the internal calls served here. */
   calls?: OwnerCalls;
+  /** The session a request names outside its path (a foreign-protocol turn start or cancel: http/cluster-protocols.ts). */
+  sessionOfRequest?(req: HttpRequest): Promise<string | undefined>;
   /** The leased resource other than a session a request acts on (a mob), forwarded like a session's. */
   resourceOf?(req: HttpRequest): { kind: string; id: string } | undefined;
 }
@@ -264,7 +267,7 @@ export function clusterForwarding(inner: RequestHandler, opts: ForwardOptions): 
     // A forwarded request is served where it lands (a lost lease race answers 503 to the forwarding node,
     // which routes it again).
     if (req.headers[FORWARDED_HEADER] === undefined) {
-      const sessionId = sessionOf(req);
+      const sessionId = sessionOf(req) ?? (await opts.sessionOfRequest?.(req).catch(() => undefined));
       if (sessionId !== undefined) {
         await serveSession(sessionId, req, res);
         return;

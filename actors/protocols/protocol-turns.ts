@@ -156,3 +156,9 @@ export class ProtocolTurns {
     return rec;
   }
 }
+
+/** The session a protocol turn record (any protocol) belongs to, or undefined (cluster routing by protocol id). */
+export async function protocolTurnSession(store: Store, id: string): Promise<string | undefined> {
+  const rec = await readRecord<ProtocolTurnRecord>(store, PROTOCOL_TURN_KIND, id);
+  return typeof rec?.session_id === 'string' ? rec.session_id : undefined;
+}

@@ -4,9 +4,11 @@
 import type { Logger } from 'pino';
 import { Counter } from 'prom-client';
 import type { ClusterNode } from '../../actors/cluster/cluster-node.ts';
+import { protocolTurnSession } from '../../actors/protocols/protocol-turns.ts';
 import type { Observability } from '../../actors/observe/observability.ts';
 import type { Supervisor } from '../../actors/supervisor.ts';
 import type { ForwardOptions } from '../cluster-forward.ts';
+import { protocolSessionOf } from '../cluster-protocols.ts';
 import { leasedResourceOf } from '../cluster-resources.ts';
 
 /** The forwarding layer's options: request ids known here, and the forwarded-requests counter. */
@@ -43,5 +45,6 @@ export function clusterForwardOptions(node: ClusterNode, supervisor: Supervisor,
     onForward: () => forwarded.inc(),
     calls: supervisor.deps.ownerCalls,
     resourceOf: leasedResourceOf,
+    sessionOfRequest: protocolSessionOf((id) => protocolTurnSession(supervisor.deps.store, id)),
   };
 }

@@ -1,6 +1,7 @@
-// A2A over Warren sessions, driven by @a2a-js/sdk's client (JSON-RPC transport, protocol 0.3 card): discover
-// the agent card, message/send, message/stream, tasks/get, tasks/cancel, tasks/resubscribe after dropping the
-// stream mid-task (no lost or duplicated part); then the same session through Warren's own history.
+// A2A over Warren sessions, driven by @a2a-js/sdk's client: its default protocol 1.0 JSON-RPC transport
+// (discover the card, SendMessage, SendStreamingMessage, GetTask, CancelTask, SubscribeToTask after dropping
+// the stream mid-task: no lost or duplicated part), and its 0.3 transport (legacyCompat) against the 0.3
+// card; then the same session through Warren's own history.
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
@@ -16,13 +17,26 @@ type Ev = { payload?: { $case: string; value: Record<string, unknown> } };
 
 const textOf = (parts: Part[]) => parts.map((p) => (p.content?.$case === 'text' ? String(p.content.value) : '')).join('');
 
+/** The SDK's default client: it resolves the card (sending A2A-Version: 1.0) and talks protocol 1.0. */
 async function connect(url: string): Promise<Client> {
+  const client = await new ClientFactory().createFromUrl(url);
+  assert.equal(client.protocolVersion, '1.0');
+  return client;
+}
+
+/** A 0.3 client: the card as a client that sends no A2A-Version reads it, the SDK's 0.3 transport. */
+async function connectLegacy(url: string): Promise<Client> {
+  const card = (await (await fetch(`${url}/.well-known/agent-card.json`)).json()) as Record<string, unknown>;
+  assert.equal(card.protocolVersion, '0.3.0');
+  assert.equal(card.url, `${url}/a2a`);
   const legacyCompat = { enabled: true };
   const factory = new ClientFactory({
     transports: [new JsonRpcTransportFactory({ legacyCompat })],
     cardResolver: new DefaultAgentCardResolver({ legacyCompat }),
   });
-  return factory.createFromUrl(url);
+  const client = await factory.createFromAgentCard(card as never);
+  assert.equal(client.protocolVersion, '0.3');
+  return client;
 }
 
 function userMessage(text: string, contextId?: string) {
@@ -65,11 +79,28 @@ describe('A2A (@a2a-js/sdk)', () => {
       { tool_calls: [{ name: 'task_create', args: { subject: 's', description: 'd' }, id: 'call_1' }] },
       { text: 'done' },
     ]);
-    const card = await call(app.url, 'GET', '/.well-known/agent-card.json');
+    const card = await fetch(`${app.url}/.well-known/agent-card.json`, { headers: { 'a2a-version': '1.0' } });
     assert.equal(card.status, 200);
-    assert.equal(card.body.url, `${app.url}/a2a`);
-    assert.equal((card.body.capabilities as { streaming: boolean }).streaming, true);
+    const body = (await card.json()) as {
+      supportedInterfaces: Array<{ url: string; protocolVersion: string }>;
+      capabilities: { streaming: boolean };
+    };
+    assert.deepEqual(
+      body.supportedInterfaces.map((i) => [i.url, i.protocolVersion]),
+      [
+        [`${app.url}/a2a`, '1.0'],
+        [`${app.url}/a2a`, '0.3'],
+      ],
+    );
+    assert.equal(body.capabilities.streaming, true);
     const client = await connect(app.url);
+    // capabilities.extendedAgentCard: the SDK asks GetExtendedAgentCard (the same card, proto-JSON).
+    const extended = await client.getAgentCard();
+    assert.deepEqual(
+      extended.supportedInterfaces.map((i) => i.protocolVersion),
+      ['1.0', '0.3'],
+    );
+    await assert.rejects(client.listTasks({} as never), /ListTasks is not supported/);
 
     // message/send: a new context creates a session with that id.
     const contextId = randomUUID();
@@ -164,6 +195,39 @@ describe('A2A (@a2a-js/sdk)', () => {
     for await (const ev of stream) tail.push(ev as unknown as Ev);
     assert.equal((tail.at(-1)!.payload!.value.status as { state: number }).state, TaskState.TASK_STATE_CANCELED);
     await assert.rejects(client.cancelTask({ id: stuck.id } as never), /already ended/);
+  });
+});
+
+describe('A2A protocol 0.3 (@a2a-js/sdk legacyCompat)', () => {
+  it('the 0.3 card and wire: send, stream, get, resubscribe to an ended task', async (t) => {
+    const app = await startApp(t, [{ text: 'old' }, { chunks: ['wi', 're'] }]);
+    const client = await connectLegacy(app.url);
+    const contextId = randomUUID();
+    const sent = (await client.sendMessage(userMessage('hi', contextId))) as unknown as Task;
+    assert.equal(sent.status?.state, TaskState.TASK_STATE_COMPLETED);
+    assert.equal(textOf(sent.artifacts[0].parts), 'old');
+    const events: Ev[] = [];
+    for await (const ev of client.sendMessageStream(userMessage('more', contextId))) events.push(ev as unknown as Ev);
+    assert.deepEqual([...fold(events).values()], ['wire']);
+    const id = (events[0].payload!.value as unknown as Task).id;
+    assert.equal(((await client.getTask({ id } as never)) as unknown as Task).status?.state, TaskState.TASK_STATE_COMPLETED);
+    const again: Ev[] = [];
+    for await (const ev of client.resubscribeTask({ id } as never)) again.push(ev as unknown as Ev);
+    assert.deepEqual([...fold(again).values()], ['wire']);
+    // The 0.3 wire on the wire: kind discriminators and lower-case states.
+    const raw = await call(app.url, 'POST', '/a2a', { jsonrpc: '2.0', id: 1, method: 'tasks/get', params: { id } });
+    assert.equal((raw.body.result as { kind: string }).kind, 'task');
+    assert.equal((raw.body.result as { status: { state: string } }).status.state, 'completed');
+    const v1 = await call(app.url, 'POST', '/a2a', { jsonrpc: '2.0', id: 2, method: 'GetTask', params: { id } });
+    const task = v1.body.result as { kind?: string; status: { state: string }; artifacts: Array<{ parts: unknown[] }> };
+    assert.equal(task.kind, undefined);
+    assert.equal(task.status.state, 'TASK_STATE_COMPLETED');
+    assert.deepEqual(task.artifacts[0].parts, [{ text: 'wire' }]);
+    const hist = await call(app.url, 'GET', `/sessions/${contextId}/history`);
+    assert.deepEqual(
+      (hist.body.messages as Array<{ role: string }>).map((m) => m.role),
+      ['user', 'block_assistant', 'user', 'block_assistant'],
+    );
   });
 });
 
@@ -264,6 +328,12 @@ describe('A2A wire (JSON-RPC over plain HTTP)', () => {
       params: { message: { ...message, contextId: 'not-a-uuid' } },
     });
     assert.equal((cont.body.error as { code: number }).code, -32602);
+    const future = await fetch(`${app.url}/a2a`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', 'a2a-version': '2.0' },
+      body: JSON.stringify({ jsonrpc: '2.0', id: 8, method: 'GetTask', params: { id: task.id } }),
+    });
+    assert.equal(((await future.json()) as { error: { code: number } }).error.code, -32009);
     const ext = await call(app.url, 'GET', '/warren/extensions');
     assert.ok(JSON.stringify(ext.body).includes('"a2a"'), 'a2a is listed in /warren/extensions');
     const spec = await call(app.url, 'GET', '/openapi.json');

@@ -1,52 +1,60 @@
-// http/handlers/protocols/a2a.ts: A2A (Agent2Agent) over Warren sessions, JSON-RPC binding (protocol 0.3
-// wire, the method names @a2a-js/sdk's JSON-RPC client sends to a 0.3 card). A task is a Warren turn with a
-// durable protocol-turn record (so tasks/get works on any node and after a restart); its contextId is the
-// session id (a new context creates the session with that id). Streams are SSE frames of JSON-RPC responses
-// with `id: <seq>:<n>`; tasks/resubscribe answers a Task snapshot and then the live events after it (no
-// loss, no repeat), or with Last-Event-ID exactly the events after that id. See docs/protocols.md.
+// http/handlers/protocols/a2a.ts: A2A (Agent2Agent) over Warren sessions, JSON-RPC binding, in both
+// protocol versions at one endpoint: the 1.0 method names (SendMessage, SendStreamingMessage, GetTask,
+// CancelTask, SubscribeToTask, GetExtendedAgentCard) answer proto-JSON, the 0.3 names (message/send,
+// message/stream, tasks/get, tasks/cancel, tasks/resubscribe) answer the 0.3 shapes; one fold of Warren's
+// events (a2a-map.ts), two encoders (a2a-wire.ts). A task is a Warren turn with a durable protocol-turn
+// record (so a task read works on any node and after a restart); its contextId is the session id (a new
+// context creates the session with that id). Streams are SSE frames of JSON-RPC responses with
+// `id: <seq>:<n>`; a resubscribe answers a Task snapshot and then the live events after it (no loss, no
+// repeat), or with Last-Event-ID exactly the events after that id. See docs/protocols.md.
 import { randomUUID } from 'node:crypto';
 import { A2aTaskMapper, TERMINAL, type A2aMessage, type A2aStreamEvent } from '../../../actors/protocols/a2a/a2a-map.ts';
+import { A2A_ERR, A2A_V03, A2A_V1, historyLengthOf, obj, RpcError, str, type A2aWire } from '../../../actors/protocols/a2a/a2a-wire.ts';
 import type { ProtocolTurnRecord, ProtocolTurns, TurnStart } from '../../../actors/protocols/protocol-turns.ts';
 import { openFeed, type TurnFeed } from '../../../actors/protocols/turn-feed.ts';
 import type { SessionHost } from '../../../actors/session/session-host.ts';
 import { isServiceError } from '../../../contracts/errors.ts';
 import { A2A_ROUTE } from '../../../contracts/routes-a2a.ts';
 import { on, type HandlerContext, type HandlerResult, type HandlerTable } from '../../handler.ts';
+import { agentCardV03, agentCardV1, wantsV1 } from './a2a-card.ts';
 import { SseWriter } from './sse-writer.ts';
 
 const PROTOCOL = 'a2a';
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 /** How long tasks/cancel waits for the cancelled turn's terminal event. */
 const CANCEL_SETTLE_MS = 10_000;
-const MAX_TEXT_BYTES = 1_000_000;
 /**
  * How long a read of an ended task waits for its terminal event: the record is durable at the commit, a
  * moment before the hub has delivered the last events; a memory ring that dropped them costs this wait.
  */
 const ENDED_SETTLE_MS = 3_000;
 
-/** A2A / JSON-RPC error codes. */
-const A2A_ERR = {
-  parse: -32700,
-  invalidRequest: -32600,
-  methodNotFound: -32601,
-  invalidParams: -32602,
-  internal: -32603,
-  taskNotFound: -32001,
-  taskNotCancelable: -32002,
-  unsupported: -32004,
-  contentType: -32005,
-} as const;
+type Op = 'send' | 'stream' | 'get' | 'cancel' | 'subscribe' | 'card' | 'list' | 'push';
 
-class RpcError extends Error {
-  constructor(
-    readonly code: number,
-    message: string,
-    readonly data?: unknown,
-  ) {
-    super(message);
-  }
-}
+/** Every JSON-RPC method of both wires: what it does and which wire answers. */
+const METHODS: Record<string, [Op, A2aWire]> = {
+  'message/send': ['send', A2A_V03],
+  'message/stream': ['stream', A2A_V03],
+  'tasks/get': ['get', A2A_V03],
+  'tasks/cancel': ['cancel', A2A_V03],
+  'tasks/resubscribe': ['subscribe', A2A_V03],
+  'agent/getAuthenticatedExtendedCard': ['card', A2A_V03],
+  'tasks/pushNotificationConfig/set': ['push', A2A_V03],
+  'tasks/pushNotificationConfig/get': ['push', A2A_V03],
+  'tasks/pushNotificationConfig/list': ['push', A2A_V03],
+  'tasks/pushNotificationConfig/delete': ['push', A2A_V03],
+  SendMessage: ['send', A2A_V1],
+  SendStreamingMessage: ['stream', A2A_V1],
+  GetTask: ['get', A2A_V1],
+  CancelTask: ['cancel', A2A_V1],
+  SubscribeToTask: ['subscribe', A2A_V1],
+  GetExtendedAgentCard: ['card', A2A_V1],
+  ListTasks: ['list', A2A_V1],
+  CreateTaskPushNotificationConfig: ['push', A2A_V1],
+  GetTaskPushNotificationConfig: ['push', A2A_V1],
+  ListTaskPushNotificationConfigs: ['push', A2A_V1],
+  DeleteTaskPushNotificationConfig: ['push', A2A_V1],
+};
 
 type RpcId = string | number | null;
 
@@ -74,48 +82,6 @@ function rpcError(id: RpcId, err: unknown) {
   return { jsonrpc: '2.0' as const, id, error: { code: A2A_ERR.internal, message: 'internal error' } };
 }
 
-function obj(v: unknown, where: string): Record<string, unknown> {
-  if (!v || typeof v !== 'object' || Array.isArray(v)) throw new RpcError(A2A_ERR.invalidParams, `${where} must be an object`);
-  return v as Record<string, unknown>;
-}
-
-function str(v: unknown, where: string, optional = false): string | undefined {
-  if (v === undefined || v === null) {
-    if (optional) return undefined;
-    throw new RpcError(A2A_ERR.invalidParams, `${where} is required`);
-  }
-  if (typeof v !== 'string' || v.length === 0 || v.length > 200)
-    throw new RpcError(A2A_ERR.invalidParams, `${where} must be a non-empty string`);
-  return v;
-}
-
-/** The prompt of an A2A user message: its text parts joined, data parts as JSON; file parts are refused. */
-function promptOf(message: Record<string, unknown>): string {
-  if (message.role !== 'user') throw new RpcError(A2A_ERR.invalidParams, "message.role must be 'user'");
-  const parts = message.parts;
-  if (!Array.isArray(parts) || parts.length === 0) throw new RpcError(A2A_ERR.invalidParams, 'message.parts must be a non-empty array');
-  const out = parts.map((raw, i) => {
-    const part = obj(raw, `message.parts[${i}]`);
-    if (part.kind === 'text' && typeof part.text === 'string') return part.text;
-    if (part.kind === 'data' && part.data && typeof part.data === 'object') return JSON.stringify(part.data);
-    if (part.kind === 'file') {
-      throw new RpcError(A2A_ERR.contentType, `message.parts[${i}]: file parts are not supported (text and data only)`);
-    }
-    throw new RpcError(A2A_ERR.invalidParams, `message.parts[${i}]: unknown part kind '${String(part.kind)}'`);
-  });
-  const prompt = out.join('\n\n');
-  if (!prompt.trim()) throw new RpcError(A2A_ERR.invalidParams, 'message has no text');
-  if (Buffer.byteLength(prompt) > MAX_TEXT_BYTES) throw new RpcError(A2A_ERR.invalidParams, `message text exceeds ${MAX_TEXT_BYTES} bytes`);
-  return prompt;
-}
-
-function historyLengthOf(v: unknown): number | undefined {
-  if (v === undefined || v === null) return undefined;
-  if (typeof v !== 'number' || !Number.isInteger(v) || v < 0)
-    throw new RpcError(A2A_ERR.invalidParams, 'historyLength must be a non-negative integer');
-  return v;
-}
-
 function parseLastEventId(ctx: HandlerContext): [number, number] | null {
   const raw = ctx.headers['last-event-id']?.trim();
   if (!raw) return null;
@@ -125,6 +91,13 @@ function parseLastEventId(ctx: HandlerContext): [number, number] | null {
 }
 
 const recordKey = (taskId: string) => `a2a_${taskId}`;
+const finalOf = (task: ReturnType<A2aTaskMapper['task']>): A2aStreamEvent => ({
+  kind: 'status-update',
+  taskId: task.id,
+  contextId: task.contextId,
+  status: task.status,
+  final: true,
+});
 
 export function a2aHandlers(sup: SessionHost, turns: ProtocolTurns, baseUrl: () => string): HandlerTable {
   async function record(taskId: unknown): Promise<ProtocolTurnRecord> {
@@ -165,6 +138,7 @@ export function a2aHandlers(sup: SessionHost, turns: ProtocolTurns, baseUrl: () 
   async function stream(
     ctx: HandlerContext,
     rpcId: RpcId,
+    wire: A2aWire,
     mapper: A2aTaskMapper,
     feed: TurnFeed,
     /** `ended`: the task's settled record; the feed is drained without waiting and the record closes the task. */
@@ -177,7 +151,7 @@ export function a2aHandlers(sup: SessionHost, turns: ProtocolTurns, baseUrl: () 
       feed.stop();
     });
     const sse = new SseWriter(ctx.res);
-    const send = (ev: A2aStreamEvent, id: string) => sse.frame(rpcResult(rpcId, ev), { id });
+    const send = (ev: A2aStreamEvent, id: string) => sse.frame(rpcResult(rpcId, wire.event(ev)), { id });
     try {
       if (opts.snapshot) {
         // Everything the feed holds now is folded into one Task; the stream goes on after it.
@@ -188,13 +162,8 @@ export function a2aHandlers(sup: SessionHost, turns: ProtocolTurns, baseUrl: () 
         }
         const task = mapper.task();
         await send(task, `${lastSeq}:0`);
-        if (TERMINAL.has(task.status.state)) {
-          // It ended while being folded: its terminal status closes the stream (final: true).
-          await send(
-            { kind: 'status-update', taskId: task.id, contextId: task.contextId, status: task.status, final: true },
-            `${lastSeq}:1`,
-          );
-        }
+        // It ended while being folded: its terminal status closes the stream.
+        if (TERMINAL.has(task.status.state)) await send(finalOf(task), `${lastSeq}:1`);
       } else if (!opts.after) {
         await send(mapper.task(), '0:0');
       }
@@ -211,8 +180,7 @@ export function a2aHandlers(sup: SessionHost, turns: ProtocolTurns, baseUrl: () 
       if (opts.ended && !mapper.finished && !gone.signal.aborted) {
         // The feed no longer reaches the terminal event (a memory ring dropped it): the record closes the task.
         mapper.settle(opts.ended);
-        const task = mapper.task();
-        await send({ kind: 'status-update', taskId: task.id, contextId: task.contextId, status: task.status, final: true }, '0:1');
+        await send(finalOf(mapper.task()), '0:1');
       }
     } finally {
       feed.stop();
@@ -221,25 +189,26 @@ export function a2aHandlers(sup: SessionHost, turns: ProtocolTurns, baseUrl: () 
     return { streamed: true };
   }
 
-  async function send(ctx: HandlerContext, rpcId: RpcId, params: Record<string, unknown>, streaming: boolean): Promise<HandlerResult> {
-    const message = obj(params.message, 'params.message');
-    const prompt = promptOf(message);
-    const messageId = str(message.messageId, 'message.messageId')!;
-    if (message.taskId !== undefined && message.taskId !== null) {
+  async function send(
+    ctx: HandlerContext,
+    rpcId: RpcId,
+    wire: A2aWire,
+    params: Record<string, unknown>,
+    streaming: boolean,
+  ): Promise<HandlerResult> {
+    const message = wire.readMessage(params.message);
+    if (message.taskId !== undefined) {
       throw new RpcError(
         A2A_ERR.unsupported,
         'continuing an existing task is not supported: a Warren task ends with its turn (send the next message with the same contextId)',
       );
     }
-    const config =
-      params.configuration === undefined || params.configuration === null ? {} : obj(params.configuration, 'params.configuration');
-    const historyLength = historyLengthOf(config.historyLength);
-    const blocking = config.blocking !== false;
-    let contextId = str(message.contextId, 'message.contextId', true);
-    if (contextId !== undefined && !UUID.test(contextId)) {
+    const { historyLength, returnImmediately } = wire.readConfig(params.configuration);
+    if (message.contextId !== undefined && !UUID.test(message.contextId)) {
       throw new RpcError(A2A_ERR.invalidParams, 'message.contextId must be a UUID (it is the Warren session id)');
     }
-    contextId = (contextId ?? randomUUID()).toLowerCase();
+    const contextId = (message.contextId ?? randomUUID()).toLowerCase();
+    const { prompt, messageId } = message;
     const session = await sup.deps.store.getSession(contextId);
     const start: TurnStart =
       session && !session.archived
@@ -250,12 +219,12 @@ export function a2aHandlers(sup: SessionHost, turns: ProtocolTurns, baseUrl: () 
     const mapper = mapperFor(record);
     const user: A2aMessage = { kind: 'message', messageId, role: 'user', parts: [{ kind: 'text', text: prompt }], contextId, taskId };
     mapper.addHistory(user);
-    if (!streaming && !blocking) {
+    if (!streaming && returnImmediately) {
       live?.stop();
-      return { status: 200, body: rpcResult(rpcId, mapper.task(historyLength)) };
+      return { status: 200, body: rpcResult(rpcId, wire.sendResult(mapper.task(historyLength))) };
     }
     const feed = live ?? (await openFeed(sup, record.session_id, record.first_seq - 1));
-    if (streaming) return stream(ctx, rpcId, mapper, feed, { snapshot: false, after: null });
+    if (streaming) return stream(ctx, rpcId, wire, mapper, feed, { snapshot: false, after: null });
     try {
       while (!mapper.finished) {
         const e = await feed.next();
@@ -266,7 +235,42 @@ export function a2aHandlers(sup: SessionHost, turns: ProtocolTurns, baseUrl: () 
       feed.stop();
     }
     mapper.settle(await turns.get(PROTOCOL, record.id));
-    return { status: 200, body: rpcResult(rpcId, mapper.task(historyLength)) };
+    return { status: 200, body: rpcResult(rpcId, wire.sendResult(mapper.task(historyLength))) };
+  }
+
+  async function subscribe(ctx: HandlerContext, rpcId: RpcId, wire: A2aWire, params: Record<string, unknown>): Promise<HandlerResult> {
+    const rec = await record(params.id);
+    const after = parseLastEventId(ctx);
+    if (rec.status !== 'in_progress' && !after) {
+      // Ended already (the feed may no longer reach its terminal event: a memory ring); the record settles it.
+      const task = (await taskNow(rec, false)).task();
+      const sse = new SseWriter(ctx.res);
+      try {
+        await sse.frame(rpcResult(rpcId, wire.event(task)), { id: '0:0' });
+        await sse.frame(rpcResult(rpcId, wire.event(finalOf(task))), { id: '0:1' });
+      } finally {
+        sse.end();
+      }
+      return { streamed: true };
+    }
+    const feed = await openFeed(sup, rec.session_id, rec.first_seq - 1);
+    const ended = rec.status !== 'in_progress' ? await turns.get(PROTOCOL, rec.id) : undefined;
+    return await stream(ctx, rpcId, wire, mapperFor(rec), feed, { snapshot: !after, after, ended });
+  }
+
+  async function cancel(rpcId: RpcId, wire: A2aWire, params: Record<string, unknown>): Promise<HandlerResult> {
+    const rec = await record(params.id);
+    if (rec.status !== 'in_progress') {
+      throw new RpcError(A2A_ERR.taskNotCancelable, `Task ${String(params.id)} has already ended (${rec.status})`);
+    }
+    try {
+      turns.cancel(rec.id);
+    } catch (err) {
+      // Not running on this node (or already gone): the record tells the truth below.
+      if (!isServiceError(err) || err.code !== 'NOT_FOUND') throw err;
+    }
+    const mapper = await taskNow(rec, true);
+    return { status: 200, body: rpcResult(rpcId, wire.task(mapper.task())) };
   }
 
   async function dispatch(ctx: HandlerContext): Promise<HandlerResult> {
@@ -285,61 +289,40 @@ export function a2aHandlers(sup: SessionHost, turns: ProtocolTurns, baseUrl: () 
       if (req.jsonrpc !== '2.0' || typeof req.method !== 'string') {
         throw new RpcError(A2A_ERR.invalidRequest, "a JSON-RPC 2.0 request needs jsonrpc: '2.0' and a method");
       }
+      const version = ctx.headers['a2a-version']?.trim();
+      if (version && !/^(?:0\.3|1(?:\.0)?)(?:\.\d+)?$/.test(version)) {
+        throw new RpcError(A2A_ERR.versionNotSupported, `A2A-Version ${version} is not supported (1.0 and 0.3 are)`, {
+          supported: ['1.0', '0.3'],
+        });
+      }
+      const entry = Object.hasOwn(METHODS, req.method) ? METHODS[req.method] : undefined;
+      if (!entry) throw new RpcError(A2A_ERR.methodNotFound, `Method not found: ${req.method}`);
+      const [op, wire] = entry;
       const params = req.params === undefined ? {} : obj(req.params, 'params');
-      switch (req.method) {
-        case 'message/send':
-          return await send(ctx, rpcId, params, false);
-        case 'message/stream':
-          return await send(ctx, rpcId, params, true);
-        case 'tasks/get': {
-          const rec = await record(params.id);
-          const mapper = await taskNow(rec, false);
-          return { status: 200, body: rpcResult(rpcId, mapper.task(historyLengthOf(params.historyLength))) };
+      switch (op) {
+        case 'send':
+          return await send(ctx, rpcId, wire, params, false);
+        case 'stream':
+          return await send(ctx, rpcId, wire, params, true);
+        case 'get': {
+          const mapper = await taskNow(await record(params.id), false);
+          return { status: 200, body: rpcResult(rpcId, wire.task(mapper.task(historyLengthOf(params.historyLength)))) };
         }
-        case 'tasks/cancel': {
-          const rec = await record(params.id);
-          if (rec.status !== 'in_progress') {
-            throw new RpcError(A2A_ERR.taskNotCancelable, `Task ${String(params.id)} has already ended (${rec.status})`);
-          }
-          try {
-            turns.cancel(rec.id);
-          } catch (err) {
-            // Not running on this node (or already gone): the record tells the truth below.
-            if (!isServiceError(err) || err.code !== 'NOT_FOUND') throw err;
-          }
-          const mapper = await taskNow(rec, true);
-          return { status: 200, body: rpcResult(rpcId, mapper.task()) };
-        }
-        case 'tasks/resubscribe': {
-          const rec = await record(params.id);
-          const after = parseLastEventId(ctx);
-          if (rec.status !== 'in_progress' && !after) {
-            // Ended already (the feed may no longer reach its terminal event: a memory ring); the record settles it.
-            const done = await taskNow(rec, false);
-            const sse = new SseWriter(ctx.res);
-            const task = done.task();
-            try {
-              await sse.frame(rpcResult(rpcId, task), { id: '0:0' });
-              const final = { kind: 'status-update', taskId: task.id, contextId: task.contextId, status: task.status, final: true };
-              await sse.frame(rpcResult(rpcId, final), { id: '0:1' });
-            } finally {
-              sse.end();
-            }
-            return { streamed: true };
-          }
-          const feed = await openFeed(sup, rec.session_id, rec.first_seq - 1);
-          const ended = rec.status !== 'in_progress' ? await turns.get(PROTOCOL, rec.id) : undefined;
-          return await stream(ctx, rpcId, mapperFor(rec), feed, { snapshot: !after, after, ended });
-        }
-        case 'tasks/pushNotificationConfig/set':
-        case 'tasks/pushNotificationConfig/get':
-        case 'tasks/pushNotificationConfig/list':
-        case 'tasks/pushNotificationConfig/delete':
-          throw new RpcError(A2A_ERR.unsupported, 'push notifications are not supported (use message/stream or tasks/resubscribe)', {
+        case 'cancel':
+          return await cancel(rpcId, wire, params);
+        case 'subscribe':
+          return await subscribe(ctx, rpcId, wire, params);
+        case 'card':
+          return { status: 200, body: rpcResult(rpcId, wire === A2A_V1 ? agentCardV1(baseUrl()) : agentCardV03(baseUrl())) };
+        case 'list':
+          throw new RpcError(
+            A2A_ERR.unsupported,
+            "ListTasks is not supported: a context's tasks are the turns of its session (GET /sessions/{contextId}/history)",
+          );
+        case 'push':
+          throw new RpcError(A2A_ERR.pushNotSupported, 'push notifications are not supported (stream, or resubscribe to the task)', {
             method: req.method,
           });
-        default:
-          throw new RpcError(A2A_ERR.methodNotFound, `Method not found: ${req.method}`);
       }
     } catch (err) {
       if (!(err instanceof RpcError) && !isServiceError(err)) ctx.log.error({ err }, 'a2a request failed');
@@ -348,36 +331,7 @@ export function a2aHandlers(sup: SessionHost, turns: ProtocolTurns, baseUrl: () 
   }
 
   return {
-    ...on(A2A_ROUTE.card, () => ({
-      status: 200,
-      body: {
-        protocolVersion: '0.3.0',
-        name: 'Warren',
-        description: "The realm's default Warren agent: each A2A task is one agent turn; the task's contextId is the Warren session id.",
-        url: `${baseUrl()}/a2a`,
-        preferredTransport: 'JSONRPC',
-        additionalInterfaces: [{ url: `${baseUrl()}/a2a`, transport: 'JSONRPC' }],
-        version: '1',
-        capabilities: { streaming: true, pushNotifications: false, stateTransitionHistory: false },
-        securitySchemes: {
-          warren_key: {
-            type: 'http',
-            scheme: 'bearer',
-            description: 'A Warren inbound API key (wk_...), when the realm requires keys: scope read for this card, sessions for /a2a',
-          },
-        },
-        defaultInputModes: ['text/plain', 'application/json'],
-        defaultOutputModes: ['text/plain', 'application/json'],
-        skills: [
-          {
-            id: 'warren-turn',
-            name: 'Agent turn',
-            description: "One turn of the realm's default agent with its configured tools, in the session named by contextId",
-            tags: ['chat', 'tools'],
-          },
-        ],
-      },
-    })),
+    ...on(A2A_ROUTE.card, (ctx) => ({ status: 200, body: wantsV1(ctx.headers) ? agentCardV1(baseUrl()) : agentCardV03(baseUrl()) })),
     ...on(A2A_ROUTE.rpc, (ctx) => dispatch(ctx)),
   };
 }
