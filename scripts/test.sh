@@ -30,7 +30,7 @@ export WARREN_TEST_TIMEOUT_MS="${WARREN_TEST_TIMEOUT_MS:-60000}"
 # Each test process records its CPU time here; the 10 costliest files are printed at the end.
 WARREN_TEST_CPU_DIR=$(mktemp -d "${TMPDIR:-/tmp}/warren-test-cpu.XXXXXX")
 export WARREN_TEST_CPU_DIR
-trap 'rm -rf "$WARREN_TEST_CPU_DIR" ${WARREN_TEST_BUILD:+"$WARREN_TEST_BUILD"}' EXIT
+trap 'rm -rf "$WARREN_TEST_CPU_DIR" ${WARREN_TEST_BUILD:+"$WARREN_TEST_BUILD"} ${coverage_dir:+"$coverage_dir"}' EXIT
 if [ "${WARREN_TEST_TSX:-}" = "1" ]; then
   loader="--import tsx"
 else
@@ -42,6 +42,11 @@ else
   files=$(for f in $files; do echo "$WARREN_TEST_BUILD/${f%.ts}.js"; done)
   loader="--enable-source-maps"
 fi
+# WARREN_TEST_COVERAGE=1: every process writes V8 coverage, mapped to the .ts lines at the end (docs/testing.md).
+if [ "${WARREN_TEST_COVERAGE:-}" = "1" ]; then
+  coverage_dir=$(mktemp -d "${TMPDIR:-/tmp}/warren-test-v8.XXXXXX")
+  export NODE_V8_COVERAGE="$coverage_dir"
+fi
 status=0
 # shellcheck disable=SC2086
 node $loader --import ./scripts/per-test-timeout.mjs --test \
@@ -50,4 +55,8 @@ node $loader --import ./scripts/per-test-timeout.mjs --test \
   --test-reporter=spec --test-reporter-destination=stdout \
   --test-reporter=./scripts/slowest-files.mjs --test-reporter-destination=stderr \
   $files || status=$?
+if [ -n "${coverage_dir:-}" ]; then
+  all=--all; if [ "$#" -gt 0 ]; then all=; fi # the floor applies to the whole suite only
+  node scripts/coverage-report.mjs "$coverage_dir" $all || { s=$?; [ "$status" -ne 0 ] || status=$s; }
+fi
 exit "$status"
