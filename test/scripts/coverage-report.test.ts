@@ -156,12 +156,16 @@ describe('scripts/coverage-report.mjs', () => {
     assert.deepEqual(total, { hit: half.hit, lines: half.lines + never.lines });
   });
 
-  it('fails with a reason on an empty dir and on bad options', async (t) => {
+  it('says so when no production code ran (exit 0 for a subset, under the floor with --all), and refuses bad options', async (t) => {
     const { root } = await fixture(t);
     assert.deepEqual(await readdir(join(root, 'v8')), []);
     const empty = report(root);
-    assert.equal(empty.code, 2);
-    assert.match(empty.err, /no coverage of production files/);
+    assert.equal(empty.code, 0, empty.err);
+    assert.match(empty.out, /no production code ran in these tests \(0 V8 coverage files/);
+    const all = report(root, '--all');
+    assert.equal(all.code, 1, all.out);
+    assert.match(all.out, /0\.0%\s+0 \/ \d+\s+total/);
+    assert.match(all.err, /under the floor of 55%/);
     const bad = report(root, '--min', 'lots');
     assert.equal(bad.code, 2);
     assert.match(bad.err, /floor must be a percentage/);
