@@ -4,6 +4,7 @@
 // (or the JSON document with --json) and a progress line on stderr. Server CPU and RSS come from the
 // server's GET /metrics (process_cpu_seconds_total, process_resident_memory_bytes) when it answers.
 import { writeFile } from 'node:fs/promises';
+import { CliArgsError, parseLine, wantsHelp } from '../config/cli-args.ts';
 import { startFakeLlm, type FakeLlm } from './fake-llm.ts';
 import { closedLoop, WarrenClient, type LoopResult } from './load.ts';
 import { round } from './stats.ts';
@@ -68,103 +69,63 @@ interface Opts {
 
 class Usage extends Error {}
 
+const BENCH_OPTIONS = {
+  url: { type: 'string' },
+  scenarios: { type: 'string' },
+  concurrency: { type: 'string' },
+  duration: { type: 'string' },
+  warmup: { type: 'string' },
+  history: { type: 'string' },
+  wire: { type: 'string' },
+  model: { type: 'string' },
+  tokens: { type: 'string' },
+  'fake-host': { type: 'string' },
+  'fake-port': { type: 'string' },
+  'fake-advertise': { type: 'string' },
+  configure: { type: 'boolean' },
+  'provider-url': { type: 'string' },
+  json: { type: 'boolean' },
+  out: { type: 'string' },
+  help: { type: 'boolean', short: 'h' },
+} as const;
+
 function parse(argv: string[]): Opts | 'help' {
-  const o: Opts = {
-    url: '',
-    scenarios: ['create', 'continue'],
-    concurrency: [1, 10],
-    durationMs: 5000,
-    warmupMs: 1000,
-    history: 10,
-    wire: 'anthropic',
-    model: 'bench-model',
-    tokens: 20,
-    fakeHost: '127.0.0.1',
-    fakePort: 0,
-    fakeAdvertise: null,
-    configure: false,
-    providerUrl: null,
-    json: false,
-    out: null,
-  };
-  const num = (flag: string, v: string | undefined, min = 0): number => {
-    const n = Number(v);
-    if (v === undefined || !Number.isInteger(n) || n < min) throw new Usage(`${flag} needs an integer >= ${min}`);
+  if (wantsHelp(argv)) return 'help';
+  let v;
+  try {
+    ({ values: v } = parseLine(argv, BENCH_OPTIONS, { positionals: false }));
+  } catch (err) {
+    throw err instanceof CliArgsError ? new Usage(err.message) : err;
+  }
+  const num = (flag: string, x: string | undefined, fallback: number, min = 0): number => {
+    if (x === undefined) return fallback;
+    const n = Number(x);
+    if (!Number.isInteger(n) || n < min) throw new Usage(`${flag} needs an integer >= ${min}`);
     return n;
   };
-  for (let i = 0; i < argv.length; i++) {
-    const a = argv[i];
-    const v = argv[i + 1];
-    const take = (): string => {
-      if (v === undefined) throw new Usage(`${a} needs a value`);
-      i++;
-      return v;
-    };
-    switch (a) {
-      case '-h':
-      case '--help':
-        return 'help';
-      case '--url':
-        o.url = take().replace(/\/+$/, '');
-        break;
-      case '--scenarios': {
-        const xs = take().split(',').filter(Boolean);
-        if (xs.length === 0 || xs.some((x) => x !== 'create' && x !== 'continue'))
-          throw new Usage('--scenarios takes create and/or continue');
-        o.scenarios = xs as Opts['scenarios'];
-        break;
-      }
-      case '--concurrency':
-        o.concurrency = take()
-          .split(',')
-          .map((x) => num(a, x, 1));
-        break;
-      case '--duration':
-        o.durationMs = num(a, take(), 1);
-        break;
-      case '--warmup':
-        o.warmupMs = num(a, take());
-        break;
-      case '--history':
-        o.history = num(a, take(), 1);
-        break;
-      case '--wire': {
-        const w = take();
-        if (w !== 'anthropic' && w !== 'self_hosted') throw new Usage('--wire must be anthropic or self_hosted');
-        o.wire = w;
-        break;
-      }
-      case '--model':
-        o.model = take();
-        break;
-      case '--tokens':
-        o.tokens = num(a, take(), 1);
-        break;
-      case '--fake-host':
-        o.fakeHost = take();
-        break;
-      case '--fake-port':
-        o.fakePort = num(a, take());
-        break;
-      case '--fake-advertise':
-        o.fakeAdvertise = take().replace(/\/+$/, '');
-        break;
-      case '--configure':
-        o.configure = true;
-        break;
-      case '--provider-url':
-        o.providerUrl = take();
-        break;
-      case '--json':
-        o.json = true;
-        break;
-      case '--out':
-        o.out = take();
-        break;
-      default:
-        throw new Usage(`unknown option '${a}'`);
-    }
-  }
+  const scenarios = v.scenarios === undefined ? ['create', 'continue'] : v.scenarios.split(',').filter(Boolean);
+  if (scenarios.length === 0 || scenarios.some((x) => x !== 'create' && x !== 'continue'))
+    throw new Usage('--scenarios takes create and/or continue');
+  const wire = v.wire ?? 'anthropic';
+  if (wire !== 'anthropic' && wire !== 'self_hosted') throw new Usage('--wire must be anthropic or self_hosted');
+  const o: Opts = {
+    url: (v.url ?? '').replace(/\/+$/, ''),
+    scenarios: scenarios as Opts['scenarios'],
+    concurrency: v.concurrency === undefined ? [1, 10] : v.concurrency.split(',').map((x) => num('--concurrency', x, 0, 1)),
+    durationMs: num('--duration', v.duration, 5000, 1),
+    warmupMs: num('--warmup', v.warmup, 1000),
+    history: num('--history', v.history, 10, 1),
+    wire,
+    model: v.model ?? 'bench-model',
+    tokens: num('--tokens', v.tokens, 20, 1),
+    fakeHost: v['fake-host'] ?? '127.0.0.1',
+    fakePort: num('--fake-port', v['fake-port'], 0),
+    fakeAdvertise: v['fake-advertise'] === undefined ? null : v['fake-advertise'].replace(/\/+$/, ''),
+    configure: v.configure === true,
+    providerUrl: v['provider-url'] ?? null,
+    json: v.json === true,
+    out: v.out ?? null,
+  };
   if (!o.url) throw new Usage('--url is required');
   if (!/^https?:\/\//.test(o.url)) throw new Usage('--url must be an http(s) URL');
   if (o.configure && o.providerUrl) throw new Usage('--configure and --provider-url exclude each other');

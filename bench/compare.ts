@@ -16,34 +16,58 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { execFileSync } from 'node:child_process';
 import { fileURLToPath, pathToFileURL } from 'node:url';
+import { parseLine, wantsHelp } from '../config/cli-args.ts';
 import { startFakeLlm } from './fake-llm.ts';
 import { closedLoop, measured, WarrenClient, type TurnOptions } from './load.ts';
 import { canPin, pinSelf, type ServerHandle, type ServerOptions } from './server-process.ts';
 import { round } from './stats.ts';
 
+const USAGE =
+  'usage: npx tsx bench/compare.ts --base <checkout dir> [--rounds 5] [--c 10] [--op create|continue] [--duration 4000] [--warmup 2000] [--provider self_hosted|anthropic] [--tokens 8] [--patch-current <json>] [--together] [--out <dir>]\n';
 const argv = process.argv.slice(2);
-const arg = (name: string, fallback: string): string => {
-  const i = argv.indexOf(`--${name}`);
-  return i >= 0 && argv[i + 1] !== undefined ? argv[i + 1] : fallback;
-};
-if (argv.includes('-h') || argv.includes('--help') || !argv.includes('--base')) {
-  process.stderr.write(
-    'usage: npx tsx bench/compare.ts --base <checkout dir> [--rounds 5] [--c 10] [--op create|continue] [--duration 4000] [--warmup 2000] [--provider self_hosted|anthropic] [--tokens 8] [--patch-current <json>] [--together] [--out <dir>]\n',
-  );
-  process.exit(argv.includes('--base') ? 0 : 1);
+if (wantsHelp(argv)) {
+  process.stdout.write(USAGE);
+  process.exit(0);
+}
+let values;
+try {
+  ({ values } = parseLine(
+    argv,
+    {
+      base: { type: 'string' },
+      rounds: { type: 'string', default: '5' },
+      c: { type: 'string', default: '10' },
+      op: { type: 'string', default: 'create' },
+      duration: { type: 'string', default: '4000' },
+      warmup: { type: 'string', default: '2000' },
+      provider: { type: 'string', default: 'self_hosted' },
+      tokens: { type: 'string', default: '8' },
+      'patch-current': { type: 'string', default: '' },
+      together: { type: 'boolean', default: false },
+      out: { type: 'string' },
+    },
+    { positionals: false },
+  ));
+} catch (err) {
+  process.stderr.write(`bench/compare.ts: ${err instanceof Error ? err.message : String(err)}\n${USAGE}`);
+  process.exit(1);
+}
+if (values.base === undefined) {
+  process.stderr.write(`bench/compare.ts: --base is required\n${USAGE}`);
+  process.exit(1);
 }
 const here = fileURLToPath(new URL('..', import.meta.url));
-const trees = { base: resolve(arg('base', '')), current: resolve(here) };
-const rounds = Number(arg('rounds', '5'));
-const c = Number(arg('c', '10'));
-const op = arg('op', 'create') === 'continue' ? 'continue' : 'create';
-const durationMs = Number(arg('duration', '4000'));
-const warmupMs = Number(arg('warmup', '2000'));
-const provider = arg('provider', 'self_hosted') as TurnOptions['provider'];
-const tokens = Number(arg('tokens', '8'));
-const patchCurrent = arg('patch-current', '');
-const together = argv.includes('--together');
-const outDir = resolve(arg('out', join(here, 'bench/results')));
+const trees = { base: resolve(values.base), current: resolve(here) };
+const rounds = Number(values.rounds);
+const c = Number(values.c);
+const op = values.op === 'continue' ? 'continue' : 'create';
+const durationMs = Number(values.duration);
+const warmupMs = Number(values.warmup);
+const provider = values.provider as TurnOptions['provider'];
+const tokens = Number(values.tokens);
+const patchCurrent = values['patch-current'];
+const together = values.together;
+const outDir = resolve(values.out ?? join(here, 'bench/results'));
 for (const [k, v] of [
   ['rounds', rounds],
   ['c', c],

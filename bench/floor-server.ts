@@ -8,13 +8,18 @@ import { openSync, readFileSync, writeSync, fdatasyncSync } from 'node:fs';
 import { join } from 'node:path';
 import type { ServerResponse } from 'node:http';
 import { EldWindow } from './eld.ts';
+import { parseProgramLine } from '../config/cli-args.ts';
 import { Agent, request } from 'undici';
 
-const arg = (name: string): string => process.argv[process.argv.indexOf(`--${name}`) + 1] ?? '';
-const llm = `${arg('llm')}/v1/messages`;
-const fd = openSync(join(arg('dir'), 'floor.jsonl'), 'a');
+const { values: args } = parseProgramLine(
+  'bench/floor-server.ts',
+  { llm: { type: 'string', default: '' }, dir: { type: 'string', default: '' }, shape: { type: 'string', default: '' } },
+  { positionals: false },
+);
+const llm = `${args.llm}/v1/messages`;
+const fd = openSync(join(args.dir, 'floor.jsonl'), 'a');
 // The request fields besides the messages (system prompt, tool specs) exactly as Warren sends them.
-const shape = JSON.parse(readFileSync(arg('shape'), 'utf8')) as Record<string, unknown>;
+const shape = JSON.parse(readFileSync(args.shape, 'utf8')) as Record<string, unknown>;
 const agent = new Agent({ keepAliveTimeout: 30_000 });
 type Msg = { role: 'user' | 'assistant'; content: Array<{ type: 'text'; text: string }> };
 const sessions = new Map<string, Msg[]>();

@@ -7,6 +7,7 @@ import { mkdir, writeFile } from 'node:fs/promises';
 import { cpus, loadavg, tmpdir, totalmem } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { CliArgsError, parseLine, wantsHelp } from '../config/cli-args.ts';
 import { startFakeLlm, type FakeLlmKnobs } from './fake-llm.ts';
 import { closedLoop, measured, WarrenClient } from './load.ts';
 import { readProfile, summarizeProfile } from './profile.ts';
@@ -101,124 +102,86 @@ function fail(message: string): never {
   process.exit(2);
 }
 
-function parseArgs(argv: string[]): Options {
-  const quick = argv.includes('--quick');
-  const o: Options = {
-    quick,
-    only: null,
-    durationMs: quick ? 1500 : 5000,
-    warmupMs: quick ? 500 : 3000,
-    concurrencies: quick ? [1, 10] : [1, 10, 64],
-    provider: 'self_hosted',
-    knobs: {},
-    sseSubscribers: quick ? 200 : 1000,
-    resident: quick ? [2000, 10000] : [10_000, 100_000],
-    stored: quick ? [1000, 20_000] : [1000, 1_000_000],
-    profile: 'auto',
-    pin: true,
-    keep: false,
-    out: fileURLToPath(new URL('./results', import.meta.url)),
-    nodeFlags: [],
-  };
-  const num = (flag: string, v: string | undefined): number => {
-    const n = Number(v);
-    if (v === undefined || !Number.isFinite(n) || n < 0) fail(`${flag} needs a non-negative number`);
+const RUN_OPTIONS = {
+  quick: { type: 'boolean' },
+  only: { type: 'string' },
+  duration: { type: 'string' },
+  warmup: { type: 'string' },
+  concurrency: { type: 'string' },
+  provider: { type: 'string' },
+  tokens: { type: 'string' },
+  ttft: { type: 'string' },
+  'token-delay': { type: 'string' },
+  'sse-subscribers': { type: 'string' },
+  resident: { type: 'string' },
+  stored: { type: 'string' },
+  profile: { type: 'boolean' },
+  'no-profile': { type: 'boolean' },
+  'no-pin': { type: 'boolean' },
+  keep: { type: 'boolean' },
+  out: { type: 'string' },
+  'node-flags': { type: 'string' },
+  help: { type: 'boolean', short: 'h' },
+} as const;
+
+function parseOptions(argv: string[]): Options {
+  if (wantsHelp(argv)) {
+    process.stdout.write(HELP);
+    process.exit(0);
+  }
+  let v;
+  try {
+    ({ values: v } = parseLine(argv, RUN_OPTIONS, { positionals: false }));
+  } catch (err) {
+    fail(err instanceof CliArgsError ? err.message : String(err));
+  }
+  const quick = v.quick === true;
+  const num = (flag: string, x: string): number => {
+    const n = Number(x);
+    if (!Number.isFinite(n) || n < 0) fail(`${flag} needs a non-negative number`);
     return n;
   };
-  const list = (flag: string, v: string | undefined): number[] => {
-    const xs = (v ?? '')
+  const list = (flag: string, x: string | undefined, fallback: number[]): number[] => {
+    if (x === undefined) return fallback;
+    const xs = x
       .split(',')
       .filter(Boolean)
-      .map((x) => num(flag, x));
-    if (xs.length === 0 || xs.some((x) => x < 1)) fail(`${flag} needs a comma-separated list of positive numbers`);
+      .map((y) => num(flag, y));
+    if (xs.length === 0 || xs.some((y) => y < 1)) fail(`${flag} needs a comma-separated list of positive numbers`);
     return xs;
   };
-  for (let i = 0; i < argv.length; i++) {
-    const a = argv[i];
-    const v = argv[i + 1];
-    switch (a) {
-      case '--quick':
-        break;
-      case '-h':
-      case '--help':
-        process.stdout.write(HELP);
-        process.exit(0);
-        break;
-      case '--only': {
-        const ids = (v ?? '').split(',').filter(Boolean);
-        const unknown = ids.filter((id) => !SCENARIOS.some((s) => s.id === id));
-        if (ids.length === 0 || unknown.length) fail(`--only: unknown scenario ${unknown.join(', ') || '(none)'}`);
-        o.only = ids;
-        i++;
-        break;
-      }
-      case '--duration':
-        o.durationMs = num(a, v);
-        i++;
-        break;
-      case '--warmup':
-        o.warmupMs = num(a, v);
-        i++;
-        break;
-      case '--concurrency':
-        o.concurrencies = list(a, v);
-        i++;
-        break;
-      case '--provider':
-        if (v !== 'self_hosted' && v !== 'anthropic') fail('--provider must be self_hosted or anthropic');
-        o.provider = v;
-        i++;
-        break;
-      case '--tokens':
-        o.knobs.tokens = num(a, v);
-        i++;
-        break;
-      case '--ttft':
-        o.knobs.ttftMs = num(a, v);
-        i++;
-        break;
-      case '--token-delay':
-        o.knobs.tokenDelayMs = num(a, v);
-        i++;
-        break;
-      case '--sse-subscribers':
-        o.sseSubscribers = num(a, v);
-        i++;
-        break;
-      case '--resident':
-        o.resident = list(a, v);
-        i++;
-        break;
-      case '--stored':
-        o.stored = list(a, v);
-        i++;
-        break;
-      case '--profile':
-        o.profile = 'always';
-        break;
-      case '--no-profile':
-        o.profile = 'never';
-        break;
-      case '--no-pin':
-        o.pin = false;
-        break;
-      case '--keep':
-        o.keep = true;
-        break;
-      case '--out':
-        if (!v) fail('--out needs a directory');
-        o.out = v;
-        i++;
-        break;
-      case '--node-flags':
-        o.nodeFlags = (v ?? '').split(/\s+/).filter(Boolean);
-        i++;
-        break;
-      default:
-        fail(`unknown option '${a}'`);
-    }
+  let only: string[] | null = null;
+  if (v.only !== undefined) {
+    const ids = v.only.split(',').filter(Boolean);
+    const unknown = ids.filter((id) => !SCENARIOS.some((s) => s.id === id));
+    if (ids.length === 0 || unknown.length) fail(`--only: unknown scenario ${unknown.join(', ') || '(none)'}`);
+    only = ids;
   }
-  return o;
+  const provider = v.provider ?? 'self_hosted';
+  if (provider !== 'self_hosted' && provider !== 'anthropic') fail('--provider must be self_hosted or anthropic');
+  const knobs: Partial<FakeLlmKnobs> = {};
+  if (v.tokens !== undefined) knobs.tokens = num('--tokens', v.tokens);
+  if (v.ttft !== undefined) knobs.ttftMs = num('--ttft', v.ttft);
+  if (v['token-delay'] !== undefined) knobs.tokenDelayMs = num('--token-delay', v['token-delay']);
+  // As before: the last of --profile / --no-profile wins.
+  const profileFlag = argv.filter((a) => a === '--profile' || a === '--no-profile').at(-1);
+  return {
+    quick,
+    only,
+    durationMs: v.duration === undefined ? (quick ? 1500 : 5000) : num('--duration', v.duration),
+    warmupMs: v.warmup === undefined ? (quick ? 500 : 3000) : num('--warmup', v.warmup),
+    concurrencies: list('--concurrency', v.concurrency, quick ? [1, 10] : [1, 10, 64]),
+    provider,
+    knobs,
+    sseSubscribers: v['sse-subscribers'] === undefined ? (quick ? 200 : 1000) : num('--sse-subscribers', v['sse-subscribers']),
+    resident: list('--resident', v.resident, quick ? [2000, 10000] : [10_000, 100_000]),
+    stored: list('--stored', v.stored, quick ? [1000, 20_000] : [1000, 1_000_000]),
+    profile: profileFlag === '--profile' ? 'always' : profileFlag === '--no-profile' ? 'never' : 'auto',
+    pin: v['no-pin'] !== true,
+    keep: v.keep === true,
+    out: v.out ?? fileURLToPath(new URL('./results', import.meta.url)),
+    nodeFlags: (v['node-flags'] ?? '').split(/\s+/).filter(Boolean),
+  };
 }
 
 function log(line: string): void {
@@ -256,7 +219,7 @@ async function profileRun(ctx: BenchContext, c: number, dir: string): Promise<Pr
 }
 
 async function main(): Promise<void> {
-  const opts = parseArgs(process.argv.slice(2));
+  const opts = parseOptions(process.argv.slice(2));
   const started = new Date();
   const taskset = opts.pin && canPin();
   const selfPinned = taskset && pinSelf(1);

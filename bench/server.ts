@@ -7,6 +7,7 @@ import { Session } from 'node:inspector/promises';
 import { writeHeapSnapshot } from 'node:v8';
 import { EldWindow } from './eld.ts';
 import { createApp } from '../app.ts';
+import { parseLine } from '../config/cli-args.ts';
 import { createLogger, type LogLevel } from '../config/logger.ts';
 
 interface Args {
@@ -21,21 +22,34 @@ interface Args {
 }
 
 function parse(argv: string[]): Args {
-  const get = (name: string, fallback?: string): string => {
-    const i = argv.indexOf(`--${name}`);
-    const v = i >= 0 ? argv[i + 1] : fallback;
+  const { values } = parseLine(
+    argv,
+    {
+      port: { type: 'string', default: '0' },
+      'state-root': { type: 'string' },
+      realm: { type: 'string' },
+      'http-transport': { type: 'string', default: 'uws' },
+      'realm-backend': { type: 'string', default: 'lmdb' },
+      'log-level': { type: 'string', default: 'warn' },
+      'idle-evict-ms': { type: 'string', default: String(3_600_000) },
+      'max-resident': { type: 'string', default: String(2_000_000) },
+    },
+    { positionals: false },
+  );
+  const required = (name: 'state-root' | 'realm'): string => {
+    const v = values[name];
     if (v === undefined) throw new Error(`bench/server.ts: --${name} is required`);
     return v;
   };
   return {
-    port: Number(get('port', '0')),
-    stateRoot: get('state-root'),
-    realm: get('realm'),
-    httpTransport: get('http-transport', 'uws') as Args['httpTransport'],
-    realmBackend: get('realm-backend', 'lmdb') as Args['realmBackend'],
-    logLevel: get('log-level', 'warn') as LogLevel,
-    idleEvictMs: Number(get('idle-evict-ms', String(3_600_000))),
-    maxResident: Number(get('max-resident', String(2_000_000))),
+    port: Number(values.port),
+    stateRoot: required('state-root'),
+    realm: required('realm'),
+    httpTransport: values['http-transport'] as Args['httpTransport'],
+    realmBackend: values['realm-backend'] as Args['realmBackend'],
+    logLevel: values['log-level'] as LogLevel,
+    idleEvictMs: Number(values['idle-evict-ms']),
+    maxResident: Number(values['max-resident']),
   };
 }
 

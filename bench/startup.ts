@@ -6,15 +6,17 @@ import { spawn } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
-import { parseArgs } from 'node:util';
+import { parseProgramLine } from '../config/cli-args.ts';
 
-const { values } = parseArgs({
-  options: {
+const { values } = parseProgramLine(
+  'bench/startup.ts',
+  {
     runs: { type: 'string', default: '5' },
     'idle-ms': { type: 'string', default: '3000' },
     tree: { type: 'string', default: '.' },
   },
-});
+  { positionals: false },
+);
 const runs = Number(values.runs);
 const idleMs = Number(values['idle-ms']);
 const tree = resolve(values.tree ?? '.');

@@ -4,22 +4,24 @@
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { parseArgs } from 'node:util';
 import type { Message } from '../contracts/transcript.ts';
 import { openJsonlStore } from '../storage/jsonl-store.ts';
 import { openLmdbStore } from '../storage/lmdb-store.ts';
 import { createMemoryStore } from '../storage/memory-store.ts';
 import type { LedgerEntry, SessionRecord, Store } from '../storage/store.ts';
+import { parseProgramLine } from '../config/cli-args.ts';
 
-const { values: args } = parseArgs({
-  options: {
+const { values: args } = parseProgramLine(
+  'bench/store-micro.ts',
+  {
     backend: { type: 'string', default: 'lmdb' },
     turns: { type: 'string', default: '5000' },
     sessions: { type: 'string', default: '10' },
     runs: { type: 'string', default: '3' },
     tokens: { type: 'string', default: '8' },
   },
-});
+  { positionals: false },
+);
 const backend = args.backend as 'lmdb' | 'jsonl' | 'memory';
 const TURNS = Number(args.turns);
 const SESSIONS = Number(args.sessions);

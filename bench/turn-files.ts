@@ -8,12 +8,16 @@ import { Session } from 'node:inspector/promises';
 import { tmpdir } from 'node:os';
 import { join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { parseArgs } from 'node:util';
 import pino from 'pino';
 import { createApp } from '../app.ts';
 import { createScriptedProvider } from '../providers/scripted.ts';
+import { parseProgramLine } from '../config/cli-args.ts';
 
-const { values } = parseArgs({ options: { warmup: { type: 'string', default: '50' }, list: { type: 'boolean', default: false } } });
+const { values } = parseProgramLine(
+  'bench/turn-files.ts',
+  { warmup: { type: 'string', default: '50' }, list: { type: 'boolean', default: false } },
+  { positionals: false },
+);
 const root = fileURLToPath(new URL('..', import.meta.url));
 const dir = await mkdtemp(join(tmpdir(), 'warren-turn-files-'));
 const provider = createScriptedProvider([]);

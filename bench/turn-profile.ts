@@ -6,22 +6,31 @@
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { parseProgramLine } from '../config/cli-args.ts';
 import { startFakeLlm } from './fake-llm.ts';
 import { closedLoop, measured, WarrenClient } from './load.ts';
 import { readProfile, summarizeProfile } from './profile.ts';
 import { canPin, pinSelf, startServer } from './server-process.ts';
 import { round } from './stats.ts';
 
-const arg = (name: string, fallback: string): string => {
-  const i = process.argv.indexOf(`--${name}`);
-  return i >= 0 ? process.argv[i + 1] : fallback;
-};
-const op = arg('op', 'create');
-const c = Number(arg('c', '10'));
-const durationMs = Number(arg('duration', '3000'));
-const warmupMs = Number(arg('warmup', '2000'));
-const top = Number(arg('top', '30'));
-const history = Number(arg('history', '0'));
+const { values: args } = parseProgramLine(
+  'bench/turn-profile.ts',
+  {
+    op: { type: 'string', default: 'create' },
+    c: { type: 'string', default: '10' },
+    duration: { type: 'string', default: '3000' },
+    warmup: { type: 'string', default: '2000' },
+    top: { type: 'string', default: '30' },
+    history: { type: 'string', default: '0' },
+  },
+  { positionals: false },
+);
+const op = args.op;
+const c = Number(args.c);
+const durationMs = Number(args.duration);
+const warmupMs = Number(args.warmup);
+const top = Number(args.top);
+const history = Number(args.history);
 const WIRE = { provider: 'anthropic', model: 'claude-bench' } as const;
 
 /** Self time grouped into the areas the turn path is discussed in. */

@@ -4,7 +4,7 @@
 // text_delta events arrive (a text_complete whose deltas were not seen is printed whole). Ctrl-C during a turn interrupts it (POST /sessions/{id}/interrupt); Ctrl-C
 // at an idle prompt, or end of input (Ctrl-D), exits.
 import { createInterface } from 'node:readline';
-import { parseArgs } from 'node:util';
+import { parseLine } from '../config/cli-args.ts';
 import { createParser } from 'eventsource-parser';
 import { headersFor, requestJson, serverTarget, ServerError, type ServerTarget } from './server-client.ts';
 
@@ -85,15 +85,11 @@ async function streamTurn(
 export async function runChat(argv: string[], io: ChatIo): Promise<number> {
   let parsed;
   try {
-    parsed = parseArgs({
-      args: argv,
-      allowPositionals: true,
-      options: {
-        url: { type: 'string' },
-        provider: { type: 'string' },
-        model: { type: 'string' },
-        help: { type: 'boolean', short: 'h', default: false },
-      },
+    parsed = parseLine(argv, {
+      url: { type: 'string' },
+      provider: { type: 'string' },
+      model: { type: 'string' },
+      help: { type: 'boolean', short: 'h', default: false },
     });
   } catch (err) {
     io.errors.write(`warren chat: ${err instanceof Error ? err.message : String(err)}\n${CHAT_HELP}`);

@@ -6,6 +6,7 @@ import { join, resolve } from 'node:path';
 import pino from 'pino';
 import { INBOUND_SCOPES, type InboundScope } from '../contracts/inbound-auth.ts';
 import { isServiceError } from '../contracts/errors.ts';
+import { CliArgsError, parseLine, wantsHelp } from '../config/cli-args.ts';
 import { MANIFEST_FILE, openRealm, realmsRoot } from '../config/realm.ts';
 import { createKey, listKeys, revokeKey } from '../actors/inbound-auth/key-store.ts';
 import { openStore } from '../storage/open-store.ts';
@@ -44,33 +45,30 @@ interface Parsed {
   json: boolean;
 }
 
+const KEYS_OPTIONS = {
+  realm: { type: 'string' },
+  'state-root': { type: 'string' },
+  name: { type: 'string' },
+  scopes: { type: 'string' },
+  'expires-in': { type: 'string' },
+  json: { type: 'boolean' },
+} as const;
+
 function parse(argv: string[]): Parsed {
   const [command, ...rest] = argv;
-  if (command === undefined || command === '--help' || command === '-h' || rest.includes('--help'))
+  if (command === undefined || command === '--help' || command === '-h' || wantsHelp(rest))
     return { command: 'help', opts: {}, positional: [], json: false };
   if (command !== 'create' && command !== 'list' && command !== 'revoke')
     throw new UsageError(`unknown keys command '${command}' (create, list or revoke)`);
-  const opts: Record<string, string> = {};
-  const positional: string[] = [];
-  let json = false;
-  for (let i = 0; i < rest.length; i++) {
-    const arg = rest[i];
-    if (arg === '--json') {
-      json = true;
-      continue;
-    }
-    if (!arg.startsWith('--')) {
-      positional.push(arg);
-      continue;
-    }
-    const eq = arg.indexOf('=');
-    const name = (eq < 0 ? arg : arg.slice(0, eq)).slice(2);
-    if (!['realm', 'state-root', 'name', 'scopes', 'expires-in'].includes(name)) throw new UsageError(`unknown option '--${name}'`);
-    const value = eq < 0 ? rest[++i] : arg.slice(eq + 1);
-    if (value === undefined || value === '') throw new UsageError(`--${name} needs a value`);
-    opts[name] = value;
+  let parsed;
+  try {
+    parsed = parseLine(rest, KEYS_OPTIONS);
+  } catch (err) {
+    throw err instanceof CliArgsError ? new UsageError(err.message) : err;
   }
-  return { command, opts, positional, json };
+  const { json, ...values } = parsed.values;
+  const opts = Object.fromEntries(Object.entries(values).filter((e): e is [string, string] => typeof e[1] === 'string'));
+  return { command, opts, positional: parsed.positionals, json: json === true };
 }
 
 function parseScopes(raw: string | undefined): InboundScope[] {

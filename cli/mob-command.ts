@@ -3,6 +3,7 @@
 // Exit codes: 0 success, 1 error, 45 scope denied (-32025), 46 host unavailable (no answer, or 503),
 // 47 stale cursor (-32023: an event cursor the ledger no longer retains, or beyond its head), 48 stale
 // fence (-32024: `expected_revision` / `expected_generation` no longer matches).
+import { CliArgsError, parseLine } from '../config/cli-args.ts';
 import { ERROR_TABLE } from '../contracts/errors.ts';
 
 const MOB_HELP = `Usage: warren mob <method> [params-json] [--url URL] [--principal NAME]
@@ -37,18 +38,15 @@ function parse(
   argv: readonly string[],
   env: NodeJS.ProcessEnv,
 ): { method: string; params: unknown; url: string; principal?: string } | string {
-  const rest: string[] = [];
-  let url = env.WARREN_URL || 'http://127.0.0.1:8080';
-  let principal: string | undefined;
-  for (let i = 0; i < argv.length; i++) {
-    const a = argv[i];
-    if (a === '--url' || a === '--principal') {
-      const v = argv[++i];
-      if (v === undefined) return `${a} needs a value`;
-      if (a === '--url') url = v;
-      else principal = v;
-    } else rest.push(a);
+  let values, rest;
+  try {
+    ({ values, positionals: rest } = parseLine(argv, { url: { type: 'string' }, principal: { type: 'string' } }));
+  } catch (err) {
+    if (err instanceof CliArgsError) return err.message;
+    throw err;
   }
+  const url = values.url ?? (env.WARREN_URL || 'http://127.0.0.1:8080');
+  const principal = values.principal;
   if (rest.length < 1 || rest.length > 2) return 'expected <method> [params-json]';
   let params: unknown = {};
   if (rest[1] !== undefined) {

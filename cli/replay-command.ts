@@ -2,6 +2,7 @@
 // $WARREN_URL or http://127.0.0.1:8080). docs/replay.md describes the routes they call.
 // Exit codes: 0 success (replay: identical), 1 error, 2 usage, 3 replay diverged or failed.
 import { readFile, writeFile } from 'node:fs/promises';
+import { CliArgsError, parseLine, wantsHelp } from '../config/cli-args.ts';
 
 const REPLAY_HELP = `Usage:
   warren replay <session> [--turns N] [--system-prompt TEXT] [--async]   replay from the recording (exit 3 when it diverges)
@@ -20,23 +21,21 @@ export interface CliResult {
 
 const usage = (msg: string): CliResult => ({ code: 2, stdout: '', stderr: `warren: ${msg}\n${REPLAY_HELP}` });
 
-function parse(argv: readonly string[]): { pos: string[]; flags: Map<string, string | true> } | string {
-  const pos: string[] = [];
-  const flags = new Map<string, string | true>();
-  const valued = new Set(['--url', '--turns', '--system-prompt', '--at-turn', '--at-seq', '--model', '--provider', '-o']);
-  for (let i = 0; i < argv.length; i++) {
-    const a = argv[i];
-    if (valued.has(a)) {
-      const v = argv[++i];
-      if (v === undefined) return `${a} needs a value`;
-      flags.set(a, v);
-    } else if (a.startsWith('-')) flags.set(a, true);
-    else pos.push(a);
-  }
-  return { pos, flags };
-}
+const REPLAY_OPTIONS = {
+  url: { type: 'string' },
+  turns: { type: 'string' },
+  'system-prompt': { type: 'string' },
+  'at-turn': { type: 'string' },
+  'at-seq': { type: 'string' },
+  model: { type: 'string' },
+  provider: { type: 'string' },
+  o: { type: 'string', short: 'o' },
+  async: { type: 'boolean' },
+  'new-id': { type: 'boolean' },
+  help: { type: 'boolean', short: 'h' },
+} as const;
 
-function int(v: string | true | undefined, name: string): number | undefined {
+function int(v: string | undefined, name: string): number | undefined {
   if (v === undefined) return undefined;
   const n = Number(v);
   if (!Number.isInteger(n) || n < 0) throw new Error(`${name} must be a non-negative integer`);
@@ -61,50 +60,50 @@ async function request(
 /** Runs one replay command; `argv` starts with the command name. */
 export async function runReplayCli(argv: readonly string[], env: NodeJS.ProcessEnv = process.env): Promise<CliResult> {
   const [command, ...rest] = argv;
-  const p = parse(rest);
-  if (typeof p === 'string') return usage(p);
-  const url = String(p.flags.get('--url') ?? (env.WARREN_URL || 'http://127.0.0.1:8080')).replace(/\/$/, '');
-  const target = p.pos[0];
-  if (!target || p.pos.length > 1) return usage(`${command} takes exactly one ${command === 'import' ? 'file' : 'session id'}`);
+  if (wantsHelp(rest)) return { code: 0, stdout: REPLAY_HELP, stderr: '' };
+  let values, pos;
+  try {
+    ({ values, positionals: pos } = parseLine(rest, REPLAY_OPTIONS));
+  } catch (err) {
+    if (err instanceof CliArgsError) return usage(err.message);
+    throw err;
+  }
+  const url = (values.url ?? (env.WARREN_URL || 'http://127.0.0.1:8080')).replace(/\/$/, '');
+  const target = pos[0];
+  if (!target || pos.length > 1) return usage(`${command} takes exactly one ${command === 'import' ? 'file' : 'session id'}`);
   const sid = encodeURIComponent(target);
   let res: { status: number; text: string };
   try {
     if (command === 'replay') {
       const body: Record<string, unknown> = {};
-      const turns = int(p.flags.get('--turns'), '--turns');
+      const turns = int(values.turns, '--turns');
       if (turns !== undefined) body.turns = turns;
-      const sp = p.flags.get('--system-prompt');
+      const sp = values['system-prompt'];
       if (typeof sp === 'string') body.system_prompt = sp;
-      res = await request(
-        url,
-        'POST',
-        `/sessions/${sid}/replay`,
-        JSON.stringify(body),
-        p.flags.has('--async') ? { prefer: 'respond-async' } : {},
-      );
+      res = await request(url, 'POST', `/sessions/${sid}/replay`, JSON.stringify(body), values.async ? { prefer: 'respond-async' } : {});
       if (res.status === 200) {
         const report = JSON.parse(res.text) as { status: string };
         return { code: report.status === 'identical' ? 0 : 3, stdout: JSON.stringify(report, null, 2) + '\n', stderr: '' };
       }
     } else if (command === 'fork') {
       const body: Record<string, unknown> = {};
-      const at = int(p.flags.get('--at-turn'), '--at-turn');
-      const seq = int(p.flags.get('--at-seq'), '--at-seq');
+      const at = int(values['at-turn'], '--at-turn');
+      const seq = int(values['at-seq'], '--at-seq');
       if (at !== undefined) body.at_turn = at;
       if (seq !== undefined) body.at_seq = seq;
       res = await request(url, 'POST', `/sessions/${sid}/fork`, JSON.stringify(body));
     } else if (command === 'rerun') {
-      const model = p.flags.get('--model');
+      const model = values.model;
       if (typeof model !== 'string') return usage('rerun needs --model');
       const body: Record<string, unknown> = { model };
-      const provider = p.flags.get('--provider');
+      const provider = values.provider;
       if (typeof provider === 'string') body.provider = provider;
-      const turns = int(p.flags.get('--turns'), '--turns');
+      const turns = int(values.turns, '--turns');
       if (turns !== undefined) body.turns = turns;
       res = await request(url, 'POST', `/sessions/${sid}/rerun`, JSON.stringify(body));
     } else if (command === 'export') {
       res = await request(url, 'GET', `/sessions/${sid}/export`);
-      const out = p.flags.get('-o');
+      const out = values.o;
       if (res.status === 200 && typeof out === 'string') {
         await writeFile(out, res.text);
         return { code: 0, stdout: '', stderr: `wrote ${out}\n` };
@@ -112,7 +111,7 @@ export async function runReplayCli(argv: readonly string[], env: NodeJS.ProcessE
       if (res.status === 200) return { code: 0, stdout: res.text, stderr: '' };
     } else if (command === 'import') {
       const text = await readFile(target, 'utf8');
-      res = await request(url, 'POST', `/sessions/import${p.flags.has('--new-id') ? '?new_id=true' : ''}`, text, {
+      res = await request(url, 'POST', `/sessions/import${values['new-id'] ? '?new_id=true' : ''}`, text, {
         'content-type': 'application/x-ndjson',
       });
     } else return usage(`unknown command ${command}`);

@@ -1,7 +1,7 @@
 // cli/sessions-command.ts: `warren sessions list|show <id>|history <id>` against a running server
 // (GET /sessions, GET /sessions/{id}, GET /sessions/{id}/history). Human-readable tables by default,
 // the server's JSON with --json. Exit codes: 0 success, 1 server or network error, 2 usage.
-import { parseArgs } from 'node:util';
+import { parseLine } from '../config/cli-args.ts';
 import { requestJson, serverTarget, ServerError, table, type CliResult } from './server-client.ts';
 
 const SESSIONS_HELP = `Usage:
@@ -86,17 +86,13 @@ function historyText(body: Record<string, unknown>): string {
 export async function runSessionsCli(argv: string[], env: NodeJS.ProcessEnv = process.env): Promise<CliResult> {
   let parsed;
   try {
-    parsed = parseArgs({
-      args: argv,
-      allowPositionals: true,
-      options: {
-        url: { type: 'string' },
-        json: { type: 'boolean', default: false },
-        label: { type: 'string', multiple: true },
-        limit: { type: 'string' },
-        offset: { type: 'string' },
-        help: { type: 'boolean', short: 'h', default: false },
-      },
+    parsed = parseLine(argv, {
+      url: { type: 'string' },
+      json: { type: 'boolean', default: false },
+      label: { type: 'string', multiple: true },
+      limit: { type: 'string' },
+      offset: { type: 'string' },
+      help: { type: 'boolean', short: 'h', default: false },
     });
   } catch (err) {
     return usage(err instanceof Error ? err.message : String(err));

@@ -1,5 +1,6 @@
 // cli/workgraph-args.ts: the `warren workgraph` command line: subcommands, options, help text. Pure.
 // cli/workgraph-command.ts runs what this parses.
+import { CliArgsError, parseLine, wantsHelp, type CliOptions } from '../config/cli-args.ts';
 
 const WORKGRAPH_COMMANDS = [
   'list',
@@ -78,7 +79,7 @@ export interface ParsedWorkGraph {
   flags: Set<string>;
 }
 
-const VALUE = new Set([
+const VALUE = [
   'realm',
   'state-root',
   'url',
@@ -98,39 +99,34 @@ const VALUE = new Set([
   'authority',
   'summary',
   'until',
+] as const;
+const REPEAT = ['status', 'label'] as const;
+const FLAGS = ['all-namespaces', 'include-terminal'] as const;
+const OPTIONS: CliOptions = Object.fromEntries([
+  ...VALUE.map((name) => [name, { type: 'string' }] as const),
+  ...REPEAT.map((name) => [name, { type: 'string', multiple: true }] as const),
+  ...FLAGS.map((name) => [name, { type: 'boolean' }] as const),
 ]);
-const REPEAT = new Set(['status', 'label']);
-const FLAGS = new Set(['all-namespaces', 'include-terminal']);
 
 /** Parses the arguments after `workgraph`. Throws UsageError with a one-line reason. */
 export function parseWorkGraphArgs(argv: string[]): ParsedWorkGraph {
   const out: ParsedWorkGraph = { command: 'help', positional: [], opts: {}, multi: {}, flags: new Set() };
-  if (argv.length === 0 || argv.includes('--help') || argv.includes('-h') || argv[0] === 'help') return out;
+  if (argv.length === 0 || wantsHelp(argv) || argv[0] === 'help') return out;
   const [cmd, ...rest] = argv;
   if (!(WORKGRAPH_COMMANDS as readonly string[]).includes(cmd!))
     throw new UsageError(`unknown workgraph command '${cmd}' (see 'warren workgraph --help')`);
   out.command = cmd as WorkGraphCommand;
-  for (let i = 0; i < rest.length; i++) {
-    const arg = rest[i]!;
-    if (!arg.startsWith('--')) {
-      out.positional.push(arg);
-      continue;
-    }
-    const eq = arg.indexOf('=');
-    const name = (eq === -1 ? arg : arg.slice(0, eq)).slice(2);
-    if (FLAGS.has(name)) {
-      out.flags.add(name);
-      continue;
-    }
-    if (!VALUE.has(name) && !REPEAT.has(name)) throw new UsageError(`unknown option '--${name}'`);
-    let value = eq === -1 ? undefined : arg.slice(eq + 1);
-    if (value === undefined) {
-      value = rest[++i];
-      if (value === undefined) throw new UsageError(`--${name} needs a value`);
-    }
-    if (REPEAT.has(name)) (out.multi[name] ??= []).push(value);
-    else if (name in out.opts) throw new UsageError(`--${name} given more than once`);
-    else out.opts[name] = value;
+  let parsed;
+  try {
+    parsed = parseLine(rest, OPTIONS);
+  } catch (err) {
+    throw err instanceof CliArgsError ? new UsageError(err.message) : err;
+  }
+  out.positional = parsed.positionals;
+  for (const [name, value] of Object.entries(parsed.values)) {
+    if (value === true) out.flags.add(name);
+    else if (Array.isArray(value)) out.multi[name] = value.filter((v): v is string => typeof v === 'string');
+    else if (typeof value === 'string') out.opts[name] = value;
   }
   return out;
 }

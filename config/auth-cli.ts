@@ -1,6 +1,7 @@
 // config/auth-cli.ts: `warren auth list|store|test|status|logout`, a small client of a running Warren's
 // /auth routes. The secret of `store` is read from stdin, never from the command line (argv is visible to
 // every user of the machine). main.ts parses with parseAuthArgs and prints what runAuthCommand returns.
+import { CliArgsError, parseLine } from './cli-args.ts';
 import { FlagError } from './flags.ts';
 
 const AUTH_SUBCOMMANDS = ['list', 'store', 'test', 'status', 'logout'] as const;
@@ -29,14 +30,14 @@ Manages outbound provider credentials of a running Warren server through its /au
 The secret is read from standard input (one trailing newline is dropped); it is never taken from argv.
 `;
 
-const OPTIONS: Record<string, 'url' | 'realm' | 'binding' | 'profile' | 'provider' | 'method'> = {
-  '--url': 'url',
-  '--realm': 'realm',
-  '--binding': 'binding',
-  '--profile': 'profile',
-  '--provider': 'provider',
-  '--method': 'method',
-};
+const OPTIONS = {
+  url: { type: 'string' },
+  realm: { type: 'string' },
+  binding: { type: 'string' },
+  profile: { type: 'string' },
+  provider: { type: 'string' },
+  method: { type: 'string' },
+} as const;
 
 /** Parses the words after `warren auth`. */
 export function parseAuthArgs(argv: string[], env: NodeJS.ProcessEnv = {}): AuthCommand {
@@ -44,18 +45,15 @@ export function parseAuthArgs(argv: string[], env: NodeJS.ProcessEnv = {}): Auth
   if (!sub || !(AUTH_SUBCOMMANDS as readonly string[]).includes(sub)) {
     throw new FlagError(`warren auth needs one of ${AUTH_SUBCOMMANDS.join(', ')} (see 'warren auth --help')`);
   }
-  const values: Partial<Record<string, string>> = {};
-  for (let i = 0; i < rest.length; i++) {
-    const arg = rest[i] ?? '';
-    const eq = arg.indexOf('=');
-    const name = eq === -1 ? arg : arg.slice(0, eq);
-    if (name === '--secret') throw new FlagError('secrets are read from stdin, never from the command line');
-    const key = OPTIONS[name];
-    if (!key) throw new FlagError(`unknown option '${name}' for warren auth ${sub}`);
-    if (values[key] !== undefined) throw new FlagError(`${name} given more than once`);
-    const value = eq === -1 ? rest[++i] : arg.slice(eq + 1);
-    if (value === undefined || value === '' || (eq === -1 && value.startsWith('--'))) throw new FlagError(`${name} needs a value`);
-    values[key] = value;
+  if (rest.some((arg) => arg === '--secret' || arg.startsWith('--secret='))) {
+    throw new FlagError('secrets are read from stdin, never from the command line');
+  }
+  let values;
+  try {
+    ({ values } = parseLine(rest, OPTIONS, { positionals: false }));
+  } catch (err) {
+    if (!(err instanceof CliArgsError)) throw err;
+    throw new FlagError(err.message.startsWith('unknown option') ? `${err.message} for warren auth ${sub}` : err.message);
   }
   if (!values.realm) throw new FlagError(`warren auth ${sub} needs --realm`);
   if (sub !== 'list' && !values.binding) throw new FlagError(`warren auth ${sub} needs --binding`);

@@ -1,6 +1,7 @@
 // config/flags.ts: the `warren` command line (SPEC.md "What the service does", server start options).
 // main.ts calls parseCli; app.ts takes the resulting StartOptions. Pure: no IO beyond path.resolve.
 import { resolve } from 'node:path';
+import { CliArgsError, parseLine } from './cli-args.ts';
 import { LOG_FORMATS, LOG_LEVELS, type LogFormat, type LogLevel } from './logger.ts';
 
 /** Backends `--realm-backend` accepts. */
@@ -116,40 +117,24 @@ export function realmIdProblem(id: string): string | undefined {
   return undefined;
 }
 
-type ValueOption =
-  | 'realm'
-  | 'defaultRealm'
-  | 'instance'
-  | 'realmBackend'
-  | 'stateRoot'
-  | 'contextRoot'
-  | 'userConfigRoot'
-  | 'host'
-  | 'port'
-  | 'httpTransport'
-  | 'logLevel'
-  | 'logFormat';
-type FlagOption = 'isolated' | 'exposePaths' | 'insecureNoAuth';
-
-const VALUE_OPTIONS: Record<string, ValueOption> = {
-  '--realm': 'realm',
-  '--default-realm': 'defaultRealm',
-  '--instance': 'instance',
-  '--realm-backend': 'realmBackend',
-  '--state-root': 'stateRoot',
-  '--context-root': 'contextRoot',
-  '--user-config-root': 'userConfigRoot',
-  '--host': 'host',
-  '--port': 'port',
-  '--http-transport': 'httpTransport',
-  '--log-level': 'logLevel',
-  '--log-format': 'logFormat',
-};
-const FLAG_OPTIONS: Record<string, FlagOption> = {
-  '--isolated': 'isolated',
-  '--expose-paths': 'exposePaths',
-  '--insecure-no-auth': 'insecureNoAuth',
-};
+/** The options of `warren serve`, as parseLine (config/cli-args.ts) reads them. */
+const SERVE_OPTIONS = {
+  realm: { type: 'string' },
+  'default-realm': { type: 'string' },
+  instance: { type: 'string' },
+  'realm-backend': { type: 'string' },
+  'state-root': { type: 'string' },
+  'context-root': { type: 'string' },
+  'user-config-root': { type: 'string' },
+  host: { type: 'string' },
+  port: { type: 'string' },
+  'http-transport': { type: 'string' },
+  'log-level': { type: 'string' },
+  'log-format': { type: 'string' },
+  isolated: { type: 'boolean' },
+  'expose-paths': { type: 'boolean' },
+  'insecure-no-auth': { type: 'boolean' },
+} as const;
 
 function oneOf<T extends string>(name: string, value: string, choices: readonly T[]): T {
   const found = choices.find((choice) => choice === value);
@@ -170,89 +155,39 @@ function checkedId(name: string, value: string): string {
   return value;
 }
 
-/** What parseServeArgs collects before the defaults apply (`--default-realm` fills `realm` afterwards). */
-type ParsedServe = StartOptions & { defaultRealm?: string };
-
-/** Stores one option's value into `out`, validating it. */
-function applyValue(out: ParsedServe, name: string, key: ValueOption, value: string): void {
-  switch (key) {
-    case 'realm':
-      out.realm = checkedId(name, value);
-      break;
-    case 'defaultRealm':
-      out.defaultRealm = checkedId(name, value);
-      break;
-    case 'instance':
-      out.instance = checkedId(name, value);
-      break;
-    case 'realmBackend':
-      out.realmBackend = oneOf(name, value, REALM_BACKEND_CHOICES);
-      break;
-    case 'stateRoot':
-      out.stateRoot = resolve(value);
-      break;
-    case 'contextRoot':
-      out.contextRoot = resolve(value);
-      break;
-    case 'userConfigRoot':
-      out.userConfigRoot = resolve(value);
-      break;
-    case 'host':
-      out.host = value;
-      break;
-    case 'port':
-      out.port = parsePort(value);
-      break;
-    case 'httpTransport':
-      out.httpTransport = oneOf(name, value, HTTP_TRANSPORT_CHOICES);
-      break;
-    case 'logLevel':
-      out.logLevel = oneOf(name, value, LOG_LEVELS);
-      break;
-    case 'logFormat':
-      out.logFormat = oneOf(name, value, LOG_FORMATS);
-      break;
-  }
-}
-
 /**
  * Parses the options that follow `warren serve` (a leading 'serve' token is also accepted).
  * Throws FlagError on an unknown option, a missing or bad value, a repeated option or a stray argument.
  */
 export function parseServeArgs(argv: string[]): StartOptions {
   const args = argv[0] === 'serve' ? argv.slice(1) : argv;
-  const out: ParsedServe = { isolated: false, exposePaths: false, httpTransport: 'auto', logLevel: 'info', logFormat: 'auto' };
-  const seen = new Set<string>();
-  for (let i = 0; i < args.length; i++) {
-    const arg = args[i] ?? '';
-    if (!arg.startsWith('--')) throw new FlagError(`unexpected argument '${arg}'`);
-    const eq = arg.indexOf('=');
-    const name = eq === -1 ? arg : arg.slice(0, eq);
-    const inline = eq === -1 ? undefined : arg.slice(eq + 1);
-    const flagKey = FLAG_OPTIONS[name];
-    const valueKey = VALUE_OPTIONS[name];
-    if (!flagKey && !valueKey) throw new FlagError(`unknown option '${name}'`);
-    if (seen.has(name)) throw new FlagError(`${name} given more than once`);
-    seen.add(name);
-    if (flagKey) {
-      if (inline !== undefined) throw new FlagError(`${name} takes no value`);
-      out[flagKey] = true;
-      continue;
-    }
-    let value = inline;
-    if (value === undefined) {
-      const next = args[i + 1];
-      if (next === undefined || next.startsWith('--')) throw new FlagError(`${name} needs a value`);
-      value = next;
-      i++;
-    }
-    if (value === '') throw new FlagError(`${name} needs a non-empty value`);
-    applyValue(out, name, valueKey as ValueOption, value);
+  let values;
+  try {
+    ({ values } = parseLine(args, SERVE_OPTIONS, { positionals: false }));
+  } catch (err) {
+    throw err instanceof CliArgsError ? new FlagError(err.message) : err;
   }
+  const out: StartOptions = {
+    isolated: values.isolated === true,
+    exposePaths: values['expose-paths'] === true,
+    httpTransport:
+      values['http-transport'] === undefined ? 'auto' : oneOf('--http-transport', values['http-transport'], HTTP_TRANSPORT_CHOICES),
+    logLevel: values['log-level'] === undefined ? 'info' : oneOf('--log-level', values['log-level'], LOG_LEVELS),
+    logFormat: values['log-format'] === undefined ? 'auto' : oneOf('--log-format', values['log-format'], LOG_FORMATS),
+  };
+  if (values.realm !== undefined) out.realm = checkedId('--realm', values.realm);
+  const defaultRealm = values['default-realm'] === undefined ? undefined : checkedId('--default-realm', values['default-realm']);
+  if (values.instance !== undefined) out.instance = checkedId('--instance', values.instance);
+  if (values['realm-backend'] !== undefined) out.realmBackend = oneOf('--realm-backend', values['realm-backend'], REALM_BACKEND_CHOICES);
+  if (values['state-root'] !== undefined) out.stateRoot = resolve(values['state-root']);
+  if (values['context-root'] !== undefined) out.contextRoot = resolve(values['context-root']);
+  if (values['user-config-root'] !== undefined) out.userConfigRoot = resolve(values['user-config-root']);
+  if (values.host !== undefined) out.host = values.host;
+  if (values.port !== undefined) out.port = parsePort(values.port);
+  if (values['insecure-no-auth']) out.insecureNoAuth = true;
   if (out.isolated && out.realm !== undefined) throw new FlagError('--isolated cannot be combined with --realm');
-  const { defaultRealm, ...options } = out;
-  if (options.realm === undefined && !options.isolated && defaultRealm !== undefined) options.realm = defaultRealm;
-  return options;
+  if (out.realm === undefined && !out.isolated && defaultRealm !== undefined) out.realm = defaultRealm;
+  return out;
 }
 
 /**

@@ -41,7 +41,7 @@ export WARREN_TEST_CPU_DIR
 # running initdb (test/helpers/embedded-postgres.ts). Under /tmp: as root the data belongs to `postgres`.
 WARREN_TEST_PG_TEMPLATE=$(mktemp -d /tmp/warren-pg-template.XXXXXX)
 export WARREN_TEST_PG_TEMPLATE
-trap 'rm -rf ${cpu_tmp:+"$cpu_tmp"} ${WARREN_TEST_BUILD:+"$WARREN_TEST_BUILD"} "$WARREN_TEST_PG_TEMPLATE"' EXIT
+trap 'rm -rf ${cpu_tmp:+"$cpu_tmp"} ${WARREN_TEST_BUILD:+"$WARREN_TEST_BUILD"} "$WARREN_TEST_PG_TEMPLATE" ${coverage_dir:+"$coverage_dir"}' EXIT
 if [ "${WARREN_TEST_TSX:-}" = "1" ]; then
   loader="--import tsx"
 else
@@ -54,6 +54,11 @@ else
   files=$(cat "$WARREN_TEST_BUILD/run-list.txt")
   loader="--enable-source-maps"
 fi
+# WARREN_TEST_COVERAGE=1: every process writes V8 coverage, mapped to the .ts lines at the end (docs/testing.md).
+if [ "${WARREN_TEST_COVERAGE:-}" = "1" ]; then
+  coverage_dir=$(mktemp -d "${TMPDIR:-/tmp}/warren-test-v8.XXXXXX")
+  export NODE_V8_COVERAGE="$coverage_dir"
+fi
 status=0
 # shellcheck disable=SC2086
 node $loader --import ./scripts/per-test-timeout.mjs --test \
@@ -62,4 +67,8 @@ node $loader --import ./scripts/per-test-timeout.mjs --test \
   --test-reporter=spec --test-reporter-destination=stdout \
   --test-reporter=./scripts/slowest-files.mjs --test-reporter-destination=stderr \
   $files || status=$?
+if [ -n "${coverage_dir:-}" ]; then
+  all=--all; if [ "$#" -gt 0 ]; then all=; fi # the floor applies to the whole suite only
+  node scripts/coverage-report.mjs "$coverage_dir" $all || { s=$?; [ "$status" -ne 0 ] || status=$s; }
+fi
 exit "$status"

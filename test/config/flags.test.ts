@@ -128,7 +128,7 @@ describe('parseServeArgs', () => {
     rejects(['--bogus'], /unknown option '--bogus'/);
     rejects(['--bogus=1'], /unknown option '--bogus'/);
     rejects(['extra'], /unexpected argument 'extra'/);
-    rejects(['-p', '1'], /unexpected argument '-p'/);
+    rejects(['-p', '1'], /unknown option '-p'/);
   });
 
   it('rejects missing and empty values', () => {
