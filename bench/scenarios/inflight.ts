@@ -35,6 +35,7 @@ const COLUMNS = [
   'admission s',
   'CPU ms/turn',
   'RSS KiB/turn in flight',
+  'live heap KiB/turn held',
   'server fds',
   'ELD p99 ms, admission',
   'ELD p50 ms',
@@ -42,6 +43,7 @@ const COLUMNS = [
   'token→client p50 ms',
   'token→client p99 ms',
   'errors',
+  'subscriber resets',
   'stream s',
 ];
 
@@ -131,14 +133,23 @@ async function measureInflight(ctx: BenchContext, label: string, server: ServerH
   await fake.configure(FAST);
   const made = await closedLoop(64, 600_000, async () => void ids.push(await client.create('hold on', WIRE)), n);
   if (made.errors > 0) throw new Error(`${label}: ${made.errors} of ${n} creates failed: ${made.firstError}`);
+  const tc = performance.now();
   ctx.log(`  ${label} N=${n}: ${ids.length} sessions created in ${round(made.elapsedMs / 1000)} s`);
-  const fan = await openFanout(url.hostname, Number(url.port), (i) => `/sessions/${ids[i]}/events`, n, 10, 300_000);
+  // Subscribers connect 256 at a time (each waits for its first frame), as a fleet of clients would
+  // trickle in; a connection reset before its first frame is retried twice.
+  const fan = await openFanout(url.hostname, Number(url.port), (i) => `/sessions/${ids[i]}/events`, n, 10, 300_000, {
+    maxConnecting: 256,
+    retries: 2,
+  });
+  ctx.log(
+    `  ${label} N=${n}: ${n} subscribers connected in ${round((performance.now() - tc) / 1000)} s (${fan.reconnects()} reset before their first frame and reconnected)`,
+  );
   const pool = new Pool(server.url, { connections: 64, pipelining: 1, headersTimeout: 300_000, bodyTimeout: 300_000 });
   try {
     await fake.configure({ ...SLOW, hold: true });
     // Baseline: every session resident and every subscriber connected, nothing in flight.
     await new Promise((r) => setTimeout(r, 500));
-    if (label === 'warren') await server.gc();
+    const heap0 = label === 'warren' ? await server.gc() : null;
     const rss0 = (await server.memory()).rssBytes;
     let peak = rss0;
     const sampler = setInterval(() => {
@@ -182,6 +193,10 @@ async function measureInflight(ctx: BenchContext, label: string, server: ServerH
     const held = (await fake.stats()).held;
     const open = (await fds(server.pid)).open;
     const cpuAdmit = (await server.cpuMs()).total - cpu0;
+    // Live heap per held turn (Warren only: a full GC in the server with every turn held open).
+    const heapHeld = heap0 ? await server.gc() : null;
+    const heapPerTurn =
+      heap0 && heapHeld ? round((heapHeld.heapUsed + heapHeld.external - heap0.heapUsed - heap0.external) / 1024 / n) : NaN;
     await server.eldStart();
     const t1 = performance.now();
     await fake.release();
@@ -200,7 +215,7 @@ async function measureInflight(ctx: BenchContext, label: string, server: ServerH
     ctx.log(
       `  ${label} N=${n}: 202s in ${round(acceptedMs / 1000)} s, ${held} streams held open after ${round(admitMs / 1000)} s (${open} fds, admission CPU ${round(cpuAdmit / n)} ms/turn, ELD p99 ${admitEld.p99} ms); ` +
         `released: ${completed} completed in ${round(streamMs / 1000)} s, CPU ${round(cpu / n)} ms/turn, ` +
-        `RSS +${round((peak - rss0) / 1024 / n)} KiB/turn, ELD p99 ${eld.p99} ms, token→client p99 ${round(lat.p99)} ms, errors ${errors}${firstError ? ` (${firstError})` : ''}`,
+        `RSS +${round((peak - rss0) / 1024 / n)} KiB/turn (live heap held ${heapPerTurn} KiB/turn), ELD p99 ${eld.p99} ms, token→client p99 ${round(lat.p99)} ms, errors ${errors}${firstError ? ` (${firstError})` : ''}`,
     );
     return {
       server: label,
@@ -208,6 +223,7 @@ async function measureInflight(ctx: BenchContext, label: string, server: ServerH
       'admission s': round(admitMs / 1000),
       'CPU ms/turn': round(cpu / n),
       'RSS KiB/turn in flight': round((peak - rss0) / 1024 / n),
+      'live heap KiB/turn held': heapPerTurn,
       'server fds': open,
       'ELD p99 ms, admission': admitEld.p99,
       'ELD p50 ms': eld.p50,
@@ -215,6 +231,7 @@ async function measureInflight(ctx: BenchContext, label: string, server: ServerH
       'token→client p50 ms': round(lat.p50),
       'token→client p99 ms': round(lat.p99),
       errors,
+      'subscriber resets': fan.reconnects(),
       'stream s': round(streamMs / 1000),
     };
   } finally {
