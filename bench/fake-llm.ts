@@ -26,6 +26,12 @@ export interface FakeLlmKnobs {
    */
   stampTokens: boolean;
   /**
+   * Paced streams (ttftMs or tokenDelayMs set) send their headers and first frame, then wait for
+   * `release()` before their schedule starts (time to first token counted from the release): the
+   * inflight scenario holds every turn open until all N are in flight. Default false.
+   */
+  hold: boolean;
+  /**
    * The whole answer to a structured-output extraction request (one carrying a JSON schema in
    * `response_format` or `output_config`), sent as one token. Default '{"ok":true}'.
    */
@@ -39,6 +45,7 @@ export const DEFAULT_KNOBS: FakeLlmKnobs = {
   tokenText: ' tok',
   toolCall: null,
   stampTokens: false,
+  hold: false,
   jsonText: '{"ok":true}',
 };
 
@@ -51,6 +58,11 @@ export interface FakeLlmStats {
   bytesIn: number;
   /** The last request body received (to copy Warren's request shape). */
   lastBody: string;
+  /** Paced streams open now, and the most open at once since the last `configure`. */
+  open: number;
+  peakOpen: number;
+  /** Paced streams waiting for `release()` (knob `hold`). */
+  held: number;
 }
 
 export interface FakeLlm {
@@ -59,7 +71,15 @@ export interface FakeLlm {
   readonly knobs: Readonly<FakeLlmKnobs>;
   readonly stats: FakeLlmStats;
   configure(knobs: Partial<FakeLlmKnobs>): void;
+  /** Starts every held paced stream's schedule (knob `hold`). */
+  release(): void;
   close(): Promise<void>;
+}
+
+/** Paced streams in progress and those held for `release()`. */
+interface Pacing {
+  stats: FakeLlmStats;
+  held: Array<() => void>;
 }
 
 type Wire = 'chat' | 'anthropic';
@@ -82,7 +102,18 @@ export async function startFakeLlm(knobs: Partial<FakeLlmKnobs> = {}, port = 0, 
   let k: FakeLlmKnobs = { ...DEFAULT_KNOBS, ...knobs };
   // Pre-serialized bodies for the common case (no delays, no stamps), keyed by wire/stream/model/kind.
   let cache = new Map<string, Buffer>();
-  const stats: FakeLlmStats = { requests: 0, streamed: 0, toolCalls: 0, errors: 0, bytesIn: 0, lastBody: '' };
+  const stats: FakeLlmStats = {
+    requests: 0,
+    streamed: 0,
+    toolCalls: 0,
+    errors: 0,
+    bytesIn: 0,
+    lastBody: '',
+    open: 0,
+    peakOpen: 0,
+    held: 0,
+  };
+  const pacing: Pacing = { stats, held: [] };
   let callSeq = 0;
 
   const server: Server = createServer((req, res) => {
@@ -107,7 +138,7 @@ export async function startFakeLlm(knobs: Partial<FakeLlmKnobs> = {}, port = 0, 
         if (ask.stream) stats.streamed++;
         const tool = k.toolCall && !ask.afterTool ? k.toolCall : null;
         if (tool) stats.toolCalls++;
-        reply(res, ask, tool, k, ++callSeq, cache);
+        reply(res, ask, tool, k, ++callSeq, cache, pacing);
       },
       () => {
         stats.errors++;
@@ -129,6 +160,13 @@ export async function startFakeLlm(knobs: Partial<FakeLlmKnobs> = {}, port = 0, 
     configure(next) {
       k = { ...k, ...next };
       cache = new Map();
+      stats.peakOpen = stats.open;
+    },
+    release() {
+      const held = pacing.held;
+      pacing.held = [];
+      stats.held = 0;
+      for (const start of held) start();
     },
     close: () =>
       new Promise<void>((resolve) => {
@@ -183,6 +221,7 @@ function reply(
   k: FakeLlmKnobs,
   seq: number,
   cache: Map<string, Buffer>,
+  pacing: Pacing,
 ): void {
   const paced = k.ttftMs > 0 || k.tokenDelayMs > 0;
   const id = `${ask.wire === 'chat' ? 'chatcmpl' : 'msg'}_bench${seq}`;
@@ -234,8 +273,12 @@ function reply(
     res.end(Array.from({ length: k.tokens }, () => frames.token(stamp())).join('') + frames.tail);
     return;
   }
+  const { stats } = pacing;
+  stats.open++;
+  stats.peakOpen = Math.max(stats.peakOpen, stats.open);
+  res.once('close', () => stats.open--);
   // Paced tokens are scheduled against absolute times so timer lateness does not accumulate.
-  const t0 = performance.now() + k.ttftMs;
+  let t0 = 0;
   let i = 0;
   const next = (): void => {
     if (res.destroyed) return;
@@ -252,7 +295,13 @@ function reply(
     if (chunk) res.write(chunk);
     setTimeout(next, Math.max(0, t0 + i * k.tokenDelayMs - performance.now()));
   };
-  setTimeout(next, Math.max(0, k.ttftMs));
+  const start = (): void => {
+    t0 = performance.now() + k.ttftMs;
+    setTimeout(next, Math.max(0, k.ttftMs));
+  };
+  if (!k.hold) return start();
+  pacing.held.push(start);
+  stats.held++;
 }
 
 interface Frames {

@@ -35,6 +35,8 @@ export interface SseFanout {
   latencies(): Float64Array;
   resetLatencies(): void;
   readyCount(): number;
+  /** Connections opened again after failing before their first frame (opts.retries). */
+  reconnects(): number;
   close(): void;
 }
 
@@ -64,14 +66,22 @@ export async function openFanout(
   n: number,
   sampleEvery: number,
   timeoutMs = 60_000,
+  opts: { maxConnecting?: number; retries?: number } = {},
 ): Promise<SseFanout> {
   const clients: Client[] = [];
   let lat = new Samples();
   let ready = 0;
   let failed: Error | undefined;
+  // maxConnecting: at most this many subscribers between connect and their first frame (default: all at
+  // once). retries: a subscriber whose connection fails before its first frame is opened again this many times.
+  const maxConnecting = opts.maxConnecting ?? n;
+  const retries = opts.retries ?? 0;
+  let connecting = 0;
+  let started = 0;
+  let reconnects = 0;
   const requestOf = (p: string) => `GET ${p} HTTP/1.1\r\nHost: ${host}:${port}\r\nAccept: text/event-stream\r\n\r\n`;
   const shared = typeof path === 'string' ? requestOf(path) : '';
-  for (let i = 0; i < n; i++) {
+  const open = (i: number, attempt: number): void => {
     const request = typeof path === 'string' ? shared : requestOf(path(i));
     const c: Client = {
       socket: connect(port, host),
@@ -84,9 +94,16 @@ export async function openFanout(
       text: '',
       ready: false,
     };
+    clients[i] = c;
     c.socket.setNoDelay(true);
     c.socket.on('connect', () => c.socket.write(request));
     c.socket.on('error', (err) => {
+      if (!c.ready && attempt < retries) {
+        reconnects++;
+        c.socket.destroy();
+        open(i, attempt + 1);
+        return;
+      }
       failed ??= err;
     });
     c.socket.on('data', (chunk: Buffer) => {
@@ -102,6 +119,8 @@ export async function openFanout(
       if (!c.ready && seen > 0) {
         c.ready = true;
         ready++;
+        connecting--;
+        more();
       }
       if (c.sampled) {
         c.text += chunk.toString('latin1');
@@ -113,8 +132,14 @@ export async function openFanout(
         }
       }
     });
-    clients.push(c);
-  }
+  };
+  const more = (): void => {
+    while (started < n && connecting < maxConnecting) {
+      connecting++;
+      open(started++, 0);
+    }
+  };
+  more();
   const deadline = Date.now() + timeoutMs;
   while (ready < n) {
     if (failed) throw failed;
@@ -131,6 +156,7 @@ export async function openFanout(
       lat = new Samples();
     },
     readyCount: () => ready,
+    reconnects: () => reconnects,
     close: () => {
       for (const c of clients) c.socket.destroy();
     },

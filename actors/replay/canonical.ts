@@ -33,15 +33,53 @@ function modelView(m: Message): unknown {
   return rest;
 }
 
+/**
+ * Each row's canonical model view, remembered per row: a committed row is never changed (the provider
+ * adapters' wire caches rely on the same), so a turn hashes its history without re-sorting it.
+ */
+const canonicalOfRow = new WeakMap<Message, string>();
+
+/**
+ * sha256 of `canonicalJson(messages.map(modelView))`, the same bytes fed piecewise: `[`, each row's
+ * remembered canonical JSON joined by `,`, then `]`.
+ */
+function messagesHash(messages: readonly Message[]): string {
+  const h = createHash('sha256').update('[');
+  for (let i = 0; i < messages.length; i++) {
+    const m = messages[i];
+    let json = canonicalOfRow.get(m);
+    if (json === undefined) {
+      json = canonicalJson(modelView(m));
+      canonicalOfRow.set(m, json);
+    }
+    if (i > 0) h.update(',');
+    h.update(json);
+  }
+  return h.update(']').digest('hex');
+}
+
+/** A tool list's hash and canonical form (sorted keys), remembered per list: a tool set's specs are built once and shared by its turns. */
+const toolsDigests = new WeakMap<readonly unknown[], { hash: string; canonical: unknown }>();
+
+export function toolsDigest(tools: readonly unknown[]): { hash: string; canonical: unknown } {
+  let d = toolsDigests.get(tools);
+  if (!d) {
+    const json = canonicalJson(tools);
+    d = { hash: sha256(json), canonical: JSON.parse(json) };
+    toolsDigests.set(tools, d);
+  }
+  return d;
+}
+
 /** The recorded form of a request: everything but the messages, which are referenced by hash. */
 export function recordRequest(req: Omit<ProviderRequest, 'signal'>, provider: string, hooksHash?: string): RecordedRequest {
   const out: RecordedRequest = {
     provider,
     model: req.model,
-    tools_hash: sha256(canonicalJson(req.tools)),
+    tools_hash: toolsDigest(req.tools).hash,
     tools_count: req.tools.length,
     max_tokens: req.max_tokens,
-    messages_hash: sha256(canonicalJson(req.messages.map(modelView))),
+    messages_hash: messagesHash(req.messages),
     messages_count: req.messages.length,
   };
   if (req.system !== undefined) out.system = req.system;

@@ -19,7 +19,7 @@ import type { StoreOp } from '../../storage/store.ts';
 import type { HookEntryConfig } from '../../contracts/turn-features.ts';
 import type { TurnToolset } from '../session/turn-runner.ts';
 import type { RunFeatureRequest } from '../turn-features/run-features.ts';
-import { canonicalJson, firstDiff, recordRequest, sha256 } from './canonical.ts';
+import { canonicalJson, firstDiff, recordRequest, sha256, toolsDigest } from './canonical.ts';
 import { hookSummary } from './hook-summary.ts';
 
 /** `[record]` settings (contracts/replay.ts RecordSection). */
@@ -185,7 +185,7 @@ class ActiveTurn implements ActiveTurnRecorder {
           onRetry,
         );
         const request = recordRequest(req, providerName, this.hooksHash);
-        if (!this.blobs.has(request.tools_hash)) this.blobs.set(request.tools_hash, JSON.parse(canonicalJson(req.tools)));
+        if (!this.blobs.has(request.tools_hash)) this.blobs.set(request.tools_hash, toolsDigest(req.tools).canonical);
         const call: RecordedCall = {
           request,
           response: { blocks: reply.blocks, stop_reason: reply.stop_reason, usage: reply.usage },
@@ -292,7 +292,7 @@ class ActiveTurn implements ActiveTurnRecorder {
         // A changed tool list: name the differing field of the definitions (the source's list is a blob).
         if (d?.path === 'tools_hash' || d?.path === 'tools_count') {
           const was = cursor.blobs.get(recorded.request.tools_hash);
-          d = firstDiff(was ?? null, JSON.parse(canonicalJson(req.tools)), 'tools') ?? d;
+          d = firstDiff(was ?? null, toolsDigest(req.tools).canonical, 'tools') ?? d;
         }
         // Changed hooks: name the differing field of the entries (no hooks recorded is an empty list).
         if (d?.path === 'hooks_hash') {
