@@ -80,16 +80,18 @@ await build({
 });
 
 /**
- * Unit-test folders run their files in one test process each: a process costs about a CPU-second to start
- * and import the app, more than most of these files' tests take. Integration files keep a process each (they
- * start servers, set env and signal handlers). The files of one folder still run one after another, in the
- * order given, and report under their own names' folder (`test/<dir>/_shared-process`).
+ * Test files share processes: a process costs about a CPU-second to start and import the app, more than many
+ * files' tests take. The files of each unit-test folder run in one process (`test/<dir>/_shared-process`);
+ * integration files run three to a process, in the order given (`test/integration/<first>+2`), except the
+ * long ones (FIRST), which keep their own. Files sharing a process run one after another; none of them sets
+ * environment variables or process handlers, and module state a test changes (SSE defaults) it restores.
+ * The processes' PostgreSQL users share that process's one server (test/helpers/postgres.ts).
  */
 const OWN_PROCESS = new Set([
   // sets UWS_USE_FALLBACK before uWebSockets.js is first loaded: it must be the first to load it
   'test/http/create-server.test.ts',
 ]);
-const sharesProcess = (f) => !f.startsWith('test/integration/') && !OWN_PROCESS.has(f) && f.startsWith('test/');
+const PER_INTEGRATION_PROCESS = 3;
 
 /**
  * Started first, longest first, so that no long file starts last and leaves a core idle at the end
@@ -110,25 +112,34 @@ const FIRST = [
 ];
 
 const js = (f) => join(values.outdir, f.replace(/\.ts$/, '.js'));
+/** Group name → its files; a file alone in its group runs as itself. */
 const groups = new Map();
 const own = [];
+let integration = [];
+const flush = () => {
+  if (integration.length) groups.set(`${integration[0].replace(/\.test\.ts$/, '')}+${integration.length - 1}`, integration);
+  integration = [];
+};
 for (const f of tests) {
-  if (!sharesProcess(f)) {
-    own.push(f);
-    continue;
+  if (OWN_PROCESS.has(f) || FIRST.includes(f) || !f.startsWith('test/')) own.push(f);
+  else if (!f.startsWith('test/integration/')) {
+    const name = `${dirname(f)}/_shared-process`;
+    groups.set(name, [...(groups.get(name) ?? []), f]);
+  } else {
+    integration.push(f);
+    if (integration.length === PER_INTEGRATION_PROCESS) flush();
   }
-  const dir = dirname(f);
-  groups.set(dir, [...(groups.get(dir) ?? []), f]);
 }
+flush();
 const runList = [];
-for (const [dir, files] of groups) {
+for (const [name, files] of groups) {
   if (files.length === 1) {
     own.push(files[0]);
     continue;
   }
-  const entry = join(values.outdir, dir, '_shared-process.js');
+  const entry = join(values.outdir, `${name}.js`);
   const lines = files.map((f) => `import './${basename(f).replace(/\.ts$/, '.js')}';`);
-  await writeFile(join(root, entry), `// The files of ${dir}/ in one test process (scripts/build-tests.mjs).\n${lines.join('\n')}\n`);
+  await writeFile(join(root, entry), `// Test files sharing one process (scripts/build-tests.mjs).\n${lines.join('\n')}\n`);
   runList.push(entry);
 }
 runList.push(...own.map(js));

@@ -8,7 +8,7 @@
 # point at the .ts sources (source maps). WARREN_TEST_TSX=1 runs the sources through tsx instead.
 #
 # Time limits: every test has 60 s (WARREN_TEST_TIMEOUT_MS; scripts/per-test-timeout.mjs applies it to each
-# `it`/`test` without its own { timeout }), and every file 360 s (WARREN_TEST_FILE_TIMEOUT_MS: Node 20's
+# `it`/`test` without its own { timeout }), and every test process 600 s (WARREN_TEST_FILE_TIMEOUT_MS: Node 20's
 # --test-timeout bounds a whole file). Waits inside tests have their own deadlines (test/helpers/wait.ts),
 # so a broken behaviour fails its assertion in seconds; these limits only catch what still hangs.
 # The 10 slowest files, and the 10 that used most CPU, are printed at the end (scripts/slowest-files.mjs).
@@ -62,8 +62,8 @@ fi
 status=0
 # shellcheck disable=SC2086
 node $loader --import ./scripts/per-test-timeout.mjs --test \
-  --test-concurrency="${WARREN_TEST_CONCURRENCY:-2}" \
-  --test-timeout="${WARREN_TEST_FILE_TIMEOUT_MS:-360000}" \
+  --test-concurrency="${WARREN_TEST_CONCURRENCY:-3}" \
+  --test-timeout="${WARREN_TEST_FILE_TIMEOUT_MS:-600000}" \
   --test-reporter=spec --test-reporter-destination=stdout \
   --test-reporter=./scripts/slowest-files.mjs --test-reporter-destination=stderr \
   $files || status=$?

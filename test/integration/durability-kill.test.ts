@@ -7,6 +7,8 @@
 // Each backend runs a fixed seed set plus one random seed (each seed's test names it); a seed fixes the script and
 // the kill plan, the OS still decides the interleaving. Reproduce one with WARREN_KILL_SEED=<seed> (that seed
 // alone); WARREN_KILL_LMDB / _SQLITE / _JSONL change the number of kills of the fixed (or pinned) seed.
+// `npm test` runs a short campaign (5 / 3 / 2 kills of the fixed seed); WARREN_LONG_CAMPAIGNS=1 a long one
+// (16 / 8 / 6).
 import { describe, it, type TestContext } from 'node:test';
 import assert from 'node:assert/strict';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -17,9 +19,10 @@ import type { Rng, TurnRec, SessRec, Mode, Stats, Reply } from '../helpers/durab
 
 /** Fixed seeds (kept: every run replays their kill plans) and one random seed; WARREN_KILL_SEED pins one. */
 const SEEDS = killSeeds('WARREN_KILL_SEED', [0x5eed0001]);
-const LMDB_KILLS = envInt('WARREN_KILL_LMDB') ?? 8;
-const JSONL_KILLS = envInt('WARREN_KILL_JSONL') ?? 3;
-const SQLITE_KILLS = envInt('WARREN_KILL_SQLITE') ?? 4;
+const LONG = process.env.WARREN_LONG_CAMPAIGNS === '1';
+const LMDB_KILLS = envInt('WARREN_KILL_LMDB') ?? (LONG ? 16 : 5);
+const JSONL_KILLS = envInt('WARREN_KILL_JSONL') ?? (LONG ? 6 : 2);
+const SQLITE_KILLS = envInt('WARREN_KILL_SQLITE') ?? (LONG ? 8 : 3);
 /** Concurrent client loops, each driving one session at a time. */
 const WORKERS = 3;
 const HOLD_CLASSES = new Set(['tail_held_for_recovery', 'recovery_refused', 'evidence_quarantined']);
