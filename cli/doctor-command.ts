@@ -2,12 +2,12 @@
 // server runs: Node, the native modules, the state root and its free space, the realm's files, the
 // providers a turn could use, PostgreSQL when used, and the port. One line per check (ok / warn / FAIL and
 // why), or --json; exit 1 when any check fails, 2 on a usage error. It creates no realm and changes no file.
-import { parseArgs } from 'node:util';
 import { realmIdProblem } from '../config/flags.ts';
 import { realmsRoot } from '../config/realm.ts';
 import { checkFreeSpace, checkNativeModules, checkNode, checkPort, checkStateRoot, type CheckResult } from './doctor-checks.ts';
 import { checkPostgres, checkProviders, checkRealm } from './doctor-realm.ts';
 import type { CliResult } from './server-client.ts';
+import { CliArgsError, parseLine } from '../config/cli-args.ts';
 
 /** The realm `npm start` serves (package.json scripts.start passes `--default-realm local`). */
 const NPM_START_REALM = 'local';
@@ -53,6 +53,15 @@ function reportText(realm: string, root: string, checks: readonly CheckResult[])
   return `warren doctor: realm ${realm} under ${root}\n${lines.join('\n')}\n${summary}\n`;
 }
 
+const DOCTOR_OPTIONS = {
+  realm: { type: 'string' },
+  'state-root': { type: 'string' },
+  host: { type: 'string' },
+  port: { type: 'string' },
+  json: { type: 'boolean', default: false },
+  help: { type: 'boolean', short: 'h', default: false },
+} as const;
+
 export interface DoctorDeps {
   /** Why the uWebSockets.js binding cannot load here, or undefined (http/create-server.ts; main.ts passes it). */
   uwsProbe: () => string | undefined;
@@ -62,20 +71,10 @@ export interface DoctorDeps {
 export async function runDoctorCli(args: string[], env: NodeJS.ProcessEnv, deps: DoctorDeps): Promise<CliResult> {
   let values;
   try {
-    ({ values } = parseArgs({
-      args,
-      options: {
-        realm: { type: 'string' },
-        'state-root': { type: 'string' },
-        host: { type: 'string' },
-        port: { type: 'string' },
-        json: { type: 'boolean', default: false },
-        help: { type: 'boolean', short: 'h', default: false },
-      },
-      allowPositionals: false,
-    }));
+    ({ values } = parseLine(args, DOCTOR_OPTIONS, { positionals: false }));
   } catch (err) {
-    return usage(err instanceof Error ? err.message : String(err));
+    if (!(err instanceof CliArgsError)) throw err;
+    return usage(err.message);
   }
   if (values.help) return { code: 0, stdout: DOCTOR_HELP, stderr: '' };
   const realm = values.realm ?? NPM_START_REALM;

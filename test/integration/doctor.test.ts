@@ -226,5 +226,12 @@ describe('warren doctor', () => {
     const bad = await doctor(['--port', 'x']);
     assert.equal(bad.code, 2);
     assert.match(bad.stderr, /^warren doctor: --port must be an integer/);
+    // The shared command-line parser's wording (config/cli-args.ts), like every other command.
+    const unknown = await doctor(['--prot', '1']);
+    assert.equal(unknown.code, 2);
+    assert.match(unknown.stderr, /^warren doctor: unknown option '--prot'/);
+    const missing = await doctor(['--realm']);
+    assert.equal(missing.code, 2);
+    assert.match(missing.stderr, /^warren doctor: --realm needs a value/);
   });
 });
