@@ -12,6 +12,7 @@ import { call, startClusterNode, type TestApp } from '../helpers/app.ts';
 import { rpcOk } from '../helpers/mob-driver.ts';
 import { testPostgres } from '../helpers/postgres.ts';
 import { missingPart } from '../helpers/absent.ts';
+import { poll } from '../helpers/wait.ts';
 
 const pgServer = await testPostgres();
 
@@ -63,8 +64,19 @@ if (!pgServer.ok) {
       assert.equal((await call(a.url, 'GET', `/sessions/${moved}/status`)).status, 200);
       assert.equal((await call(b.url, 'GET', `/sessions/${onB}/status`)).status, 200);
 
-      const hosts = await call(b.url, 'GET', '/mob/x/hosts');
-      assert.equal(hosts.status, 200, JSON.stringify(hosts.body));
+      // The list follows the leases and the nodes' heartbeats, which a loaded machine may deliver late: asked
+      // until both hosts appear (bounded; the last answer is the failure's detail).
+      let last: unknown;
+      const hosts = await poll(
+        'B to list both nodes as mob hosts',
+        async () => {
+          const res = await call(b.url, 'GET', '/mob/x/hosts');
+          last = res.body;
+          assert.equal(res.status, 200, JSON.stringify(res.body));
+          return res.body.hosts.length === 2 && res;
+        },
+        { timeoutMs: 20_000, intervalMs: 250, detail: () => JSON.stringify(last) },
+      );
       const byId = new Map(hosts.body.hosts.map((h: { host_id: string }) => [h.host_id, h]));
       assert.equal(byId.size, 2, JSON.stringify(hosts.body));
       const here = byId.get(bInfo.host_id) as Record<string, unknown>;
