@@ -2,7 +2,8 @@
 // with a fresh user-data-dir per launch. Tests skip with `chromiumSkipReason` where no binary exists (in CI only
 // when WARREN_TEST_ABSENT names chromium: test/helpers/absent.ts).
 import { existsSync } from 'node:fs';
-import { chromium, type BrowserContext } from 'playwright-core';
+import type { TestContext } from 'node:test';
+import { chromium, type BrowserContext, type Page } from 'playwright-core';
 import { skipUnlessRequired } from './absent.ts';
 import { tmpDir } from './tmp-dir.ts';
 
@@ -44,4 +45,19 @@ export async function launchChromium(
       await profile.cleanup();
     },
   };
+}
+
+/**
+ * A page in a fresh browser (closed when `t` ends, or earlier by the test: before its servers, whose close waits
+ * for the browser's connections), and the page's uncaught errors as they happen (a test expects none).
+ */
+export async function openPage(
+  t: TestContext,
+): Promise<{ browser: Awaited<ReturnType<typeof launchChromium>>; page: Page; pageErrors: string[] }> {
+  const browser = await launchChromium();
+  t.after(() => browser.close());
+  const page = await browser.context.newPage();
+  const pageErrors: string[] = [];
+  page.on('pageerror', (err) => pageErrors.push(String(err)));
+  return { browser, page, pageErrors };
 }

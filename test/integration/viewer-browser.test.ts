@@ -13,7 +13,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { WarrenClient } from '../../client/src/client.ts';
 import { call, startApp } from '../helpers/app.ts';
-import { chromiumSkipReason, launchChromium } from '../helpers/chromium.ts';
+import { chromiumSkipReason, openPage } from '../helpers/chromium.ts';
 import { deferred } from '../helpers/gates.ts';
 import { createKey } from '../helpers/keys-cli.ts';
 import { rpcOk, TEAM } from '../helpers/mob-driver.ts';
@@ -43,11 +43,7 @@ describe('actor viewer in Chromium', { skip: chromiumSkipReason }, () => {
     const client = new WarrenClient(app.url);
     const { session_id: id } = await client.createSession({ prompt: 'hello', provider: 'scripted', labels: { demo: 'viewer' } });
     await client.createSession({ prompt: 'a second session', provider: 'scripted' });
-    const browser = await launchChromium();
-    t.after(() => browser.close());
-    const page = await browser.context.newPage();
-    const pageErrors: string[] = [];
-    page.on('pageerror', (err) => pageErrors.push(String(err)));
+    const { browser, page, pageErrors } = await openPage(t);
     await page.goto(`${app.url}/ui`);
     await page.waitForSelector('body[data-connected="true"]');
     // Each row shows how long its actor has been in its state.
@@ -147,11 +143,7 @@ describe('actor viewer in Chromium', { skip: chromiumSkipReason }, () => {
       (err: unknown) => err,
     );
     await poll('the turn to be held in its model call', async () => (await c.sessionStatus(id)).phase === 'calling_model');
-    const browser = await launchChromium();
-    t.after(() => browser.close());
-    const page = await browser.context.newPage();
-    const pageErrors: string[] = [];
-    page.on('pageerror', (err) => pageErrors.push(String(err)));
+    const { browser, page, pageErrors } = await openPage(t);
     await page.goto(`${app.url}/ui`);
     // The page itself loads without a key; its first data request answers 401 and the page asks for one.
     await page.waitForSelector('#key-form:not([hidden])');
@@ -190,11 +182,7 @@ describe('actor viewer in Chromium', { skip: chromiumSkipReason }, () => {
     const app = await startApp(t);
     await rpcOk(app.url, 'mob/create', { mob_id: 'crew', definition: { members: TEAM.members } });
     assert.equal((await call(app.url, 'POST', '/mob/crew/wait-kickoff')).status, 200);
-    const browser = await launchChromium();
-    t.after(() => browser.close());
-    const page = await browser.context.newPage();
-    const pageErrors: string[] = [];
-    page.on('pageerror', (err) => pageErrors.push(String(err)));
+    const { browser, page, pageErrors } = await openPage(t);
     await page.goto(`${app.url}/ui`);
     await page.waitForSelector('tr[data-actor-id="crew"]');
     const under = () =>

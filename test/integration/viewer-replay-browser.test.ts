@@ -12,7 +12,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { WarrenClient } from '../../client/src/client.ts';
 import { call, startApp } from '../helpers/app.ts';
-import { chromiumSkipReason, launchChromium } from '../helpers/chromium.ts';
+import { chromiumSkipReason, openPage } from '../helpers/chromium.ts';
 import { deferred } from '../helpers/gates.ts';
 import { startHookServer } from '../helpers/hook-fixtures.ts';
 import { createKey } from '../helpers/keys-cli.ts';
@@ -40,11 +40,7 @@ describe('viewer forks and replays in Chromium', { skip: chromiumSkipReason }, (
       assert.equal(r.status, 200, JSON.stringify(r.body));
     }
 
-    const browser = await launchChromium();
-    t.after(() => browser.close());
-    const page = await browser.context.newPage();
-    const pageErrors: string[] = [];
-    page.on('pageerror', (err) => pageErrors.push(String(err)));
+    const { browser, page, pageErrors } = await openPage(t);
     await page.goto(`${app.url}/ui?kind=session&id=${id}`);
     await page.waitForSelector('#turns li[data-turn="3"]');
     const prompts = await page.$$eval('#turns li .prompt', (els) => els.map((e) => e.textContent));
@@ -120,11 +116,7 @@ describe('viewer forks and replays in Chromium', { skip: chromiumSkipReason }, (
     const c = new WarrenClient(app.url, { headers: { authorization: `Bearer ${worker}` } });
     const { session_id: id } = await c.createSession({ prompt: 'one', provider: 'scripted' });
     await c.continueSession(id, { prompt: 'two' });
-    const browser = await launchChromium();
-    t.after(() => browser.close());
-    const page = await browser.context.newPage();
-    const pageErrors: string[] = [];
-    page.on('pageerror', (err) => pageErrors.push(String(err)));
+    const { browser, page, pageErrors } = await openPage(t);
     await page.goto(`${app.url}/ui?kind=session&id=${id}`);
     await page.waitForSelector('#key-form:not([hidden])');
     await page.fill('#key-input', reader);
