@@ -2,7 +2,7 @@
 // uses MCP: built from `[tools] mcp_servers` plus the session's persisted changes, staged by the
 // /sessions/{id}/mcp/add|remove|reload commands and applied when a turn builds its tool set (the
 // boundary). http/handlers/mcp.ts sends the commands; http/modules/mcp-module.ts contributes
-// `toolsAtBoundary` as the MCP module's session tools.
+// `toolsFor` as the MCP module's session tools.
 import type { RealmCipher } from './auth/realm-key.ts';
 import { hasPlaintextSecrets, openMcpRecord, sealMcpRecord } from './mcp-sealing.ts';
 import type { Logger } from 'pino';
@@ -154,7 +154,7 @@ export class McpLive {
    * the staged changes and returns the MCP tools of the turn. A session whose servers were never loaded
    * in this process starts loading them in the background (they appear from a later turn on).
    */
-  toolsAtBoundary(sessionId: string): Tool[] {
+  toolsFor(sessionId: string): Tool[] {
     const set = this.sets.get(sessionId);
     if (set === undefined) {
       if (!this.closed)

@@ -95,13 +95,14 @@ export class Supervisor {
   readonly capabilities: CapabilityRegistry;
   readonly requests = new RequestRegistry();
   /** The tools module units add to agents (actors/tool-contributions.ts). */
-  readonly tools = new ToolContributions();
+  readonly tools: ToolContributions;
   /** Closed after every actor kind (modules' own resources). */
   private readonly closers: Array<() => Promise<void>> = [];
 
   constructor(readonly deps: RuntimeDeps) {
     this.registry = new ActorRegistry({ now: deps.now, log: deps.log });
     this.capabilities = new CapabilityRegistry(() => deps.config());
+    this.tools = new ToolContributions((id) => this.capabilities.status(id) === 'Available');
   }
 
   /** Runs `close` at shutdown, after every actor has stopped (newest first). */

@@ -15,7 +15,7 @@ import { parseProgramLine } from '../config/cli-args.ts';
 
 const { values } = parseProgramLine(
   'bench/turn-files.ts',
-  { warmup: { type: 'string', default: '50' }, list: { type: 'boolean', default: false } },
+  { warmup: { type: 'string', default: '50' }, list: { type: 'boolean', default: false }, functions: { type: 'boolean', default: false } },
   { positionals: false },
 );
 const root = fileURLToPath(new URL('..', import.meta.url));
@@ -53,14 +53,25 @@ try {
   await session.post('Profiler.stopPreciseCoverage');
   session.disconnect();
   const files = new Set<string>();
+  const functions = new Map<string, string[]>();
   for (const script of result) {
     if (!script.url.startsWith('file://')) continue;
     const path = relative(root, fileURLToPath(script.url));
     if (path.startsWith('..') || path.includes('node_modules') || path.startsWith('bench/')) continue;
-    if (script.functions.some((f) => f.ranges.some((r) => r.count > 0))) files.add(path);
+    const ran = script.functions.filter((f) => f.ranges[0].count > 0);
+    if (ran.length === 0) continue;
+    files.add(path);
+    functions.set(
+      path,
+      ran.map((f) => f.functionName || '(anonymous)'),
+    );
   }
   process.stdout.write(`project files run by one POST /sessions after ${values.warmup} warm-up requests: ${files.size}\n`);
-  if (values.list) for (const f of [...files].sort()) process.stdout.write(`  ${f}\n`);
+  if (values.list || values.functions)
+    for (const f of [...files].sort()) {
+      const names = values.functions ? `: ${[...new Set(functions.get(f))].join(', ')}` : '';
+      process.stdout.write(`  ${f}${names}\n`);
+    }
 } finally {
   await app.close();
   await rm(dir, { recursive: true, force: true });

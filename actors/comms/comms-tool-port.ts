@@ -3,11 +3,17 @@
 import type { CommsSendRequest } from '../../contracts/comms.ts';
 import { createCommsTools } from '../../tools/comms-tools.ts';
 import type { Tool } from '../../tools/tool.ts';
+import type { ToolSource } from '../tool-contributions.ts';
 import type { CommsHost } from './comms-host.ts';
 import { replyToPeer, sendComms } from './comms-send.ts';
 
+/** The comms tools of each session with a comms name, bound to that session. */
+export function commsToolSource(host: CommsHost): ToolSource {
+  return { toolsFor: (sessionId) => commsToolsFor(host, sessionId) };
+}
+
 /** The comms tools acting on behalf of `sessionId`. */
-export function commsToolsFor(host: CommsHost, sessionId: string): Tool[] {
+function commsToolsFor(host: CommsHost, sessionId: string): Tool[] {
   return createCommsTools({
     peers: () => host.peers(sessionId),
     send: (command) => sendComms(host, { ...command, session_id: sessionId } as CommsSendRequest),

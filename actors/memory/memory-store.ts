@@ -9,6 +9,7 @@ import type { Message } from '../../contracts/transcript.ts';
 import { MEMORY_DOC_KIND, namespaceOf, readRecords } from '../../storage/record-kinds.ts';
 import type { Store, StoreOp } from '../../storage/store.ts';
 import type { DiscardSink } from '../compaction.ts';
+import type { ToolSource } from '../tool-contributions.ts';
 import { cosine, type Embedder } from './embeddings.ts';
 import { createMemorySearchTool } from '../../tools/memory-tools.ts';
 import type { Tool } from '../../tools/tool.ts';
@@ -58,7 +59,7 @@ function memoryText(row: Message): { role: StoredMemoryDoc['role']; text: string
   return undefined;
 }
 
-export class MemoryStore implements DiscardSink {
+export class MemoryStore implements DiscardSink, ToolSource {
   private readonly indexes = new Map<string, Promise<SessionIndex>>();
 
   constructor(
@@ -66,6 +67,11 @@ export class MemoryStore implements DiscardSink {
     /** The embedder of the current config, or undefined (full-text only). */
     private readonly embedder: () => Embedder | undefined,
   ) {}
+
+  /** memory_search over this session's store (sessions created with enable_memory). */
+  toolsFor(sessionId: string): Tool[] {
+    return [createMemorySearchTool((query, limit, signal) => this.search(sessionId, query, limit, signal))];
+  }
 
   async ops(sessionId: string, settings: Readonly<Record<string, unknown>>, discarded: Message[], atMs: number): Promise<StoreOp[]> {
     if (settings.memory !== true) return [];
@@ -173,9 +179,4 @@ export class MemoryStore implements DiscardSink {
   evict(sessionId: string): void {
     this.indexes.delete(sessionId);
   }
-}
-
-/** The memory_search tool of one session, bound to the store. */
-export function memoryTools(memory: MemoryStore, sessionId: string): Tool[] {
-  return [createMemorySearchTool((query, limit, signal) => memory.search(sessionId, query, limit, signal))];
 }

@@ -9,6 +9,10 @@ import { ServiceError } from '../../contracts/errors.ts';
 import { hostIdentity } from '../../contracts/routes-system.ts';
 import type { SessionHost } from '../session/session-host.ts';
 import type { Supervisor } from '../supervisor.ts';
+import type { ToolSource } from '../tool-contributions.ts';
+import type { SessionSettings } from '../../contracts/records.ts';
+import type { Tool } from '../../tools/tool.ts';
+import { mobToolsFor } from './mob-tool-port.ts';
 import { mergeEvents, moduleEnvelope, normalizeModuleLines, NormalizationError } from './envelope.ts';
 import { FlowRunner } from './flow-runner.ts';
 import { memberSessions } from './member-sessions.ts';
@@ -68,7 +72,7 @@ export interface MobRuntimeOptions {
   placement?: Partial<Omit<PlacementDeps, 'baseUrl' | 'now'>>;
 }
 
-export class MobRuntime {
+export class MobRuntime implements ToolSource {
   readonly ledger: MobLedger;
   readonly host: MobHost;
   readonly flows: FlowRunner;
@@ -113,6 +117,12 @@ export class MobRuntime {
   async close(): Promise<void> {
     for (const s of [...this.streams]) s.close();
     await this.ledger.flushed();
+  }
+
+  /** The mob tools of a member session, bound to its mob and identity. */
+  toolsFor(_sessionId: string, settings: SessionSettings): Tool[] {
+    const m = settings.mob_member;
+    return m ? mobToolsFor(this, m.mob_id, m.agent_identity) : [];
   }
 
   memberSnapshot(mob: MobActor, rec: MemberRecord) {

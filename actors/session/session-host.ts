@@ -53,7 +53,7 @@ function sameTools(a: readonly Tool[], b: readonly Tool[]): boolean {
 /** The session's tools: builtins and shell by its flags, plus what other modules contribute. */
 function sessionToolset(sup: Supervisor, cfg: Config, sessionId: string, settings: SessionSettings): TurnToolset | null {
   if (settings.tools_off) return null;
-  const extra = sup.tools.forSession(sessionId, settings as unknown as Readonly<Record<string, unknown>>);
+  const extra = sup.tools.forSession(sessionId, settings);
   if (!settings.builtins && !settings.shell) {
     if (extra.length === 0) return null;
     const shared = sharedToolsets.get(sup);

@@ -14,10 +14,10 @@ export function authModule(ctx: ModuleContext): ModuleUnit {
   const { deps } = ctx.supervisor;
   if (!ctx.realm.dir) throw new Error('the auth module needs the realm directory (RealmInfo.dir)');
   const key = openRealmKey(join(ctx.realm.dir, REALM_KEY_FILE));
-  const credentials = new CredentialStore(deps.store, key, ctx.realm.realmId, () => ctx.config.current());
+  const credentials = new CredentialStore(deps.store, key, ctx.realm.realmId, ctx.supervisor.deps.config);
   const authDeps = {
     credentials,
-    config: () => ctx.config.current(),
+    config: ctx.supervisor.deps.config,
     env: ctx.env,
     now: ctx.clock('auth'),
     log: ctx.log.child({ component: 'auth' }),

@@ -2,7 +2,7 @@
 // events, terminal peer responses), the comms agent actor kind (keep-alive sessions), the comms tools,
 // the [comms] config section and the `comms` capability.
 import { ACCEPT_CALL, CommsHost } from '../../actors/comms/comms-host.ts';
-import { commsToolsFor } from '../../actors/comms/comms-tool-port.ts';
+import { commsToolSource } from '../../actors/comms/comms-tool-port.ts';
 import { COMMS_AGENT_KIND } from '../../actors/comms/keep-alive.ts';
 import { COMMS_ROUTES } from '../../contracts/routes-comms.ts';
 import { commsHandlers } from '../handlers/comms.ts';
@@ -12,7 +12,7 @@ export function commsModule(ctx: ModuleContext): ModuleUnit {
   const { deps } = ctx.supervisor;
   const host = new CommsHost({
     sessions: ctx.sessions(),
-    config: () => ctx.config.current(),
+    config: ctx.supervisor.deps.config,
     log: ctx.log.child({ component: 'comms' }),
     now: deps.now,
   });
@@ -25,9 +25,7 @@ export function commsModule(ctx: ModuleContext): ModuleUnit {
     routes: COMMS_ROUTES,
     handlers: commsHandlers(host, ctx.realm.realmId, secret),
     actorKinds: [COMMS_AGENT_KIND],
-    tools: {
-      tools: ({ sessionId, settings }) => (settings.comms_name ? commsToolsFor(host, sessionId) : []),
-    },
+    tools: { flag: 'comms_name', tools: commsToolSource(host) },
     configKeys: ['comms'],
     // SPEC: comms is "compiled in"; no config gate.
     capabilities: [{ id: 'comms', gate: null }],

@@ -4,7 +4,7 @@
 // capability and the memory_search tool of sessions created with enable_memory).
 import { Compactor } from '../../actors/compaction.ts';
 import { createEmbedder, type Embedder } from '../../actors/memory/embeddings.ts';
-import { MemoryStore, memoryTools } from '../../actors/memory/memory-store.ts';
+import { MemoryStore } from '../../actors/memory/memory-store.ts';
 import type { ModuleContext, ModuleUnit } from '../module-unit.ts';
 
 export function contextModule(ctx: ModuleContext): ModuleUnit {
@@ -35,8 +35,6 @@ export function contextModule(ctx: ModuleContext): ModuleUnit {
             : 'Semantic memory store: full-text search only (no embeddings endpoint configured) over what compaction removed',
       },
     ],
-    tools: {
-      tools: ({ sessionId, settings }) => (settings.memory === true ? memoryTools(memory, sessionId) : []),
-    },
+    tools: { flag: 'memory', tools: memory },
   };
 }

@@ -67,7 +67,7 @@ export function extensionsModule(ctx: ModuleContext): ModuleUnit {
   const webhooks = new WebhookService({
     store: deps.store,
     log: ctx.log.child({ component: 'webhooks' }),
-    config: () => ctx.config.current(),
+    config: ctx.supervisor.deps.config,
     now: ctx.clock('webhooks'),
     env: ctx.env,
     outbound: deps.outbound,

@@ -20,7 +20,7 @@ export function mcpModule(ctx: ModuleContext): ModuleUnit {
     sessions: ctx.sessions(),
     store: deps.store,
     log: ctx.log.child({ component: 'mcp' }),
-    config: () => ctx.config.current(),
+    config: ctx.supervisor.deps.config,
     contextRoot: ctx.realm.contextRoot,
     clientInfo: { name: 'warren', version: WARREN_VERSION },
     fetch: deps.outbound?.fetch,
@@ -33,7 +33,7 @@ export function mcpModule(ctx: ModuleContext): ModuleUnit {
     name: 'mcp',
     routes: [...MCP_ROUTES, ...MCP_ENDPOINT_ROUTES],
     handlers: { ...mcpHandlers(live, ctx.realm.realmId), ...endpoint.handlers },
-    tools: { tools: ({ sessionId }) => live.toolsAtBoundary(sessionId) },
+    tools: { tools: live },
     capabilities: [{ id: 'mcp_live' }],
     close: async () => {
       await live.close();

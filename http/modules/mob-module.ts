@@ -4,7 +4,6 @@
 // capability (feature flag `mobs`). See docs/mobs.md.
 import { MEMBER_KIND, MOB_KIND } from '../../actors/mob/mob-actor.ts';
 import { MobRuntime } from '../../actors/mob/mob-runtime.ts';
-import { mobToolsFor } from '../../actors/mob/mob-tool-port.ts';
 import { mobSchedulePort } from '../../actors/mob/mob-schedule-port.ts';
 import { provideMobRuntime } from '../../actors/work-bindings/ports.ts';
 import { MOB_ROUTES } from '../../contracts/routes-mob.ts';
@@ -35,12 +34,7 @@ export function mobModule(ctx: ModuleContext): ModuleUnit {
     handlers: { ...mobRpcHandlers(rt, limits), ...mobHandlers(rt) },
     websockets: [mobRpcSocket(rt, ctx.log.child({ component: 'mob-rpc' }), limits, ctx.supervisor.deps.ownerCalls)],
     actorKinds: [MOB_KIND, MEMBER_KIND],
-    tools: {
-      tools: ({ settings }) => {
-        const m = settings.mob_member as { mob_id: string; agent_identity: string } | undefined;
-        return m ? mobToolsFor(rt, m.mob_id, m.agent_identity) : [];
-      },
-    },
+    tools: { flag: 'mob_member', tools: rt },
     capabilities: [{ id: 'mob', gate: null }],
     start: () => rt.start(),
     close: () => rt.close(),

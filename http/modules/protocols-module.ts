@@ -20,14 +20,14 @@ export function protocolsModule(ctx: ModuleContext): ModuleUnit {
   const sessions = ctx.sessions();
   const turns = new ProtocolTurns(sessions, ctx.supervisor.deps.store, ctx.clock('protocols'));
   const remotes = new A2aRemotes({
-    config: () => ctx.config.current(),
+    config: ctx.supervisor.deps.config,
     env: ctx.env,
     fetch: ctx.supervisor.deps.outbound?.fetch ?? globalThis.fetch,
   });
   return {
     name: 'protocols',
     configKeys: ['a2a'],
-    tools: { tools: () => remotes.tools() },
+    tools: { tools: remotes },
     routes: [...PROTOCOL_ROUTES, ...LANGGRAPH_ROUTES, ...A2A_ROUTES],
     handlers: {
       ...openaiResponsesHandlers(sessions, turns),

@@ -1,26 +1,18 @@
 // http/modules/replay-module.ts: record, replay, fork, rerun and portable sessions (issue 34,
 // docs/replay.md). Installs the turn recorder (RuntimeDeps.recorder, `[record]`), serves the replay
 // routes and, at start, archives replays a crash left running.
-import { Value } from 'typebox/value';
-import { TurnRecorder, type RecordSettings } from '../../actors/replay/recorder.ts';
+import { RecordConfig } from '../../actors/replay/record-config.ts';
+import { TurnRecorder } from '../../actors/replay/recorder.ts';
 import { ReplayService } from '../../actors/replay/replay-service.ts';
-import { runEntries } from '../../actors/turn-features/hook-engine.ts';
-import { RecordSection, REPLAY_EXTENSION, REPLAY_ROUTES } from '../../contracts/replay.ts';
+import { REPLAY_EXTENSION, REPLAY_ROUTES } from '../../contracts/replay.ts';
 import { replayHandlers } from '../handlers/replay.ts';
 import type { ModuleContext, ModuleUnit } from '../module-unit.ts';
 
 export function replayModule(ctx: ModuleContext): ModuleUnit {
   const { deps } = ctx.supervisor;
-  let cached: { raw: unknown; value: RecordSettings } | undefined;
-  const settings = (): RecordSettings => {
-    const raw = (ctx.config.current() as { record?: unknown }).record;
-    if (!cached || cached.raw !== raw) cached = { raw, value: Value.Default(RecordSection, structuredClone(raw ?? {})) as RecordSettings };
-    return cached.value;
-  };
   // A run's hooks as the turn-features module runs them (none when that module is not installed).
-  const recorder = new TurnRecorder(settings, ctx.clock('replay'), (override) =>
-    deps.turnFeatures ? runEntries(ctx.config.current().hooks.entries, override) : [],
-  );
+  const record = new RecordConfig(deps);
+  const recorder = new TurnRecorder(record.settings, ctx.clock('replay'), record.hookEntries);
   deps.recorder = recorder;
   const service = new ReplayService(ctx.sessions(), recorder);
   const running = new Set<Promise<unknown>>();

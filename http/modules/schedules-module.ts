@@ -33,7 +33,7 @@ export function schedulesModule(opts: SchedulesModuleOptions = {}): { factory: M
       routes: SCHEDULE_ROUTES,
       handlers: scheduleHandlers({ host: schedules, enabled: () => ctx.config.current().tools.schedule_enabled }),
       actorKinds: [SCHEDULE_KIND],
-      tools: { tools: ({ settings }) => (settings.schedule === true ? tools : []) },
+      tools: { flag: 'schedule', tools },
       capabilities: [{ id: 'schedule' }],
       close: () => schedules.drain(),
     };

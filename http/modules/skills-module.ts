@@ -34,7 +34,7 @@ export function skillsModule(ctx: ModuleContext): ModuleUnit {
     routes: SKILL_ROUTES,
     handlers: skillHandlers({ enabled, list: () => catalog.list() }),
     // The skill tools come with the builtin tool category, while skills are enabled.
-    tools: { tools: ({ settings }) => (settings.builtins === true && enabled() ? tools : []) },
+    tools: { flag: 'builtins', capability: 'skills', tools },
     configKeys: ['skills'],
     capabilities: [{ id: 'skills' }],
   };

@@ -9,7 +9,7 @@ import { sessionHandlers } from '../handlers/sessions.ts';
 import type { ModuleContext, ModuleUnit } from '../module-unit.ts';
 
 export function turnFeaturesModule(ctx: ModuleContext): ModuleUnit {
-  const service = new TurnFeatureService(() => ctx.config.current(), ctx.clock('budget'), ctx.env);
+  const service = new TurnFeatureService(ctx.supervisor.deps.config, ctx.clock('budget'), ctx.env);
   ctx.supervisor.deps.turnFeatures = service;
   // A help question is a session create with a fixed body; the create handler answers it.
   const create = sessionHandlers(ctx.sessions(), ctx.realm.realmId, { tools_off: true })['sessions.create'];

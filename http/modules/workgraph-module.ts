@@ -37,7 +37,7 @@ export function workgraphModule(ctx: ModuleContext): ModuleUnit {
     routes: WORKGRAPH_ROUTES,
     handlers: workGraphHandlers(host),
     actorKinds: [WORKGRAPH_KIND],
-    tools: { tools: ({ settings }) => (settings.workgraph === true ? tools : []) },
+    tools: { flag: 'workgraph', tools },
     capabilities: [{ id: 'work_graph' }],
     close: async () => clearInterval(sweep),
   };

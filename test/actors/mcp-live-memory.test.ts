@@ -22,17 +22,17 @@ describe('MCP live: sessions without servers', () => {
     });
     t.after(() => live.close());
     // The first boundary of each session starts the load in the background and gives no tools.
-    for (let i = 0; i < 3; i++) assert.deepEqual(live.toolsAtBoundary(`s${i}`), []);
+    for (let i = 0; i < 3; i++) assert.deepEqual(live.toolsFor(`s${i}`), []);
     await settle();
     assert.equal(live.knownWithoutServers, 3);
     for (let i = 3; i < 10; i++) {
-      live.toolsAtBoundary(`s${i}`);
+      live.toolsFor(`s${i}`);
       await settle();
       assert.ok(live.knownWithoutServers <= 3, `at most 3 remembered after s${i}: ${live.knownWithoutServers}`);
     }
     // A forgotten session is loaded again and still has no tools.
-    assert.deepEqual(live.toolsAtBoundary('s0'), []);
+    assert.deepEqual(live.toolsFor('s0'), []);
     await settle();
-    assert.deepEqual(live.toolsAtBoundary('s0'), []);
+    assert.deepEqual(live.toolsFor('s0'), []);
   });
 });

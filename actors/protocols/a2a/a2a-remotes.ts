@@ -102,8 +102,8 @@ export class A2aRemotes {
 
   constructor(private readonly opts: A2aRemotesOptions) {}
 
-  /** One tool per configured remote (rebuilt when the section changes). */
-  tools(): readonly Tool[] {
+  /** One tool per configured remote, the same for every session (rebuilt when the section changes). */
+  toolsFor(): readonly Tool[] {
     const remotes = this.opts.config().a2a?.remotes;
     if (remotes !== this.built.from) {
       this.cards.clear();
