@@ -4,13 +4,13 @@
 // waiting for kickoffs. Each turn moves the member's machine and goes to the live agent tap
 // (mob-agent-events.ts); its end goes to the durable ledger. MobHost (mob-host.ts) holds the membership
 // these turns run on.
-import { randomUUID } from 'node:crypto';
 import { ServiceError } from '../../contracts/errors.ts';
 import type { MemberRecord } from '../../contracts/mob.ts';
 import type { ContentInput } from '../../contracts/transcript.ts';
 import type { TurnReply } from '../session/session-commands.ts';
 import type { MemberRuntime, MobActor } from './mob-actor.ts';
 import type { MobHost } from './mob-host.ts';
+import { uuidv7 } from '../../contracts/uuidv7.ts';
 
 function messageOf(err: unknown): string {
   return err instanceof Error ? err.message : String(err);
@@ -23,7 +23,7 @@ export class MemberTurns {
   kickoff(mob: MobActor, m: MemberRuntime, prompt?: string, injected?: ContentInput[]): Promise<TurnReply> {
     const { host } = this;
     const spec = m.record.spec;
-    const sessionId = randomUUID();
+    const sessionId = uuidv7();
     m.record.session_id = sessionId;
     m.record.kickoff = 'pending';
     delete m.record.last_error;

@@ -4,7 +4,6 @@
 // binding, not a secret); a recorded `hooks_override` may carry them, so its hooks are written by
 // reference (hook-summary.ts redactOverride: hashes, no secret). import() validates every line and writes
 // the session in one atomic commit.
-import { randomUUID } from 'node:crypto';
 import { Value } from 'typebox/value';
 import { ServiceError } from '../../contracts/errors.ts';
 import { LedgerEntry, SessionRecord, type PersistedState } from '../../contracts/records.ts';
@@ -23,6 +22,7 @@ import { redactOverride } from './hook-summary.ts';
 import type { Store, StoreOp } from '../../storage/store.ts';
 import { sessionNotFound } from '../../contracts/errors.ts';
 import { readRecord, readRecords, RECORDING_PRUNED_KIND, TURN_RECORDING_KIND } from '../../storage/record-kinds.ts';
+import { uuidv7 } from '../../contracts/uuidv7.ts';
 
 type Line =
   | { type: 'header'; format: string; v: number; session_id: string; exported_at_ms: number; realm_id: string; backend: string }
@@ -135,7 +135,7 @@ export async function importSession(
   if (!record) throw new ServiceError('BAD_REQUEST', 'import: no session record');
   if (record.message_count !== rows.length)
     throw new ServiceError('BAD_REQUEST', `import: the record counts ${record.message_count} rows, the file holds ${rows.length}`);
-  const sessionId = opts.newId ? randomUUID() : record.session_id;
+  const sessionId = opts.newId ? uuidv7() : record.session_id;
   if (!opts.newId && (await store.getSession(sessionId)))
     throw new ServiceError('CONFLICT', `session ${sessionId} already exists in this realm (import with new_id=true)`);
   const session: SessionRecord = {

@@ -27,6 +27,7 @@ import { exportSession, importSession } from './portable.ts';
 import { ReplayCursor, RerunCursor, type TurnRecorder } from './recorder.ts';
 import { replayStart, turnList, turnStarts } from './replay-start.ts';
 import { readRecord, readRecords, RECORDING_PRUNED_KIND, REPLAY_REPORT_KIND, TURN_RECORDING_KIND } from '../../storage/record-kinds.ts';
+import { uuidv7 } from '../../contracts/uuidv7.ts';
 
 const REPORT_NS = 'replay.report';
 const LABEL_REPLAY_OF = 'warren.replay_of';
@@ -98,7 +99,7 @@ export class ReplayService {
     };
     return {
       v: 2,
-      session_id: randomUUID(),
+      session_id: uuidv7(),
       created_at_ms: now,
       updated_at_ms: now,
       archived: false,

@@ -2,7 +2,6 @@
 // occurrence with a compare-and-set in the store (so only one process ever fires it), decide misfire /
 // missing target / overlap (machines/schedule-policy.ts), dispatch a real turn into the target session
 // and record every phase move durably; recover occurrences whose claim lease expired (a dead process).
-import { randomUUID } from 'node:crypto';
 import { ServiceError } from '../../contracts/errors.ts';
 import type { Occurrence, OccurrencePhase } from '../../contracts/schedule.ts';
 import { canMove, decideLateness, decideMissingTarget, decideOverlap } from '../../machines/schedule-policy.ts';
@@ -13,6 +12,7 @@ import type { ScheduleActor } from './schedule-actor.ts';
 import { targetSessionId } from './schedule-validate.ts';
 import { failureClass } from './session-port.ts';
 import { handleMobDue } from './mob-targets.ts';
+import { uuidv7 } from '../../contracts/uuidv7.ts';
 
 /** A firing that failed (store error) is retried this much later. */
 const FIRE_RETRY_MS = 5_000;
@@ -199,7 +199,7 @@ function resolveTarget(actor: ScheduleActor, cell: OccurrenceCell): ResolvedTarg
   // A crash-retried dispatch reuses the session it already chose; otherwise the schedule's bound session.
   const live = actor.record.schedule.target;
   const bound = cell.rec.session_id ?? (live.type === 'materialize_on_demand_session' ? live.bound_session_id : undefined);
-  return { sessionId: bound ?? randomUUID(), materialize: true };
+  return { sessionId: bound ?? uuidv7(), materialize: true };
 }
 
 function claimPatch(actor: ScheduleActor, nowMs: number): Partial<Occurrence> {

@@ -15,7 +15,8 @@ import { DueWheel } from './due-wheel.ts';
 import { fire } from './occurrence-runner.ts';
 import { nextDueOf, ScheduleActor, type ScheduleDeps } from './schedule-actor.ts';
 import { planAhead } from './schedule-plan.ts';
-import { casPut, iso, isUuid, SCHEDULE_NS, uuidv7, type OccurrenceRecord, type ScheduleRecord } from './schedule-records.ts';
+import { casPut, iso, isUuid, SCHEDULE_NS, type OccurrenceRecord, type ScheduleRecord } from './schedule-records.ts';
+import { uuidv7 } from '../../contracts/uuidv7.ts';
 import { fieldsForCreate } from './schedule-validate.ts';
 import type { SessionPort } from './session-port.ts';
 import {

@@ -4,7 +4,8 @@
 // planning the same schedule never overwrite each other's claims.
 import type { Occurrence, Schedule } from '../../contracts/schedule.ts';
 import type { StoreOp } from '../../storage/store.ts';
-import { casPut, iso, occurrenceKey, occurrenceNs, uuidv7, type OccurrenceRecord } from './schedule-records.ts';
+import { casPut, iso, occurrenceKey, occurrenceNs, type OccurrenceRecord } from './schedule-records.ts';
+import { uuidv7 } from '../../contracts/uuidv7.ts';
 import { dueTimes } from './trigger-plan.ts';
 
 const DAY_MS = 86_400_000;

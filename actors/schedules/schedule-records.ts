@@ -2,7 +2,6 @@
 // (generic records, so every backend holds them) and the compare-and-set writes on them. Every stored
 // record carries `rev`, bumped on each write and checked with the store's checkRecord op, so two
 // processes on one realm never both move the same occurrence.
-import { randomBytes } from 'node:crypto';
 import type { Occurrence, Schedule } from '../../contracts/schedule.ts';
 import type { ScheduleMachineContext, ScheduleStateValue } from '../../machines/schedule-machine.ts';
 import type { StoreOp } from '../../storage/store.ts';
@@ -47,20 +46,6 @@ export function casPut(ns: string, key: string, rev: number | null, value: { rev
 /** The user-row marker of an occurrence's turn (SessionActor stores it as the row's identity). */
 export function occurrenceMarker(occurrenceId: string): string {
   return `schedule-occurrence:${occurrenceId}`;
-}
-
-/** A UUIDv7 (time-ordered) for schedule and occurrence ids. */
-export function uuidv7(nowMs: number): string {
-  const b = randomBytes(16);
-  let t = Math.max(0, Math.floor(nowMs));
-  for (let i = 5; i >= 0; i--) {
-    b[i] = t % 256;
-    t = Math.floor(t / 256);
-  }
-  b[6] = (b[6] & 0x0f) | 0x70;
-  b[8] = (b[8] & 0x3f) | 0x80;
-  const h = b.toString('hex');
-  return `${h.slice(0, 8)}-${h.slice(8, 12)}-${h.slice(12, 16)}-${h.slice(16, 20)}-${h.slice(20)}`;
 }
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;

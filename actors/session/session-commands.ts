@@ -1,7 +1,7 @@
 // actors/session/session-commands.ts: the session commands the HTTP handlers send (create, continue, system
 // context, system prompt). Each resolves its session through the SessionHost (session-host.ts) and lets the session's
 // machine decide busy; the reply is built from the committed result.
-import { createHash, randomUUID } from 'node:crypto';
+import { createHash } from 'node:crypto';
 import { ServiceError } from '../../contracts/errors.ts';
 import type { AuthBinding } from '../../contracts/auth.ts';
 import type {
@@ -22,6 +22,7 @@ import type { SessionHost } from './session-host.ts';
 import type { RunFeatureRequest, RunPlan } from '../turn-features/run-features.ts';
 import { resolveTurnSkills, skillFailureEvent, type TurnSkills } from '../skills/turn-skills.ts';
 import type { SkillDiagnostics } from '../../contracts/skills.ts';
+import { uuidv7 } from '../../contracts/uuidv7.ts';
 
 export interface TurnReply extends TurnOutcome {
   sessionId: string;
@@ -181,7 +182,7 @@ export async function createSession(sup: SessionHost, body: CreateSessionRequest
   const systemText =
     typeof body.system_prompt === 'string' ? body.system_prompt : body.system_prompt == null ? cfg.agent.system_prompt : undefined;
   const rows: Message[] = systemText ? [{ role: 'system', content: systemText, created_at: new Date(now).toISOString() }] : [];
-  const sessionId = turn.sessionId ?? randomUUID();
+  const sessionId = turn.sessionId ?? uuidv7(now);
   const state: PersistedState = { v: 1, machine: null, settings, sysctx: {}, prompts: {}, revision: rows.length ? 1 : 0 };
   const record: SessionRecord = {
     v: 2,

@@ -7,17 +7,23 @@ import { createScriptedProvider } from '../../providers/scripted.ts';
 import { call, startApp } from '../helpers/app.ts';
 import { deferred } from '../helpers/gates.ts';
 
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
+// Session ids are UUIDv7 (time-ordered: version 7, RFC 9562 variant).
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-7[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/;
+/** The Unix ms a UUIDv7 carries in its first 48 bits. */
+const v7Ms = (id: string): number => parseInt(id.replace(/-/g, '').slice(0, 12), 16);
 
 for (const httpTransport of ['auto', 'node'] as const) {
   describe(`POST /sessions (${httpTransport} transport)`, () => {
     it('answers the turn response shape with optional members omitted, never null', async (t) => {
       const app = await startApp(t, [{ text: 'hello there', usage: { input_tokens: 11, output_tokens: 4 } }], { httpTransport });
       if (httpTransport === 'node') assert.equal(app.transport, 'node');
+      const before = Date.now();
       const res = await call(app.url, 'POST', '/sessions', { prompt: 'hi' });
       assert.equal(res.status, 200, JSON.stringify(res.body));
       assert.deepEqual(Object.keys(res.body).sort(), ['session_id', 'session_ref', 'text', 'tool_calls', 'turns', 'usage']);
       assert.match(res.body.session_id, UUID);
+      const ms = v7Ms(res.body.session_id);
+      assert.ok(ms >= before && ms <= Date.now(), `the id's time ${ms} is the creation time`);
       assert.equal(res.body.session_ref, `test-realm:${res.body.session_id}`);
       assert.equal(res.body.text, 'hello there');
       assert.equal(res.body.turns, 1);
