@@ -6,7 +6,12 @@ import type { ErrorCode } from './errors.ts';
 
 /** The record namespace of one session's turn recordings (key: the turn's zero-padded start time and request id). */
 export const recordingNs = (sessionId: string): string => `recording:${sessionId}`;
-/** Content-addressed parts of a session's recordings (tool definition lists), stored once: key = sha256. */
+/**
+ * Content-addressed parts of recordings (tool definition lists, hook lists), stored once per realm:
+ * key = sha256 of the canonical JSON (actors/replay/recording-blobs.ts).
+ */
+export const RECORDING_BLOB_NS = 'recording.blob';
+/** Where recordings written before blobs were shared per realm keep their blobs (read as a fallback). */
 export const recordingBlobNs = (sessionId: string): string => `recording.blob:${sessionId}`;
 /** The namespace of the retention markers (key: the session id): how many of a session's recordings retention removed. */
 export const RECORDING_PRUNED_NS = 'recording.pruned';
@@ -31,7 +36,7 @@ export const RecordedRequest = Type.Object({
   provider: Type.String(),
   model: Type.String(),
   system: Type.Optional(Type.String()),
-  /** sha256 of the canonical tool definitions; the list itself is stored once per session (recordingBlobNs). */
+  /** sha256 of the canonical tool definitions; the list itself is stored once per realm (RECORDING_BLOB_NS). */
   tools_hash: Type.String(),
   tools_count: Type.Integer({ minimum: 0 }),
   max_tokens: Type.Integer(),
@@ -41,7 +46,7 @@ export const RecordedRequest = Type.Object({
   messages_count: Type.Integer({ minimum: 0 }),
   /**
    * sha256 of the run's hooks (config entries and the request's hooks_override, as they run: see
-   * actors/replay/hook-summary.ts); the list is stored once per session beside the tool lists. Absent: no hook.
+   * actors/replay/hook-summary.ts); the list is stored once per realm beside the tool lists. Absent: no hook.
    */
   hooks_hash: Type.Optional(Type.String()),
 });

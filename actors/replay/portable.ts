@@ -7,15 +7,7 @@
 import { Value } from 'typebox/value';
 import { ServiceError } from '../../contracts/errors.ts';
 import { LedgerEntry, SessionRecord, type PersistedState } from '../../contracts/records.ts';
-import {
-  EXPORT_FORMAT,
-  EXPORT_VERSION,
-  RECORDING_PRUNED_NS,
-  RecordingPruned,
-  recordingBlobNs,
-  recordingNs,
-  TurnRecording,
-} from '../../contracts/replay.ts';
+import { EXPORT_FORMAT, EXPORT_VERSION, RECORDING_PRUNED_NS, RecordingPruned, recordingNs, TurnRecording } from '../../contracts/replay.ts';
 import { Message } from '../../contracts/transcript.ts';
 import type { HookRunOverrides } from '../../contracts/turn-features.ts';
 import { redactOverride } from './hook-summary.ts';
@@ -23,6 +15,7 @@ import type { Store, StoreOp } from '../../storage/store.ts';
 import { sessionNotFound } from '../../contracts/errors.ts';
 import { readRecord, readRecords, RECORDING_PRUNED_KIND, TURN_RECORDING_KIND } from '../../storage/record-kinds.ts';
 import { uuidv7 } from '../../contracts/uuidv7.ts';
+import { blobPuts, readBlobs, referencedBlobs } from './recording-blobs.ts';
 
 type Line =
   | { type: 'header'; format: string; v: number; session_id: string; exported_at_ms: number; realm_id: string; backend: string }
@@ -61,8 +54,8 @@ export async function exportSession(
   rows.forEach((row, index) => lines.push({ type: 'row', index, row }));
   const recs = (await readRecords<TurnRecording>(store, TURN_RECORDING_KIND, sessionId)).sort((a, b) => (a.key < b.key ? -1 : 1));
   for (const { key, value } of recs) lines.push({ type: 'recording', key, value: withoutSecrets(value) });
-  const blobs = (await store.listRecords<unknown>(recordingBlobNs(sessionId))).sort((a, b) => (a.key < b.key ? -1 : 1));
-  for (const { key, value } of blobs) lines.push({ type: 'blob', key, value });
+  const blobs = await readBlobs(store, sessionId, referencedBlobs(recs.map((r) => r.value)));
+  for (const [key, value] of [...blobs].sort((a, b) => (a[0] < b[0] ? -1 : 1))) lines.push({ type: 'blob', key, value });
   const pruned = await readRecord<RecordingPruned>(store, RECORDING_PRUNED_KIND, sessionId);
   if (pruned) lines.push({ type: 'recording_pruned', value: pruned });
   for (let after = 0; ;) {
@@ -148,7 +141,7 @@ export async function importSession(
     { op: 'putSession', session },
     ...(rows.length ? [{ op: 'putRows', sessionId, fromIndex: 0, rows } as const] : []),
     ...recs.map((r): StoreOp => ({ op: 'putRecord', ns: recordingNs(sessionId), key: r.key, value: r.value })),
-    ...blobs.map((b): StoreOp => ({ op: 'putRecord', ns: recordingBlobNs(sessionId), key: b.key, value: b.value })),
+    ...blobPuts(blobs.map((b) => [b.key, b.value] as const)),
     ...(pruned ? [{ op: 'putRecord', ns: RECORDING_PRUNED_NS, key: sessionId, value: pruned } as const] : []),
     ...(ledger.length ? [{ op: 'appendLedger', sessionId, entries: ledger } as const] : []),
   ];

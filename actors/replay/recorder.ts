@@ -6,7 +6,7 @@
 // checked call by call); a session being re-run gets recorded tool results where the calls match.
 import { ServiceError } from '../../contracts/errors.ts';
 import {
-  recordingBlobNs,
+  RECORDING_BLOB_NS,
   recordingNs,
   type Divergence,
   type RecordedCall,
@@ -94,7 +94,7 @@ function textDeltas(blocks: readonly AssistantBlock[], onEvent: (e: StreamEvent)
 export class TurnRecorder implements TurnRecorderPort {
   /** Sessions being replayed or re-run (in memory: a replay runs in this process). */
   private readonly modes = new Map<string, Mode>();
-  /** Blobs (session/hash) already written: a tool list is stored once per session, not per call. */
+  /** Blob hashes this process has written: a tool list is stored once per realm, not per session or call. */
   readonly written = new Set<string>();
 
   constructor(
@@ -261,10 +261,9 @@ class ActiveTurn implements ActiveTurnRecorder {
   private blobOps(): StoreOp[] {
     const ops: StoreOp[] = [];
     for (const [hash, value] of this.blobs) {
-      const k = `${this.t.sessionId}/${hash}`;
-      if (this.written.has(k)) continue;
-      this.written.add(k);
-      ops.push({ op: 'putRecord', ns: recordingBlobNs(this.t.sessionId), key: hash, value });
+      if (this.written.has(hash)) continue;
+      this.written.add(hash);
+      ops.push({ op: 'putRecord', ns: RECORDING_BLOB_NS, key: hash, value });
     }
     return ops;
   }

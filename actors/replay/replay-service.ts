@@ -7,7 +7,6 @@ import { randomUUID } from 'node:crypto';
 import { ServiceError, sessionNotFound } from '../../contracts/errors.ts';
 import {
   RECORDING_PRUNED_NS,
-  recordingBlobNs,
   recordingNs,
   TurnRecording,
   type RecordingPruned,
@@ -28,6 +27,7 @@ import { ReplayCursor, RerunCursor, type TurnRecorder } from './recorder.ts';
 import { replayStart, turnList, turnStarts } from './replay-start.ts';
 import { readRecord, readRecords, RECORDING_PRUNED_KIND, REPLAY_REPORT_KIND, TURN_RECORDING_KIND } from '../../storage/record-kinds.ts';
 import { uuidv7 } from '../../contracts/uuidv7.ts';
+import { blobPuts, readBlobs, referencedBlobs } from './recording-blobs.ts';
 
 const REPORT_NS = 'replay.report';
 const LABEL_REPLAY_OF = 'warren.replay_of';
@@ -81,8 +81,9 @@ export class ReplayService {
     return { session_id: id, message_count: rows.length, turns: turnList(rows, recs) };
   }
 
-  async blobs(id: string): Promise<Map<string, unknown>> {
-    return new Map((await this.store.listRecords<unknown>(recordingBlobNs(id))).map((r) => [r.key, r.value]));
+  /** The blobs the session's recordings name. */
+  async blobs(id: string, recs?: readonly TurnRecording[]): Promise<Map<string, unknown>> {
+    return readBlobs(this.store, id, referencedBlobs(recs ?? (await this.recordings(id)).map((r) => r.value)));
   }
 
   /** A fresh record for a derived session: the source's settings, labels plus `extra`, no machine snapshot. */
@@ -133,7 +134,10 @@ export class ReplayService {
     const record = this.derived(src, { [LABEL_FORKED_FROM]: sourceId }, prefix.length);
     const id = record.session_id;
     const recs = (await this.recordings(sourceId)).filter((r) => r.value.at_row + r.value.rows <= cut);
-    const blobs = await this.blobs(sourceId);
+    const blobs = await this.blobs(
+      sourceId,
+      recs.map((r) => r.value),
+    );
     // The fork's turns lost the same recordings to retention as the source's.
     const pruned = await this.pruned(sourceId);
     const ops: StoreOp[] = [
@@ -143,7 +147,8 @@ export class ReplayService {
         : []),
       ...(prefix.length ? [{ op: 'putRows', sessionId: id, fromIndex: 0, rows: prefix } as const] : []),
       ...recs.map((r): StoreOp => ({ op: 'putRecord', ns: recordingNs(id), key: r.key, value: r.value })),
-      ...[...blobs].map(([key, value]): StoreOp => ({ op: 'putRecord', ns: recordingBlobNs(id), key, value })),
+      // Blobs the source kept in its own namespace (older recordings) become realm-wide for the fork.
+      ...blobPuts(blobs),
     ];
     await this.store.commit(ops);
     return { sessionId: id, atTurn, messageCount: prefix.length };
@@ -209,7 +214,7 @@ export class ReplayService {
       { [LABEL_REPLAY_OF]: sourceId, [LABEL_REPLAY_STATUS]: 'running' },
       opts.system_prompt,
     );
-    const blobs = await this.blobs(sourceId);
+    const blobs = await this.blobs(sourceId, recs);
     return { actor, run: () => this.runReplay(src.session_id, actor, selected, start, blobs) };
   }
 
