@@ -10,7 +10,7 @@ import type { ContentInput } from '../../contracts/transcript.ts';
 import type { TurnReply } from '../session/session-commands.ts';
 import type { MemberRuntime, MobActor } from './mob-actor.ts';
 import type { MobHost } from './mob-host.ts';
-import { uuidv7 } from '../../contracts/uuidv7.ts';
+import { uuidv7 } from '../uuidv7.ts';
 
 function messageOf(err: unknown): string {
   return err instanceof Error ? err.message : String(err);

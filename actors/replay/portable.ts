@@ -14,7 +14,7 @@ import { redactOverride } from './hook-summary.ts';
 import type { Store, StoreOp } from '../../storage/store.ts';
 import { sessionNotFound } from '../../contracts/errors.ts';
 import { readRecord, readRecords, RECORDING_PRUNED_KIND, TURN_RECORDING_KIND } from '../../storage/record-kinds.ts';
-import { uuidv7 } from '../../contracts/uuidv7.ts';
+import { uuidv7 } from '../uuidv7.ts';
 import { blobPuts, readBlobs, referencedBlobs } from './recording-blobs.ts';
 
 type Line =

@@ -26,7 +26,7 @@ import { exportSession, importSession } from './portable.ts';
 import { ReplayCursor, RerunCursor, type TurnRecorder } from './recorder.ts';
 import { replayStart, turnList, turnStarts } from './replay-start.ts';
 import { readRecord, readRecords, RECORDING_PRUNED_KIND, REPLAY_REPORT_KIND, TURN_RECORDING_KIND } from '../../storage/record-kinds.ts';
-import { uuidv7 } from '../../contracts/uuidv7.ts';
+import { uuidv7 } from '../uuidv7.ts';
 import { blobPuts, readBlobs, referencedBlobs } from './recording-blobs.ts';
 
 const REPORT_NS = 'replay.report';

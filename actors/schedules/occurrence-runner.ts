@@ -12,7 +12,7 @@ import type { ScheduleActor } from './schedule-actor.ts';
 import { targetSessionId } from './schedule-validate.ts';
 import { failureClass } from './session-port.ts';
 import { handleMobDue } from './mob-targets.ts';
-import { uuidv7 } from '../../contracts/uuidv7.ts';
+import { uuidv7 } from '../uuidv7.ts';
 
 /** A firing that failed (store error) is retried this much later. */
 const FIRE_RETRY_MS = 5_000;

@@ -16,7 +16,7 @@ import { fire } from './occurrence-runner.ts';
 import { nextDueOf, ScheduleActor, type ScheduleDeps } from './schedule-actor.ts';
 import { planAhead } from './schedule-plan.ts';
 import { casPut, iso, isUuid, SCHEDULE_NS, type OccurrenceRecord, type ScheduleRecord } from './schedule-records.ts';
-import { uuidv7 } from '../../contracts/uuidv7.ts';
+import { uuidv7 } from '../uuidv7.ts';
 import { fieldsForCreate } from './schedule-validate.ts';
 import type { SessionPort } from './session-port.ts';
 import {

@@ -5,7 +5,7 @@
 import type { Occurrence, Schedule } from '../../contracts/schedule.ts';
 import type { StoreOp } from '../../storage/store.ts';
 import { casPut, iso, occurrenceKey, occurrenceNs, type OccurrenceRecord } from './schedule-records.ts';
-import { uuidv7 } from '../../contracts/uuidv7.ts';
+import { uuidv7 } from '../uuidv7.ts';
 import { dueTimes } from './trigger-plan.ts';
 
 const DAY_MS = 86_400_000;

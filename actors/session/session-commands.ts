@@ -22,7 +22,7 @@ import type { SessionHost } from './session-host.ts';
 import type { RunFeatureRequest, RunPlan } from '../turn-features/run-features.ts';
 import { resolveTurnSkills, skillFailureEvent, type TurnSkills } from '../skills/turn-skills.ts';
 import type { SkillDiagnostics } from '../../contracts/skills.ts';
-import { uuidv7 } from '../../contracts/uuidv7.ts';
+import { uuidv7 } from '../uuidv7.ts';
 
 export interface TurnReply extends TurnOutcome {
   sessionId: string;

@@ -18,7 +18,7 @@ import type { WorkCaller, WorkItemEvent } from '../../machines/work-item-machine
 import { contextOf } from './wg-graph.ts';
 import { applyToItem, newItemRecord, readyFacts, type Tx } from './wg-namespace.ts';
 import type { StoredWorkItem, WorkItemFields } from '../../contracts/stored-records.ts';
-import { uuidv7 } from '../../contracts/uuidv7.ts';
+import { uuidv7 } from '../uuidv7.ts';
 
 /** Asks the item's machine; throws BAD_REQUEST (with the machine's reason) when it refuses. */
 function step(tx: Tx, id: string, event: WorkItemEvent): { rec: StoredWorkItem; kind: string } {

@@ -14,7 +14,7 @@ import type {
 } from '../../contracts/workgraph.ts';
 import { addEvidence, closeItem, createItem } from './wg-commands.ts';
 import { cmp, contextOf } from './wg-graph.ts';
-import { uuidv7 } from '../../contracts/uuidv7.ts';
+import { uuidv7 } from '../uuidv7.ts';
 import type { Tx } from './wg-namespace.ts';
 import { HOST_CALLER, type WorkGraphHost } from './wg-host.ts';
 

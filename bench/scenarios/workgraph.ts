@@ -8,7 +8,7 @@ import { performance } from 'node:perf_hooks';
 import { Pool } from 'undici';
 import { applyToItem, newItemRecord } from '../../actors/workgraph/wg-namespace.ts';
 import { HOST_CALLER } from '../../actors/workgraph/wg-host.ts';
-import { uuidv7 } from '../../contracts/uuidv7.ts';
+import { uuidv7 } from '../../actors/uuidv7.ts';
 import { putEdgeOp, putEventOp, putItemOp, putMetaOp } from '../../actors/workgraph/wg-records.ts';
 import type { WorkItemFields } from '../../contracts/stored-records.ts';
 import type { WorkEdge } from '../../contracts/workgraph.ts';

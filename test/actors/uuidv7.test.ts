@@ -1,8 +1,8 @@
-// contracts/uuidv7.ts: version and variant bits, the timestamp in the first 48 bits, and ids of later
+// actors/uuidv7.ts: version and variant bits, the timestamp in the first 48 bits, and ids of later
 // instants sorting after earlier ones (what keeps the store's key spaces growing at one end).
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { uuidv7 } from '../../contracts/uuidv7.ts';
+import { uuidv7 } from '../../actors/uuidv7.ts';
 
 const V7 = /^[0-9a-f]{8}-[0-9a-f]{4}-7[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/;
 

@@ -1,4 +1,4 @@
-// contracts/uuidv7.ts: time-ordered ids (UUIDv7, RFC 9562) for sessions, schedules, occurrences and work
+// actors/uuidv7.ts: time-ordered ids (UUIDv7, RFC 9562) for sessions, schedules, occurrences and work
 // items. Node 20's crypto has no v7 generator; this one puts `nowMs` in the first 48 bits and random bits
 // in the rest. Ids made later sort later, so the store's key spaces grow at one end: a new session's
 // record, rows and ledger share B-tree pages with the sessions made just before it instead of touching a
