@@ -8,6 +8,7 @@ import { createScriptedProvider } from '../../providers/scripted.ts';
 import { openLmdbStore } from '../../storage/lmdb-store.ts';
 import type { SessionRecord } from '../../storage/store.ts';
 import { tmpDir } from '../helpers/tmp-dir.ts';
+import { sessionSettings } from '../helpers/store-builders.ts';
 
 async function setup(t: { after(fn: () => Promise<void>): void }) {
   const dir = await tmpDir('warren-core-');
@@ -33,15 +34,7 @@ async function setup(t: { after(fn: () => Promise<void>): void }) {
     sysctx: {},
     prompts: {},
     revision: 0,
-    settings: {
-      model: 'scripted',
-      provider: 'scripted',
-      max_tokens: 100,
-      system_prompt_disabled: false,
-      builtins: false,
-      shell: false,
-      keep_alive: false,
-    },
+    settings: sessionSettings(),
   };
   const record: SessionRecord = {
     v: 2,

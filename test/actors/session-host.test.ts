@@ -4,6 +4,7 @@ import type { PersistedState } from '../../actors/session/session-types.ts';
 import { createScriptedProvider } from '../../providers/scripted.ts';
 import type { SessionRecord } from '../../storage/store.ts';
 import { openTestRuntime } from '../helpers/runtime.ts';
+import { sessionSettings } from '../helpers/store-builders.ts';
 
 function record(id: string, now: number): SessionRecord {
   const state: PersistedState = {
@@ -12,15 +13,7 @@ function record(id: string, now: number): SessionRecord {
     sysctx: {},
     prompts: {},
     revision: 0,
-    settings: {
-      model: 'scripted',
-      provider: 'scripted',
-      max_tokens: 100,
-      system_prompt_disabled: false,
-      builtins: false,
-      shell: false,
-      keep_alive: false,
-    },
+    settings: sessionSettings(),
   };
   return {
     v: 2,

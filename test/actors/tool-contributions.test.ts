@@ -3,21 +3,13 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { ToolContributions } from '../../actors/tool-contributions.ts';
-import type { SessionSettings } from '../../contracts/records.ts';
+import { sessionSettings } from '../helpers/store-builders.ts';
 import type { Tool } from '../../tools/tool.ts';
 
 const tool = (name: string): Tool =>
   ({ name, description: name, inputSchema: { type: 'object' }, run: async () => ({ text: name }) }) as unknown as Tool;
 
-const base: SessionSettings = {
-  model: 'm',
-  provider: 'scripted',
-  max_tokens: 100,
-  system_prompt_disabled: false,
-  builtins: false,
-  shell: false,
-  keep_alive: false,
-};
+const base = sessionSettings();
 
 describe('ToolContributions', () => {
   it('offers fixed tools only to sessions with the flag on, as the same objects', () => {

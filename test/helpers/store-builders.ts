@@ -1,6 +1,7 @@
 // test/helpers/store-builders.ts: builders shared by the store conformance suite and other storage
 // tests: a directory-backed store factory, session records, transcript rows and ledger entries.
 import { isServiceError, type ErrorCode } from '../../contracts/errors.ts';
+import type { SessionSettings } from '../../contracts/records.ts';
 import type { Message } from '../../contracts/transcript.ts';
 import type { LedgerEntry, SessionRecord, Store } from '../../storage/store.ts';
 import { tmpDir, type TmpDir } from './tmp-dir.ts';
@@ -44,6 +45,20 @@ export function sessionRecord(id: string, createdAtMs: number, over: Partial<Ses
     message_count: 0,
     total_tokens: 0,
     state: { phase: 'idle', nested: { turns: 0 } },
+    ...over,
+  };
+}
+
+/** A session's settings with defaults (scripted model, no tools); `over` replaces fields. */
+export function sessionSettings(over: Partial<SessionSettings> = {}): SessionSettings {
+  return {
+    model: 'scripted',
+    provider: 'scripted',
+    max_tokens: 100,
+    system_prompt_disabled: false,
+    builtins: false,
+    shell: false,
+    keep_alive: false,
     ...over,
   };
 }

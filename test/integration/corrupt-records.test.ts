@@ -8,11 +8,9 @@ import assert from 'node:assert/strict';
 import { Writable } from 'node:stream';
 import pino from 'pino';
 import { createKey } from '../../actors/inbound-auth/key-store.ts';
-import { openRealm } from '../../config/realm.ts';
 import { INBOUND_KEYS_NS } from '../../contracts/inbound-auth.ts';
-import { openStore } from '../../storage/open-store.ts';
-import type { Store } from '../../storage/store.ts';
 import { call, startApp, type TestApp } from '../helpers/app.ts';
+import { withRealmStore } from '../helpers/realm-store.ts';
 import { tmpDir } from '../helpers/tmp-dir.ts';
 
 const REALM = 'corrupt-realm';
@@ -38,17 +36,6 @@ function capturingLogger(lines: string[]): pino.Logger {
   return pino({ level: 'info' }, sink);
 }
 
-/** Opens the realm's store while no server has it open, runs `fn` on it, closes it. */
-async function withStore<T>(root: string, fn: (store: Store) => Promise<T>): Promise<T> {
-  const realm = await openRealm({ realm: REALM, stateRoot: root, isolated: false, logger: pino({ level: 'silent' }) });
-  const store = await openStore(realm.backend, realm.storeDir);
-  try {
-    return await fn(store);
-  } finally {
-    await store.close();
-  }
-}
-
 describe('corrupt stored records', () => {
   it('a corrupt LangGraph thread is refused with 503 SESSION_STORE_ERROR naming it; the server goes on', async (t) => {
     const dir = await tmpDir('warren-corrupt-thread-');
@@ -60,7 +47,7 @@ describe('corrupt stored records', () => {
     assert.deepEqual((await call(first.url, 'GET', `/threads/${id}`)).body.metadata, { team: 'a' });
     await first.close();
 
-    await withStore(dir.path, (store) =>
+    await withRealmStore(dir.path, REALM, (store) =>
       store.commit([{ op: 'putRecord', ns: 'langgraph_thread', key: id, value: { thread_id: id, metadata: 'team a' } }]),
     );
 
@@ -86,7 +73,7 @@ describe('corrupt stored records', () => {
   it('a corrupt API key fails closed: its token is unknown (401), the other keys still authenticate', async (t) => {
     const dir = await tmpDir('warren-corrupt-key-');
     t.after(() => dir.cleanup());
-    const { good, bad } = await withStore(dir.path, async (store) => {
+    const { good, bad } = await withRealmStore(dir.path, REALM, async (store) => {
       const good = await createKey(store, { name: 'good', scopes: ['admin'] }, Date.now(), 1024);
       const bad = await createKey(store, { name: 'bad', scopes: ['admin'] }, Date.now(), 1024);
       await store.commit([{ op: 'putRecord', ns: INBOUND_KEYS_NS, key: bad.record.id, value: { ...bad.record, scopes: ['root'] } }]);

@@ -3,25 +3,12 @@
 // session whose blobs an older version kept in its own namespace still exports and replays from them.
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import pino from 'pino';
-import { openRealm } from '../../config/realm.ts';
 import { RECORDING_BLOB_NS, recordingBlobNs } from '../../contracts/replay.ts';
-import { openStore } from '../../storage/open-store.ts';
-import type { Store } from '../../storage/store.ts';
 import { call, startApp } from '../helpers/app.ts';
+import { withRealmStore } from '../helpers/realm-store.ts';
 import { tmpDir } from '../helpers/tmp-dir.ts';
 
 const REALM = 'blob-realm';
-
-async function withStore<T>(root: string, fn: (store: Store) => Promise<T>): Promise<T> {
-  const realm = await openRealm({ realm: REALM, stateRoot: root, isolated: false, logger: pino({ level: 'silent' }) });
-  const store = await openStore(realm.backend, realm.storeDir);
-  try {
-    return await fn(store);
-  } finally {
-    await store.close();
-  }
-}
 
 /** The blob lines of a session's export, by hash. */
 async function exportedBlobs(url: string, id: string): Promise<Map<string, unknown>> {
@@ -53,7 +40,7 @@ describe('recording blobs', () => {
 
     // One stored copy, realm-wide; none in the sessions' own namespaces. Then move the blobs of the
     // second session where an older version kept them.
-    await withStore(dir.path, async (store) => {
+    await withRealmStore(dir.path, REALM, async (store) => {
       const shared = await store.listRecords(RECORDING_BLOB_NS);
       assert.deepEqual(shared.map((r) => r.key).sort(), [...a.keys()].sort());
       for (const id of ids) assert.deepEqual(await store.listRecords(recordingBlobNs(id)), []);
