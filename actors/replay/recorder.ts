@@ -115,8 +115,10 @@ export class TurnRecorder implements TurnRecorderPort {
     const mode = this.modes.get(t.sessionId);
     if (!cfg.enabled && !mode) return undefined;
     if (this.written.size > 100_000) this.written.clear();
-    const hooks = hookSummary(this.hookEntries(t.features?.hooks_override));
-    return new ActiveTurn(t, cfg, this.now, mode, this.written, hooks);
+    // A replay of an imported recording computes its hooks' summary under the export's salt (hook-summary.ts).
+    const salt = mode?.kind === 'replay' ? mode.cursor().rec.hook_salt : undefined;
+    const hooks = hookSummary(this.hookEntries(t.features?.hooks_override), salt);
+    return new ActiveTurn(t, cfg, this.now, mode, this.written, hooks, salt);
   }
 }
 
@@ -154,6 +156,8 @@ class ActiveTurn implements ActiveTurnRecorder {
     private readonly mode: Mode | undefined,
     private readonly written: Set<string>,
     private readonly hooks: unknown[],
+    /** The salt the hooks' hashes are keyed under (a replay of an imported recording), kept in the recording. */
+    private readonly hookSalt?: string,
   ) {
     this.key = `${String(t.startedMs).padStart(15, '0')}-${t.requestId}`;
     this.hooksHash = hooks.length ? sha256(canonicalJson(hooks)) : undefined;
@@ -241,6 +245,7 @@ class ActiveTurn implements ActiveTurnRecorder {
       tools: this.tools.slice(),
     };
     if (late) r.late = true;
+    if (this.hookSalt && this.hooksHash) r.hook_salt = this.hookSalt;
     return r;
   }
 
