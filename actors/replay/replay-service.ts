@@ -143,6 +143,8 @@ export class ReplayService {
       ...(prefix.length ? [{ op: 'putRows', sessionId: id, fromIndex: 0, rows: prefix } as const] : []),
       ...recs.map((r): StoreOp => ({ op: 'putRecord', ns: recordingNs(id), key: r.key, value: r.value })),
       ...[...blobs].map(([key, value]): StoreOp => ({ op: 'putRecord', ns: recordingBlobNs(id), key, value })),
+      // The source's persisted MCP servers (/mcp/add with persisted), re-sealed for the fork.
+      ...((await this.host.deps.sessionMcp?.copyOps(sourceId, id)) ?? []),
     ];
     await this.store.commit(ops);
     return { sessionId: id, atTurn, messageCount: prefix.length };
@@ -167,7 +169,11 @@ export class ReplayService {
     const record = this.derived(src, labels, lead.length);
     if (patch) Object.assign((record.state as PersistedState).settings, patch);
     const actor = this.host.adopt(record);
-    await actor.persist(lead.length ? [{ op: 'putRows', sessionId: record.session_id, fromIndex: 0, rows: lead }] : []);
+    const mcp = (await this.host.deps.sessionMcp?.copyOps(src.session_id, record.session_id)) ?? [];
+    await actor.persist([
+      ...(lead.length ? [{ op: 'putRows', sessionId: record.session_id, fromIndex: 0, rows: lead } as const] : []),
+      ...mcp,
+    ]);
     return actor;
   }
 
@@ -237,6 +243,9 @@ export class ReplayService {
     try {
       for (let i = 0; i < recs.length; i++) {
         const cursor = new ReplayCursor(i + 1, recs[i], blobs);
+        // A turn recorded with MCP tools runs once the replay session's servers are connected (a live
+        // session loads them in the background after its first turn; a replay does not wait by itself).
+        if (usesMcp(recs[i], blobs)) await this.host.deps.sessionMcp?.prepare(id);
         this.recorder.attach(id, { kind: 'replay', cursor: () => cursor });
         let failure: unknown;
         try {
@@ -383,8 +392,10 @@ export class ReplayService {
       provider: resolved.name,
       turns: [],
     };
+    const blobs = await this.blobs(sourceId);
     for (let i = 0; i < recs.length; i++) {
       const rec = recs[i];
+      if (usesMcp(rec, blobs)) await this.host.deps.sessionMcp?.prepare(actor.id);
       const cursor = new RerunCursor(rec);
       this.recorder.attach(actor.id, { kind: 'rerun', cursor: () => cursor });
       const t0 = performance.now();
@@ -454,4 +465,15 @@ function lastText(rec: TurnRecording): string {
     if (t) text = t;
   }
   return text;
+}
+
+/** Whether a recorded turn's model calls offered MCP tools (`mcp__<server>__<tool>` in a call's tool list). */
+function usesMcp(rec: TurnRecording, blobs: ReadonlyMap<string, unknown>): boolean {
+  return rec.calls.some((c) => {
+    const tools = blobs.get(c.request.tools_hash);
+    return (
+      Array.isArray(tools) &&
+      tools.some((t) => typeof (t as { name?: unknown })?.name === 'string' && (t as { name: string }).name.startsWith('mcp__'))
+    );
+  });
 }
