@@ -212,7 +212,7 @@ describe('export and import', () => {
 });
 
 describe('CLI', () => {
-  it('warren export, import, replay and fork against running servers', async (t) => {
+  it('warren export, import, replay, fork and rerun against running servers', async (t) => {
     const a = await startApp(t, script, { config: SHELL });
     const b = await startApp(t, [], { config: SHELL, realmBackend: 'sqlite' });
     const id = await recordedSession(a.url);
@@ -234,6 +234,19 @@ describe('CLI', () => {
     assert.equal(JSON.parse(fork.stdout).at_turn, 1);
     const missing = await runReplayCli(['replay', '--url', b.url]);
     assert.equal(missing.code, 2);
+    // The rerun goes to the live model of B (the scripted model's echo).
+    const rerun = await runReplayCli(['rerun', id, '--model', 'other-model', '--provider', 'openai', '--turns', '2', '--url', b.url]);
+    assert.equal(rerun.code, 0, rerun.stderr + rerun.stdout);
+    const report = JSON.parse(rerun.stdout);
+    assert.equal(report.model, 'other-model');
+    assert.deepEqual(
+      report.turns.map((x: { turn: number; text: string }) => [x.turn, x.text]),
+      [
+        [1, 'echo: count'],
+        [2, 'echo: second'],
+      ],
+    );
+    assert.equal((await runReplayCli(['rerun', id, '--url', b.url])).code, 2, 'rerun needs --model');
   });
 });
 
