@@ -20,6 +20,8 @@ import {
 import { Message } from '../../contracts/transcript.ts';
 import type { HookRunOverrides } from '../../contracts/turn-features.ts';
 import { isHookSummary, keySummary, redactOverride } from './hook-summary.ts';
+import { openFeatures } from './sealed-override.ts';
+import type { RealmCipher } from '../auth/realm-key.ts';
 import { canonicalJson, sha256 } from './canonical.ts';
 import type { Store, StoreOp } from '../../storage/store.ts';
 import { sessionNotFound } from '../../contracts/errors.ts';
@@ -51,6 +53,7 @@ export async function exportSession(
   sessionId: string,
   realm: { realmId: string; backend: string },
   now: number,
+  cipher?: RealmCipher,
 ): Promise<string> {
   const record = await store.getSession(sessionId);
   if (!record) throw sessionNotFound(sessionId);
@@ -82,7 +85,7 @@ export async function exportSession(
     return { key: to, value: keyed };
   });
   const recs = (await readRecords<TurnRecording>(store, TURN_RECORDING_KIND, sessionId)).sort((a, b) => (a.key < b.key ? -1 : 1));
-  for (const { key, value } of recs) lines.push({ type: 'recording', key, value: withoutSecrets(value, salt, rekeyed) });
+  for (const { key, value } of recs) lines.push({ type: 'recording', key, value: withoutSecrets(opened(value, cipher), salt, rekeyed) });
   blobs.sort((a, b) => (a.key < b.key ? -1 : 1));
   for (const { key, value } of blobs) lines.push({ type: 'blob', key, value });
   const pruned = await readRecord<RecordingPruned>(store, RECORDING_PRUNED_KIND, sessionId);
@@ -94,6 +97,16 @@ export async function exportSession(
     after = page[page.length - 1].seq;
   }
   return lines.map((l) => JSON.stringify(l)).join('\n') + '\n';
+}
+
+/** The recording with its sealed `hooks_override` opened (left out if this realm's key does not open it). */
+function opened(rec: TurnRecording, cipher: RealmCipher | undefined): TurnRecording {
+  const { features } = openFeatures(rec.input.features, cipher);
+  if (features === rec.input.features) return rec;
+  const input = { ...rec.input };
+  if (features) input.features = features;
+  else delete input.features;
+  return { ...rec, input };
 }
 
 /**

@@ -24,6 +24,8 @@ import type { SessionActor } from '../session/session-actor.ts';
 import type { RunFeatureRequest } from '../turn-features/run-features.ts';
 import { runnableOverride } from './hook-summary.ts';
 import { exportSession, importSession } from './portable.ts';
+import { openFeatures } from './sealed-override.ts';
+import type { RealmCipher } from '../auth/realm-key.ts';
 import { ReplayCursor, RerunCursor, type TurnRecorder } from './recorder.ts';
 import { replayStart, turnList, turnStarts } from './replay-start.ts';
 import { readRecord, readRecords, RECORDING_PRUNED_KIND, REPLAY_REPORT_KIND, TURN_RECORDING_KIND } from '../../storage/record-kinds.ts';
@@ -46,6 +48,8 @@ export class ReplayService {
   constructor(
     private readonly host: SessionHost,
     private readonly recorder: TurnRecorder,
+    /** The realm key: recorded `hooks_override`s are sealed with it (sealed-override.ts). */
+    private readonly cipher: () => RealmCipher | undefined = () => undefined,
   ) {}
 
   private get store() {
@@ -180,9 +184,11 @@ export class ReplayService {
   private runOne(actor: SessionActor, rec: TurnRecording): Promise<unknown> {
     const input = rec.input;
     const settings = actor.core.state.settings;
+    const { features, lost } = openFeatures(input.features, this.cipher());
+    if (lost) return Promise.reject(new ServiceError('CONFLICT', "the turn's recorded hooks_override does not open with this realm's key"));
     // The turn runs under the plan its request had (structured output, hooks_override, budget_limits).
     const plan = this.host.deps.turnFeatures?.prepare(
-      (input.features ?? {}) as RunFeatureRequest,
+      (features ?? {}) as RunFeatureRequest,
       settings.provider,
       settings.structured_output_retries ?? undefined,
     );
@@ -364,7 +370,7 @@ export class ReplayService {
   }
 
   exportSession(id: string, realm: { realmId: string; backend: string }): Promise<string> {
-    return exportSession(this.store, id, realm, this.host.deps.now());
+    return exportSession(this.store, id, realm, this.host.deps.now(), this.cipher());
   }
 
   importSession(text: string, newId: boolean) {
