@@ -19,7 +19,7 @@ import type {
   McpServerConfig,
   McpSessionStatus,
 } from '../contracts/mcp.ts';
-import type { Store } from '../storage/store.ts';
+import type { Store, StoreOp } from '../storage/store.ts';
 import { McpClientSet, type McpSource } from '../tools/mcp/mcp-client-set.ts';
 import { configProblem } from '../tools/mcp/mcp-connection.ts';
 import { serverNameProblem } from '../tools/mcp/mcp-names.ts';
@@ -58,7 +58,15 @@ function emptyRecord(): McpPersistedRecord {
   return { v: 1, added: [], removed: [] };
 }
 
-export class McpLive {
+/** What a replay or a fork needs of a session's MCP servers (RuntimeDeps.sessionMcp). */
+export interface SessionMcpPort {
+  /** Loads the session's servers (config and persisted) and waits until none is still connecting. */
+  prepare(sessionId: string): Promise<void>;
+  /** The ops that give session `to` the persisted MCP changes of `from` (re-sealed for `to`); [] if none. */
+  copyOps(from: string, to: string): Promise<StoreOp[]>;
+}
+
+export class McpLive implements SessionMcpPort {
   /** Client sets by session; null = the session has no MCP servers (nothing configured or added). */
   private readonly sets = new Map<string, McpClientSet | null>();
   /**
@@ -291,6 +299,20 @@ export class McpLive {
     const set = await this.load(sessionId, false);
     if (set && wait) await set.settled();
     return { session_id: sessionId, ...(set ? set.status() : { servers: [], staged: [] }) };
+  }
+
+  async prepare(sessionId: string): Promise<void> {
+    const set = await this.load(sessionId, false);
+    if (set) await set.settled();
+  }
+
+  async copyOps(from: string, to: string): Promise<StoreOp[]> {
+    const stored = await readRecord<McpPersistedRecord>(this.deps.store, MCP_PERSISTED_KIND, from);
+    if (!stored) return [];
+    const record = await this.openRecord(from, stored);
+    const cipher = await this.deps.cipher?.();
+    const value = cipher ? sealMcpRecord(cipher, to, record) : record;
+    return [{ op: 'putRecord', ns: MCP_RECORD_NS, key: to, value }];
   }
 
   /** Closes every connection (app shutdown). */

@@ -24,6 +24,7 @@ import type { FollowUpPort } from './busy/busy-port.ts';
 import type { LedgerTails } from './cluster/ledger-tail.ts';
 import type { OwnerCalls } from './cluster/owner-calls.ts';
 import type { TurnRecorderPort } from './replay/recorder.ts';
+import type { SessionMcpPort } from './mcp-live.ts';
 
 /** Picks the provider adapter for a model (and optional provider name, and binding credential). */
 interface ProviderResolver {
@@ -64,6 +65,8 @@ export interface RuntimeDeps {
   compactor?: Compactor;
   /** Set by the replay module (http/modules/replay-module.ts): records each turn's model calls and tool results. */
   recorder?: TurnRecorderPort;
+  /** Set by the MCP module: what a replay or a fork needs of a session's live MCP servers (actors/mcp-live.ts). */
+  sessionMcp?: SessionMcpPort;
   /** Set by the extensions module: busy policies (steering and follow-ups, actors/busy). */
   followUps?: FollowUpPort;
   /** Set by the mob module (http/modules/mob-module.ts): schedules deliver mob targets through it. */

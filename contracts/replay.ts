@@ -105,6 +105,11 @@ export const TurnRecording = Type.Object(
     tools: Type.Array(RecordedTool),
     /** Model calls made after the commit (structured-output extraction), recorded by a second write. */
     late: Type.Optional(Type.Boolean()),
+    /**
+     * An exported recording's hook hashes are keyed (`hmac:`) under this salt (one random salt per export,
+     * also in the file's header): a replay computes its hooks' summary under it. Absent: `sha256:` hashes.
+     */
+    hook_salt: Type.Optional(Type.String({ pattern: '^[0-9a-f]{32}$' })),
   },
   { $id: 'TurnRecording' },
 );

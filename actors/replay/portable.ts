@@ -4,13 +4,17 @@
 // binding, not a secret); a recorded `hooks_override` may carry them, so its hooks are written by
 // reference (hook-summary.ts redactOverride: hashes, no secret). import() validates every line and writes
 // the session in one atomic commit.
+import { randomBytes } from 'node:crypto';
 import { Value } from 'typebox/value';
 import { ServiceError } from '../../contracts/errors.ts';
 import { LedgerEntry, SessionRecord, type PersistedState } from '../../contracts/records.ts';
 import { EXPORT_FORMAT, EXPORT_VERSION, RECORDING_PRUNED_NS, RecordingPruned, recordingNs, TurnRecording } from '../../contracts/replay.ts';
 import { Message } from '../../contracts/transcript.ts';
 import type { HookRunOverrides } from '../../contracts/turn-features.ts';
-import { redactOverride } from './hook-summary.ts';
+import { isHookSummary, keySummary, redactOverride } from './hook-summary.ts';
+import { openFeatures } from './sealed-override.ts';
+import type { RealmCipher } from '../auth/realm-key.ts';
+import { canonicalJson, sha256 } from './canonical.ts';
 import type { Store, StoreOp } from '../../storage/store.ts';
 import { sessionNotFound } from '../../contracts/errors.ts';
 import { readRecord, readRecords, RECORDING_PRUNED_KIND, TURN_RECORDING_KIND } from '../../storage/record-kinds.ts';
@@ -18,7 +22,17 @@ import { uuidv7 } from '../uuidv7.ts';
 import { blobPuts, readBlobs, referencedBlobs } from './recording-blobs.ts';
 
 type Line =
-  | { type: 'header'; format: string; v: number; session_id: string; exported_at_ms: number; realm_id: string; backend: string }
+  | {
+      type: 'header';
+      format: string;
+      v: number;
+      session_id: string;
+      exported_at_ms: number;
+      realm_id: string;
+      backend: string;
+      /** The salt this export keyed its hook hashes under (each recording it keyed carries it as `hook_salt`). */
+      hook_digest?: { alg: 'hmac-sha256'; salt: string };
+    }
   | { type: 'session'; record: SessionRecord }
   | { type: 'row'; index: number; row: Message }
   | { type: 'recording'; key: string; value: TurnRecording }
@@ -33,11 +47,13 @@ export async function exportSession(
   sessionId: string,
   realm: { realmId: string; backend: string },
   now: number,
+  cipher?: RealmCipher,
 ): Promise<string> {
   const record = await store.getSession(sessionId);
   if (!record) throw sessionNotFound(sessionId);
   const state = { ...(record.state as PersistedState), machine: null };
   delete state.pending;
+  const salt = randomBytes(16).toString('hex');
   const lines: Line[] = [
     {
       type: 'header',
@@ -47,15 +63,27 @@ export async function exportSession(
       exported_at_ms: now,
       realm_id: realm.realmId,
       backend: realm.backend,
+      hook_digest: { alg: 'hmac-sha256', salt },
     },
     { type: 'session', record: { ...record, state } },
   ];
   const { rows } = await store.readRows(sessionId);
   rows.forEach((row, index) => lines.push({ type: 'row', index, row }));
   const recs = (await readRecords<TurnRecording>(store, TURN_RECORDING_KIND, sessionId)).sort((a, b) => (a.key < b.key ? -1 : 1));
-  for (const { key, value } of recs) lines.push({ type: 'recording', key, value: withoutSecrets(value) });
-  const blobs = await readBlobs(store, sessionId, referencedBlobs(recs.map((r) => r.value)));
-  for (const [key, value] of [...blobs].sort((a, b) => (a[0] < b[0] ? -1 : 1))) lines.push({ type: 'blob', key, value });
+  // The blobs the recordings name; hook summaries keyed under the export's salt (hook-summary.ts): a new
+  // blob key for each changed one.
+  const rekeyed = new Map<string, string>();
+  const stored = await readBlobs(store, sessionId, referencedBlobs(recs.map((r) => r.value)));
+  const blobs = [...stored].map(([key, value]) => {
+    if (!isHookSummary(value)) return { key, value };
+    const keyed = keySummary(value, salt);
+    const to = sha256(canonicalJson(keyed));
+    if (to !== key) rekeyed.set(key, to);
+    return { key: to, value: keyed };
+  });
+  for (const { key, value } of recs) lines.push({ type: 'recording', key, value: withoutSecrets(opened(value, cipher), salt, rekeyed) });
+  blobs.sort((a, b) => (a.key < b.key ? -1 : 1));
+  for (const { key, value } of blobs) lines.push({ type: 'blob', key, value });
   const pruned = await readRecord<RecordingPruned>(store, RECORDING_PRUNED_KIND, sessionId);
   if (pruned) lines.push({ type: 'recording_pruned', value: pruned });
   for (let after = 0; ;) {
@@ -67,11 +95,37 @@ export async function exportSession(
   return lines.map((l) => JSON.stringify(l)).join('\n') + '\n';
 }
 
-/** The recording as exported: a `hooks_override`'s hooks kept by reference (their secrets left out). */
-function withoutSecrets(rec: TurnRecording): TurnRecording {
+/** The recording with its sealed `hooks_override` opened (left out if this realm's key does not open it). */
+function opened(rec: TurnRecording, cipher: RealmCipher | undefined): TurnRecording {
+  const { features } = openFeatures(rec.input.features, cipher);
+  if (features === rec.input.features) return rec;
+  const input = { ...rec.input };
+  if (features) input.features = features;
+  else delete input.features;
+  return { ...rec, input };
+}
+
+/**
+ * The recording as exported: a `hooks_override`'s hooks kept by reference (their secrets left out) and its
+ * hook hashes keyed under `salt` (the calls' `hooks_hash` pointing at the keyed summaries). A recording
+ * already keyed (imported, or a replay of an import) keeps its own salt: its `sha256:` hashes are gone.
+ */
+function withoutSecrets(rec: TurnRecording, salt: string, rekeyed: ReadonlyMap<string, string>): TurnRecording {
+  if (rec.hook_salt) return rec;
   const override = rec.input.features?.hooks_override as HookRunOverrides | undefined;
-  if (!override?.entries?.length) return rec;
-  return { ...rec, input: { ...rec.input, features: { ...rec.input.features, hooks_override: redactOverride(override) } } };
+  const hooked = rec.calls.some((c) => c.request.hooks_hash) || !!override?.entries?.length;
+  if (!hooked) return rec;
+  const out: TurnRecording = {
+    ...rec,
+    calls: rec.calls.map((c) => {
+      const to = c.request.hooks_hash && rekeyed.get(c.request.hooks_hash);
+      return to ? { ...c, request: { ...c.request, hooks_hash: to } } : c;
+    }),
+    hook_salt: salt,
+  };
+  if (override?.entries?.length)
+    out.input = { ...rec.input, features: { ...rec.input.features, hooks_override: redactOverride(override, salt) } };
+  return out;
 }
 
 function bad(line: number, what: string): ServiceError {

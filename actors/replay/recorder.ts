@@ -21,6 +21,8 @@ import type { TurnToolset } from '../session/turn-runner.ts';
 import type { RunFeatureRequest } from '../turn-features/run-features.ts';
 import { canonicalJson, firstDiff, recordRequest, sha256, toolsDigest } from './canonical.ts';
 import { hookSummary } from './hook-summary.ts';
+import { sealFeatures } from './sealed-override.ts';
+import type { RealmCipher } from '../auth/realm-key.ts';
 
 /** `[record]` settings (contracts/replay.ts RecordSection). */
 export interface RecordSettings {
@@ -101,6 +103,8 @@ export class TurnRecorder implements TurnRecorderPort {
     private readonly settings: () => RecordSettings,
     private readonly now: () => number = Date.now,
     private readonly hookEntries: HookEntriesFor = () => [],
+    /** The realm key: a recorded `hooks_override` is sealed with it (sealed-override.ts). */
+    private readonly cipher: () => RealmCipher | undefined = () => undefined,
   ) {}
 
   attach(sessionId: string, mode: Mode): void {
@@ -115,12 +119,14 @@ export class TurnRecorder implements TurnRecorderPort {
     const mode = this.modes.get(t.sessionId);
     if (!cfg.enabled && !mode) return undefined;
     if (this.written.size > 100_000) this.written.clear();
-    const hooks = hookSummary(this.hookEntries(t.features?.hooks_override));
-    return new ActiveTurn(t, cfg, this.now, mode, this.written, hooks);
+    // A replay of an imported recording computes its hooks' summary under the export's salt (hook-summary.ts).
+    const salt = mode?.kind === 'replay' ? mode.cursor().rec.hook_salt : undefined;
+    const hooks = hookSummary(this.hookEntries(t.features?.hooks_override), salt);
+    return new ActiveTurn(t, cfg, this.now, mode, this.written, hooks, salt, this.cipher());
   }
 }
 
-function turnInput(t: TurnStart): TurnRecording['input'] {
+function turnInput(t: TurnStart, cipher: RealmCipher | undefined): TurnRecording['input'] {
   const input: TurnRecording['input'] = { prompt: null };
   const injected: unknown[] = [];
   for (const row of t.newRows) {
@@ -130,7 +136,8 @@ function turnInput(t: TurnStart): TurnRecording['input'] {
   }
   if (injected.length) input.injected_context = injected;
   if (t.transientContext) input.transient_context = t.transientContext;
-  if (t.features) input.features = JSON.parse(canonicalJson(t.features)) as TurnRecording['input']['features'];
+  if (t.features)
+    input.features = sealFeatures(JSON.parse(canonicalJson(t.features)) as NonNullable<TurnRecording['input']['features']>, cipher);
   return input;
 }
 
@@ -154,6 +161,9 @@ class ActiveTurn implements ActiveTurnRecorder {
     private readonly mode: Mode | undefined,
     private readonly written: Set<string>,
     private readonly hooks: unknown[],
+    /** The salt the hooks' hashes are keyed under (a replay of an imported recording), kept in the recording. */
+    private readonly hookSalt?: string,
+    private readonly cipher?: RealmCipher,
   ) {
     this.key = `${String(t.startedMs).padStart(15, '0')}-${t.requestId}`;
     this.hooksHash = hooks.length ? sha256(canonicalJson(hooks)) : undefined;
@@ -236,11 +246,12 @@ class ActiveTurn implements ActiveTurnRecorder {
       request_id: this.t.requestId,
       at_row: atRow,
       rows,
-      input: turnInput(this.t),
+      input: turnInput(this.t, this.cipher),
       calls,
       tools: this.tools.slice(),
     };
     if (late) r.late = true;
+    if (this.hookSalt && this.hooksHash) r.hook_salt = this.hookSalt;
     return r;
   }
 

@@ -23,6 +23,8 @@ import type { SessionActor } from '../session/session-actor.ts';
 import type { RunFeatureRequest } from '../turn-features/run-features.ts';
 import { runnableOverride } from './hook-summary.ts';
 import { exportSession, importSession } from './portable.ts';
+import { openFeatures } from './sealed-override.ts';
+import type { RealmCipher } from '../auth/realm-key.ts';
 import { ReplayCursor, RerunCursor, type TurnRecorder } from './recorder.ts';
 import { replayStart, turnList, turnStarts } from './replay-start.ts';
 import { readRecord, readRecords, RECORDING_PRUNED_KIND, REPLAY_REPORT_KIND, TURN_RECORDING_KIND } from '../../storage/record-kinds.ts';
@@ -47,6 +49,8 @@ export class ReplayService {
   constructor(
     private readonly host: SessionHost,
     private readonly recorder: TurnRecorder,
+    /** The realm key: recorded `hooks_override`s are sealed with it (sealed-override.ts). */
+    private readonly cipher: () => RealmCipher | undefined = () => undefined,
   ) {}
 
   private get store() {
@@ -149,6 +153,8 @@ export class ReplayService {
       ...recs.map((r): StoreOp => ({ op: 'putRecord', ns: recordingNs(id), key: r.key, value: r.value })),
       // Blobs the source kept in its own namespace (older recordings) become realm-wide for the fork.
       ...blobPuts(blobs),
+      // The source's persisted MCP servers (/mcp/add with persisted), re-sealed for the fork.
+      ...((await this.host.deps.sessionMcp?.copyOps(sourceId, id)) ?? []),
     ];
     await this.store.commit(ops);
     return { sessionId: id, atTurn, messageCount: prefix.length };
@@ -173,16 +179,22 @@ export class ReplayService {
     const record = this.derived(src, labels, lead.length);
     if (patch) Object.assign((record.state as PersistedState).settings, patch);
     const actor = this.host.adopt(record);
-    await actor.persist(lead.length ? [{ op: 'putRows', sessionId: record.session_id, fromIndex: 0, rows: lead }] : []);
+    const mcp = (await this.host.deps.sessionMcp?.copyOps(src.session_id, record.session_id)) ?? [];
+    await actor.persist([
+      ...(lead.length ? [{ op: 'putRows', sessionId: record.session_id, fromIndex: 0, rows: lead } as const] : []),
+      ...mcp,
+    ]);
     return actor;
   }
 
   private runOne(actor: SessionActor, rec: TurnRecording): Promise<unknown> {
     const input = rec.input;
     const settings = actor.core.state.settings;
+    const { features, lost } = openFeatures(input.features, this.cipher());
+    if (lost) return Promise.reject(new ServiceError('CONFLICT', "the turn's recorded hooks_override does not open with this realm's key"));
     // The turn runs under the plan its request had (structured output, hooks_override, budget_limits).
     const plan = this.host.deps.turnFeatures?.prepare(
-      (input.features ?? {}) as RunFeatureRequest,
+      (features ?? {}) as RunFeatureRequest,
       settings.provider,
       settings.structured_output_retries ?? undefined,
     );
@@ -243,6 +255,9 @@ export class ReplayService {
     try {
       for (let i = 0; i < recs.length; i++) {
         const cursor = new ReplayCursor(i + 1, recs[i], blobs);
+        // A turn recorded with MCP tools runs once the replay session's servers are connected (a live
+        // session loads them in the background after its first turn; a replay does not wait by itself).
+        if (usesMcp(recs[i], blobs)) await this.host.deps.sessionMcp?.prepare(id);
         this.recorder.attach(id, { kind: 'replay', cursor: () => cursor });
         let failure: unknown;
         try {
@@ -361,7 +376,7 @@ export class ReplayService {
   }
 
   exportSession(id: string, realm: { realmId: string; backend: string }): Promise<string> {
-    return exportSession(this.store, id, realm, this.host.deps.now());
+    return exportSession(this.store, id, realm, this.host.deps.now(), this.cipher());
   }
 
   importSession(text: string, newId: boolean) {
@@ -389,8 +404,10 @@ export class ReplayService {
       provider: resolved.name,
       turns: [],
     };
+    const blobs = await this.blobs(sourceId);
     for (let i = 0; i < recs.length; i++) {
       const rec = recs[i];
+      if (usesMcp(rec, blobs)) await this.host.deps.sessionMcp?.prepare(actor.id);
       const cursor = new RerunCursor(rec);
       this.recorder.attach(actor.id, { kind: 'rerun', cursor: () => cursor });
       const t0 = performance.now();
@@ -460,4 +477,15 @@ function lastText(rec: TurnRecording): string {
     if (t) text = t;
   }
   return text;
+}
+
+/** Whether a recorded turn's model calls offered MCP tools (`mcp__<server>__<tool>` in a call's tool list). */
+function usesMcp(rec: TurnRecording, blobs: ReadonlyMap<string, unknown>): boolean {
+  return rec.calls.some((c) => {
+    const tools = blobs.get(c.request.tools_hash);
+    return (
+      Array.isArray(tools) &&
+      tools.some((t) => typeof (t as { name?: unknown })?.name === 'string' && (t as { name: string }).name.startsWith('mcp__'))
+    );
+  });
 }

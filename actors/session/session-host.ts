@@ -111,6 +111,9 @@ export class SessionHost {
       get recorder() {
         return sup.deps.recorder;
       },
+      get sessionMcp() {
+        return sup.deps.sessionMcp;
+      },
     };
     this.deps = deps;
     this.table = sup.registry.register<SessionActor>({

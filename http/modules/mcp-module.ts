@@ -26,6 +26,7 @@ export function mcpModule(ctx: ModuleContext): ModuleUnit {
     fetch: deps.outbound?.fetch,
     ...(ctx.realm.dir ? { cipher: realmCipher(ctx.realm.dir) } : {}),
   });
+  deps.sessionMcp = live;
   const registry = exposedTools(ctx.supervisor);
   registry.register(...sessionExposedTools(ctx.sessions(), ctx.realm.realmId));
   const endpoint = mcpEndpoint({ tools: registry, serverInfo: { name: 'warren', version: WARREN_VERSION }, baseUrl: ctx.baseUrl });

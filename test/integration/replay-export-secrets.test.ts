@@ -2,9 +2,12 @@
 // used a `[hooks]` entry with a token in its URL and a header, and a `hooks_override` with secret env
 // values, arguments and headers, is exported: none of the secrets' bytes is in the file. Imported into a
 // server with the same `[hooks]`, it replays identical (the override's hooks checked by their summary, not
-// run: their secrets are not in the file); with the `[hooks]` header changed, the replay names it.
+// run: their secrets are not in the file); with the `[hooks]` header changed, the replay names it. In the
+// source realm's store the recorded hooks_override is sealed: its secrets are in no store file.
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
+import { readdir, readFile } from 'node:fs/promises';
+import { join } from 'node:path';
 import { call, startApp, type TestApp } from '../helpers/app.ts';
 import { startHookServer, writeHookScripts } from '../helpers/hook-fixtures.ts';
 
@@ -15,6 +18,16 @@ const SECRETS = {
   arg: 'ARGTOKEN-c0ffee',
   overrideHeader: 'OVERRIDETOKEN-19be4d',
 };
+
+async function filesUnder(dir: string): Promise<string[]> {
+  const out: string[] = [];
+  for (const e of await readdir(dir, { withFileTypes: true })) {
+    const p = join(dir, e.name);
+    if (e.isDirectory()) out.push(...(await filesUnder(p)));
+    else if (e.isFile()) out.push(p);
+  }
+  return out;
+}
 
 async function configure(app: TestApp, patch: Record<string, unknown>): Promise<void> {
   const r = await call(app.url, 'PATCH', '/config', patch);
@@ -65,9 +78,21 @@ describe('export without secrets', () => {
       seen.some((h) => h.includes(SECRETS.header)) && seen.some((h) => h.includes(SECRETS.overrideHeader)),
       'the hooks ran with their headers',
     );
-    // The source replays identical (its override hooks run again).
+    // The source replays identical (its override hooks run again, opened from the sealed recording).
     const here = await call(source.url, 'POST', `/sessions/${id}/replay`);
     assert.equal(here.body.status, 'identical', JSON.stringify(here.body));
+    assert.ok(
+      server.payloads.slice(-4).some((p) => JSON.stringify(p._headers).includes(SECRETS.overrideHeader)),
+      'the override hook ran again',
+    );
+    // At rest, the recorded hooks_override is sealed: no override secret is in the realm's store files.
+    const realmDir = join(source.stateRoot, 'test-realm');
+    for (const file of await filesUnder(realmDir)) {
+      if (file.endsWith('config.toml')) continue;
+      const bytes = await readFile(file);
+      for (const what of ['env', 'arg', 'overrideHeader'] as const)
+        assert.ok(!bytes.includes(Buffer.from(SECRETS[what])), `${file} does not hold the ${what} secret`);
+    }
 
     const res = await fetch(`${source.url}/sessions/${id}/export`);
     assert.equal(res.status, 200);

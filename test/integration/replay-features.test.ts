@@ -1,7 +1,8 @@
 // Replay of sessions that use Warren's turn features (docs/replay.md): compaction, hooks (config and
 // hooks_override), budgets (config and budget_limits), skills and a mob member each replay identical
 // without a model call; a changed hook reports the first divergence at the turn it first ran in, and a
-// hook that now denies reports the turn it stopped.
+// hook that now denies reports the turn it stopped. A session using MCP tools (a config server and a
+// persisted session server) replays identical, and its fork keeps the session's server.
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { join } from 'node:path';
@@ -11,6 +12,7 @@ import { DENY, startHookServer, writeHookScripts } from '../helpers/hook-fixture
 import { rpcOk, TEAM } from '../helpers/mob-driver.ts';
 import { recordCompactionSession, RECORD_CONFIG } from '../helpers/replay-fixtures.ts';
 import { writeSkill } from '../helpers/skill-fixtures.ts';
+import { startHttpMcpServer } from '../helpers/mcp-servers.ts';
 import { tmpDir } from '../helpers/tmp-dir.ts';
 import { poll } from '../helpers/wait.ts';
 
@@ -114,6 +116,56 @@ describe('replay of turn features', () => {
       (m) => m.agent_identity === 'writer',
     )!;
     await replaysIdentical(app, member.session_id, 2);
+  });
+});
+
+describe('replay of MCP tools', () => {
+  it("waits for the session's MCP servers, config and persisted, and replays identical; a fork keeps the session's server", async (t) => {
+    const cfg = await startHttpMcpServer('cfg');
+    t.after(() => cfg.close());
+    const own = await startHttpMcpServer('own');
+    t.after(() => own.close());
+    const app = await startApp(
+      t,
+      [
+        { text: 'zero' },
+        { tool_calls: [{ name: 'mcp__cfg__echo', args: { text: 'a' }, id: 'm1' }] },
+        { text: 'one' },
+        { tool_calls: [{ name: 'mcp__own__echo', args: { text: 'b' }, id: 'm2' }] },
+        { text: 'two' },
+        { tool_calls: [{ name: 'mcp__own__echo', args: { text: 'c' }, id: 'm3' }] },
+        { text: 'three' },
+      ],
+      { config: { tools: { mcp_servers: [{ name: 'cfg', url: cfg.url }] } } },
+    );
+    const settled = async (id: string) => {
+      const r = await call(app.url, 'GET', `/sessions/${id}/mcp?wait=settled`);
+      assert.equal(r.status, 200, JSON.stringify(r.body));
+      return (r.body.servers as Array<{ name: string; state: string }>).map((x) => `${x.name}:${x.state}`);
+    };
+    // The create turn runs before the session's servers are loaded (they load in the background).
+    const id = await create(app, { prompt: 'zero' });
+    const add = await call(app.url, 'POST', `/sessions/${id}/mcp/add`, {
+      session_id: id,
+      persisted: true,
+      server_config: { name: 'own', url: own.url },
+    });
+    assert.equal(add.status, 200, JSON.stringify(add.body));
+    assert.deepEqual(await settled(id), ['cfg:ready'], 'own is staged: it applies at the next turn boundary');
+    await turn(app, id, { prompt: 'one' });
+    await turn(app, id, { prompt: 'two' });
+    const text = JSON.stringify(await history(app, id));
+    assert.ok(text.includes('cfg: a') && text.includes('own: b'), text);
+
+    const report = await replaysIdentical(app, id, 3);
+    assert.equal(report.tools_answered, 2);
+    // A fork carries the session's persisted server (re-sealed for the fork) and uses it.
+    const fork = await call(app.url, 'POST', `/sessions/${id}/fork`, {});
+    assert.equal(fork.status, 200, JSON.stringify(fork.body));
+    const forkId = fork.body.session_id as string;
+    assert.deepEqual((await settled(forkId)).sort(), ['cfg:ready', 'own:ready']);
+    await turn(app, forkId, { prompt: 'three' });
+    assert.ok(JSON.stringify(await history(app, forkId)).includes('own: c'));
   });
 });
 

@@ -1,7 +1,9 @@
 // Export and import round-trip on the postgres backend (a postgres realm is a cluster realm; one node
 // here): a session recorded on lmdb imports into postgres with a byte-identical transcript, re-exports the
 // same rows, recordings and ledger, replays identical and forks there; exported again from postgres it
-// imports back into lmdb identical. A committed wire fixture replays identical on postgres too.
+// imports back into lmdb identical. A committed wire fixture replays identical on postgres too. In a cluster
+// of two nodes, a fork, a replay and an export asked of the node that does not own the session work
+// (forwarded to the owner), and the fork and its source continue independently.
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { missingPart } from '../helpers/absent.ts';
@@ -77,6 +79,55 @@ if (!pgServer.ok) {
       assert.equal(res.status, 200, JSON.stringify(res.body));
       assert.equal(await history(back, id), original, 'byte-identical transcript back on lmdb');
       assert.deepEqual(body(await exported(back, id)), body(file));
+    });
+
+    it('a cluster of two nodes: fork, replay and export through the node that does not own the session', async (t) => {
+      const url = await server.createDatabase();
+      const a = await startClusterNode(t, url);
+      const b = await startClusterNode(t, url);
+      const created = await call(a.url, 'POST', '/sessions', { prompt: 'first' });
+      assert.equal(created.status, 200, JSON.stringify(created.body));
+      const id = created.body.session_id as string;
+      for (const prompt of ['second', 'third'])
+        assert.equal((await call(a.url, 'POST', `/sessions/${id}/messages`, { session_id: id, prompt })).status, 200);
+      const forwarded = async () => (await call(b.url, 'GET', '/runtime/host_info')).body.cluster.forwarded_requests as number;
+      const before = await forwarded();
+
+      // B does not own the session: the fork is forwarded to A and holds the prefix through turn 2.
+      const fork = await call(b.url, 'POST', `/sessions/${id}/fork`, { at_turn: 2 });
+      assert.equal(fork.status, 200, JSON.stringify(fork.body));
+      const forkId = fork.body.session_id as string;
+      const source = JSON.parse(await history(b, id)) as Array<{ content: unknown }>;
+      assert.equal(source.length, 6);
+      assert.equal(await history(a, forkId), JSON.stringify(source.slice(0, 4)), 'the fork holds the prefix, read on A');
+      assert.equal(await history(b, forkId), JSON.stringify(source.slice(0, 4)), 'and on B');
+      // Both continue independently, each through the other node.
+      const onFork = await call(a.url, 'POST', `/sessions/${forkId}/messages`, { session_id: forkId, prompt: 'fork path' });
+      assert.equal(onFork.body.text, 'echo: fork path', JSON.stringify(onFork.body));
+      const onSource = await call(b.url, 'POST', `/sessions/${id}/messages`, { session_id: id, prompt: 'source path' });
+      assert.equal(onSource.body.text, 'echo: source path', JSON.stringify(onSource.body));
+      const forkRows = JSON.parse(await history(b, forkId)) as unknown[];
+      const sourceRows = JSON.parse(await history(a, id)) as unknown[];
+      assert.equal(forkRows.length, 6);
+      assert.equal(sourceRows.length, 8);
+      assert.deepEqual(forkRows.slice(0, 4), sourceRows.slice(0, 4));
+      assert.ok(JSON.stringify(forkRows.slice(4)).includes('fork path') && !JSON.stringify(forkRows).includes('source path'));
+
+      // Replays through B are identical and call no model on either node.
+      const calls = a.provider.requests.length + b.provider.requests.length;
+      for (const [sid, turns] of [
+        [id, 4],
+        [forkId, 3],
+      ] as const) {
+        const replay = await call(b.url, 'POST', `/sessions/${sid}/replay`);
+        assert.equal(replay.status, 200, JSON.stringify(replay.body));
+        assert.equal(replay.body.status, 'identical', JSON.stringify(replay.body));
+        assert.equal(replay.body.turns, turns);
+      }
+      assert.equal(a.provider.requests.length + b.provider.requests.length, calls, 'no model call');
+      // The export is the same from either node.
+      assert.deepEqual(body(await exported(b, forkId)), body(await exported(a, forkId)));
+      assert.ok((await forwarded()) > before, 'B forwarded to the owner');
     });
 
     it('a committed wire fixture imports and replays identical on postgres', async (t) => {

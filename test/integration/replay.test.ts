@@ -7,6 +7,7 @@ import { join } from 'node:path';
 import { call, startApp } from '../helpers/app.ts';
 import { runReplayCli } from '../../cli/replay-command.ts';
 import { tmpDir } from '../helpers/tmp-dir.ts';
+import { poll } from '../helpers/wait.ts';
 import { WarrenClient } from '../../client/src/client.ts';
 
 const SHELL = { tools: { shell_enabled: true } };
@@ -211,7 +212,7 @@ describe('export and import', () => {
 });
 
 describe('CLI', () => {
-  it('warren export, import, replay and fork against running servers', async (t) => {
+  it('warren export, import, replay, fork and rerun against running servers', async (t) => {
     const a = await startApp(t, script, { config: SHELL });
     const b = await startApp(t, [], { config: SHELL, realmBackend: 'sqlite' });
     const id = await recordedSession(a.url);
@@ -233,6 +234,19 @@ describe('CLI', () => {
     assert.equal(JSON.parse(fork.stdout).at_turn, 1);
     const missing = await runReplayCli(['replay', '--url', b.url]);
     assert.equal(missing.code, 2);
+    // The rerun goes to the live model of B (the scripted model's echo).
+    const rerun = await runReplayCli(['rerun', id, '--model', 'other-model', '--provider', 'openai', '--turns', '2', '--url', b.url]);
+    assert.equal(rerun.code, 0, rerun.stderr + rerun.stdout);
+    const report = JSON.parse(rerun.stdout);
+    assert.equal(report.model, 'other-model');
+    assert.deepEqual(
+      report.turns.map((x: { turn: number; text: string }) => [x.turn, x.text]),
+      [
+        [1, 'echo: count'],
+        [2, 'echo: second'],
+      ],
+    );
+    assert.equal((await runReplayCli(['rerun', id, '--url', b.url])).code, 2, 'rerun needs --model');
   });
 });
 
@@ -244,6 +258,11 @@ describe('typed client', () => {
     assert.equal((await client.replay(id)).status, 'identical');
     const accepted = await client.replayAsync(id);
     assert.ok(accepted.replay_session_id);
+    const done = await poll('the detached replay report through the client', async () => {
+      const r = await client.replayReport(accepted.replay_session_id).catch(() => undefined);
+      return r?.status === 'identical' ? r : undefined;
+    });
+    assert.equal(done.turns, 3);
     assert.equal((await client.fork(id, { at_turn: 1 })).at_turn, 1);
     assert.deepEqual(
       (await client.turns(id)).turns.map((x) => x.replay_turns),
@@ -252,9 +271,12 @@ describe('typed client', () => {
     const file = await client.exportSession(id);
     const copy = await client.importSession(file, { newId: true });
     assert.equal(copy.message_count, (await history(app.url, id)).length);
+    const rerun = await client.rerun(id, { model: 'other-model', provider: 'openai' });
+    assert.equal(rerun.turns.length, 3);
     const openapi = await call(app.url, 'GET', '/openapi.json');
     for (const path of [
       '/sessions/{id}/replay',
+      '/sessions/{id}/replay-report',
       '/sessions/{id}/fork',
       '/sessions/{id}/turns',
       '/sessions/{id}/rerun',
@@ -264,13 +286,31 @@ describe('typed client', () => {
       assert.ok(openapi.body.paths[path], `openapi covers ${path}`);
     const ext = await call(app.url, 'GET', '/warren/extensions');
     const replayExt = ext.body.extensions.find((e: { name: string }) => e.name === 'session_replay');
-    assert.ok(replayExt?.routes.includes('GET /sessions/{id}/turns'), JSON.stringify(replayExt));
+    for (const route of [
+      'POST /sessions/{id}/replay',
+      'GET /sessions/{id}/replay-report',
+      'GET /sessions/{id}/turns',
+      'POST /sessions/{id}/fork',
+      'POST /sessions/{id}/rerun',
+      'GET /sessions/{id}/export',
+      'POST /sessions/import',
+    ])
+      assert.ok(replayExt?.routes.includes(route), `/warren/extensions lists ${route}: ${JSON.stringify(replayExt)}`);
+    assert.deepEqual(replayExt.config_keys, ['record.enabled', 'record.raw_streams', 'record.raw_stream_max_bytes']);
+    // Warren's extensions are reported by /warren/extensions; /capabilities keeps the specification's ids.
+    const caps = await call(app.url, 'GET', '/capabilities');
+    assert.equal(caps.status, 200);
+    assert.ok(!caps.body.capabilities.some((c: { id: string }) => c.id === 'session_replay'));
   });
 });
 
 describe('rerun', () => {
   it('runs the user inputs against another model and reports per-turn differences', async (t) => {
-    const app = await startApp(t, script, { config: SHELL });
+    // Every reply reports usage, the recorded ones and the rerun's: the report gives both per turn.
+    const usage = (n: number) => ({ usage: { input_tokens: 10 * n, output_tokens: n } });
+    const rerunReplies = [{ text: 'echo: count' }, { text: 'echo: second' }, { text: 'echo: third' }];
+    const withUsage = [...script, ...rerunReplies].map((r, i) => ({ ...r, ...usage(i + 1) }));
+    const app = await startApp(t, withUsage, { config: SHELL });
     const id = await recordedSession(app.url);
     const before = app.provider.requests.length;
     const res = await call(app.url, 'POST', `/sessions/${id}/rerun`, { model: 'other-model', provider: 'openai' });
@@ -278,6 +318,21 @@ describe('rerun', () => {
     assert.equal(res.body.turns.length, 3);
     assert.equal(app.provider.requests.length, before + 3, 'the rerun called the live model once per turn');
     assert.equal(app.provider.requests.at(-1)!.model, 'other-model');
+    // Turn 1 was recorded as two calls (replies 1 and 2: 11 + 22 tokens), re-run as one (reply 5: 55).
+    assert.deepEqual(
+      res.body.turns.map((x: { recorded_tokens: number; tokens: number }) => [x.recorded_tokens, x.tokens]),
+      [
+        [33, 55],
+        [33, 66],
+        [44, 77],
+      ],
+    );
+    for (const turn of res.body.turns) {
+      assert.ok(
+        typeof turn.duration_ms === 'number' && typeof turn.recorded_duration_ms === 'number',
+        `time reported: ${JSON.stringify(turn)}`,
+      );
+    }
     const [first, second] = res.body.turns;
     assert.deepEqual(first.recorded_tool_calls, ['shell']);
     assert.deepEqual(first.tool_calls, []);
@@ -287,5 +342,35 @@ describe('rerun', () => {
     assert.equal(second.text_equal, false);
     const detail = await call(app.url, 'GET', `/sessions/${res.body.rerun_session_id}`);
     assert.equal(detail.body.labels['warren.rerun_of'], id);
+  });
+});
+
+describe('[record] raw_streams', () => {
+  it("keeps each call's streamed deltas up to raw_stream_max_bytes, then drops the rest and says so", async (t) => {
+    const chunks = Array.from({ length: 40 }, (_, i) => `chunk-${String(i).padStart(2, '0')} `);
+    const app = await startApp(t, [{ chunks }, { chunks }], { config: { record: { raw_streams: true, raw_stream_max_bytes: 400 } } });
+    const id = (await call(app.url, 'POST', '/sessions', { prompt: 'stream' })).body.session_id as string;
+    assert.equal((await call(app.url, 'PATCH', '/config', { record: { raw_stream_max_bytes: 262144 } })).status, 200);
+    assert.equal((await call(app.url, 'POST', `/sessions/${id}/messages`, { session_id: id, prompt: 'again' })).status, 200);
+    const file = await (await fetch(`${app.url}/sessions/${id}/export`)).text();
+    const calls = file
+      .split('\n')
+      .filter((l) => l.startsWith('{"type":"recording"'))
+      .map((l) => JSON.parse(l).value.calls[0] as { raw: Array<{ delta: string }>; raw_truncated?: boolean });
+    assert.equal(calls.length, 2);
+    const [bounded, whole] = calls;
+    // Each delta counts its length plus 32 bytes: 9 deltas of 10 characters fit in 400 bytes, the 10th does not.
+    assert.equal(bounded.raw_truncated, true);
+    assert.deepEqual(
+      bounded.raw.map((e) => e.delta),
+      chunks.slice(0, 9),
+    );
+    assert.equal(whole.raw_truncated, undefined);
+    assert.deepEqual(
+      whole.raw.map((e) => e.delta),
+      chunks,
+    );
+    const replay = await call(app.url, 'POST', `/sessions/${id}/replay`);
+    assert.equal(replay.body.status, 'identical', JSON.stringify(replay.body));
   });
 });
