@@ -136,6 +136,36 @@ export function truncatedFrame(reason: Record<string, unknown>): string {
   return controlFrame('stream_truncated', { type: 'stream_truncated', reason });
 }
 
+/**
+ * Subscribers with entries waiting for their once-per-tick write: one setImmediate for all of them rather
+ * than one (and a closure) per subscriber per tick. Each is written in the order it was scheduled.
+ */
+let flushQueue: SseSubscriber[] = [];
+let flushScheduled = false;
+
+function scheduleFlush(s: SseSubscriber): void {
+  flushQueue.push(s);
+  if (flushScheduled) return;
+  flushScheduled = true;
+  setImmediate(runFlushes);
+}
+
+function runFlushes(): void {
+  flushScheduled = false;
+  const queue = flushQueue;
+  flushQueue = [];
+  let failure: unknown = null;
+  for (const s of queue) {
+    // One subscriber's failure must not leave the others waiting; it is rethrown once they are written.
+    try {
+      s.scheduledFlush();
+    } catch (err) {
+      failure ??= err;
+    }
+  }
+  if (failure !== null) throw failure;
+}
+
 // Written on a drain that has nothing else to send: uWS does not flush its own buffered bytes when an
 // onWritable handler is registered and writes nothing, so an SSE comment pushes them out.
 const KICK = ':\n\n';
@@ -252,11 +282,14 @@ export class SseSubscriber implements EventSubscriber {
     }
     if (!this.scheduled) {
       this.scheduled = true;
-      setImmediate(() => {
-        this.scheduled = false;
-        this.flush();
-      });
+      scheduleFlush(this);
     }
+  }
+
+  /** @internal The coalesced once-per-tick write scheduled by push() (runFlushes). */
+  scheduledFlush(): void {
+    this.scheduled = false;
+    this.flush();
   }
 
   close(_reason: 'archived' | 'shutdown'): void {
@@ -309,7 +342,7 @@ export class SseSubscriber implements EventSubscriber {
       chunk += frameOf(this.parts, e);
       this.lastSentSeq = e.seq;
     }
-    this.pending = [];
+    this.pending.length = 0;
     return chunk;
   }
 
