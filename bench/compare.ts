@@ -8,8 +8,12 @@
 // (large on a shared VM) hits both trees in the same window; its per-round ratios are the steadier figure.
 //   git worktree add /tmp/warren-base <commit> && (cd /tmp/warren-base && npm ci)
 //   npx tsx bench/compare.ts --base /tmp/warren-base [--rounds 5] [--c 10] [--op create|continue]
-//       [--duration 4000] [--warmup 2000] [--provider self_hosted|anthropic] [--tokens 8]
-//       [--patch-current '<JSON config patch applied to the current tree only>'] [--together] [--out bench/results]
+//       [--duration 4000] [--warmup 2000] [--provider self_hosted|anthropic] [--tokens 8] [--token-delay 0]
+//       [--patch-current '<JSON config patch applied to the current tree only>'] [--together] [--sse] [--out bench/results]
+// --token-delay <ms>: the fake paces its tokens that far apart (0: the whole reply in one write), so each
+// delta reaches the server on its own, as from a real model (one ledger commit per delta per session).
+// --sse (with --op continue): every session of the pool has one SSE subscriber (GET /sessions/{id}/events)
+// from before the measured window, so each turn's events are also framed and written to a client.
 // Results: bench/results/<date>-compare-<op>-c<c>[-together].{json,md} (the markdown is also printed).
 import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -19,11 +23,12 @@ import { fileURLToPath, pathToFileURL } from 'node:url';
 import { parseLine, wantsHelp } from '../config/cli-args.ts';
 import { startFakeLlm } from './fake-llm.ts';
 import { closedLoop, measured, WarrenClient, type TurnOptions } from './load.ts';
+import { openFanout, type SseFanout } from './sse-clients.ts';
 import { canPin, pinSelf, type ServerHandle, type ServerOptions } from './server-process.ts';
 import { round } from './stats.ts';
 
 const USAGE =
-  'usage: npx tsx bench/compare.ts --base <checkout dir> [--rounds 5] [--c 10] [--op create|continue] [--duration 4000] [--warmup 2000] [--provider self_hosted|anthropic] [--tokens 8] [--patch-current <json>] [--together] [--out <dir>]\n';
+  'usage: npx tsx bench/compare.ts --base <checkout dir> [--rounds 5] [--c 10] [--op create|continue] [--duration 4000] [--warmup 2000] [--provider self_hosted|anthropic] [--tokens 8] [--token-delay 0] [--patch-current <json>] [--together] [--sse] [--out <dir>]\n';
 const argv = process.argv.slice(2);
 if (wantsHelp(argv)) {
   process.stdout.write(USAGE);
@@ -42,8 +47,10 @@ try {
       warmup: { type: 'string', default: '2000' },
       provider: { type: 'string', default: 'self_hosted' },
       tokens: { type: 'string', default: '8' },
+      'token-delay': { type: 'string', default: '0' },
       'patch-current': { type: 'string', default: '' },
       together: { type: 'boolean', default: false },
+      sse: { type: 'boolean', default: false },
       out: { type: 'string' },
     },
     { positionals: false },
@@ -65,8 +72,18 @@ const durationMs = Number(values.duration);
 const warmupMs = Number(values.warmup);
 const provider = values.provider as TurnOptions['provider'];
 const tokens = Number(values.tokens);
+const tokenDelayMs = Number(values['token-delay']);
+if (!Number.isInteger(tokenDelayMs) || tokenDelayMs < 0) {
+  process.stderr.write('--token-delay must be a non-negative integer\n');
+  process.exit(1);
+}
 const patchCurrent = values['patch-current'];
 const together = values.together;
+const sse = values.sse;
+if (sse && op !== 'continue') {
+  process.stderr.write('bench/compare.ts: --sse needs --op continue (the subscribers open on the pool of sessions)\n');
+  process.exit(1);
+}
 const outDir = resolve(values.out ?? join(here, 'bench/results'));
 for (const [k, v] of [
   ['rounds', rounds],
@@ -101,7 +118,7 @@ interface Sample {
 }
 
 const pin = canPin() && pinSelf(1);
-const fake = await startFakeLlm({ tokens });
+const fake = await startFakeLlm({ tokens, tokenDelayMs });
 const wire: TurnOptions = { provider, model: provider === 'anthropic' ? 'claude-bench' : 'bench-model' };
 const samples: Record<Tree, Sample[]> = { base: [], current: [] };
 
@@ -118,7 +135,9 @@ async function prepare(tree: Tree): Promise<Prepared> {
   const root = await mkdtemp(join(tmpdir(), `warren-compare-${tree}-`));
   const server = await mod.startServer({ stateRoot: root, llmUrl: fake.url, pin });
   const client = new WarrenClient(server.url, c);
+  let fanout: SseFanout | null = null;
   const close = async () => {
+    fanout?.close();
     await client.close();
     await server.stop();
     await rm(root, { recursive: true, force: true });
@@ -136,6 +155,12 @@ async function prepare(tree: Tree): Promise<Prepared> {
     await closedLoop(c, warmupMs, async () => {
       ids.push(await client.create('warm-up', wire));
     });
+    if (sse) {
+      const u = new URL(server.url);
+      fanout = await openFanout(u.hostname, Number(u.port), (k) => `/sessions/${ids[k]}/events`, ids.length, 1_000_000, 120_000, {
+        maxConnecting: 256,
+      });
+    }
     let i = 0;
     const turn = op === 'continue' ? () => client.continue(ids[i++ % ids.length], 'and then?') : () => client.create('hello', wire);
     return {
@@ -229,8 +254,10 @@ const report = {
   warmupMs,
   provider,
   tokens,
+  tokenDelayMs,
   patchCurrent: patchCurrent || null,
   together,
+  sse,
   pinned: pin,
   loadAverages: loads,
   base,
@@ -245,7 +272,7 @@ const report = {
 const md = [
   `# Turn cost: current vs base (${startedAt.toISOString()})`,
   '',
-  `- ${op}+turn closed loop, c=${c} per server, ${rounds} rounds (${together ? 'both servers at once, sharing the server core' : 'order alternating'}), ${durationMs} ms windows after ${warmupMs} ms warm-up, ${provider} wire, ${tokens} tokens/reply, lmdb, uWS.`,
+  `- ${op}+turn closed loop, c=${c} per server, ${rounds} rounds (${together ? 'both servers at once, sharing the server core' : 'order alternating'}), ${durationMs} ms windows after ${warmupMs} ms warm-up, ${provider} wire, ${tokens} tokens/reply${tokenDelayMs ? ` ${tokenDelayMs} ms apart` : ' in one write'}, lmdb, uWS${sse ? ', one SSE subscriber per session of the pool' : ''}.`,
   `- Pinning: ${pin ? 'server core 0, load generator + fake LLM core 1' : 'off'}; 1-minute load averages: ${loads.join(', ')}.`,
   ...(patchCurrent ? [`- Config patch on the current tree only: \`${patchCurrent}\`.`] : []),
   '',
@@ -261,7 +288,10 @@ const md = [
   '',
 ].join('\n');
 await mkdir(outDir, { recursive: true });
-const stem = join(outDir, `${startedAt.toISOString().slice(0, 10)}-compare-${op}-c${c}${together ? '-together' : ''}`);
+const stem = join(
+  outDir,
+  `${startedAt.toISOString().slice(0, 10)}-compare-${op}-c${c}${tokenDelayMs ? `-paced${tokenDelayMs}` : ''}${sse ? '-sse' : ''}${together ? '-together' : ''}`,
+);
 await writeFile(`${stem}.json`, `${JSON.stringify(report, null, 2)}\n`);
 await writeFile(`${stem}.md`, md);
 process.stdout.write(md);

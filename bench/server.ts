@@ -73,11 +73,29 @@ class Profiler {
     await this.session.post('Profiler.enable');
     await this.session.post('Profiler.setSamplingInterval', { interval: intervalUs });
     await this.session.post('Profiler.start');
+    // WARREN_BENCH_ALLOC_PROFILE=1: also sample allocations, garbage included (what the GC has to collect),
+    // written beside the .cpuprofile as .heapprofile (npx tsx bench/alloc-profile.ts <file>).
+    if (process.env.WARREN_BENCH_ALLOC_PROFILE === '1') {
+      await this.session.post('HeapProfiler.enable');
+      await this.session.post('HeapProfiler.startSampling', {
+        samplingInterval: 16384,
+        includeObjectsCollectedByMajorGC: true,
+        includeObjectsCollectedByMinorGC: true,
+      } as never);
+      this.sampling = true;
+    }
   }
+
+  private sampling = false;
 
   async stop(path: string): Promise<void> {
     if (!this.session) throw new Error('profiler not started');
     const { profile } = await this.session.post('Profiler.stop');
+    if (this.sampling) {
+      const heap = await this.session.post('HeapProfiler.stopSampling');
+      this.sampling = false;
+      await writeFile(path.replace(/\.cpuprofile$/, '') + '.heapprofile', JSON.stringify(heap.profile));
+    }
     this.session.disconnect();
     this.session = null;
     await writeFile(path, JSON.stringify(profile));

@@ -57,9 +57,72 @@ export function envelopeOf(sessionId: string, e: HubEntry): Record<string, unkno
   };
 }
 
+/**
+ * What every frame of one session shares: the session-derived middle of its event ids and the JSON of its
+ * `source` member. Built once per subscriber, so a frame costs no per-event work on the session id.
+ */
+export interface FrameParts {
+  sessionId: string;
+  /** `-7xxx-vxxx-xx` of eventIdOf (everything between the timestamp and the seq), as JSON string content. */
+  idMiddle: string;
+  sourceJson: string;
+}
+
+export function frameParts(sessionId: string): FrameParts {
+  const sid = sessionId.replace(/-/g, '');
+  const variant = (8 | (Number.parseInt(sid[3] ?? '0', 16) & 3)).toString(16);
+  return {
+    sessionId,
+    // JSON-escaped here, so the id needs no escaping in envelopeJson (the rest of it is hex digits and dashes).
+    idMiddle: JSON.stringify(`-7${sid.slice(0, 3)}-${variant}${sid.slice(4, 7)}-${sid.slice(7, 9)}`).slice(1, -1),
+    sourceJson: JSON.stringify({ type: 'session', session_id: sessionId }),
+  };
+}
+
+const ZEROS = '000000000000';
+const kindJson = new Map<string, string>();
+
+/**
+ * JSON.stringify(envelopeOf(sessionId, e)) without building the envelope, its payload copy or the id's
+ * pieces: the same bytes, by string concatenation. Entries whose payload JSON.stringify could order or
+ * render differently once copied under `type` (a `type` or integer-like key, toJSON, a non-plain object),
+ * or whose seq/timestamp are not plain integers, take the envelope path instead.
+ */
+export function envelopeJson(parts: FrameParts, e: HubEntry): string {
+  const { seq, timestamp_ms: ts, payload } = e;
+  if (!Number.isSafeInteger(seq) || seq < 0 || !Number.isSafeInteger(ts) || ts < 0 || !fastPayload(payload))
+    return JSON.stringify(envelopeOf(parts.sessionId, e));
+  const tsHex = ts.toString(16);
+  const t = tsHex.length >= 12 ? tsHex.slice(-12) : ZEROS.slice(tsHex.length) + tsHex;
+  const seqHex = (seq % 2 ** 40).toString(16);
+  const id = `${t.slice(0, 8)}-${t.slice(8)}${parts.idMiddle}${ZEROS.slice(seqHex.length + 2)}${seqHex}`;
+  let k = kindJson.get(e.kind);
+  if (k === undefined) {
+    k = JSON.stringify(e.kind);
+    if (kindJson.size < 1024) kindJson.set(e.kind, k);
+  }
+  const body = payload === undefined || payload === null ? '{}' : JSON.stringify(payload);
+  const p = body === '{}' ? `{"type":${k}}` : `{"type":${k},${body.slice(1)}`;
+  return `{"event_id":"${id}","source":${parts.sourceJson},"seq":${seq},"timestamp_ms":${ts},"payload":${p}}`;
+}
+
+/** A payload whose spread under `type` keeps its own JSON text after `"type":…,` (see envelopeJson). */
+function fastPayload(payload: unknown): boolean {
+  if (payload === undefined || payload === null) return true;
+  if (typeof payload !== 'object' || Array.isArray(payload)) return false;
+  const proto: unknown = Object.getPrototypeOf(payload);
+  if (proto !== Object.prototype && proto !== null) return false;
+  for (const key in payload) {
+    const c = key.charCodeAt(0);
+    // Integer-like keys sort before `type` in the spread copy; a `type` key would replace it; toJSON would run on the copy.
+    if ((c >= 48 && c <= 57) || key === 'type' || key === 'toJSON') return false;
+  }
+  return true;
+}
+
 /** The SSE frame of an entry, serialized once and shared by every subscriber. */
-function frameOf(sessionId: string, e: HubEntry): string {
-  if (e.frame === undefined) e.frame = `id: ${e.seq}\nevent: ${e.kind}\ndata: ${JSON.stringify(envelopeOf(sessionId, e))}\n\n`;
+function frameOf(parts: FrameParts, e: HubEntry): string {
+  if (e.frame === undefined) e.frame = `id: ${e.seq}\nevent: ${e.kind}\ndata: ${envelopeJson(parts, e)}\n\n`;
   return e.frame;
 }
 
@@ -71,6 +134,36 @@ export function controlFrame(kind: string, data: unknown): string {
 /** The `stream_truncated` control frame with its reason. */
 export function truncatedFrame(reason: Record<string, unknown>): string {
   return controlFrame('stream_truncated', { type: 'stream_truncated', reason });
+}
+
+/**
+ * Subscribers with entries waiting for their once-per-tick write: one setImmediate for all of them rather
+ * than one (and a closure) per subscriber per tick. Each is written in the order it was scheduled.
+ */
+let flushQueue: SseSubscriber[] = [];
+let flushScheduled = false;
+
+function scheduleFlush(s: SseSubscriber): void {
+  flushQueue.push(s);
+  if (flushScheduled) return;
+  flushScheduled = true;
+  setImmediate(runFlushes);
+}
+
+function runFlushes(): void {
+  flushScheduled = false;
+  const queue = flushQueue;
+  flushQueue = [];
+  let failure: unknown = null;
+  for (const s of queue) {
+    // One subscriber's failure must not leave the others waiting; it is rethrown once they are written.
+    try {
+      s.scheduledFlush();
+    } catch (err) {
+      failure ??= err;
+    }
+  }
+  if (failure !== null) throw failure;
 }
 
 // Written on a drain that has nothing else to send: uWS does not flush its own buffered bytes when an
@@ -96,6 +189,7 @@ export class SseSubscriber implements EventSubscriber {
   droppedTotal = 0;
   private readonly log: Logger | undefined;
   private readonly onTruncated: ((dropped: number) => void) | undefined;
+  private readonly parts: FrameParts;
 
   constructor(
     private readonly sessionId: string,
@@ -105,6 +199,7 @@ export class SseSubscriber implements EventSubscriber {
     opts: SseOptions = {},
   ) {
     this.lastSentSeq = afterSeq;
+    this.parts = frameParts(sessionId);
     this.log = opts.log;
     this.onTruncated = opts.onTruncated;
     res.onDrain(() => this.onDrain());
@@ -136,7 +231,7 @@ export class SseSubscriber implements EventSubscriber {
     let chunk = '';
     for (const e of entries) {
       if (e.seq <= this.lastSentSeq) continue;
-      chunk += frameOf(this.sessionId, e);
+      chunk += frameOf(this.parts, e);
       this.lastSentSeq = e.seq;
     }
     if (chunk) await this.writeAndWait(chunk);
@@ -187,11 +282,14 @@ export class SseSubscriber implements EventSubscriber {
     }
     if (!this.scheduled) {
       this.scheduled = true;
-      setImmediate(() => {
-        this.scheduled = false;
-        this.flush();
-      });
+      scheduleFlush(this);
     }
+  }
+
+  /** @internal The coalesced once-per-tick write scheduled by push() (runFlushes). */
+  scheduledFlush(): void {
+    this.scheduled = false;
+    this.flush();
   }
 
   close(_reason: 'archived' | 'shutdown'): void {
@@ -241,10 +339,10 @@ export class SseSubscriber implements EventSubscriber {
     }
     for (const e of this.pending) {
       if (e.seq <= this.lastSentSeq) continue;
-      chunk += frameOf(this.sessionId, e);
+      chunk += frameOf(this.parts, e);
       this.lastSentSeq = e.seq;
     }
-    this.pending = [];
+    this.pending.length = 0;
     return chunk;
   }
 

@@ -40,6 +40,18 @@ interface Dbs {
   labelsOf: Database<[number, Array<[string, string]>], string>;
 }
 
+type FastBytes = Uint8Array & { isGlobal?: boolean };
+
+/** `a` equals the first `size` bytes of `b`. */
+function sameBytes(a: Uint8Array, b: Uint8Array, size: number): boolean {
+  if (a.length !== size) return false;
+  for (let i = 0; i < size; i++) if (a[i] !== b[i]) return false;
+  return true;
+}
+
+/** Records per namespace whose decoded value #conditionRead keeps (cleared when full). */
+const CONDITION_CACHE_MAX = 20_000;
+
 // Room for the seven databases above plus later additions without reopening old realms.
 const MAX_DBS = 32;
 
@@ -303,7 +315,7 @@ class LmdbStore implements Store {
   #apply(db: Dbs, writes: Write[]): void {
     // Conditions first, inside the write transaction: LMDB serialises writers across processes, so a
     // condition that holds here still holds when this transaction's writes land.
-    checkConditions(writes as StoreOp[], (ns, key) => db.records.get([ns, key]));
+    checkConditions(writes as StoreOp[], (ns, key) => this.#conditionRead(db, ns, key));
     const plan = planBatch(writes, {
       rowCount: (id, guess) => rowCount(db.rows, id, guess),
       lastSeq: (id) => this.#lastSeq(db, id),
@@ -355,6 +367,35 @@ class LmdbStore implements Store {
     }
     for (const [id, seq] of plan.lastSeqs) db.ledgerLast.putSync(id, seq);
   }
+
+  /**
+   * The record a checkRecord op tests (a cluster lease, read by every fenced commit): its stored bytes are
+   * read every time, inside the write transaction, and decoded again only when they differ from the bytes
+   * last decoded for that key, so a lease that did not change costs a byte comparison, not a msgpack decode.
+   * The decoded value is only read (checkConditions takes its `rev`), never handed out.
+   */
+  #conditionRead(db: Dbs, ns: string, key: string): unknown {
+    // lmdb's fast read returns its shared read buffer (isGlobal) holding the value in its first lastSize bytes.
+    const records = db.records as unknown as { getBinaryFast(k: [string, string]): FastBytes | undefined; lastSize: number };
+    const raw = records.getBinaryFast([ns, key]);
+    let byKey = this.#conditionCache.get(ns);
+    if (raw === undefined) {
+      byKey?.delete(key);
+      return undefined;
+    }
+    const size = raw.isGlobal ? records.lastSize : raw.length;
+    const hit = byKey?.get(key);
+    if (hit && sameBytes(hit.bytes, raw, size)) return hit.value;
+    // Copied before the decoding read, which reuses the shared buffer.
+    const bytes = Uint8Array.prototype.slice.call(raw, 0, size);
+    const value: unknown = db.records.get([ns, key]);
+    if (!byKey) this.#conditionCache.set(ns, (byKey = new Map()));
+    else if (byKey.size >= CONDITION_CACHE_MAX) byKey.clear();
+    byKey.set(key, { bytes, value });
+    return value;
+  }
+
+  readonly #conditionCache = new Map<string, Map<string, { bytes: Uint8Array; value: unknown }>>();
 
   /** Moves a session's creation-order index keys from its stored record's to `key`. */
   #reindex(db: Dbs, id: string, key: CreatedKey, archived: boolean): void {

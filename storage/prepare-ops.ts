@@ -160,12 +160,15 @@ function checkSession(session: SessionRecord, copyAll: boolean): SessionRecord {
 
 function checkEntries(entries: LedgerEntry[], copyAll: boolean): LedgerEntry[] {
   if (!Array.isArray(entries)) throw invalid('appendLedger.entries must be an array');
-  const out = new Array<LedgerEntry>(entries.length);
+  // Without copyAll the caller's array is returned as it is when every entry is plain JSON already (the usual case).
+  let out: LedgerEntry[] | null = copyAll ? new Array<LedgerEntry>(entries.length) : null;
   let prev = 0;
   for (let i = 0; i < entries.length; i++) {
     const entry: unknown = entries[i];
     // The position string is built only for the slow path: this runs for every ledger entry of every turn.
-    const e = (!copyAll && isPlainJson(entry, 0) ? entry : toJsonValue(entry, `entries[${i}]`)) as LedgerEntry;
+    const plain = !copyAll && isPlainJson(entry, 0);
+    const e = (plain ? entry : toJsonValue(entry, `entries[${i}]`)) as LedgerEntry;
+    if (!plain && !out) out = entries.slice(0, i);
     if (e === null || typeof e !== 'object') throw invalid('ledger entry must be an object');
     const seq = e.seq;
     if (!Number.isSafeInteger(seq) || seq < 1) throw invalid(`entries[${i}].seq must be an integer >= 1`);
@@ -173,9 +176,9 @@ function checkEntries(entries: LedgerEntry[], copyAll: boolean): LedgerEntry[] {
     if (typeof e.kind !== 'string' || typeof e.timestamp_ms !== 'number') throw invalid('ledger entry needs kind and timestamp_ms');
     if (e.v !== undefined && e.v !== LEDGER_ENTRY_VERSION) throw invalid(`entries[${i}].v: unknown ledger entry version`);
     prev = seq;
-    out[i] = e;
+    if (out) out[i] = e;
   }
-  return out;
+  return out ?? entries;
 }
 
 function prepareOne(op: StoreOp, copyAll: boolean): StoreOp {

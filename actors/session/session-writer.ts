@@ -229,11 +229,9 @@ export class SessionWriter {
     const kept = droppedHere(ops, this.sessionId, events);
     if (kept !== events) ops = clipDrops(ops, this.sessionId, events[0].seq);
     try {
-      await this.store.commit(
-        kept.length
-          ? [...ops, ...extra, { op: 'appendLedger', sessionId: this.sessionId, entries: kept.map(plainEntry) }]
-          : [...ops, ...extra],
-      );
+      const batch = ops.length || extra.length ? [...ops, ...extra] : [];
+      if (kept.length) batch.push({ op: 'appendLedger', sessionId: this.sessionId, entries: ledgerEntries(kept) });
+      await this.store.commit(batch);
     } catch (err) {
       // Retry the state ops alone: only if that succeeds was the ledger part at fault. A later state
       // batch already issued supersedes these ops, so replaying them after it would write stale state.
@@ -286,6 +284,15 @@ function clipDrops(ops: StoreOp[], sessionId: string, firstNew: number): StoreOp
     const ranges = op.ranges.filter(([from]) => from < firstNew).map(([from, to]): [number, number] => [from, Math.min(to, firstNew - 1)]);
     return ranges.length ? [{ ...op, ranges }] : [];
   });
+}
+
+/**
+ * The entries as the ledger stores them. A hub entry is written as it is while it has no frame yet (the
+ * usual case: frames are built on delivery, after this commit); one that has a frame is copied without it.
+ */
+function ledgerEntries(entries: HubEntry[]): LedgerEntry[] {
+  for (const e of entries) if (e.frame !== undefined) return entries.map(plainEntry);
+  return entries;
 }
 
 function plainEntry(e: HubEntry): HubEntry {

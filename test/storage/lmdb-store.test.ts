@@ -127,6 +127,43 @@ describe('lmdb store', () => {
     assert.deepEqual(await store.readRows('s', 9), { rows: [], total: 4 });
   });
 
+  it('checks a record condition against the stored record each time, whoever changed it since the last check', async (t) => {
+    const dir = await tmpDir('warren-lmdb-');
+    t.after(() => dir.cleanup());
+    const a = await openLmdbStore(dir.path);
+    t.after(() => a.close());
+    const b = await openLmdbStore(dir.path);
+    t.after(() => b.close());
+    const lease = (rev: number, node: string): StoreOp => ({
+      op: 'putRecord',
+      ns: 'lease',
+      key: 'session:s',
+      value: { rev, node_id: node },
+    });
+    const fenced = (rev: number | null, n: number): StoreOp[] => [
+      { op: 'checkRecord', ns: 'lease', key: 'session:s', rev },
+      { op: 'putRecord', ns: 'data', key: `k${n}`, value: n },
+    ];
+    const conflict = (err: unknown) => isServiceError(err) && err.code === 'CONFLICT';
+    await a.commit([lease(1, 'n1')]);
+    await a.commit(fenced(1, 1));
+    await a.commit(fenced(1, 2));
+    // Same length, other bytes, written through another store handle on the realm.
+    await b.commit([lease(2, 'n2')]);
+    await assert.rejects(a.commit(fenced(1, 3)), conflict);
+    await a.commit(fenced(2, 4));
+    await b.commit([{ op: 'deleteRecord', ns: 'lease', key: 'session:s' }]);
+    await assert.rejects(a.commit(fenced(2, 5)), conflict);
+    await a.commit(fenced(null, 6));
+    await b.commit([lease(1, 'n1')]);
+    await assert.rejects(a.commit(fenced(null, 7)), conflict);
+    await a.commit(fenced(1, 8));
+    assert.deepEqual(
+      (await a.listRecords('data')).map((r) => r.value),
+      [1, 2, 4, 6, 8],
+    );
+  });
+
   it('lets two processes read and write one realm at the same time', async (t) => {
     const dir = await tmpDir('warren-lmdb-');
     t.after(() => dir.cleanup());
