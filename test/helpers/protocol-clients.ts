@@ -161,7 +161,7 @@ export async function aguiRoundTrip(url: string, threadId: string): Promise<void
   assert.equal(agent.messages.at(-1)?.content, 're: ag');
 }
 
-/** @a2a-js/sdk (protocol 1.0): the session is the context; send, stream, get, list, a cancel. */
+/** @a2a-js/sdk (protocol 1.0): the session is the context; send, stream, get, a cancel, list. */
 export async function a2aRoundTrip(url: string, contextId: string): Promise<void> {
   const client = await a2aConnect(url);
   const sent = (await client.sendMessage(a2aUserMessage('a2a-send', contextId))) as unknown as A2aTask;
@@ -183,6 +183,16 @@ export async function a2aRoundTrip(url: string, contextId: string): Promise<void
   const cancelled = (await client.cancelTask({ id: stuck.id } as never)) as unknown as A2aTask;
   assert.equal(cancelled.status?.state, TaskState.TASK_STATE_CANCELED);
   for await (const ev of stream) void ev;
+  const listed = (await client.listTasks({ tenant: '', contextId, status: 0, pageToken: '' } as never)) as unknown as { tasks: A2aTask[] };
+  assert.deepEqual(
+    listed.tasks.map((x) => [x.id, x.status?.state]),
+    [
+      [stuck.id, TaskState.TASK_STATE_CANCELED],
+      [streamed.id, TaskState.TASK_STATE_COMPLETED],
+      [sent.id, TaskState.TASK_STATE_COMPLETED],
+    ],
+    'ListTasks: the tasks of the context, newest first',
+  );
 }
 
 /** Runs the four round trips on `url` over the session `start` began, and checks one transcript there. */
