@@ -59,7 +59,7 @@ export const A2A_ROUTE = {
     method: 'POST',
     path: '/a2a',
     summary:
-      'A2A JSON-RPC, protocol 1.0 and 0.3 method names: SendMessage / message/send (a turn; contextId = session id), SendStreamingMessage / message/stream and SubscribeToTask / tasks/resubscribe (SSE of JSON-RPC responses), GetTask / tasks/get, CancelTask / tasks/cancel, GetExtendedAgentCard',
+      'A2A JSON-RPC, protocol 1.0 and 0.3 method names: SendMessage / message/send (a turn; contextId = session id), SendStreamingMessage / message/stream and SubscribeToTask / tasks/resubscribe (SSE of JSON-RPC responses), GetTask / tasks/get, ListTasks (the tasks of one context), CancelTask / tasks/cancel, GetExtendedAgentCard',
     headers: ['Last-Event-ID', 'A2A-Version'],
     response: { status: 200, schema: A2aRpcResponse },
     errors: ['BAD_REQUEST'],
@@ -73,6 +73,7 @@ const A2A_METHODS = [
   'SendMessage',
   'SendStreamingMessage',
   'GetTask',
+  'ListTasks',
   'CancelTask',
   'SubscribeToTask',
   'GetExtendedAgentCard',
@@ -87,7 +88,7 @@ const A2A_METHODS = [
 export const A2A_EXTENSION = {
   name: 'a2a',
   description:
-    "A2A (Agent2Agent, JSON-RPC binding, protocol 1.0 and 0.3 wires over one mapping; docs/protocols.md): GET /.well-known/agent-card.json is the realm's default agent (1.0 card with A2A-Version: 1.0, else 0.3), POST /a2a takes SendMessage / message/send (a Warren turn; contextId = session id, a new context creates the session; the task id is the turn's durable record), SendStreamingMessage / message/stream (SSE of JSON-RPC responses: Task, artifact update per text chunk, status update per tool call/result and at the end), GetTask / tasks/get, CancelTask / tasks/cancel (Warren's cancel) and SubscribeToTask / tasks/resubscribe (a Task snapshot then the live events: nothing lost or repeated; with Last-Event-ID the exact events after that id instead). [a2a.remotes.<name>] makes remote A2A agents (1.0 or 0.3 cards) the tools a2a__<name> of every session, through the outbound URL rules.",
+    "A2A (Agent2Agent, JSON-RPC binding, protocol 1.0 and 0.3 wires over one mapping; docs/protocols.md): GET /.well-known/agent-card.json is the realm's default agent (1.0 card with A2A-Version: 1.0, else 0.3), POST /a2a takes SendMessage / message/send (a Warren turn; contextId = session id, a new context creates the session; the task id is the turn's durable record), SendStreamingMessage / message/stream (SSE of JSON-RPC responses: Task, artifact update per text chunk, status update per tool call/result and at the end), GetTask / tasks/get, ListTasks (the tasks of one context, paged), CancelTask / tasks/cancel (Warren's cancel) and SubscribeToTask / tasks/resubscribe (a Task snapshot then the live events: nothing lost or repeated; with Last-Event-ID the exact events after that id instead). [a2a.remotes.<name>] makes remote A2A agents (1.0 or 0.3 cards) the tools a2a__<name> of every session, through the outbound URL rules.",
   routes: A2A_ROUTES.map((r) => `${r.method} ${r.path}`),
   methods: A2A_METHODS,
   request_headers: ['Last-Event-ID', 'A2A-Version'],

@@ -86,6 +86,9 @@ export const StoredDetachedRequest = Type.Object({
   error: Opt(Type.Object({ status: Int, body: Type.Record(Str, Type.Unknown()) })),
 });
 
+/** ns `protocol_turns:<session id>`, key = protocol-turn record id: the session's protocol turns (A2A ListTasks). */
+export const StoredProtocolTurnRef = Type.Object({ v: V1, id: Str, protocol: Str, created_ms: Type.Number() });
+
 /** ns `protocol_turn`, key = protocol response id. */
 export const StoredProtocolTurn = Type.Object({
   v: V1,

@@ -196,6 +196,11 @@ export const AUTH_LOGIN_KIND = defineRecordKind({ name: 'pending login', ns: 'au
 export const COMPACTION_KIND = defineRecordKind({ name: 'compaction', ns: 'compaction', schema: S.StoredCompaction });
 export const DETACHED_KIND = defineRecordKind({ name: 'detached request', ns: 'detached_request', schema: S.StoredDetachedRequest });
 export const PROTOCOL_TURN_KIND = defineRecordKind({ name: 'protocol turn', ns: 'protocol_turn', schema: S.StoredProtocolTurn });
+export const PROTOCOL_TURN_REF_KIND = defineRecordKind({
+  name: 'session protocol turn',
+  ns: 'protocol_turns:*',
+  schema: S.StoredProtocolTurnRef,
+});
 export const MCP_PERSISTED_KIND = defineRecordKind({ name: 'MCP persisted', ns: 'mcp', schema: S.StoredMcpPersisted });
 export const QUEUED_TURN_KIND = defineRecordKind({ name: 'queued turn', ns: 'busy_queue', schema: S.StoredQueuedTurn });
 export const WEBHOOK_SUBSCRIPTION_KIND = defineRecordKind({

@@ -12,7 +12,7 @@ import type { ContinueSessionRequest, CreateSessionRequest } from '../../contrac
 import { isServiceError, ServiceError } from '../../contracts/errors.ts';
 import type { Store } from '../../storage/store.ts';
 import { TurnFeed } from './turn-feed.ts';
-import { PROTOCOL_TURN_KIND, readRecord } from '../../storage/record-kinds.ts';
+import { namespaceOf, PROTOCOL_TURN_KIND, PROTOCOL_TURN_REF_KIND, readRecord, readValidRecords } from '../../storage/record-kinds.ts';
 
 const PROTOCOL_TURN_NS = 'protocol_turn';
 
@@ -95,7 +95,9 @@ export class ProtocolTurns {
           feed.unsubscribe = hub.subscribe(feed);
           feed.endReplay();
         }
-        return [put(base)];
+        // The session's own list of its protocol turns (A2A ListTasks reads a context's tasks from it).
+        const ref = { v: 1, id, protocol, created_ms: base.created_ms };
+        return [put(base), { op: 'putRecord', ns: namespaceOf(PROTOCOL_TURN_REF_KIND, sessionId), key: id, value: ref }];
       },
       onPendingDurable: () => durable(),
       commitOps: (o) => [
@@ -154,6 +156,15 @@ export class ProtocolTurns {
       };
     }
     return rec;
+  }
+
+  /** The records of `protocol` turns in one session (any order), each settled as get() settles it. */
+  async listForSession(protocol: string, sessionId: string): Promise<ProtocolTurnRecord[]> {
+    const refs = await readValidRecords<{ id: string; protocol: string }>(this.store, PROTOCOL_TURN_REF_KIND, sessionId);
+    const recs = await Promise.all(
+      refs.filter((r) => r.value.protocol === protocol).map((r) => this.get(protocol, r.value.id).catch(() => undefined)),
+    );
+    return recs.filter((r): r is ProtocolTurnRecord => r !== undefined && r.session_id === sessionId);
   }
 }
 

@@ -5,24 +5,20 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
-import { Role, TaskState } from '@a2a-js/sdk';
+import { TaskState } from '@a2a-js/sdk';
 import { ClientFactory, DefaultAgentCardResolver, JsonRpcTransportFactory, type Client } from '@a2a-js/sdk/client';
+import {
+  a2aConnect as connect,
+  a2aFold as fold,
+  a2aText as textOf,
+  a2aUserMessage as userMessage,
+  type A2aArtifact as Artifact,
+  type A2aEvent as Ev,
+  type A2aPart as Part,
+  type A2aTask as Task,
+} from '../helpers/protocol-clients.ts';
 import { call, startApp } from '../helpers/app.ts';
 import { deferred } from '../helpers/gates.ts';
-
-type Part = { content?: { $case: string; value: unknown } };
-type Artifact = { artifactId: string; parts: Part[] };
-type Task = { id: string; contextId: string; status?: { state: number }; artifacts: Artifact[] };
-type Ev = { payload?: { $case: string; value: Record<string, unknown> } };
-
-const textOf = (parts: Part[]) => parts.map((p) => (p.content?.$case === 'text' ? String(p.content.value) : '')).join('');
-
-/** The SDK's default client: it resolves the card (sending A2A-Version: 1.0) and talks protocol 1.0. */
-async function connect(url: string): Promise<Client> {
-  const client = await new ClientFactory().createFromUrl(url);
-  assert.equal(client.protocolVersion, '1.0');
-  return client;
-}
 
 /** A 0.3 client: the card as a client that sends no A2A-Version reads it, the SDK's 0.3 transport. */
 async function connectLegacy(url: string): Promise<Client> {
@@ -37,38 +33,6 @@ async function connectLegacy(url: string): Promise<Client> {
   const client = await factory.createFromAgentCard(card as never);
   assert.equal(client.protocolVersion, '0.3');
   return client;
-}
-
-function userMessage(text: string, contextId?: string) {
-  return {
-    message: {
-      messageId: randomUUID(),
-      role: Role.ROLE_USER,
-      parts: [{ content: { $case: 'text' as const, value: text }, metadata: undefined, filename: '', mediaType: '' }],
-      contextId: contextId ?? '',
-      taskId: '',
-      extensions: [],
-      referenceTaskIds: [],
-      metadata: undefined,
-    },
-  } as unknown as Parameters<Client['sendMessage']>[0];
-}
-
-/** Folds stream events into per-artifact text (a Task event replaces the state, like a client's store). */
-function fold(events: Ev[], start = new Map<string, string>()): Map<string, string> {
-  const texts = new Map(start);
-  for (const ev of events) {
-    const p = ev.payload!;
-    if (p.$case === 'task') {
-      texts.clear();
-      for (const a of (p.value as unknown as Task).artifacts) texts.set(a.artifactId, textOf(a.parts));
-    } else if (p.$case === 'artifactUpdate') {
-      const a = p.value.artifact as Artifact;
-      const prev = p.value.append ? (texts.get(a.artifactId) ?? '') : '';
-      texts.set(a.artifactId, prev + textOf(a.parts));
-    }
-  }
-  return texts;
 }
 
 describe('A2A (@a2a-js/sdk)', () => {
@@ -100,7 +64,6 @@ describe('A2A (@a2a-js/sdk)', () => {
       extended.supportedInterfaces.map((i) => i.protocolVersion),
       ['1.0', '0.3'],
     );
-    await assert.rejects(client.listTasks({} as never), /ListTasks is not supported/);
 
     // message/send: a new context creates a session with that id.
     const contextId = randomUUID();
@@ -135,6 +98,46 @@ describe('A2A (@a2a-js/sdk)', () => {
       .map((p) => (p.content!.value as { type: string; name?: string }).type);
     assert.deepEqual(data, ['tool_call', 'tool_result']);
     assert.deepEqual([...fold(toolEvents).values()], ['done']);
+
+    // ListTasks: the context's tasks, newest status first, paged; artifacts only when asked for.
+    const toolTask = toolEvents[0].payload!.value as unknown as Task;
+    const listed = (over: Record<string, unknown> = {}) =>
+      client.listTasks({ tenant: '', contextId, status: 0, pageToken: '', ...over } as never) as unknown as Promise<{
+        tasks: Task[];
+        nextPageToken: string;
+        pageSize: number;
+        totalSize: number;
+      }>;
+    const all = await listed();
+    assert.equal(all.totalSize, 3);
+    assert.equal(all.pageSize, 50);
+    assert.deepEqual(
+      all.tasks.map((x) => x.id),
+      [toolTask.id, streamedTask.id, sent.id],
+    );
+    assert.ok(
+      all.tasks.every((x) => x.artifacts.length === 0 && x.status?.state === TaskState.TASK_STATE_COMPLETED),
+      JSON.stringify(all.tasks),
+    );
+    const page1 = await listed({ pageSize: 2, includeArtifacts: true });
+    assert.deepEqual(
+      page1.tasks.map((x) => textOf(x.artifacts.at(-1)!.parts)),
+      ['done', 'world'],
+    );
+    assert.ok(page1.nextPageToken, 'a second page');
+    const page2 = await listed({ pageSize: 2, pageToken: page1.nextPageToken });
+    assert.deepEqual(
+      page2.tasks.map((x) => x.id),
+      [sent.id],
+    );
+    assert.equal(page2.nextPageToken, '');
+    assert.equal((await listed({ status: TaskState.TASK_STATE_CANCELED })).totalSize, 0);
+    const later = await listed({ statusTimestampAfter: new Date(Date.now() + 60_000).toISOString() });
+    assert.equal(later.totalSize, 0);
+    assert.equal((await listed({ contextId: randomUUID() })).totalSize, 0, 'an unknown context has no tasks');
+    await assert.rejects(listed({ contextId: '' }), /needs a contextId/);
+    await assert.rejects(listed({ pageSize: 101 }), /pageSize/);
+    await assert.rejects(listed({ pageToken: 'bm9wZQ' }), /pageToken/);
 
     // Unknown tasks and methods answer A2A's JSON-RPC errors.
     await assert.rejects(client.getTask({ id: randomUUID() } as never), /not found/i);

@@ -59,6 +59,12 @@ const CASES: Array<{ kind: K.RecordKind<unknown>; suffix?: string; good?: unknow
     bad: { v: 1, id: 'resp_1', protocol: 'openai', session_id: 's', first_seq: 1, status: 'exploded', boot: 'b', created_ms: 1 },
   },
   {
+    kind: K.PROTOCOL_TURN_REF_KIND,
+    suffix: 's1',
+    good: { v: 1, id: 'a2a_t1', protocol: 'a2a', created_ms: 1 },
+    bad: { v: 1, id: 'a2a_t1', protocol: 'a2a' },
+  },
+  {
     kind: K.MCP_PERSISTED_KIND,
     good: { v: 1, added: [{ name: 'fs', command: 'x' }], removed: [] },
     bad: { v: 1, added: 'fs', removed: [] },

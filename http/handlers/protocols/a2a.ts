@@ -1,6 +1,6 @@
 // http/handlers/protocols/a2a.ts: A2A (Agent2Agent) over Warren sessions, JSON-RPC binding, in both
 // protocol versions at one endpoint: the 1.0 method names (SendMessage, SendStreamingMessage, GetTask,
-// CancelTask, SubscribeToTask, GetExtendedAgentCard) answer proto-JSON, the 0.3 names (message/send,
+// CancelTask, SubscribeToTask, GetExtendedAgentCard, ListTasks) answer proto-JSON, the 0.3 names (message/send,
 // message/stream, tasks/get, tasks/cancel, tasks/resubscribe) answer the 0.3 shapes; one fold of Warren's
 // events (a2a-map.ts), two encoders (a2a-wire.ts). A task is a Warren turn with a durable protocol-turn
 // record (so a task read works on any node and after a restart); its contextId is the session id (a new
@@ -16,6 +16,7 @@ import type { SessionHost } from '../../../actors/session/session-host.ts';
 import { isServiceError } from '../../../contracts/errors.ts';
 import { A2A_ROUTE } from '../../../contracts/routes-a2a.ts';
 import { on, type HandlerContext, type HandlerResult, type HandlerTable } from '../../handler.ts';
+import { pageTasks, readListQuery } from '../../../actors/protocols/a2a/a2a-list.ts';
 import { agentCardV03, agentCardV1, wantsV1 } from './a2a-card.ts';
 import { SseWriter } from './sse-writer.ts';
 
@@ -273,6 +274,19 @@ export function a2aHandlers(sup: SessionHost, turns: ProtocolTurns, baseUrl: () 
     return { status: 200, body: rpcResult(rpcId, wire.task(mapper.task())) };
   }
 
+  /** ListTasks: the tasks of one context, newest status first, folded as GetTask folds them (a2a-list.ts). */
+  async function list(rpcId: RpcId, wire: A2aWire, params: Record<string, unknown>): Promise<HandlerResult> {
+    const q = readListQuery(params, (v) => UUID.test(v));
+    const { page, nextPageToken, totalSize } = pageTasks(await turns.listForSession(PROTOCOL, q.contextId), q);
+    const tasks = await Promise.all(
+      page.map(async (rec) => {
+        const task = (await taskNow(rec, false)).task(q.historyLength);
+        return wire.task(q.includeArtifacts ? task : { ...task, artifacts: [] });
+      }),
+    );
+    return { status: 200, body: rpcResult(rpcId, { tasks, nextPageToken, pageSize: q.pageSize, totalSize }) };
+  }
+
   async function dispatch(ctx: HandlerContext): Promise<HandlerResult> {
     let req: Record<string, unknown>;
     try {
@@ -315,10 +329,7 @@ export function a2aHandlers(sup: SessionHost, turns: ProtocolTurns, baseUrl: () 
         case 'card':
           return { status: 200, body: rpcResult(rpcId, wire === A2A_V1 ? agentCardV1(baseUrl()) : agentCardV03(baseUrl())) };
         case 'list':
-          throw new RpcError(
-            A2A_ERR.unsupported,
-            "ListTasks is not supported: a context's tasks are the turns of its session (GET /sessions/{contextId}/history)",
-          );
+          return await list(rpcId, wire, params);
         case 'push':
           throw new RpcError(A2A_ERR.pushNotSupported, 'push notifications are not supported (stream, or resubscribe to the task)', {
             method: req.method,
