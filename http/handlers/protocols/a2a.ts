@@ -8,6 +8,7 @@
 // `id: <seq>:<n>`; a resubscribe answers a Task snapshot and then the live events after it (no loss, no
 // repeat), or with Last-Event-ID exactly the events after that id. See docs/protocols.md.
 import { randomUUID } from 'node:crypto';
+import { uuidv7 } from '../../../actors/uuidv7.ts';
 import { A2aTaskMapper, TERMINAL, type A2aMessage, type A2aStreamEvent } from '../../../actors/protocols/a2a/a2a-map.ts';
 import { A2A_ERR, A2A_V03, A2A_V1, historyLengthOf, obj, RpcError, str, type A2aWire } from '../../../actors/protocols/a2a/a2a-wire.ts';
 import type { ProtocolTurnRecord, ProtocolTurns, TurnStart } from '../../../actors/protocols/protocol-turns.ts';
@@ -208,7 +209,7 @@ export function a2aHandlers(sup: SessionHost, turns: ProtocolTurns, baseUrl: () 
     if (message.contextId !== undefined && !UUID.test(message.contextId)) {
       throw new RpcError(A2A_ERR.invalidParams, 'message.contextId must be a UUID (it is the Warren session id)');
     }
-    const contextId = (message.contextId ?? randomUUID()).toLowerCase();
+    const contextId = (message.contextId ?? uuidv7()).toLowerCase();
     const { prompt, messageId } = message;
     const session = await sup.deps.store.getSession(contextId);
     const start: TurnStart =

@@ -4,6 +4,7 @@
 // the session's history, a checkpoint is the end of a turn. Streams carry `id: <seq>:<n>` so a client
 // reconnecting to /threads/{id}/runs/{run_id}/stream with Last-Event-ID misses and repeats nothing.
 import { randomUUID } from 'node:crypto';
+import { uuidv7 } from '../../../actors/uuidv7.ts';
 import type { Static } from 'typebox';
 import type { SessionHost } from '../../../actors/session/session-host.ts';
 import { historyPage, listSessions } from '../../../actors/session/session-queries.ts';
@@ -295,7 +296,7 @@ export function langgraphHandlers(sup: SessionHost, turns: ProtocolTurns, thread
     },
     'protocols.langgraph.threads.create': async (ctx) => {
       const body = (ctx.body ?? {}) as { thread_id?: string; metadata?: Record<string, unknown> | null; if_exists?: string };
-      const id = (body.thread_id ?? randomUUID()).toLowerCase();
+      const id = (body.thread_id ?? uuidv7()).toLowerCase();
       if (await threads.exists(id)) {
         if (body.if_exists !== 'do_nothing') throw new ServiceError('CONFLICT', `Thread already exists: ${id}`, { thread_id: id });
         return { status: 200, body: await threadBody(id) };
