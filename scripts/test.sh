@@ -7,7 +7,7 @@
 # Children the tests start (servers, CLIs, MCP servers) run compiled too (WARREN_TEST_BUILD). Stack traces
 # point at the .ts sources (source maps). WARREN_TEST_TSX=1 runs the sources through tsx instead.
 #
-# Time limits: every test has 60 s (WARREN_TEST_TIMEOUT_MS; scripts/per-test-timeout.mjs applies it to each
+# Time limits: every test has 30 s (WARREN_TEST_TIMEOUT_MS; scripts/per-test-timeout.mjs applies it to each
 # `it`/`test` without its own { timeout }), and every test process 600 s (WARREN_TEST_FILE_TIMEOUT_MS: Node 20's
 # --test-timeout bounds a whole file). Waits inside tests have their own deadlines (test/helpers/wait.ts),
 # so a broken behaviour fails its assertion in seconds; these limits only catch what still hangs.
@@ -26,7 +26,7 @@ if [ -z "$files" ]; then
 fi
 count=$(echo "$files" | wc -w)
 echo "running $count test files" >&2
-export WARREN_TEST_TIMEOUT_MS="${WARREN_TEST_TIMEOUT_MS:-60000}"
+export WARREN_TEST_TIMEOUT_MS="${WARREN_TEST_TIMEOUT_MS:-30000}"
 # Each test process records its CPU time here; the 10 costliest files are printed at the end.
 # A WARREN_TEST_CPU_DIR given by the caller is kept (one JSON line per test process, for a full listing).
 if [ -n "${WARREN_TEST_CPU_DIR:-}" ]; then

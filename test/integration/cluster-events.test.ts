@@ -21,6 +21,7 @@ import { tmpDir } from '../helpers/tmp-dir.ts';
 import { SUBSCRIBER_BUFFER, sseDefaults } from '../../http/sse.ts';
 import type { ProviderRequest } from '../../providers/provider.ts';
 import type { Script, ScriptedReply } from '../../providers/scripted.ts';
+import { SLOW_TEST_MS } from '../helpers/wait.ts';
 
 const pgServer = await testPostgres();
 const LEASE_MS = 1500;
@@ -136,42 +137,46 @@ if (!pgServer.ok) {
   });
 
   describe('a stalled subscriber of a session hosted by another node', () => {
-    it('gets stream_truncated with the exact count it missed and the last 256 entries; a reading one gets everything', async (t) => {
-      const url = await server.createDatabase();
-      // ~4 KB per event, ~12 MB per turn: far more than the loopback buffers of a reader that stopped.
-      // The deltas stay in the ledger (keep_text_deltas), so the tail reads every one of them.
-      const chunks = Array.from({ length: 3000 }, (_, i) => `${i}:${'x'.repeat(4096)}`);
-      const env = { ...process.env, WARREN_DATABASE_URL: url };
-      const config = { cluster: { lease_ms: LEASE_MS, tail_poll_ms: 50 }, ledger: { keep_text_deltas: true } };
-      const a = await startApp(t, [{ text: 'ready' }, { chunks }], { realmBackend: 'postgres', env, config });
-      const b = await startApp(t, [], { realmBackend: 'postgres', env, config });
-      const id = await createSession(a.url, { prompt: 'hi' });
-      const reader = await openEvents(b.url, id);
-      const stalled = await openEvents(b.url, id);
-      t.after(() => {
-        reader.close();
-        stalled.close();
-      });
-      stalled.pause();
-      await reader.until((c) => c.frames.length >= 1, 'session_loaded');
-      const first = JSON.parse(reader.frames[0].data).last_seq + 1;
-      assert.equal((await call(a.url, 'POST', `/sessions/${id}/messages`, { session_id: id, prompt: 'flood' })).status, 200);
-      await reader.untilEvent('run_completed', 120_000);
-      const total = chunks.length + 5;
-      const rw = walkLagged(reader, first);
-      assert.equal(rw.dropped, 0, `the reading subscriber lagged: ${rw.markers} marker(s), ${rw.dropped} dropped`);
-      assert.equal(rw.received, total, 'the reading subscriber got every event in order');
+    it(
+      'gets stream_truncated with the exact count it missed and the last 256 entries; a reading one gets everything',
+      { timeout: SLOW_TEST_MS },
+      async (t) => {
+        const url = await server.createDatabase();
+        // ~4 KB per event, ~12 MB per turn: far more than the loopback buffers of a reader that stopped.
+        // The deltas stay in the ledger (keep_text_deltas), so the tail reads every one of them.
+        const chunks = Array.from({ length: 3000 }, (_, i) => `${i}:${'x'.repeat(4096)}`);
+        const env = { ...process.env, WARREN_DATABASE_URL: url };
+        const config = { cluster: { lease_ms: LEASE_MS, tail_poll_ms: 50 }, ledger: { keep_text_deltas: true } };
+        const a = await startApp(t, [{ text: 'ready' }, { chunks }], { realmBackend: 'postgres', env, config });
+        const b = await startApp(t, [], { realmBackend: 'postgres', env, config });
+        const id = await createSession(a.url, { prompt: 'hi' });
+        const reader = await openEvents(b.url, id);
+        const stalled = await openEvents(b.url, id);
+        t.after(() => {
+          reader.close();
+          stalled.close();
+        });
+        stalled.pause();
+        await reader.until((c) => c.frames.length >= 1, 'session_loaded');
+        const first = JSON.parse(reader.frames[0].data).last_seq + 1;
+        assert.equal((await call(a.url, 'POST', `/sessions/${id}/messages`, { session_id: id, prompt: 'flood' })).status, 200);
+        await reader.untilEvent('run_completed', 120_000);
+        const total = chunks.length + 5;
+        const rw = walkLagged(reader, first);
+        assert.equal(rw.dropped, 0, `the reading subscriber lagged: ${rw.markers} marker(s), ${rw.dropped} dropped`);
+        assert.equal(rw.received, total, 'the reading subscriber got every event in order');
 
-      const before = stalled.frames.length;
-      stalled.resume();
-      await stalled.untilEvent('run_completed', 120_000);
-      const w = walkLagged(stalled, first);
-      assert.ok(before < total, 'the stalled reader had not seen the turn before it resumed');
-      assert.ok(w.markers >= 1, 'the stalled subscriber lagged');
-      assert.equal(w.received + w.dropped, total, 'dropped + received == committed');
-      assert.equal(w.tail, SUBSCRIBER_BUFFER);
-      t.diagnostic(`stalled got ${w.received}, dropped ${w.dropped} in ${w.markers} marker(s)`);
-    });
+        const before = stalled.frames.length;
+        stalled.resume();
+        await stalled.untilEvent('run_completed', 120_000);
+        const w = walkLagged(stalled, first);
+        assert.ok(before < total, 'the stalled reader had not seen the turn before it resumed');
+        assert.ok(w.markers >= 1, 'the stalled subscriber lagged');
+        assert.equal(w.received + w.dropped, total, 'dropped + received == committed');
+        assert.equal(w.tail, SUBSCRIBER_BUFFER);
+        t.diagnostic(`stalled got ${w.received}, dropped ${w.dropped} in ${w.markers} marker(s)`);
+      },
+    );
   });
 
   describe('an event stream on a third node across a SIGKILL of the owner', () => {

@@ -7,6 +7,7 @@ import assert from 'node:assert/strict';
 import { call, startApp } from '../helpers/app.ts';
 import { openEvents, range, seqsOf, walkLagged } from '../helpers/sse-client.ts';
 import { SUBSCRIBER_BUFFER, sseDefaults } from '../../http/sse.ts';
+import { SLOW_TEST_MS } from '../helpers/wait.ts';
 
 const TRANSPORTS = ['uws', 'node'] as const;
 const CHUNKS = 3_000;
@@ -18,49 +19,53 @@ const STALL_HEARTBEATS = 26;
 
 for (const transport of TRANSPORTS) {
   describe(`stalled subscriber (${transport})`, () => {
-    it('drops exactly what a stalled reader missed, keeps 256, and a reading subscriber gets everything', async (t) => {
-      const chunks = Array.from({ length: CHUNKS }, (_, i) => `${i}:${FILLER}`);
-      const app = await startApp(t, [{ text: 'ready' }, { chunks }], { httpTransport: transport });
-      const created = await call(app.url, 'POST', '/sessions', { prompt: 'hi' });
-      const id = created.body.session_id as string;
+    it(
+      'drops exactly what a stalled reader missed, keeps 256, and a reading subscriber gets everything',
+      { timeout: SLOW_TEST_MS },
+      async (t) => {
+        const chunks = Array.from({ length: CHUNKS }, (_, i) => `${i}:${FILLER}`);
+        const app = await startApp(t, [{ text: 'ready' }, { chunks }], { httpTransport: transport });
+        const created = await call(app.url, 'POST', '/sessions', { prompt: 'hi' });
+        const id = created.body.session_id as string;
 
-      const reader = await openEvents(app.url, id);
-      const stalled = await openEvents(app.url, id);
-      t.after(() => {
-        reader.close();
-        stalled.close();
-      });
-      stalled.pause();
-      const first = JSON.parse(reader.frames[0].data).last_seq + 1;
+        const reader = await openEvents(app.url, id);
+        const stalled = await openEvents(app.url, id);
+        t.after(() => {
+          reader.close();
+          stalled.close();
+        });
+        stalled.pause();
+        const first = JSON.parse(reader.frames[0].data).last_seq + 1;
 
-      const reply = await call(app.url, 'POST', `/sessions/${id}/messages`, { session_id: id, prompt: 'flood' });
-      assert.equal(reply.status, 200);
-      await reader.untilEvent('run_completed', 60_000);
-      const all = reader.envelopes();
-      // run_started, turn_started, 3,000 deltas, text_complete, turn_completed, run_completed
-      const total = CHUNKS + 5;
-      const rw = walkLagged(reader, first);
-      assert.equal(rw.dropped, 0, `the reading subscriber lagged: ${rw.markers} marker(s), ${rw.dropped} dropped`);
-      assert.equal(rw.received, total, 'the reading subscriber got every event in order');
-      const deltas = all.filter((e) => e.payload.type === 'text_delta').map((e) => (e.payload.delta as string).split(':')[0]);
-      assert.deepEqual(
-        deltas,
-        chunks.map((_, i) => String(i)),
-      );
+        const reply = await call(app.url, 'POST', `/sessions/${id}/messages`, { session_id: id, prompt: 'flood' });
+        assert.equal(reply.status, 200);
+        await reader.untilEvent('run_completed', 60_000);
+        const all = reader.envelopes();
+        // run_started, turn_started, 3,000 deltas, text_complete, turn_completed, run_completed
+        const total = CHUNKS + 5;
+        const rw = walkLagged(reader, first);
+        assert.equal(rw.dropped, 0, `the reading subscriber lagged: ${rw.markers} marker(s), ${rw.dropped} dropped`);
+        assert.equal(rw.received, total, 'the reading subscriber got every event in order');
+        const deltas = all.filter((e) => e.payload.type === 'text_delta').map((e) => (e.payload.delta as string).split(':')[0]);
+        assert.deepEqual(
+          deltas,
+          chunks.map((_, i) => String(i)),
+        );
 
-      const stalledBefore = stalled.frames.length;
-      stalled.resume();
-      await stalled.untilEvent('run_completed', 60_000);
-      const w = walkLagged(stalled, first);
-      assert.ok(stalledBefore < total, 'the stalled reader had not seen the turn before it resumed');
-      assert.ok(w.markers >= 1, 'the stalled subscriber lagged');
-      assert.equal(w.received + w.dropped, total, 'dropped + received == published');
-      // The turn finished before the reader resumed, so what followed the last marker is exactly the
-      // retained buffer: the observable bound on per-subscriber memory.
-      assert.equal(w.tail, SUBSCRIBER_BUFFER);
-      assert.equal(stalled.envelopes().at(-1)!.payload.type, 'run_completed');
-      t.diagnostic(`${transport}: stalled got ${w.received}, dropped ${w.dropped} in ${w.markers} marker(s)`);
-    });
+        const stalledBefore = stalled.frames.length;
+        stalled.resume();
+        await stalled.untilEvent('run_completed', 60_000);
+        const w = walkLagged(stalled, first);
+        assert.ok(stalledBefore < total, 'the stalled reader had not seen the turn before it resumed');
+        assert.ok(w.markers >= 1, 'the stalled subscriber lagged');
+        assert.equal(w.received + w.dropped, total, 'dropped + received == published');
+        // The turn finished before the reader resumed, so what followed the last marker is exactly the
+        // retained buffer: the observable bound on per-subscriber memory.
+        assert.equal(w.tail, SUBSCRIBER_BUFFER);
+        assert.equal(stalled.envelopes().at(-1)!.payload.type, 'run_completed');
+        t.diagnostic(`${transport}: stalled got ${w.received}, dropped ${w.dropped} in ${w.markers} marker(s)`);
+      },
+    );
 
     it('delivers the tail a transport still buffered when a stalled reader resumes and nothing new comes', async (t) => {
       // A few multi-megabyte events: the reader falls behind without dropping anything, and the last

@@ -13,6 +13,7 @@ import { startServerProcess, writeRealmConfig } from '../helpers/server-process.
 import { openEvents, range, seqsOf, type Envelope } from '../helpers/sse-client.ts';
 import { tmpDir } from '../helpers/tmp-dir.ts';
 import { frame, sseHead, startFakeVendor, type FakeVendor } from '../providers/fake-vendor.ts';
+import { SLOW_TEST_MS } from '../helpers/wait.ts';
 
 const REALM = 'crash-realm';
 const MODEL = 'claude-sonnet-4-6';
@@ -91,7 +92,7 @@ const CASES = [
 
 for (const [transport, backend] of CASES) {
   describe(`kill -9 and reconnect (${transport}, ${backend})`, () => {
-    it('replays exactly the missing events after a restart, and the ledger stays contiguous', async (t) => {
+    it('replays exactly the missing events after a restart, and the ledger stays contiguous', { timeout: SLOW_TEST_MS }, async (t) => {
       const dir = await tmpDir('warren-crash-');
       t.after(() => dir.cleanup());
       const flood = await floodVendor();

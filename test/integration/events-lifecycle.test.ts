@@ -6,6 +6,7 @@ import { liveSubscriberTotal } from '../../actors/event-hub.ts';
 import { sseDefaults } from '../../http/sse.ts';
 import { call, startApp } from '../helpers/app.ts';
 import { openEvents, SseClient } from '../helpers/sse-client.ts';
+import { SLOW_TEST_MS } from '../helpers/wait.ts';
 
 const TRANSPORTS = ['uws', 'node'] as const;
 
@@ -37,7 +38,7 @@ for (const transport of TRANSPORTS) {
       assert.equal(c.frames.length, 1, 'heartbeats are comments, not events');
     });
 
-    it('releases the subscription as soon as the client closes, also when it stalled mid-turn', async (t) => {
+    it('releases the subscription as soon as the client closes, also when it stalled mid-turn', { timeout: SLOW_TEST_MS }, async (t) => {
       const app = await startApp(t, [{ text: 'ready' }, { chunks: Array.from({ length: 2_000 }, (_, i) => `${i}:${'y'.repeat(4096)}`) }], {
         httpTransport: transport,
       });

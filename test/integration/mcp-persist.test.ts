@@ -11,6 +11,7 @@ import { createScriptedProvider, type Script, type ScriptedProvider } from '../.
 import { call, createSession, startApp } from '../helpers/app.ts';
 import { startHttpMcpServer, stdioServer } from '../helpers/mcp-servers.ts';
 import { tmpDir } from '../helpers/tmp-dir.ts';
+import { SLOW_TEST_MS } from '../helpers/wait.ts';
 
 async function settledServers(base: string, id: string): Promise<Array<{ name: string; state: string; source: string }>> {
   const r = await call(base, 'GET', `/sessions/${id}/mcp?wait=settled`);
@@ -41,7 +42,7 @@ async function bootOn(
 
 describe('live MCP persistence and config', () => {
   for (const backend of ['lmdb', 'sqlite'] as const)
-    it(`keeps persisted changes across a Warren restart and drops the others (${backend})`, async (t) => {
+    it(`keeps persisted changes across a Warren restart and drops the others (${backend})`, { timeout: SLOW_TEST_MS }, async (t) => {
       const dir = await tmpDir('warren-mcp-');
       t.after(() => dir.cleanup());
       const http = await startHttpMcpServer('H');

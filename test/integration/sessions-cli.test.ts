@@ -9,6 +9,7 @@ import { fileURLToPath } from 'node:url';
 import { call, startApp } from '../helpers/app.ts';
 import { gatedAt } from '../helpers/gates.ts';
 import { nodeEntry } from '../helpers/child-entry.ts';
+import { SLOW_TEST_MS } from '../helpers/wait.ts';
 
 const REPO = fileURLToPath(new URL('../..', import.meta.url));
 const WAIT_MS = 30_000;
@@ -71,7 +72,7 @@ async function run(
 }
 
 describe('warren sessions (cli)', () => {
-  it('lists, shows and reads the history of sessions as tables or JSON', async (t) => {
+  it('lists, shows and reads the history of sessions as tables or JSON', { timeout: SLOW_TEST_MS }, async (t) => {
     const app = await startApp(t, [{ text: 'first answer' }, { text: 'second answer' }]);
     const created = await call(app.url, 'POST', '/sessions', { prompt: 'hello there', labels: { team: 'cli' } });
     assert.equal(created.status, 200);

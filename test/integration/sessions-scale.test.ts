@@ -4,6 +4,7 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { call, startApp } from '../helpers/app.ts';
+import { SLOW_TEST_MS } from '../helpers/wait.ts';
 
 const SESSIONS = 1_000;
 const IN_FLIGHT = 50;
@@ -18,7 +19,7 @@ async function pool(n: number, limit: number, work: (i: number) => Promise<void>
 }
 
 describe('sessions at scale', () => {
-  it(`creates and continues ${SESSIONS} sessions with ${IN_FLIGHT} in flight`, async (t) => {
+  it(`creates and continues ${SESSIONS} sessions with ${IN_FLIGHT} in flight`, { timeout: SLOW_TEST_MS }, async (t) => {
     const app = await startApp(t);
     const started = performance.now();
     const failures: string[] = [];

@@ -18,7 +18,7 @@ import { deferred } from '../helpers/gates.ts';
 import { createKey } from '../helpers/keys-cli.ts';
 import { rpcOk, TEAM } from '../helpers/mob-driver.ts';
 import { tmpDir } from '../helpers/tmp-dir.ts';
-import { poll, within } from '../helpers/wait.ts';
+import { poll, within, SLOW_TEST_MS } from '../helpers/wait.ts';
 import type { ProviderRequest } from '../../providers/provider.ts';
 import { echoReply } from '../../providers/scripted.ts';
 import { plainText } from '../../providers/transcript-map.ts';
@@ -130,53 +130,57 @@ describe('actor viewer in Chromium', { skip: chromiumSkipReason }, () => {
     await browser.close();
   });
 
-  it("with API keys on: asks for a key, refuses a read key's interrupt in the page, and a sessions key interrupts the turn", async (t) => {
-    const app = await startApp(t, (req) => (lastUser(req) === 'hold on' ? { waitFor: new Promise<void>(() => {}) } : echoReply(req)), {
-      config: { rest: { auth: 'required' } },
-    });
-    const reader = await createKey(app, 'viewer', 'read');
-    const worker = await createKey(app, 'ops', 'sessions');
-    const c = new WarrenClient(app.url, { headers: { authorization: `Bearer ${worker}` } });
-    const { session_id: id } = await c.createSession({ prompt: 'hi', provider: 'scripted' });
-    const turn = c.continueSession(id, { prompt: 'hold on' }).then(
-      () => 'finished',
-      (err: unknown) => err,
-    );
-    await poll('the turn to be held in its model call', async () => (await c.sessionStatus(id)).phase === 'calling_model');
-    const { browser, page, pageErrors } = await openPage(t);
-    await page.goto(`${app.url}/ui`);
-    // The page itself loads without a key; its first data request answers 401 and the page asks for one.
-    await page.waitForSelector('#key-form:not([hidden])');
-    assert.match((await page.textContent('#key-note')) ?? '', /requires an API key/);
-    assert.equal(await page.getAttribute('body', 'data-connected'), 'false');
-    await page.fill('#key-input', reader);
-    await page.click('#key-form button[type="submit"]');
-    // The inspection stream is read with fetch, so it carries the key too.
-    await page.waitForSelector('body[data-connected="true"]');
-    assert.equal(await page.evaluate(() => sessionStorage.getItem('warren.viewer.key')), reader, 'kept in this tab');
-    await page.click(`tr[data-actor-id="${id}"]`);
-    await page.waitForSelector('#interrupt:not([hidden])');
-    await page.click('#interrupt');
-    await page.waitForSelector('#action-note.refusal');
-    assert.match((await page.textContent('#action-note')) ?? '', /lacks the 'sessions' scope needed to interrupt \(it has: read\)/);
-    assert.equal((await c.sessionStatus(id)).state, 'running', 'a refused interrupt changes nothing');
-    // Another key: forget this one; the page asks again.
-    await page.click('#key-forget');
-    await page.waitForSelector('#key-form:not([hidden])');
-    await page.fill('#key-input', worker);
-    await page.click('#key-form button[type="submit"]');
-    await page.waitForSelector('#interrupt:not([hidden])');
-    await page.click('#interrupt');
-    await page.waitForFunction(() => document.querySelector('#action-note')?.textContent === 'interrupt sent');
-    assert.notEqual(await within('the interrupted turn to end', turn), 'finished');
-    const ledger = await c.ledger(id);
-    const failed = ledger.events.filter((e) => e.payload.type === 'run_failed').at(-1);
-    assert.equal((failed?.payload as { error_report?: { class?: string } } | undefined)?.error_report?.class, 'interrupted');
-    await page.waitForFunction(() => document.querySelector('#current-state')?.textContent === 'idle');
-    await page.waitForFunction(() => document.querySelector('#interrupt')?.hasAttribute('hidden'));
-    assert.deepEqual(pageErrors, []);
-    await browser.close();
-  });
+  it(
+    "with API keys on: asks for a key, refuses a read key's interrupt in the page, and a sessions key interrupts the turn",
+    { timeout: SLOW_TEST_MS },
+    async (t) => {
+      const app = await startApp(t, (req) => (lastUser(req) === 'hold on' ? { waitFor: new Promise<void>(() => {}) } : echoReply(req)), {
+        config: { rest: { auth: 'required' } },
+      });
+      const reader = await createKey(app, 'viewer', 'read');
+      const worker = await createKey(app, 'ops', 'sessions');
+      const c = new WarrenClient(app.url, { headers: { authorization: `Bearer ${worker}` } });
+      const { session_id: id } = await c.createSession({ prompt: 'hi', provider: 'scripted' });
+      const turn = c.continueSession(id, { prompt: 'hold on' }).then(
+        () => 'finished',
+        (err: unknown) => err,
+      );
+      await poll('the turn to be held in its model call', async () => (await c.sessionStatus(id)).phase === 'calling_model');
+      const { browser, page, pageErrors } = await openPage(t);
+      await page.goto(`${app.url}/ui`);
+      // The page itself loads without a key; its first data request answers 401 and the page asks for one.
+      await page.waitForSelector('#key-form:not([hidden])');
+      assert.match((await page.textContent('#key-note')) ?? '', /requires an API key/);
+      assert.equal(await page.getAttribute('body', 'data-connected'), 'false');
+      await page.fill('#key-input', reader);
+      await page.click('#key-form button[type="submit"]');
+      // The inspection stream is read with fetch, so it carries the key too.
+      await page.waitForSelector('body[data-connected="true"]');
+      assert.equal(await page.evaluate(() => sessionStorage.getItem('warren.viewer.key')), reader, 'kept in this tab');
+      await page.click(`tr[data-actor-id="${id}"]`);
+      await page.waitForSelector('#interrupt:not([hidden])');
+      await page.click('#interrupt');
+      await page.waitForSelector('#action-note.refusal');
+      assert.match((await page.textContent('#action-note')) ?? '', /lacks the 'sessions' scope needed to interrupt \(it has: read\)/);
+      assert.equal((await c.sessionStatus(id)).state, 'running', 'a refused interrupt changes nothing');
+      // Another key: forget this one; the page asks again.
+      await page.click('#key-forget');
+      await page.waitForSelector('#key-form:not([hidden])');
+      await page.fill('#key-input', worker);
+      await page.click('#key-form button[type="submit"]');
+      await page.waitForSelector('#interrupt:not([hidden])');
+      await page.click('#interrupt');
+      await page.waitForFunction(() => document.querySelector('#action-note')?.textContent === 'interrupt sent');
+      assert.notEqual(await within('the interrupted turn to end', turn), 'finished');
+      const ledger = await c.ledger(id);
+      const failed = ledger.events.filter((e) => e.payload.type === 'run_failed').at(-1);
+      assert.equal((failed?.payload as { error_report?: { class?: string } } | undefined)?.error_report?.class, 'interrupted');
+      await page.waitForFunction(() => document.querySelector('#current-state')?.textContent === 'idle');
+      await page.waitForFunction(() => document.querySelector('#interrupt')?.hasAttribute('hidden'));
+      assert.deepEqual(pageErrors, []);
+      await browser.close();
+    },
+  );
 
   it("lists a mob's member actors under the mob, each with its state and time in state", async (t) => {
     const app = await startApp(t);

@@ -17,11 +17,12 @@ import { deferred } from '../helpers/gates.ts';
 import { startHookServer } from '../helpers/hook-fixtures.ts';
 import { createKey } from '../helpers/keys-cli.ts';
 import { tmpDir } from '../helpers/tmp-dir.ts';
+import { SLOW_TEST_MS } from '../helpers/wait.ts';
 
 const SCREENSHOT = fileURLToPath(new URL('../../docs/viewer-replay.png', import.meta.url));
 
 describe('viewer forks and replays in Chromium', { skip: chromiumSkipReason }, () => {
-  it('forks at a turn, replays with progress and an identical report, then shows a divergence', async (t) => {
+  it('forks at a turn, replays with progress and an identical report, then shows a divergence', { timeout: SLOW_TEST_MS }, async (t) => {
     const app = await startApp(t, []);
     const server = await startHookServer();
     t.after(() => server.close());
@@ -109,7 +110,7 @@ describe('viewer forks and replays in Chromium', { skip: chromiumSkipReason }, (
     await browser.close();
   });
 
-  it("with API keys on: a read key's fork is refused in the page, a sessions key replays", async (t) => {
+  it("with API keys on: a read key's fork is refused in the page, a sessions key replays", { timeout: SLOW_TEST_MS }, async (t) => {
     const app = await startApp(t, [], { config: { rest: { auth: 'required' } } });
     const reader = await createKey(app, 'viewer', 'read');
     const worker = await createKey(app, 'ops', 'sessions');

@@ -8,6 +8,7 @@ import { call, startApp } from '../helpers/app.ts';
 import { startServerProcess, writeRealmConfig } from '../helpers/server-process.ts';
 import { tmpDir } from '../helpers/tmp-dir.ts';
 import { newSecret, settled, startReceiver } from '../helpers/webhook-receiver.ts';
+import { SLOW_TEST_MS } from '../helpers/wait.ts';
 
 const TURNS = Number(process.env.WARREN_WEBHOOK_TURNS ?? 300);
 
@@ -60,52 +61,56 @@ describe('webhook outbox durability', () => {
     await second.kill('SIGKILL');
   });
 
-  it(`${TURNS} turns against a receiver failing a third of its requests: every delivery acknowledged exactly once by webhook-id`, async (t) => {
-    const app = await startApp(t);
-    await call(app.url, 'PATCH', '/config', {
-      extensions: { webhook_initial_backoff_ms: 1, webhook_max_backoff_ms: 20, webhook_max_attempts: 50 },
-    });
-    const secret = newSecret();
-    const receiver = await startReceiver(secret, (_r, i) => (i % 3 === 0 ? 500 : 200));
-    t.after(() => receiver.stop());
-    const sub = await call(app.url, 'POST', '/webhooks', { url: receiver.url, secret });
-    const SESSIONS = 10;
-    const perSession = Math.ceil(TURNS / SESSIONS);
-    await Promise.all(
-      Array.from({ length: SESSIONS }, async (_, s) => {
-        const c = await call(app.url, 'POST', '/sessions', { prompt: `s${s} t0` });
-        assert.equal(c.status, 200);
-        for (let i = 1; i < perSession; i++) {
-          const r = await call(app.url, 'POST', `/sessions/${c.body.session_id}/messages`, {
-            session_id: c.body.session_id,
-            prompt: `s${s} t${i}`,
-          });
-          assert.equal(r.status, 200);
-        }
-      }),
-    );
-    const total = SESSIONS * perSession;
-    const list = await settled(app.url, sub.body.id, total);
-    assert.equal(list.length, total);
-    assert.ok(list.every((d) => d.status === 'delivered'));
-    const ids = new Set(list.map((d) => d.webhook_id as string));
-    assert.equal(ids.size, total);
-    const acked = new Set(receiver.acked);
-    assert.deepEqual(
-      [...ids].filter((id) => !acked.has(id)),
-      [],
-    );
-    // No acknowledged id was sent again (duplicates would be allowed on the wire, but none is needed here).
-    assert.equal(receiver.acked.length, total);
-    assert.ok(receiver.received.every((r) => r.verified));
-    // Per session, acknowledged in seq order.
-    const bySession = new Map<string, number[]>();
-    for (const r of receiver.received)
-      if (r.answer === 200) bySession.set(r.body.data.session_id, [...(bySession.get(r.body.data.session_id) ?? []), r.body.data.seq]);
-    for (const seqs of bySession.values())
-      assert.deepEqual(
-        seqs,
-        [...seqs].sort((a, b) => a - b),
+  it(
+    `${TURNS} turns against a receiver failing a third of its requests: every delivery acknowledged exactly once by webhook-id`,
+    { timeout: SLOW_TEST_MS },
+    async (t) => {
+      const app = await startApp(t);
+      await call(app.url, 'PATCH', '/config', {
+        extensions: { webhook_initial_backoff_ms: 1, webhook_max_backoff_ms: 20, webhook_max_attempts: 50 },
+      });
+      const secret = newSecret();
+      const receiver = await startReceiver(secret, (_r, i) => (i % 3 === 0 ? 500 : 200));
+      t.after(() => receiver.stop());
+      const sub = await call(app.url, 'POST', '/webhooks', { url: receiver.url, secret });
+      const SESSIONS = 10;
+      const perSession = Math.ceil(TURNS / SESSIONS);
+      await Promise.all(
+        Array.from({ length: SESSIONS }, async (_, s) => {
+          const c = await call(app.url, 'POST', '/sessions', { prompt: `s${s} t0` });
+          assert.equal(c.status, 200);
+          for (let i = 1; i < perSession; i++) {
+            const r = await call(app.url, 'POST', `/sessions/${c.body.session_id}/messages`, {
+              session_id: c.body.session_id,
+              prompt: `s${s} t${i}`,
+            });
+            assert.equal(r.status, 200);
+          }
+        }),
       );
-  });
+      const total = SESSIONS * perSession;
+      const list = await settled(app.url, sub.body.id, total);
+      assert.equal(list.length, total);
+      assert.ok(list.every((d) => d.status === 'delivered'));
+      const ids = new Set(list.map((d) => d.webhook_id as string));
+      assert.equal(ids.size, total);
+      const acked = new Set(receiver.acked);
+      assert.deepEqual(
+        [...ids].filter((id) => !acked.has(id)),
+        [],
+      );
+      // No acknowledged id was sent again (duplicates would be allowed on the wire, but none is needed here).
+      assert.equal(receiver.acked.length, total);
+      assert.ok(receiver.received.every((r) => r.verified));
+      // Per session, acknowledged in seq order.
+      const bySession = new Map<string, number[]>();
+      for (const r of receiver.received)
+        if (r.answer === 200) bySession.set(r.body.data.session_id, [...(bySession.get(r.body.data.session_id) ?? []), r.body.data.seq]);
+      for (const seqs of bySession.values())
+        assert.deepEqual(
+          seqs,
+          [...seqs].sort((a, b) => a - b),
+        );
+    },
+  );
 });

@@ -10,10 +10,11 @@ import { call } from '../helpers/app.ts';
 import { bindingScript, createItem, createMob, mcpClient } from '../helpers/binding-driver.ts';
 import { deferred } from '../helpers/gates.ts';
 import { tmpDir } from '../helpers/tmp-dir.ts';
+import { SLOW_TEST_MS } from '../helpers/wait.ts';
 
 describe('work bindings across a restart', () => {
   for (const backend of ['lmdb', 'sqlite', 'jsonl'] as const) {
-    it(`a running binding reattaches and completes after a restart (${backend})`, async (t) => {
+    it(`a running binding reattaches and completes after a restart (${backend})`, { timeout: SLOW_TEST_MS }, async (t) => {
       const dir = await tmpDir('warren-wb-');
       t.after(() => dir.cleanup());
       const start = (script: ReturnType<typeof bindingScript>) => {
