@@ -27,6 +27,7 @@ import { RecordCluster } from '../../storage/record-cluster.ts';
 import { openStore } from '../../storage/open-store.ts';
 import type { Store } from '../../storage/store.ts';
 import { tmpDir } from '../helpers/tmp-dir.ts';
+import { poll } from '../helpers/wait.ts';
 import { entries, sessionRecord } from '../helpers/store-builders.ts';
 import { testPostgres } from '../helpers/postgres.ts';
 
@@ -82,6 +83,26 @@ const BACKENDS: Backend[] = [
   },
 ];
 
+/**
+ * B claims until A's lease (LEASE, not renewed) has expired: refused as busy meanwhile, and failing the test
+ * by name when the lease never expires (bounded, well past LEASE).
+ */
+async function claimAfterExpiry(b: ClusterNode, kind: Parameters<ClusterNode['claim']>[0], id: string): Promise<void> {
+  await poll(
+    `node b to take over ${kind} ${id} once a's ${LEASE} ms lease expired`,
+    async () => {
+      try {
+        await b.claim(kind, id);
+        return true;
+      } catch (err) {
+        assert.ok(isServiceError(err) && err.code === 'SERVICE_UNAVAILABLE', String(err));
+        return false;
+      }
+    },
+    { timeoutMs: LEASE * 10, intervalMs: 20 },
+  );
+}
+
 for (const backend of BACKENDS) {
   /** Nodes a and b on one fresh store, each with its own handle, its fenced store and a's lost leases. */
   async function twoNodes(t: TestContext) {
@@ -136,15 +157,7 @@ for (const backend of BACKENDS) {
       assert.ok(renewed!.expires_at_ms >= first!.expires_at_ms);
 
       // A stops renewing (paused, partitioned): B takes over once the lease ran out on the database clock.
-      let claimed = false;
-      while (!claimed) {
-        try {
-          await b.claim('session', 's');
-          claimed = true;
-        } catch (err) {
-          assert.ok(isServiceError(err) && err.code === 'SERVICE_UNAVAILABLE');
-        }
-      }
+      await claimAfterExpiry(b, 'session', 's');
       const taken = await sb.getRecord<LeaseValue>(LEASE_NS, 'session:s');
       assert.equal(taken?.node_id, 'b');
       assert.equal(taken?.rev, 2);
@@ -237,14 +250,7 @@ for (const backend of BACKENDS) {
         ['mob', 'm1'],
         ['work_binding', 'wbind_1'],
       ] as const) {
-        for (;;) {
-          try {
-            await b.claim(kind, id);
-            break;
-          } catch (err) {
-            assert.ok(isServiceError(err) && err.code === 'SERVICE_UNAVAILABLE');
-          }
-        }
+        await claimAfterExpiry(b, kind, id);
       }
       assert.equal((await sb.getRecord<LeaseValue>(LEASE_NS, 'mob:m1'))?.rev, 2);
       // A wakes and writes as the owner: every write is refused inside its transaction, nothing lands.

@@ -77,7 +77,7 @@ export interface JsonReply {
 }
 
 /** How long `call` waits for a whole answer (longer than any turn a test runs; far below the per-test timeout). */
-export const CALL_TIMEOUT_MS = 30_000;
+export const CALL_TIMEOUT_MS = 20_000;
 
 /** One JSON request (bounded by CALL_TIMEOUT_MS). */
 export async function call(

@@ -12,6 +12,7 @@ import { call, createSession, startApp } from '../helpers/app.ts';
 import { deferred, gatedAt } from '../helpers/gates.ts';
 import { openEvents } from '../helpers/sse-client.ts';
 import { queuedIs as queued, terminal, untilStatus as until } from '../helpers/follow-ups.ts';
+import { within } from '../helpers/wait.ts';
 
 const ASYNC = { prefer: 'respond-async' };
 
@@ -174,7 +175,7 @@ describe('busy policies', () => {
     const b = call(app.url, 'POST', `/sessions/${sid}/messages`, { session_id: sid, prompt: 'b', busy_policy: 'enqueue' });
     await until(app.url, sid, queued(1));
     assert.equal((await call(app.url, 'POST', `/sessions/${sid}/interrupt`)).status, 200);
-    assert.equal((await first).body.code, 'REQUEST_CANCELLED');
+    assert.equal((await within('the interrupted turn to answer', first, 5_000)).body.code, 'REQUEST_CANCELLED');
     assert.equal((await b).body.text, 'echo: b');
     // Call 3 never answers: queue two follow-ups behind it, then archive.
     const c = call(app.url, 'POST', `/sessions/${sid}/messages`, { session_id: sid, prompt: 'c' });

@@ -7,7 +7,7 @@ import assert from 'node:assert/strict';
 import { call, createSession, startApp } from '../helpers/app.ts';
 import { gatedAt } from '../helpers/gates.ts';
 import { parseProm, sumOf } from '../helpers/prom-text.ts';
-import { WAIT_MS } from '../helpers/wait.ts';
+import { WAIT_MS, within } from '../helpers/wait.ts';
 
 const KINDS = [
   'unknown',
@@ -57,7 +57,8 @@ describe('cancels are cancels', () => {
     await gate.entered.promise;
     const stop = await call(app.url, 'POST', `/sessions/${sid}/interrupt`);
     assert.equal(stop.body.interrupted, true);
-    const res = await turn;
+    // An interrupt ends the turn at once: a turn still running seconds later is the failure, named.
+    const res = await within('the interrupted turn to answer', turn, 5_000);
     assert.equal(res.status, 499, JSON.stringify(res.body));
     assert.equal(res.body.code, 'REQUEST_CANCELLED');
     const failed = (await runFailed(app.url, sid)).at(-1);
