@@ -122,11 +122,12 @@ export class TurnRecorder implements TurnRecorderPort {
     // A replay of an imported recording computes its hooks' summary under the export's salt (hook-summary.ts).
     const salt = mode?.kind === 'replay' ? mode.cursor().rec.hook_salt : undefined;
     const hooks = hookSummary(this.hookEntries(t.features?.hooks_override), salt);
-    return new ActiveTurn(t, cfg, this.now, mode, this.written, hooks, salt, this.cipher());
+    return new ActiveTurn(t, cfg, this.now, mode, this.written, hooks, salt, this.cipher);
   }
 }
 
-function turnInput(t: TurnStart, cipher: RealmCipher | undefined): TurnRecording['input'] {
+/** The turn's input as recorded; the realm cipher is asked for only when run features must be sealed. */
+function turnInput(t: TurnStart, cipher: () => RealmCipher | undefined): TurnRecording['input'] {
   const input: TurnRecording['input'] = { prompt: null };
   const injected: unknown[] = [];
   for (const row of t.newRows) {
@@ -137,7 +138,7 @@ function turnInput(t: TurnStart, cipher: RealmCipher | undefined): TurnRecording
   if (injected.length) input.injected_context = injected;
   if (t.transientContext) input.transient_context = t.transientContext;
   if (t.features)
-    input.features = sealFeatures(JSON.parse(canonicalJson(t.features)) as NonNullable<TurnRecording['input']['features']>, cipher);
+    input.features = sealFeatures(JSON.parse(canonicalJson(t.features)) as NonNullable<TurnRecording['input']['features']>, cipher());
   return input;
 }
 
@@ -162,8 +163,8 @@ class ActiveTurn implements ActiveTurnRecorder {
     private readonly written: Set<string>,
     private readonly hooks: unknown[],
     /** The salt the hooks' hashes are keyed under (a replay of an imported recording), kept in the recording. */
-    private readonly hookSalt?: string,
-    private readonly cipher?: RealmCipher,
+    private readonly hookSalt: string | undefined,
+    private readonly cipher: () => RealmCipher | undefined,
   ) {
     this.key = `${String(t.startedMs).padStart(15, '0')}-${t.requestId}`;
     this.hooksHash = hooks.length ? sha256(canonicalJson(hooks)) : undefined;
