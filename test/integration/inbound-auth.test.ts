@@ -18,6 +18,7 @@ import { call, startApp, type TestApp } from '../helpers/app.ts';
 import { connectRpcSocket } from '../helpers/rpc-socket.ts';
 import { tmpDir } from '../helpers/tmp-dir.ts';
 import { nodeEntry } from '../helpers/child-entry.ts';
+import { filesUnder } from '../helpers/files-under.ts';
 
 const REPO = fileURLToPath(new URL('../..', import.meta.url));
 const TIMEOUT = { timeout: 120_000 };
@@ -85,16 +86,6 @@ async function until(what: string, ms: number, probe: () => Promise<boolean>): P
     await new Promise((r) => setTimeout(r, 50));
   }
   assert.fail(`timed out after ${ms} ms waiting for ${what}`);
-}
-
-async function filesUnder(dir: string): Promise<string[]> {
-  const out: string[] = [];
-  for (const e of await readdir(dir, { withFileTypes: true })) {
-    const p = join(dir, e.name);
-    if (e.isDirectory()) out.push(...(await filesUnder(p)));
-    else if (e.isFile()) out.push(p);
-  }
-  return out;
 }
 
 interface Op {

@@ -10,6 +10,7 @@ import { readdir, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { call, startApp, type TestApp } from '../helpers/app.ts';
 import { startHookServer, writeHookScripts } from '../helpers/hook-fixtures.ts';
+import { filesUnder } from '../helpers/files-under.ts';
 
 const SECRETS = {
   url: 'URLTOKEN-5f1d9c',
@@ -18,16 +19,6 @@ const SECRETS = {
   arg: 'ARGTOKEN-c0ffee',
   overrideHeader: 'OVERRIDETOKEN-19be4d',
 };
-
-async function filesUnder(dir: string): Promise<string[]> {
-  const out: string[] = [];
-  for (const e of await readdir(dir, { withFileTypes: true })) {
-    const p = join(dir, e.name);
-    if (e.isDirectory()) out.push(...(await filesUnder(p)));
-    else if (e.isFile()) out.push(p);
-  }
-  return out;
-}
 
 async function configure(app: TestApp, patch: Record<string, unknown>): Promise<void> {
   const r = await call(app.url, 'PATCH', '/config', patch);

@@ -11,20 +11,11 @@ import { Writable } from 'node:stream';
 import { createLogger } from '../../config/logger.ts';
 import { call, createSession, startApp } from '../helpers/app.ts';
 import { newSecret } from '../helpers/webhook-receiver.ts';
+import { filesUnder } from '../helpers/files-under.ts';
 
 const HEADER_SECRET = 'hdr-PLANTED-8c1e2b';
 const ENV_SECRET = 'env-PLANTED-51d0aa';
 const ADDED_HEADER_SECRET = 'added-hdr-PLANTED-93fe';
-
-async function filesUnder(dir: string): Promise<string[]> {
-  const out: string[] = [];
-  for (const e of await readdir(dir, { withFileTypes: true })) {
-    const p = join(dir, e.name);
-    if (e.isDirectory()) out.push(...(await filesUnder(p)));
-    else if (e.isFile()) out.push(p);
-  }
-  return out;
-}
 
 async function dirsUnder(dir: string): Promise<string[]> {
   const out: string[] = [dir];
