@@ -42,11 +42,17 @@ interface Dbs {
 
 type FastBytes = Uint8Array & { isGlobal?: boolean };
 
-/** `a` equals the first `size` bytes of `b`. */
-function sameBytes(a: Uint8Array, b: Uint8Array, size: number): boolean {
+/** `a` (bytes as a latin1 string) equals the first `size` bytes of `b`. */
+function sameBytes(a: string, b: Uint8Array, size: number): boolean {
   if (a.length !== size) return false;
-  for (let i = 0; i < size; i++) if (a[i] !== b[i]) return false;
+  for (let i = 0; i < size; i++) if (a.charCodeAt(i) !== b[i]) return false;
   return true;
+}
+
+/** What #conditionRead remembers of a record: its stored bytes, and the `rev` checkConditions compares. */
+interface ConditionEntry {
+  bytes: string;
+  rev: unknown;
 }
 
 /** Records per namespace whose decoded value #conditionRead keeps (cleared when full). */
@@ -372,7 +378,9 @@ class LmdbStore implements Store {
    * The record a checkRecord op tests (a cluster lease, read by every fenced commit): its stored bytes are
    * read every time, inside the write transaction, and decoded again only when they differ from the bytes
    * last decoded for that key, so a lease that did not change costs a byte comparison, not a msgpack decode.
-   * The decoded value is only read (checkConditions takes its `rev`), never handed out.
+   * checkConditions reads only the value's `rev`, so that is all a cache entry keeps, beside the bytes as a
+   * one-byte string: every session has a lease, and an entry stays small (about 120 bytes of heap, not the
+   * decoded record's strings and a byte copy's ArrayBuffer).
    */
   #conditionRead(db: Dbs, ns: string, key: string): unknown {
     // lmdb's fast read returns its shared read buffer (isGlobal) holding the value in its first lastSize bytes.
@@ -385,17 +393,21 @@ class LmdbStore implements Store {
     }
     const size = raw.isGlobal ? records.lastSize : raw.length;
     const hit = byKey?.get(key);
-    if (hit && sameBytes(hit.bytes, raw, size)) return hit.value;
-    // Copied before the decoding read, which reuses the shared buffer.
-    const bytes = Uint8Array.prototype.slice.call(raw, 0, size);
+    if (hit && sameBytes(hit.bytes, raw, size)) return hit;
+    // Taken before the decoding read, which reuses the shared buffer.
+    const bytes = Buffer.from(raw.buffer, raw.byteOffset, size).toString('latin1');
     const value: unknown = db.records.get([ns, key]);
+    const entry: ConditionEntry = {
+      bytes,
+      rev: typeof value === 'object' && value !== null ? (value as { rev?: unknown }).rev : undefined,
+    };
     if (!byKey) this.#conditionCache.set(ns, (byKey = new Map()));
     else if (byKey.size >= CONDITION_CACHE_MAX) byKey.clear();
-    byKey.set(key, { bytes, value });
-    return value;
+    byKey.set(key, entry);
+    return entry;
   }
 
-  readonly #conditionCache = new Map<string, Map<string, { bytes: Uint8Array; value: unknown }>>();
+  readonly #conditionCache = new Map<string, Map<string, ConditionEntry>>();
 
   /** Moves a session's creation-order index keys from its stored record's to `key`. */
   #reindex(db: Dbs, id: string, key: CreatedKey, archived: boolean): void {
