@@ -9,7 +9,10 @@
 //   git worktree add /tmp/warren-base <commit> && (cd /tmp/warren-base && npm ci)
 //   npx tsx bench/compare.ts --base /tmp/warren-base [--rounds 5] [--c 10] [--op create|continue]
 //       [--duration 4000] [--warmup 2000] [--provider self_hosted|anthropic] [--tokens 8] [--token-delay 0]
-//       [--patch-current '<JSON config patch applied to the current tree only>'] [--together] [--sse] [--out bench/results]
+//       [--patch-current '<JSON config patch applied to the current tree only>'] [--env-current 'K=V,K2=V2']
+//       [--together] [--sse] [--out bench/results]
+// --env-current: environment given to the current tree's server only (e.g. a glibc malloc setting, with
+// --base naming this same checkout, to measure what the setting alone costs).
 // --token-delay <ms>: the fake paces its tokens that far apart (0: the whole reply in one write), so each
 // delta reaches the server on its own, as from a real model (one ledger commit per delta per session).
 // --sse (with --op continue): every session of the pool has one SSE subscriber (GET /sessions/{id}/events)
@@ -28,7 +31,7 @@ import { canPin, pinSelf, type ServerHandle, type ServerOptions } from './server
 import { round } from './stats.ts';
 
 const USAGE =
-  'usage: npx tsx bench/compare.ts --base <checkout dir> [--rounds 5] [--c 10] [--op create|continue] [--duration 4000] [--warmup 2000] [--provider self_hosted|anthropic] [--tokens 8] [--token-delay 0] [--patch-current <json>] [--together] [--sse] [--out <dir>]\n';
+  'usage: npx tsx bench/compare.ts --base <checkout dir> [--rounds 5] [--c 10] [--op create|continue] [--duration 4000] [--warmup 2000] [--provider self_hosted|anthropic] [--tokens 8] [--token-delay 0] [--patch-current <json>] [--env-current K=V,...] [--together] [--sse] [--out <dir>]\n';
 const argv = process.argv.slice(2);
 if (wantsHelp(argv)) {
   process.stdout.write(USAGE);
@@ -49,6 +52,7 @@ try {
       tokens: { type: 'string', default: '8' },
       'token-delay': { type: 'string', default: '0' },
       'patch-current': { type: 'string', default: '' },
+      'env-current': { type: 'string', default: '' },
       together: { type: 'boolean', default: false },
       sse: { type: 'boolean', default: false },
       out: { type: 'string' },
@@ -78,6 +82,15 @@ if (!Number.isInteger(tokenDelayMs) || tokenDelayMs < 0) {
   process.exit(1);
 }
 const patchCurrent = values['patch-current'];
+const envCurrent: NodeJS.ProcessEnv = {};
+for (const pair of values['env-current'] ? values['env-current'].split(',') : []) {
+  const eq = pair.indexOf('=');
+  if (eq < 1) {
+    process.stderr.write(`bench/compare.ts: --env-current wants K=V pairs separated by commas, got ${JSON.stringify(pair)}\n`);
+    process.exit(1);
+  }
+  envCurrent[pair.slice(0, eq)] = pair.slice(eq + 1);
+}
 const together = values.together;
 const sse = values.sse;
 if (sse && op !== 'continue') {
@@ -133,7 +146,7 @@ async function prepare(tree: Tree): Promise<Prepared> {
     startServer(o: ServerOptions): Promise<ServerHandle>;
   };
   const root = await mkdtemp(join(tmpdir(), `warren-compare-${tree}-`));
-  const server = await mod.startServer({ stateRoot: root, llmUrl: fake.url, pin });
+  const server = await mod.startServer({ stateRoot: root, llmUrl: fake.url, pin, env: tree === 'current' ? envCurrent : undefined });
   const client = new WarrenClient(server.url, c);
   let fanout: SseFanout | null = null;
   const close = async () => {
@@ -256,6 +269,7 @@ const report = {
   tokens,
   tokenDelayMs,
   patchCurrent: patchCurrent || null,
+  envCurrent: values['env-current'] || null,
   together,
   sse,
   pinned: pin,
@@ -275,6 +289,7 @@ const md = [
   `- ${op}+turn closed loop, c=${c} per server, ${rounds} rounds (${together ? 'both servers at once, sharing the server core' : 'order alternating'}), ${durationMs} ms windows after ${warmupMs} ms warm-up, ${provider} wire, ${tokens} tokens/reply${tokenDelayMs ? ` ${tokenDelayMs} ms apart` : ' in one write'}, lmdb, uWS${sse ? ', one SSE subscriber per session of the pool' : ''}.`,
   `- Pinning: ${pin ? 'server core 0, load generator + fake LLM core 1' : 'off'}; 1-minute load averages: ${loads.join(', ')}.`,
   ...(patchCurrent ? [`- Config patch on the current tree only: \`${patchCurrent}\`.`] : []),
+  ...(values['env-current'] ? [`- Environment of the current tree's server only: \`${values['env-current']}\`.`] : []),
   '',
   '| tree | commit | CPU ms/turn (median) | turns/s (median) | p50 ms (median) | CPU per round |',
   '|---|---|---|---|---|---|',
