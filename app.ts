@@ -1,5 +1,7 @@
 // app.ts: the one composition root. Opens the realm (files, config, store), builds the providers,
 // tools, supervisor and HTTP layer, and listens. main.ts and every integration test call createApp.
+import { join } from 'node:path';
+import { REALM_KEY_FILE } from './actors/auth/realm-key.ts';
 import { mkdir, rm } from 'node:fs/promises';
 import type { Logger } from 'pino';
 import { Observability } from './actors/observe/observability.ts';
@@ -259,37 +261,55 @@ async function startOnRealm(realm: RealmInfo, opts: AppOptions, log: Logger, env
     maxBodyBytes,
     maxJsonDepth: realmConfig.current().limits.max_json_depth,
   });
-  const host = opts.host ?? realmConfig.current().rest.host;
-  // Inbound API keys (SECURITY.md): decided before listening; refuses a keyless start beyond loopback.
-  const inbound = await setupInboundAuth({
-    store: rawStore,
-    host,
-    insecureNoAuth: opts.insecureNoAuth ?? false,
-    config: () => realmConfig.current(),
-    routes,
-    log: httpLog,
-    cluster: cluster !== undefined,
-    now: opts.clocks?.['inbound-auth'],
-  });
-  const forwardOptions = cluster
-    ? { ...clusterForwardOptions(cluster, supervisor, observe, httpLog), peerHeaders: inbound.peerHeaders }
-    : undefined;
-  const server = await createHttpServer(opts.httpTransport ?? 'auto', {
-    handler: inbound.wrap(cluster && forwardOptions ? clusterForwarding(router, forwardOptions) : router),
-    maxBodyBytes,
-    logger: httpLog,
-    websockets: inbound.websockets(units.flatMap((u) => u.websockets ?? [])),
-    guard: {
-      policy: configGuardPolicy(
-        () => realmConfig.current(),
-        () => host,
-      ),
+  // Everything started so far is stopped in this order by close(), and by a start that fails from here
+  // on (a refused inbound-auth setup, a port in use): nothing keeps running behind a failed start.
+  let server: Awaited<ReturnType<typeof createHttpServer>> | undefined;
+  const shutdown = async (): Promise<void> => {
+    await supervisor.close();
+    await server?.close();
+    await Promise.all([providers, ...retired].map((p) => p.close()));
+    await cluster?.close();
+    await outbound.close();
+    await store.close();
+  };
+  let inbound: Awaited<ReturnType<typeof setupInboundAuth>>;
+  try {
+    const host = opts.host ?? realmConfig.current().rest.host;
+    // Inbound API keys (SECURITY.md): decided before listening; refuses a keyless start beyond loopback.
+    inbound = await setupInboundAuth({
+      store: rawStore,
+      host,
+      insecureNoAuth: opts.insecureNoAuth ?? false,
+      config: () => realmConfig.current(),
+      routes,
       log: httpLog,
-    },
-  });
-  const { port } = await server.listen(host, opts.port ?? realmConfig.current().rest.port);
-  baseUrl = `http://${host.includes(':') ? `[${host}]` : host}:${port}`;
-  await cluster?.start(baseUrl);
+      cluster: cluster !== undefined,
+      realmKeyPath: join(realm.dir, REALM_KEY_FILE),
+      now: opts.clocks?.['inbound-auth'],
+    });
+    const forwardOptions = cluster
+      ? { ...clusterForwardOptions(cluster, supervisor, observe, httpLog), peerHeaders: inbound.peerHeaders }
+      : undefined;
+    server = await createHttpServer(opts.httpTransport ?? 'auto', {
+      handler: inbound.wrap(cluster && forwardOptions ? clusterForwarding(router, forwardOptions) : router),
+      maxBodyBytes,
+      logger: httpLog,
+      websockets: inbound.websockets(units.flatMap((u) => u.websockets ?? [])),
+      guard: {
+        policy: configGuardPolicy(
+          () => realmConfig.current(),
+          () => host,
+        ),
+        log: httpLog,
+      },
+    });
+    const { port } = await server.listen(host, opts.port ?? realmConfig.current().rest.port);
+    baseUrl = `http://${host.includes(':') ? `[${host}]` : host}:${port}`;
+    await cluster?.start(baseUrl);
+  } catch (err) {
+    await shutdown().catch((closeErr: unknown) => log.warn({ err: closeErr }, 'stopping after a failed start failed'));
+    throw err;
+  }
   log.info({ url: baseUrl, realm: realm.realmId, backend: realm.backend, transport: server.kind, node: cluster?.nodeId }, 'listening');
 
   let closing: Promise<void> | null = null;
@@ -303,12 +323,7 @@ async function startOnRealm(realm: RealmInfo, opts: AppOptions, log: Logger, env
     schedulesSettled: () => schedules.settled(),
     close: () => {
       closing ??= (async () => {
-        await supervisor.close();
-        await server.close();
-        await Promise.all([providers, ...retired].map((p) => p.close()));
-        await cluster?.close();
-        await outbound.close();
-        await store.close();
+        await shutdown();
         log.info({ realm: realm.realmId }, 'stopped');
       })();
       return closing;

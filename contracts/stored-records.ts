@@ -143,8 +143,11 @@ export const StoredMobCursor = Type.Object({ v: V1, cursor: Int });
 /** ns `inbound.key_usage`, key = API key id: when the key was last used (epoch ms). */
 export const StoredKeyUsage = Type.Number();
 
-/** ns `inbound.cluster`, key `secret`: the realm's cluster secret (base64, 32 bytes); `v` since it was validated. */
-export const StoredClusterSecret = Type.Object({ v: Opt(V1), rev: Opt(Int), secret: Str });
+/**
+ * ns `inbound.cluster`, key `secret`: the realm's cluster secret (32 bytes, base64), `sealed` with the realm key;
+ * `secret` in the clear only as an older Warren wrote it (resealed on first read); `v` since it was validated.
+ */
+export const StoredClusterSecret = Type.Object({ v: Opt(V1), rev: Opt(Int), secret: Opt(Str), sealed: Opt(StoredSealed) });
 
 /**
  * ns `warren.lease`, key `<kind>:<id>`: an ownership lease. `rev` is the fencing token: it grows by one at

@@ -14,6 +14,7 @@ import { ERROR_TABLE, ServiceError, type ErrorCode } from '../contracts/errors.t
 import { routeAccess, scopeSatisfies, type RouteAccess, type RestAuthMode } from '../contracts/inbound-auth.ts';
 import type { RouteDef } from '../contracts/route.ts';
 import type { KeyIdentity, KeyVerifier } from '../actors/inbound-auth/key-store.ts';
+import { openRealmKey } from '../actors/auth/realm-key.ts';
 import type { RealmStore } from '../actors/supervisor.ts';
 import type { HttpRequest, HttpResponder, RequestHandler, WebSocketRoute } from './transport.ts';
 
@@ -324,6 +325,8 @@ export async function setupInboundAuth(o: {
   routes: readonly RouteDef[];
   log: Logger;
   cluster: boolean;
+  /** The realm key file (credentials.key) that seals the cluster secret. */
+  realmKeyPath: string;
   now?: () => number;
 }): Promise<InboundSetup> {
   const { clusterSecret, KeyVerifier, usableKeyCount } = await import('../actors/inbound-auth/key-store.ts');
@@ -338,7 +341,9 @@ export async function setupInboundAuth(o: {
   if (decision.warning) o.log.warn({ host: o.host, auth: decision.mode }, decision.warning);
   if (decision.mode === 'off') return { mode: 'off', wrap: (h) => h, websockets: (w) => [...w], peerHeaders: {} };
   const verifier = new KeyVerifier(o.store, now, (err) => o.log.warn({ err }, 'recording API key use failed'));
-  const clusterAuth = o.cluster ? clusterAuthValue(await clusterSecret(o.store)) : undefined;
+  const clusterAuth = o.cluster
+    ? clusterAuthValue(await clusterSecret(o.store, () => openRealmKey(o.realmKeyPath), o.realmKeyPath))
+    : undefined;
   const gate = new InboundGate({ routes: o.routes, verifier, log: o.log, config: o.config, clusterAuth });
   o.log.info({ auth: 'required' }, 'inbound API keys required');
   return {

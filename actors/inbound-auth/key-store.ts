@@ -18,6 +18,8 @@ import {
   readValidRecords,
 } from '../../storage/record-kinds.ts';
 import type { Store } from '../../storage/store.ts';
+import type { SealedSecret } from '../../contracts/auth.ts';
+import type { RealmCipher } from '../auth/realm-key.ts';
 
 const USAGE_NS = namespaceOf(KEY_USAGE_KIND);
 /** Checks a new key before it is stored (reads go through INBOUND_KEY_KIND, the same schema). */
@@ -200,24 +202,51 @@ export class KeyVerifier {
 
 const CLUSTER_NS = namespaceOf(CLUSTER_SECRET_KIND);
 const CLUSTER_KEY = 'secret';
+/** Binds the sealed secret to its record (the realm key's associated data). */
+const CLUSTER_AAD = `${CLUSTER_NS}/${CLUSTER_KEY}`;
 
-/** The realm's cluster secret (32 random bytes), created once in the shared store; the first writer wins. */
-export async function clusterSecret(store: Store): Promise<Buffer> {
-  const read = async (): Promise<Buffer | undefined> => {
-    const rec = await readRecord<{ secret: string }>(store, CLUSTER_SECRET_KIND, CLUSTER_KEY);
-    return rec === undefined ? undefined : Buffer.from(rec.secret, 'base64');
-  };
-  const have = await read();
-  if (have) return have;
-  try {
-    await store.commit([
-      { op: 'checkRecord', ns: CLUSTER_NS, key: CLUSTER_KEY, rev: null },
-      { op: 'putRecord', ns: CLUSTER_NS, key: CLUSTER_KEY, value: { v: 1, rev: 1, secret: randomBytes(32).toString('base64') } },
-    ]);
-  } catch {
-    // Another node created it first.
+interface StoredClusterSecret {
+  v?: 1;
+  rev?: number;
+  /** Written before the secret was sealed: resealed by the first node that reads it. */
+  secret?: string;
+  sealed?: SealedSecret;
+}
+
+/**
+ * The realm's cluster secret (32 random bytes), created once in the shared store (the first writer wins)
+ * and sealed there with the realm key, so a copy of the store alone does not let anyone pass as a node. A
+ * secret stored in the clear by an older Warren is resealed on first read. A secret that does not open
+ * with this node's key is a start refusal: every node of a realm needs the same realm key file.
+ */
+export async function clusterSecret(store: Store, cipher: () => Promise<RealmCipher>, keyPath: string): Promise<Buffer> {
+  const read = () => readRecord<StoredClusterSecret>(store, CLUSTER_SECRET_KIND, CLUSTER_KEY);
+  let rec = await read();
+  if (rec === undefined) {
+    const sealed = (await cipher()).seal(CLUSTER_AAD, { secret: randomBytes(32).toString('base64') });
+    try {
+      await store.commit([
+        { op: 'checkRecord', ns: CLUSTER_NS, key: CLUSTER_KEY, rev: null },
+        { op: 'putRecord', ns: CLUSTER_NS, key: CLUSTER_KEY, value: { v: 1, rev: 1, sealed } },
+      ]);
+    } catch {
+      // Another node created it first.
+    }
+    rec = await read();
+    if (rec === undefined) throw new Error('the realm cluster secret could not be created');
   }
-  const made = await read();
-  if (!made) throw new Error('the realm cluster secret could not be created');
-  return made;
+  if (rec.sealed !== undefined) {
+    const secret = (await cipher()).open(CLUSTER_AAD, rec.sealed)?.secret;
+    if (secret === undefined) {
+      throw new Error(
+        `the realm's cluster secret does not open with this node's realm key ${keyPath}: every node of a realm needs the same key file (copy it from a node that serves the realm)`,
+      );
+    }
+    return Buffer.from(secret, 'base64');
+  }
+  if (rec.secret === undefined) throw new Error('the realm cluster secret record holds no secret');
+  // Sealing the same secret twice is harmless (two nodes resealing at once both write it), so no condition.
+  const sealed = (await cipher()).seal(CLUSTER_AAD, { secret: rec.secret });
+  await store.commit([{ op: 'putRecord', ns: CLUSTER_NS, key: CLUSTER_KEY, value: { v: 1, rev: (rec.rev ?? 1) + 1, sealed } }]);
+  return Buffer.from(rec.secret, 'base64');
 }

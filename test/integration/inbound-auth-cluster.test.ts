@@ -4,11 +4,15 @@
 // claiming to be forwarded without that proof is refused. Skips, saying why, where PostgreSQL cannot start.
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
+import { copyFile, mkdir } from 'node:fs/promises';
+import { join } from 'node:path';
+import { REALM_KEY_FILE } from '../../actors/auth/realm-key.ts';
 import { createKey } from '../../actors/inbound-auth/key-store.ts';
 import { openStore } from '../../storage/open-store.ts';
 import { echoReply } from '../../providers/scripted.ts';
 import { call, startClusterNode } from '../helpers/app.ts';
 import { testPostgres } from '../helpers/postgres.ts';
+import { tmpDir } from '../helpers/tmp-dir.ts';
 
 const pgServer = await testPostgres();
 
@@ -23,7 +27,12 @@ if (!pgServer.ok) {
       const url = await server.createDatabase();
       const config = { rest: { auth: 'required' } };
       const a = await startClusterNode(t, url, { script: (req) => echoReply(req), config });
-      const b = await startClusterNode(t, url, { script: (req) => echoReply(req), config });
+      // The cluster secret is sealed with the realm key: a node on another state root needs A's key file.
+      const rootB = await tmpDir('warren-node-b-');
+      t.after(() => rootB.cleanup());
+      await mkdir(join(rootB.path, 'test-realm'), { recursive: true });
+      await copyFile(join(a.stateRoot, 'test-realm', REALM_KEY_FILE), join(rootB.path, 'test-realm', REALM_KEY_FILE));
+      const b = await startClusterNode(t, url, { script: (req) => echoReply(req), config, stateRoot: rootB.path });
       const store = await openStore('postgres', '', { postgres: { url } });
       const { token } = await createKey(store, { name: 'ci', scopes: ['sessions'] }, Date.now());
       await store.close();
@@ -50,6 +59,16 @@ if (!pgServer.ok) {
         { ...auth, 'x-warren-forwarded-by': 'b', 'x-warren-cluster-auth': 'guess' },
       );
       assert.equal(fakeCall.status, 401);
+    });
+
+    it('refuses to start a node whose realm key cannot open the sealed cluster secret', { timeout: 120_000 }, async (t) => {
+      const url = await server.createDatabase();
+      const config = { rest: { auth: 'required' } };
+      await startClusterNode(t, url, { config });
+      await assert.rejects(
+        startClusterNode(t, url, { config }),
+        /cluster secret does not open with this node's realm key .*credentials\.key/,
+      );
     });
   });
 }
