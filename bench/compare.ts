@@ -11,6 +11,8 @@
 //       [--duration 4000] [--warmup 2000] [--provider self_hosted|anthropic] [--tokens 8] [--token-delay 0]
 //       [--patch-current '<JSON config patch applied to the current tree only>'] [--env-current 'K=V,K2=V2']
 //       [--together] [--sse] [--out bench/results]
+// Servers run from source through tsx (a base older than bench/build-server.ts can do nothing else);
+// --built runs both compiled, as `npm start` does (the base must have bench/build-server.ts).
 // --env-current: environment given to the current tree's server only (e.g. a glibc malloc setting, with
 // --base naming this same checkout, to measure what the setting alone costs).
 // --token-delay <ms>: the fake paces its tokens that far apart (0: the whole reply in one write), so each
@@ -31,7 +33,7 @@ import { canPin, pinSelf, type ServerHandle, type ServerOptions } from './server
 import { round } from './stats.ts';
 
 const USAGE =
-  'usage: npx tsx bench/compare.ts --base <checkout dir> [--rounds 5] [--c 10] [--op create|continue] [--duration 4000] [--warmup 2000] [--provider self_hosted|anthropic] [--tokens 8] [--token-delay 0] [--patch-current <json>] [--env-current K=V,...] [--together] [--sse] [--out <dir>]\n';
+  'usage: npx tsx bench/compare.ts --base <checkout dir> [--rounds 5] [--c 10] [--op create|continue] [--duration 4000] [--warmup 2000] [--provider self_hosted|anthropic] [--tokens 8] [--token-delay 0] [--patch-current <json>] [--env-current K=V,...] [--built] [--together] [--sse] [--out <dir>]\n';
 const argv = process.argv.slice(2);
 if (wantsHelp(argv)) {
   process.stdout.write(USAGE);
@@ -54,6 +56,7 @@ try {
       'patch-current': { type: 'string', default: '' },
       'env-current': { type: 'string', default: '' },
       together: { type: 'boolean', default: false },
+      built: { type: 'boolean', default: false },
       sse: { type: 'boolean', default: false },
       out: { type: 'string' },
     },
@@ -82,6 +85,8 @@ if (!Number.isInteger(tokenDelayMs) || tokenDelayMs < 0) {
   process.exit(1);
 }
 const patchCurrent = values['patch-current'];
+// Read by each tree's bench/server-process.ts (bench/build-server.ts) in this process.
+if (!values.built) process.env.WARREN_BENCH_FROM_SOURCE = '1';
 const envCurrent: NodeJS.ProcessEnv = {};
 for (const pair of values['env-current'] ? values['env-current'].split(',') : []) {
   const eq = pair.indexOf('=');
@@ -270,6 +275,7 @@ const report = {
   tokenDelayMs,
   patchCurrent: patchCurrent || null,
   envCurrent: values['env-current'] || null,
+  built: values.built,
   together,
   sse,
   pinned: pin,
@@ -289,6 +295,7 @@ const md = [
   `- ${op}+turn closed loop, c=${c} per server, ${rounds} rounds (${together ? 'both servers at once, sharing the server core' : 'order alternating'}), ${durationMs} ms windows after ${warmupMs} ms warm-up, ${provider} wire, ${tokens} tokens/reply${tokenDelayMs ? ` ${tokenDelayMs} ms apart` : ' in one write'}, lmdb, uWS${sse ? ', one SSE subscriber per session of the pool' : ''}.`,
   `- Pinning: ${pin ? 'server core 0, load generator + fake LLM core 1' : 'off'}; 1-minute load averages: ${loads.join(', ')}.`,
   ...(patchCurrent ? [`- Config patch on the current tree only: \`${patchCurrent}\`.`] : []),
+  `- Servers run ${values.built ? 'compiled (bench/build-server.ts), as npm start runs' : 'from source through tsx'}.`,
   ...(values['env-current'] ? [`- Environment of the current tree's server only: \`${values['env-current']}\`.`] : []),
   '',
   '| tree | commit | CPU ms/turn (median) | turns/s (median) | p50 ms (median) | CPU per round |',

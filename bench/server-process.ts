@@ -1,6 +1,8 @@
 // bench/server-process.ts: starts bench/server.ts as a child process (pinned to core 0 with taskset when
 // available) on a fresh realm whose config.toml points Warren's providers at the fake LLM, and reads the
-// child's CPU time and memory from /proc. Every scenario gets its own server through startServer.
+// child's CPU time and memory from /proc. Every scenario gets its own server through startServer. The
+// server (and the floor) run compiled, as `npm start` does (bench/build-server.ts; WARREN_BENCH_FROM_SOURCE=1:
+// through tsx).
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { mkdir, readFile, writeFile } from 'node:fs/promises';
@@ -9,6 +11,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { open, type RootDatabase } from 'lmdb';
 import type { EldSummary } from './eld.ts';
+import { builtEntry, fromSource } from './build-server.ts';
 
 const REPO = fileURLToPath(new URL('..', import.meta.url));
 /** Server log lines echoed to stderr per server process; the rest are counted. */
@@ -164,9 +167,7 @@ export async function startServer(opts: ServerOptions): Promise<ServerHandle> {
   const nodeArgs = [
     '--expose-gc',
     ...(opts.nodeFlags ?? []),
-    '--import',
-    'tsx',
-    join(REPO, 'bench', 'server.ts'),
+    ...(fromSource() ? ['--import', 'tsx', join(REPO, 'bench', 'server.ts')] : ['--enable-source-maps', await builtEntry('server')]),
     '--port',
     '0',
     '--state-root',
@@ -312,9 +313,7 @@ export async function startFloor(opts: {
   const shapeFile = join(opts.dir, 'request-shape.json');
   await writeFile(shapeFile, JSON.stringify(opts.shape));
   const nodeArgs = [
-    '--import',
-    'tsx',
-    join(REPO, 'bench', 'floor-server.ts'),
+    ...(fromSource() ? ['--import', 'tsx', join(REPO, 'bench', 'floor-server.ts')] : [await builtEntry('floor-server')]),
     '--llm',
     opts.llmUrl,
     '--dir',

@@ -150,6 +150,10 @@ async function measureInflight(ctx: BenchContext, label: string, server: ServerH
     // Baseline: every session resident and every subscriber connected, nothing in flight.
     await new Promise((r) => setTimeout(r, 500));
     const heap0 = label === 'warren' ? await server.gc() : null;
+    // WARREN_BENCH_INFLIGHT_HEAP=<dir>: V8 heap snapshots of Warren before the first POST and with all N held
+    // (compare them with bench/heap.ts heapGrowth, or in Chrome DevTools' comparison view).
+    const heapDir = label === 'warren' ? process.env.WARREN_BENCH_INFLIGHT_HEAP : undefined;
+    if (heapDir) await server.heapSnapshot(join(heapDir, `inflight-${n}-before.heapsnapshot`));
     const rss0 = (await server.memory()).rssBytes;
     let peak = rss0;
     const sampler = setInterval(() => {
@@ -195,6 +199,7 @@ async function measureInflight(ctx: BenchContext, label: string, server: ServerH
     const cpuAdmit = (await server.cpuMs()).total - cpu0;
     // Live heap per held turn (Warren only: a full GC in the server with every turn held open).
     const heapHeld = heap0 ? await server.gc() : null;
+    if (heapDir) await server.heapSnapshot(join(heapDir, `inflight-${n}-held.heapsnapshot`));
     const heapPerTurn =
       heap0 && heapHeld ? round((heapHeld.heapUsed + heapHeld.external - heap0.heapUsed - heap0.external) / 1024 / n) : NaN;
     await server.eldStart();
