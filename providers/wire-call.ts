@@ -43,7 +43,7 @@ interface WireRequest<T> {
   model: string;
   url: string;
   headers: Record<string, string>;
-  /** The JSON body: a value to serialise, or its JSON text already built. */
+  /** The JSON body: a value to serialise, or its JSON text already built (call() sends it as UTF-8 bytes). */
   body: unknown;
   signal: AbortSignal;
   onEvent: (e: StreamEvent) => void;
@@ -154,7 +154,7 @@ export function createWireCaller(provider: ProviderName, opts: AdapterOptions): 
         headersTimeout: inactivity,
         bodyTimeout: inactivity,
         headers: { 'content-type': 'application/json', accept: 'text/event-stream', ...w.headers },
-        body: typeof w.body === 'string' ? w.body : JSON.stringify(w.body),
+        body: w.body as Buffer,
       });
     } catch (err) {
       throw classify(err);
@@ -202,7 +202,11 @@ export function createWireCaller(provider: ProviderName, opts: AdapterOptions): 
   }
 
   return {
-    async call<T>(w: WireRequest<T>): Promise<T> {
+    async call<T>(wire: WireRequest<T>): Promise<T> {
+      // The body as the bytes undici sends (and keeps for the call's lifetime): encoded once for every
+      // attempt, and the JSON text is not kept beside them while the model streams (one copy per call in
+      // flight, not two: a request body is several KB).
+      const w = { ...wire, body: Buffer.from(typeof wire.body === 'string' ? wire.body : JSON.stringify(wire.body)) };
       // Once a delta reached onEvent, a failure is final: a retry would stream it twice.
       const streamed = { any: false };
       return withRetry(
