@@ -54,13 +54,16 @@ function hostName(hostHeader: string): string | null {
   return name.endsWith('.') ? name.slice(0, -1) : name;
 }
 
-/** True when `hostHeader` names loopback or one of `allowed` (entries with a port must match it exactly). */
-function hostAllowed(hostHeader: string, allowed: readonly string[]): boolean {
+/**
+ * True when `hostHeader` names loopback or one of the policy's allowed hosts (entries with a port must match
+ * it exactly). The list is built only for a name that is not loopback (the usual request never needs it).
+ */
+function hostAllowed(hostHeader: string, policy: BrowserGuardPolicy): boolean {
   const name = hostName(hostHeader);
   if (name === null) return false;
   if (LOOPBACK_NAMES.has(name) || /^127\.\d{1,3}\.\d{1,3}\.\d{1,3}$/.test(name)) return true;
   const full = hostHeader.trim().toLowerCase();
-  for (const entry of allowed) {
+  for (const entry of policy.allowedHosts()) {
     const e = entry.trim().toLowerCase();
     if (e === '') continue;
     const eName = hostName(e);
@@ -122,7 +125,7 @@ function refusal(code: ErrorCode, message: string): GuardRefusal {
 export function checkRequest(policy: BrowserGuardPolicy, headers: Record<string, string>): GuardRefusal | null {
   const host = headers.host;
   // HTTP/1.0 clients may omit Host; browsers always send it, so a missing one is not a browser.
-  if (host !== undefined && !hostAllowed(host, policy.allowedHosts())) {
+  if (host !== undefined && !hostAllowed(host, policy)) {
     return refusal('HOST_NOT_ALLOWED', `host not allowed: ${host.slice(0, 200)} (loopback names and [rest] allowed_hosts only)`);
   }
   const origin = headers.origin;
