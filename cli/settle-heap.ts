@@ -20,7 +20,7 @@ const WINDOW_MS = 6_000;
 /** The share of a window the event loop may be busy for the window to count as idle. */
 const IDLE_UTILIZATION = 0.05;
 
-/** V8's collections, exposed for this module (see fullCollector). */
+/** V8's collections, exposed for this module (see exposeCollector). */
 interface Collector {
   /** A young-generation collection (a scavenge). */
   minor(): void;
