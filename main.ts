@@ -6,6 +6,7 @@ import { FlagError, HELP_TEXT, parseCli } from './config/flags.ts';
 import { createLogger, resolveLogFormat, type Logger } from './config/logger.ts';
 import { isContainedStorageRejection } from './storage/store-failure.ts';
 import { bannerFields, bannerText } from './cli/start-banner.ts';
+import { settleHeapWhenIdle } from './cli/settle-heap.ts';
 import { readFileSync } from 'node:fs';
 import { packageFile } from './contracts/package-root.ts';
 
@@ -142,6 +143,8 @@ async function main(argv: string[]): Promise<void> {
   }
 
   const running = app;
+  // An idle server gives back the young generation its start-up grew (cli/settle-heap.ts).
+  const settling = settleHeapWhenIdle(logger.child({ component: 'heap' }));
   let closing = false;
   const shutdown = (signal: NodeJS.Signals): void => {
     if (closing) {
@@ -149,6 +152,7 @@ async function main(argv: string[]): Promise<void> {
       process.exit(1);
     }
     closing = true;
+    settling.stop();
     logger.info({ signal }, 'shutting down');
     running.close().then(
       () => process.exit(0),

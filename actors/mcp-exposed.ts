@@ -34,7 +34,8 @@ export interface ExposedTool {
 
 interface Entry {
   tool: ExposedTool;
-  check: ReturnType<typeof Compile>;
+  /** The argument check, compiled on the tool's first call (an idle server holds none). */
+  check?: ReturnType<typeof Compile>;
 }
 
 export class ExposedTools {
@@ -52,7 +53,7 @@ export class ExposedTools {
   register(...tools: ExposedTool[]): void {
     for (const tool of tools) {
       if (this.tools.has(tool.name)) throw new Error(`exposed MCP tool registered twice: ${tool.name}`);
-      this.tools.set(tool.name, { tool, check: Compile(tool.input_schema) });
+      this.tools.set(tool.name, { tool });
     }
   }
 
@@ -73,8 +74,9 @@ export class ExposedTools {
     const entry = this.tools.get(name);
     if (!entry) return { text: `unknown tool: ${name}`, is_error: true };
     const input = args ?? {};
-    if (!entry.check.Check(input)) {
-      const [first] = entry.check.Errors(input);
+    const check = (entry.check ??= Compile(entry.tool.input_schema));
+    if (!check.Check(input)) {
+      const [first] = check.Errors(input);
       return {
         text: `invalid arguments for ${name}: ${first ? `${first.instancePath || '/'} ${first.message}` : 'schema mismatch'}`,
         is_error: true,

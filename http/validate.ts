@@ -1,5 +1,7 @@
-// http/validate.ts: compiles every route's body and query schema once at startup (typebox Compile) and
-// turns a mismatch into 400 BAD_REQUEST with `details.errors`. Called by http/router.ts.
+// http/validate.ts: compiles a route's body and query schema (typebox Compile) on the route's first request
+// and turns a mismatch into 400 BAD_REQUEST with `details.errors`. Called by http/router.ts. Compiling
+// on first use keeps an idle server from holding a compiled validator (its generated code and closures,
+// about 15 KB each) for every route of the catalog, most of which a given deployment never serves.
 import type { TSchema } from 'typebox';
 import { Compile } from 'typebox/compile';
 import { ServiceError } from '../contracts/errors.ts';
@@ -20,7 +22,7 @@ type Check = (value: unknown) => void;
 const noCheck: Check = () => {};
 
 /**
- * Compiles the body and query schemas of every route, keyed by route id.
+ * The body and query checks of every route, keyed by route id; each schema is compiled on its first check.
  * Throws at startup on a duplicate route id (a catalog bug).
  */
 export function compileRoutes(routes: readonly RouteDef[]): Map<string, RouteValidators> {
@@ -35,8 +37,9 @@ export function compileRoutes(routes: readonly RouteDef[]): Map<string, RouteVal
 }
 
 function compileCheck(schema: TSchema, what: string): Check {
-  const validator = Compile(schema);
+  let compiled: ReturnType<typeof Compile<TSchema>> | undefined;
   return (value) => {
+    const validator = (compiled ??= Compile(schema));
     if (validator.Check(value)) return;
     const errors = readableIssues(value, validator.Errors(value), MAX_REPORTED_ERRORS);
     const summary = errors.length > 0 ? `: ${issuesSentence(errors)}` : '';

@@ -32,12 +32,13 @@ const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 const JOIN_DEADLINE_MS = 10 * 60_000;
 
 type RunBody = Static<typeof LgRunRequest>;
-const RUN_BODY = Compile(LgRunRequest);
+/** The run body check, compiled on the first run request. */
+let checkRunBody: ReturnType<typeof Compile<typeof LgRunRequest>> | undefined;
 
 /** The run request body (the router validated it against LgRunRequest; this narrows it to that type). */
 function runBody(ctx: HandlerContext): RunBody {
   const body = ctx.body;
-  if (!RUN_BODY.Check(body)) throw new ServiceError('BAD_REQUEST', 'invalid LangGraph run request');
+  if (!(checkRunBody ??= Compile(LgRunRequest)).Check(body)) throw new ServiceError('BAD_REQUEST', 'invalid LangGraph run request');
   return body;
 }
 
