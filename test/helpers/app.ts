@@ -15,10 +15,42 @@ export interface TestApp extends App {
   stateRoot: string;
 }
 
+export interface BootOptions extends AppOptions {
+  /** The state root (also the context root); the caller owns it and removes it. */
+  stateRoot: string;
+  /** What the scripted provider answers (it stands in for every vendor). */
+  script?: Script;
+  /** Written as the realm's config.toml before the app starts. */
+  config?: Record<string, unknown>;
+}
+
 /**
- * Starts an app; registers cleanup on `t`. `config` is written as the realm's config.toml first. The state
- * root is a fresh temp folder (removed after the test), or `opts.stateRoot` (left in place: a test that
- * starts a server twice on one root owns it).
+ * Starts the real server on 127.0.0.1:0 over `stateRoot` (realm `test-realm` unless named), silent, with
+ * one scripted provider standing in for every vendor (`providerOverrides: {}` keeps the vendors' own
+ * adapters, for a test pointing them at a fake vendor). Every other AppOptions field (backend, transport,
+ * env, clock...) passes through. The caller closes the app: startApp, or a test restarting on one root.
+ */
+export async function bootApp(o: BootOptions): Promise<TestApp> {
+  const { script = [], config, ...opts } = o;
+  const realm = opts.realm ?? 'test-realm';
+  if (config) await writeRealmConfig(opts.stateRoot, realm, config);
+  const provider = createScriptedProvider(script);
+  const app = await createApp({
+    host: '127.0.0.1',
+    port: 0,
+    contextRoot: opts.stateRoot,
+    realm,
+    logger: pino({ level: 'silent' }),
+    providerOverrides: { openai: provider, anthropic: provider, gemini: provider, scripted: provider },
+    ...opts,
+  });
+  return { ...app, provider, stateRoot: opts.stateRoot };
+}
+
+/**
+ * Starts an app (bootApp); registers cleanup on `t`. `config` is written as the realm's config.toml first.
+ * The state root is a fresh temp folder (removed after the test), or `opts.stateRoot` (left in place: a test
+ * that starts a server twice on one root owns it).
  */
 export async function startApp(
   t: TestContext,
@@ -26,20 +58,7 @@ export async function startApp(
   opts: AppOptions & { config?: Record<string, unknown> } = {},
 ): Promise<TestApp> {
   const dir = opts.stateRoot === undefined ? await tmpDir('warren-it-') : undefined;
-  const root = opts.stateRoot ?? dir!.path;
-  const realm = opts.realm ?? 'test-realm';
-  if (opts.config) await writeRealmConfig(root, realm, opts.config);
-  const provider = createScriptedProvider(script);
-  const app = await createApp({
-    host: '127.0.0.1',
-    port: 0,
-    stateRoot: root,
-    contextRoot: root,
-    realm,
-    logger: pino({ level: 'silent' }),
-    providerOverrides: { openai: provider, anthropic: provider, gemini: provider, scripted: provider },
-    ...opts,
-  });
+  const app = await bootApp({ ...opts, script, stateRoot: opts.stateRoot ?? dir!.path });
   t.after(async () => {
     // Bounded: a server whose close hangs (a turn that never ends) fails the test here instead of hanging it.
     try {
@@ -48,7 +67,7 @@ export async function startApp(
       await dir?.cleanup();
     }
   });
-  return { ...app, provider, stateRoot: root };
+  return app;
 }
 
 export interface ClusterNodeOptions extends AppOptions {

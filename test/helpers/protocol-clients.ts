@@ -5,6 +5,7 @@
 // back, and cancels a turn that never ends (the prompt `stuck` of echoScript). PROMPTS is the transcript
 // they leave in Warren's own history, whatever node served them.
 import assert from 'node:assert/strict';
+import type { TestContext } from 'node:test';
 import { randomUUID } from 'node:crypto';
 import OpenAI from 'openai';
 import { Client as LangGraphClient } from '@langchain/langgraph-sdk';
@@ -195,13 +196,18 @@ export async function a2aRoundTrip(url: string, contextId: string): Promise<void
   );
 }
 
-/** Runs the four round trips on `url` over the session `start` began, and checks one transcript there. */
-export async function allRoundTrips(url: string, start: { id: string; sessionId: string }): Promise<void> {
-  await openaiRoundTrip(url, start.id, start.sessionId);
-  await langgraphRoundTrip(url, start.sessionId);
-  await aguiRoundTrip(url, start.sessionId);
-  await a2aRoundTrip(url, start.sessionId);
-  await assertTranscript(url, start.sessionId);
+/**
+ * Starts a session on `owner` (an OpenAI response), continues it through `via` (a cluster node that does not
+ * own it; by default the owner itself) with each client in turn, one subtest each, then checks one transcript
+ * in Warren's history on both.
+ */
+export async function allRoundTrips(t: TestContext, owner: string, via = owner): Promise<void> {
+  const { id, sessionId } = await openaiStart(owner);
+  await t.test('openai', () => openaiRoundTrip(via, id, sessionId));
+  await t.test('@langchain/langgraph-sdk', () => langgraphRoundTrip(via, sessionId));
+  await t.test('@ag-ui/client', () => aguiRoundTrip(via, sessionId));
+  await t.test('@a2a-js/sdk', () => a2aRoundTrip(via, sessionId));
+  for (const url of new Set([via, owner])) await assertTranscript(url, sessionId);
 }
 
 /** Warren's own history of the session: the prompts of PROMPTS, each answered `re: <prompt>`. */

@@ -9,13 +9,11 @@
 import { readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import pino from 'pino';
-import { createApp, type App } from '../../app.ts';
-import { createScriptedProvider, type Script } from '../../providers/scripted.ts';
+import type { App } from '../../app.ts';
+import type { Script, ScriptedProvider } from '../../providers/scripted.ts';
 import { startFakeVendor, type FakeVendor, type Responder } from '../providers/fake-vendor.ts';
-import { call } from './app.ts';
+import { bootApp, call } from './app.ts';
 import { compactionScript } from './compaction-script.ts';
-import { writeRealmConfig } from './server-process.ts';
 import { tmpDir } from './tmp-dir.ts';
 import { textResponder, toolCallResponder, type Wire } from './vendor-replies.ts';
 
@@ -46,7 +44,7 @@ export interface RecordingServer {
   /** The loopback vendor (wire sessions only). */
   vendor?: FakeVendor;
   /** The scripted model (scripted sessions only). */
-  scripted?: ReturnType<typeof createScriptedProvider>;
+  scripted?: ScriptedProvider;
   close(): Promise<void>;
 }
 
@@ -54,14 +52,11 @@ export interface RecordingServer {
 export async function startWireServer(wire: Wire): Promise<RecordingServer> {
   const vendor = await startFakeVendor(wireReplies(wire));
   const dir = await tmpDir(`warren-replay-${wire}-`);
-  await writeRealmConfig(dir.path, 'wires', RECORD_CONFIG);
-  const app = await createApp({
-    host: '127.0.0.1',
-    port: 0,
+  const app = await bootApp({
     stateRoot: dir.path,
-    contextRoot: dir.path,
     realm: 'wires',
-    logger: pino({ level: 'silent' }),
+    config: RECORD_CONFIG,
+    providerOverrides: {},
     env: {
       PATH: process.env.PATH,
       ANTHROPIC_API_KEY: 'k',
@@ -93,20 +88,10 @@ export async function startWireServer(wire: Wire): Promise<RecordingServer> {
 /** A real server with the scripted model standing in for every provider. */
 export async function startScriptedServer(script: Script): Promise<RecordingServer> {
   const dir = await tmpDir('warren-replay-scripted-');
-  await writeRealmConfig(dir.path, 'wires', RECORD_CONFIG);
-  const scripted = createScriptedProvider(script);
-  const app = await createApp({
-    host: '127.0.0.1',
-    port: 0,
-    stateRoot: dir.path,
-    contextRoot: dir.path,
-    realm: 'wires',
-    logger: pino({ level: 'silent' }),
-    providerOverrides: { openai: scripted, anthropic: scripted, gemini: scripted, scripted },
-  });
+  const app = await bootApp({ stateRoot: dir.path, realm: 'wires', config: RECORD_CONFIG, script });
   return {
     app,
-    scripted,
+    scripted: app.provider,
     stateRoot: dir.path,
     close: async () => {
       await app.close();

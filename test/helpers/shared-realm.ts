@@ -2,13 +2,10 @@
 // share (lmdb, sqlite: one state root; postgres: one database). Each node is a real app (createApp) with
 // its own scripted provider; the realm's cleanup closes every node, then removes the state root.
 import type { TestContext } from 'node:test';
-import pino from 'pino';
-import { createApp } from '../../app.ts';
-import { createScriptedProvider, type Script } from '../../providers/scripted.ts';
-import type { TestApp } from './app.ts';
+import type { Script } from '../../providers/scripted.ts';
+import { bootApp, type TestApp } from './app.ts';
 import { skipUnlessRequired } from './absent.ts';
 import { testPostgres } from './postgres.ts';
-import { writeRealmConfig } from './server-process.ts';
 import { tmpDir } from './tmp-dir.ts';
 import { within } from './wait.ts';
 
@@ -58,20 +55,8 @@ export async function sharedRealm(t: Pick<TestContext, 'after'>, backend: Shared
   return {
     backend,
     async node(script: Script = [], cluster: Record<string, unknown> = {}) {
-      await writeRealmConfig(dir.path, REALM, { cluster: { lease_ms: 1500, ...cluster } });
-      const provider = createScriptedProvider(script);
-      const app = await createApp({
-        host: '127.0.0.1',
-        port: 0,
-        stateRoot: dir.path,
-        contextRoot: dir.path,
-        realm: REALM,
-        realmBackend: backend,
-        env,
-        logger: pino({ level: 'silent' }),
-        providerOverrides: { openai: provider, anthropic: provider, gemini: provider, scripted: provider },
-      });
-      nodes.push({ ...app, provider, stateRoot: dir.path });
+      const config = { cluster: { lease_ms: 1500, ...cluster } };
+      nodes.push(await bootApp({ stateRoot: dir.path, realm: REALM, realmBackend: backend, env, script, config }));
       return nodes.at(-1)!;
     },
   };

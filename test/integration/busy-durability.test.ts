@@ -3,12 +3,10 @@
 // failed, and runs the follow-ups at startup, in order, reporting each through GET /requests/{id}.
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import pino from 'pino';
-import { createApp } from '../../app.ts';
 import type { ContentInput } from '../../contracts/transcript.ts';
-import { createScriptedProvider, type Script } from '../../providers/scripted.ts';
+import type { Script } from '../../providers/scripted.ts';
 import { plainText } from '../../providers/transcript-map.ts';
-import { call, createSession } from '../helpers/app.ts';
+import { bootApp, call, createSession } from '../helpers/app.ts';
 import { gatedAt } from '../helpers/gates.ts';
 import { startServerProcess, writeRealmConfig } from '../helpers/server-process.ts';
 import { tmpDir } from '../helpers/tmp-dir.ts';
@@ -68,37 +66,25 @@ describe('busy policies across a graceful restart', () => {
     const dir = await tmpDir('warren-busy-close-');
     t.after(() => dir.cleanup());
     const gate = gatedAt(1);
-    const open = async (script: Script) => {
-      const provider = createScriptedProvider(script);
-      const app = await createApp({
-        host: '127.0.0.1',
-        port: 0,
-        stateRoot: dir.path,
-        contextRoot: dir.path,
-        realm: 'busy-close',
-        logger: pino({ level: 'silent' }),
-        providerOverrides: { openai: provider, anthropic: provider, gemini: provider, scripted: provider },
-      });
-      return { app, provider };
-    };
+    const open = (script: Script) => bootApp({ stateRoot: dir.path, realm: 'busy-close', script });
     const one = await open(gate.script);
-    const sid = await createSession(one.app.url);
+    const sid = await createSession(one.url);
     // Both answers are read after close, which may end them first: their handlers are attached now.
-    const first = call(one.app.url, 'POST', `/sessions/${sid}/messages`, { session_id: sid, prompt: 'b' }).catch(() => ({ status: 0 }));
+    const first = call(one.url, 'POST', `/sessions/${sid}/messages`, { session_id: sid, prompt: 'b' }).catch(() => ({ status: 0 }));
     await gate.entered.promise;
-    const c = await call(one.app.url, 'POST', `/sessions/${sid}/messages`, { session_id: sid, prompt: 'c', busy_policy: 'enqueue' }, ASYNC);
-    const d = call(one.app.url, 'POST', `/sessions/${sid}/messages`, { session_id: sid, prompt: 'd', busy_policy: 'enqueue' }).catch(
+    const c = await call(one.url, 'POST', `/sessions/${sid}/messages`, { session_id: sid, prompt: 'c', busy_policy: 'enqueue' }, ASYNC);
+    const d = call(one.url, 'POST', `/sessions/${sid}/messages`, { session_id: sid, prompt: 'd', busy_policy: 'enqueue' }).catch(
       () => undefined,
     );
-    await untilStatus(one.app.url, sid, queuedIs(2));
-    await one.app.close();
+    await untilStatus(one.url, sid, queuedIs(2));
+    await one.close();
     assert.equal((await first).status !== 200, true);
     await d;
     const two = await open([]);
-    t.after(() => two.app.close());
-    const cr = await terminal(two.app.url, c.body.request_id);
+    t.after(() => two.close());
+    const cr = await terminal(two.url, c.body.request_id);
     assert.equal(cr.status, 'completed', JSON.stringify(cr));
-    await untilStatus(two.app.url, sid, (b) => b.state === 'idle');
+    await untilStatus(two.url, sid, (b) => b.state === 'idle');
     assert.deepEqual(
       two.provider.requests.map((r) =>
         r.messages.at(-1)?.role === 'user' ? plainText((r.messages.at(-1) as { content: ContentInput }).content) : '',

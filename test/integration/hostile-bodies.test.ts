@@ -4,12 +4,9 @@
 // is left behind; a body over `[limits] max_body_bytes` gets its 413 and the server keeps serving.
 import { describe, it, type TestContext } from 'node:test';
 import assert from 'node:assert/strict';
-import pino from 'pino';
-import { createApp, type App } from '../../app.ts';
+import type { App } from '../../app.ts';
 import { uwsSkip } from '../helpers/absent.ts';
-import { createScriptedProvider } from '../../providers/scripted.ts';
-import { call } from '../helpers/app.ts';
-import { writeRealmConfig } from '../helpers/server-process.ts';
+import { bootApp, call } from '../helpers/app.ts';
 import { tmpDir } from '../helpers/tmp-dir.ts';
 
 const UWS_SKIP = uwsSkip();
@@ -18,19 +15,8 @@ const REALM = 'hostile';
 
 async function boot(t: TestContext, transport: 'uws' | 'node', backend: 'lmdb' | 'jsonl' | 'sqlite' | 'memory'): Promise<App> {
   const dir = await tmpDir('warren-hostile-');
-  await writeRealmConfig(dir.path, REALM, { limits: { max_body_bytes: MAX_BODY } });
-  const provider = createScriptedProvider([]);
-  const app = await createApp({
-    host: '127.0.0.1',
-    port: 0,
-    stateRoot: dir.path,
-    contextRoot: dir.path,
-    realm: REALM,
-    realmBackend: backend,
-    httpTransport: transport,
-    logger: pino({ level: 'silent' }),
-    providerOverrides: { openai: provider, anthropic: provider, gemini: provider },
-  });
+  const config = { limits: { max_body_bytes: MAX_BODY } };
+  const app = await bootApp({ stateRoot: dir.path, realm: REALM, realmBackend: backend, httpTransport: transport, config });
   t.after(async () => {
     await app.close();
     await dir.cleanup();

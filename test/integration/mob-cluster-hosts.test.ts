@@ -12,15 +12,20 @@ import { call, startClusterNode, type TestApp } from '../helpers/app.ts';
 import { rpcOk } from '../helpers/mob-driver.ts';
 import { testPostgres } from '../helpers/postgres.ts';
 import { missingPart } from '../helpers/absent.ts';
-import { poll } from '../helpers/wait.ts';
+import { poll, SLOW_TEST_MS } from '../helpers/wait.ts';
 
 const pgServer = await testPostgres();
 
-async function node(t: TestContext, url: string, idleEvictMs?: number): Promise<TestApp> {
-  return startClusterNode(t, url, idleEvictMs ? { idleEvictMs } : {});
-}
+/**
+ * No node dies here, so nothing waits for a lease to run out: the production term (5 s) instead of the tests'
+ * 1.5 s, which a node stalled on a loaded machine can miss renewing; the other node's orphan sweep then takes
+ * the mob over (its create failing CONFLICT on the mob's lease, or B left holding no mob).
+ */
+const LEASE_MS = 5000;
 
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+async function node(t: TestContext, url: string, idleEvictMs?: number): Promise<TestApp> {
+  return startClusterNode(t, url, { cluster: { lease_ms: LEASE_MS }, ...(idleEvictMs ? { idleEvictMs } : {}) });
+}
 
 if (!pgServer.ok) {
   describe('mob hosts on a cluster', () => {
@@ -30,21 +35,20 @@ if (!pgServer.ok) {
   const server = pgServer.server;
 
   describe('mob hosts on a cluster', () => {
-    it('lists each node holding member sessions, from the session leases', async (t) => {
+    it('lists each node holding member sessions, from the session leases', { timeout: SLOW_TEST_MS }, async (t) => {
       const url = await server.createDatabase();
-      // B first: A's first heartbeat then already lists B among its peers. B evicts sessions idle for 1.5 s
-      // (long enough that the lease count below is read before either member session can go).
+      // B first: A's first heartbeat then already lists B among its peers. B evicts sessions idle for 1.5 s.
       const b = await node(t, url, 1500);
       const a = await node(t, url);
       const bInfo = (await call(b.url, 'GET', '/runtime/host_info')).body;
       const aNode = (await call(a.url, 'GET', '/runtime/host_info')).body.cluster.node_id;
 
+      // B's leases: the ones it held before the mob (none expected), then the mob's own once it exists.
+      const leasesHeld = async (app: TestApp): Promise<number> =>
+        (await call(app.url, 'GET', '/runtime/host_info')).body.cluster.leases_held as number;
+      const mobOnly = (await leasesHeld(b)) + 1;
       await rpcOk(b.url, 'mob/create', { mob_id: 'x', definition: { members: [{ agent_identity: 'on-b' }, { agent_identity: 'moved' }] } });
       await call(b.url, 'POST', '/mob/x/wait-kickoff');
-      // B's leases with both member sessions still resident (read first thing after the kickoffs).
-      const sessionLeases = async (): Promise<number> =>
-        (await call(b.url, 'GET', '/runtime/host_info')).body.cluster.leases_held as number;
-      const before = await sessionLeases();
       const sessionOf = async (member: string): Promise<string> => {
         const st = await call(b.url, 'GET', `/mob/x/members/${member}/status`);
         assert.equal(st.status, 200, JSON.stringify(st.body));
@@ -54,26 +58,46 @@ if (!pgServer.ok) {
       const onB = await sessionOf('on-b');
       assert.equal(a.provider.requests.length, 0, "both kickoffs ran on B, the mob's node");
 
-      // Wait until B evicted both idle member sessions (their leases released), without touching them.
-      const deadline = Date.now() + 60_000;
-      while ((await sessionLeases()) > before - 2) {
-        assert.ok(Date.now() < deadline, 'B never evicted the idle member sessions');
-        await sleep(200);
-      }
-      // A serves `moved` (taking its free lease); B serves `on-b` again.
-      assert.equal((await call(a.url, 'GET', `/sessions/${moved}/status`)).status, 200);
+      // B evicts both idle member sessions (without being touched), releasing their leases: it then holds the
+      // mob's lease alone.
+      let bCluster: unknown;
+      const bLetGo = (): Promise<true> =>
+        poll(
+          `B to evict the idle member sessions and release their leases (holding ${mobOnly})`,
+          async () => {
+            bCluster = (await call(b.url, 'GET', '/runtime/host_info')).body.cluster;
+            return (bCluster as { leases_held: number }).leases_held === mobOnly;
+          },
+          { timeoutMs: 20_000, intervalMs: 200, detail: () => JSON.stringify(bCluster) },
+        );
+      await bLetGo();
+      // A serves `moved`, taking its free lease. B's count drops when it lets a lease go, a moment before its
+      // release lands in the database: a request A routes in that moment still finds the lease B's and is
+      // forwarded to B, which serves it and holds the session again until it idles out once more. So A is
+      // asked again, after B let go again, until A holds the lease itself (bounded).
+      await poll(
+        'A to serve `moved` itself (holding its lease)',
+        async () => {
+          await bLetGo();
+          assert.equal((await call(a.url, 'GET', `/sessions/${moved}/status`)).status, 200);
+          return (await leasesHeld(a)) === 1;
+        },
+        { timeoutMs: 20_000, intervalMs: 0 },
+      );
+      // B serves `on-b` again.
       assert.equal((await call(b.url, 'GET', `/sessions/${onB}/status`)).status, 200);
 
       // The list follows the leases and the nodes' heartbeats, which a loaded machine may deliver late: asked
-      // until both hosts appear (bounded; the last answer is the failure's detail).
+      // until both hosts appear, A among B's live peers (bounded; the last answer is the failure's detail).
       let last: unknown;
       const hosts = await poll(
-        'B to list both nodes as mob hosts',
+        'B to list both nodes as mob hosts, A reachable',
         async () => {
           const res = await call(b.url, 'GET', '/mob/x/hosts');
           last = res.body;
           assert.equal(res.status, 200, JSON.stringify(res.body));
-          return res.body.hosts.length === 2 && res;
+          const hosts = res.body.hosts as Array<{ controlling: boolean; control_reachability: string }>;
+          return hosts.length === 2 && hosts.every((h) => h.control_reachability === 'reachable') && res;
         },
         { timeoutMs: 20_000, intervalMs: 250, detail: () => JSON.stringify(last) },
       );

@@ -9,15 +9,7 @@ import assert from 'node:assert/strict';
 import { startApp } from '../helpers/app.ts';
 import { skipUnlessRequired } from '../helpers/absent.ts';
 import { testPostgres } from '../helpers/postgres.ts';
-import {
-  a2aRoundTrip,
-  aguiRoundTrip,
-  assertTranscript,
-  echoScript,
-  langgraphRoundTrip,
-  openaiRoundTrip,
-  openaiStart,
-} from '../helpers/protocol-clients.ts';
+import { allRoundTrips, echoScript } from '../helpers/protocol-clients.ts';
 
 const BACKENDS = ['lmdb', 'sqlite', 'jsonl', 'postgres'] as const;
 
@@ -29,12 +21,7 @@ for (const backend of BACKENDS) {
       const env = pg?.ok ? { ...process.env, WARREN_DATABASE_URL: await pg.server.createDatabase() } : undefined;
       const app = await startApp(t, echoScript, { realmBackend: backend, ...(env ? { env } : {}) });
       assert.equal(app.backend, backend);
-      const start = await openaiStart(app.url);
-      await t.test('openai', () => openaiRoundTrip(app.url, start.id, start.sessionId));
-      await t.test('@langchain/langgraph-sdk', () => langgraphRoundTrip(app.url, start.sessionId));
-      await t.test('@ag-ui/client', () => aguiRoundTrip(app.url, start.sessionId));
-      await t.test('@a2a-js/sdk', () => a2aRoundTrip(app.url, start.sessionId));
-      await assertTranscript(app.url, start.sessionId);
+      await allRoundTrips(t, app.url);
     });
   });
 }

@@ -5,11 +5,10 @@ import { describe, it, type TestContext } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import pino from 'pino';
-import { createApp, type App, type AppOptions } from '../../app.ts';
+import type { App, AppOptions } from '../../app.ts';
 import { uwsSkip } from '../helpers/absent.ts';
-import { createScriptedProvider, type Script } from '../../providers/scripted.ts';
-import { call } from '../helpers/app.ts';
+import type { Script } from '../../providers/scripted.ts';
+import { bootApp, call } from '../helpers/app.ts';
 import { tmpDir } from '../helpers/tmp-dir.ts';
 
 const UWS_SKIP = uwsSkip();
@@ -32,17 +31,7 @@ async function fixture(t: TestContext): Promise<Fixture> {
   return {
     root: dir.path,
     async boot(opts, script = []) {
-      const provider = createScriptedProvider(script);
-      const app = await createApp({
-        host: '127.0.0.1',
-        port: 0,
-        stateRoot: dir.path,
-        contextRoot: dir.path,
-        realm: REALM,
-        logger: pino({ level: 'silent' }),
-        providerOverrides: { openai: provider, anthropic: provider, gemini: provider, scripted: provider },
-        ...opts,
-      });
+      const app = await bootApp({ ...opts, stateRoot: dir.path, realm: REALM, script });
       apps.push(app);
       return app;
     },
