@@ -4,13 +4,13 @@
 // (about 200 bytes) and a defineProperty call, on every turn's many closures. The production build
 // (scripts/build.mjs) does not keep names, so neither does this one. Built once per bench process into
 // `<repo>/.bench-build-<pid>/` (one folder below the package root, where the bundle finds README.md, ui/
-// and skills/, as dist/ does), with the same externals as the production build; removed at exit.
+// and skills/, as dist/ does), with the production build's options; removed at exit.
 // WARREN_BENCH_FROM_SOURCE=1 runs the sources through tsx instead (bench/compare.ts sets it unless
 // --built: a base checkout older than this file always runs from source, and both sides must run alike).
 import { rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { build } from 'esbuild';
+import { build, type BuildOptions } from 'esbuild';
 
 const REPO = fileURLToPath(new URL('..', import.meta.url));
 
@@ -30,26 +30,13 @@ export async function builtEntry(name: 'server' | 'floor-server'): Promise<strin
 async function buildOnce(): Promise<string> {
   const outdir = join(REPO, `.bench-build-${process.pid}`);
   process.once('exit', () => rmSync(outdir, { recursive: true, force: true }));
-  // The production build's externals plugin and banner (npm packages load from node_modules as in dist/).
-  const { externals, REQUIRE_BANNER } = (await import(join(REPO, 'scripts', 'bundle-externals.mjs'))) as {
-    externals: import('esbuild').Plugin;
-    REQUIRE_BANNER: { js: string };
-  };
+  // The production build's options (externals, minified, undici's deferred brand check): what npm start runs.
+  const { PRODUCTION_OPTIONS } = (await import(join(REPO, 'scripts', 'bundle-externals.mjs'))) as { PRODUCTION_OPTIONS: BuildOptions };
   await build({
+    ...PRODUCTION_OPTIONS,
     absWorkingDir: REPO,
     entryPoints: { server: 'bench/server.ts', 'floor-server': 'bench/floor-server.ts', 'sqlite-writer': 'storage/sqlite-writer.ts' },
     outdir,
-    bundle: true,
-    splitting: true,
-    format: 'esm',
-    banner: REQUIRE_BANNER,
-    platform: 'node',
-    target: 'node20',
-    plugins: [externals],
-    chunkNames: 'chunk-[hash]',
-    sourcemap: 'linked',
-    legalComments: 'none',
-    logLevel: 'warning',
   });
   return outdir;
 }

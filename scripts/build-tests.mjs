@@ -17,7 +17,7 @@ import { parseArgs } from 'node:util';
 import { basename, dirname, join, relative } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { build } from 'esbuild';
-import { externals, REQUIRE_BANNER } from './bundle-externals.mjs';
+import { BASE_OPTIONS, externals } from './bundle-externals.mjs';
 
 const root = fileURLToPath(new URL('../', import.meta.url));
 const { values, positionals } = parseArgs({
@@ -74,18 +74,10 @@ const entries = [...new Set([...tests, ...CHILD_ENTRIES, ...Object.values(THREAD
 await build({
   absWorkingDir: root,
   entryPoints: Object.fromEntries(entries.map((f) => [f.replace(/\.ts$/, ''), f])),
+  ...BASE_OPTIONS,
   outdir,
-  bundle: true,
-  splitting: true,
-  format: 'esm',
-  banner: REQUIRE_BANNER,
-  platform: 'node',
-  target: 'node20',
   chunkNames: '_chunks/[name]-[hash]',
-  sourcemap: 'linked',
   sourcesContent: false,
-  legalComments: 'none',
-  logLevel: 'warning',
   plugins: [externals, ownUrl],
 });
 

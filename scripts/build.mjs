@@ -10,11 +10,11 @@
 // character; minified, the server's start-up chunks hold about 2.4 MB of one-byte source instead of about
 // 6 MB (docs/performance.md). Identifiers keep their names (stack traces and logged error types stay
 // readable without the source maps); `node --enable-source-maps dist/main.js` maps traces to the .ts files.
-import { readFileSync, rmSync } from 'node:fs';
+import { rmSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { build } from 'esbuild';
-import { externals, REQUIRE_BANNER } from './bundle-externals.mjs';
+import { PRODUCTION_OPTIONS } from './bundle-externals.mjs';
 
 // --outdir <name>: another folder directly under the package root (the tests build into their own, so
 // they never race the real dist/). It must be one level deep: the bundle finds README.md, ui/ and skills/
@@ -24,48 +24,14 @@ if (!/^[A-Za-z0-9._-]+$/.test(values.outdir) || values.outdir.startsWith('..')) 
   process.stderr.write(`warren build: --outdir must be one folder name under the package root, got ${values.outdir}\n`);
   process.exit(2);
 }
-// undici's cookie helpers read `globalThis.Headers` when undici loads, to accept Node's own Headers
-// objects too. That one read loads Node's internal copy of undici, which compiles its llhttp WebAssembly
-// parser at once: about 10 MB of resident memory (compiled code, wasm memory, the compiler's pages) in a
-// server that has not made a request. The bundle makes the check on its first use instead; the same
-// classes are accepted. If undici's file changes, the build says so rather than quietly loading it again.
-const UNDICI_COOKIES = /[\\/]undici[\\/]lib[\\/]web[\\/]cookies[\\/]index\.js$/;
-const EAGER_BRAND_CHECK = 'const brandChecks = webidl.brandCheckMultiple([Headers, globalThis.Headers].filter(Boolean))';
-const LAZY_BRAND_CHECK =
-  'let eagerBrandChecks; const brandChecks = (o) => (eagerBrandChecks ??= webidl.brandCheckMultiple([Headers, globalThis.Headers].filter(Boolean)))(o)';
-const lazyGlobalHeaders = {
-  name: 'lazy-global-headers',
-  setup(b) {
-    b.onLoad({ filter: UNDICI_COOKIES }, (args) => {
-      const text = readFileSync(args.path, 'utf8');
-      if (!text.includes(EAGER_BRAND_CHECK)) {
-        return { errors: [{ text: `${args.path} no longer has the line scripts/build.mjs defers; update lazyGlobalHeaders` }] };
-      }
-      return { contents: text.replace(EAGER_BRAND_CHECK, LAZY_BRAND_CHECK), loader: 'js' };
-    });
-  },
-};
-
 const root = fileURLToPath(new URL('../', import.meta.url));
 const outdir = fileURLToPath(new URL(`../${values.outdir}/`, import.meta.url));
 const started = performance.now();
 rmSync(outdir, { recursive: true, force: true });
 await build({
+  ...PRODUCTION_OPTIONS,
   absWorkingDir: root,
   entryPoints: { main: 'main.ts', 'sqlite-writer': 'storage/sqlite-writer.ts' },
   outdir,
-  bundle: true,
-  splitting: true,
-  format: 'esm',
-  banner: REQUIRE_BANNER,
-  platform: 'node',
-  target: 'node20',
-  plugins: [externals, lazyGlobalHeaders],
-  chunkNames: 'chunk-[hash]',
-  sourcemap: 'linked',
-  minifyWhitespace: true,
-  minifySyntax: true,
-  legalComments: 'none',
-  logLevel: 'warning',
 });
 process.stderr.write(`warren build: ${values.outdir}/ in ${Math.round(performance.now() - started)} ms\n`);
