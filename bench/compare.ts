@@ -10,7 +10,7 @@
 //   npx tsx bench/compare.ts --base /tmp/warren-base [--rounds 5] [--c 10] [--op create|continue]
 //       [--duration 4000] [--warmup 2000] [--provider self_hosted|anthropic] [--tokens 8] [--token-delay 0]
 //       [--patch-current '<JSON config patch applied to the current tree only>'] [--env-current 'K=V,K2=V2']
-//       [--together] [--sse] [--out bench/results]
+//       [--together] [--sse] [--floor] [--out bench/results]
 // Servers run from source through tsx (a base older than bench/build-server.ts can do nothing else);
 // --built runs both compiled, as `npm start` does (the base must have bench/build-server.ts).
 // --env-current: environment given to the current tree's server only (e.g. a glibc malloc setting, with
@@ -19,6 +19,10 @@
 // delta reaches the server on its own, as from a real model (one ledger commit per delta per session).
 // --sse (with --op continue): every session of the pool has one SSE subscriber (GET /sessions/{id}/events)
 // from before the measured window, so each turn's events are also framed and written to a client.
+// --floor (Anthropic wire): the floor server (bench/floor-server.ts, from this checkout) runs the same loop in
+// every round too (with --together, all three at once on the server core), and each tree is also reported
+// as a ratio to the floor measured in its round. Its request shape (system prompt, tool specs) is captured
+// from one turn of the current tree first.
 // Results: bench/results/<date>-compare-<op>-c<c>[-together].{json,md} (the markdown is also printed).
 import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -29,11 +33,11 @@ import { parseLine, wantsHelp } from '../config/cli-args.ts';
 import { startFakeLlm } from './fake-llm.ts';
 import { closedLoop, measured, WarrenClient, type TurnOptions } from './load.ts';
 import { openFanout, type SseFanout } from './sse-clients.ts';
-import { canPin, pinSelf, type ServerHandle, type ServerOptions } from './server-process.ts';
+import { canPin, pinSelf, startFloor, type ServerHandle, type ServerOptions } from './server-process.ts';
 import { round } from './stats.ts';
 
 const USAGE =
-  'usage: npx tsx bench/compare.ts --base <checkout dir> [--rounds 5] [--c 10] [--op create|continue] [--duration 4000] [--warmup 2000] [--provider self_hosted|anthropic] [--tokens 8] [--token-delay 0] [--patch-current <json>] [--env-current K=V,...] [--built] [--together] [--sse] [--out <dir>]\n';
+  'usage: npx tsx bench/compare.ts --base <checkout dir> [--rounds 5] [--c 10] [--op create|continue] [--duration 4000] [--warmup 2000] [--provider self_hosted|anthropic] [--tokens 8] [--token-delay 0] [--patch-current <json>] [--env-current K=V,...] [--built] [--together] [--sse] [--floor] [--out <dir>]\n';
 const argv = process.argv.slice(2);
 if (wantsHelp(argv)) {
   process.stdout.write(USAGE);
@@ -58,6 +62,7 @@ try {
       together: { type: 'boolean', default: false },
       built: { type: 'boolean', default: false },
       sse: { type: 'boolean', default: false },
+      floor: { type: 'boolean', default: false },
       out: { type: 'string' },
     },
     { positionals: false },
@@ -102,6 +107,11 @@ if (sse && op !== 'continue') {
   process.stderr.write('bench/compare.ts: --sse needs --op continue (the subscribers open on the pool of sessions)\n');
   process.exit(1);
 }
+const withFloor = values.floor;
+if (withFloor && values.provider !== 'anthropic') {
+  process.stderr.write('bench/compare.ts: --floor needs --provider anthropic (the floor speaks the Anthropic Messages wire)\n');
+  process.exit(1);
+}
 const outDir = resolve(values.out ?? join(here, 'bench/results'));
 for (const [k, v] of [
   ['rounds', rounds],
@@ -128,6 +138,8 @@ const commitOf = (dir: string): string => {
 };
 
 type Tree = keyof typeof trees;
+/** What a round measures: the two trees, and the floor with --floor. */
+type Runner = Tree | 'floor';
 interface Sample {
   cpuMsPerTurn: number;
   turnsPerSec: number;
@@ -138,20 +150,26 @@ interface Sample {
 const pin = canPin() && pinSelf(1);
 const fake = await startFakeLlm({ tokens, tokenDelayMs });
 const wire: TurnOptions = { provider, model: provider === 'anthropic' ? 'claude-bench' : 'bench-model' };
-const samples: Record<Tree, Sample[]> = { base: [], current: [] };
+const samples: Record<Runner, Sample[]> = { base: [], current: [], floor: [] };
+/** The floor's request fields besides the messages, as the current tree sends them (set with --floor). */
+let floorShape: Record<string, unknown> = {};
 
 interface Prepared {
   measure(): Promise<Sample>;
   close(): Promise<void>;
 }
 
-/** Starts a tree's server (its own launcher, bench/server-process.ts) and warms it up. */
-async function prepare(tree: Tree): Promise<Prepared> {
-  const mod = (await import(pathToFileURL(join(trees[tree], 'bench/server-process.ts')).href)) as {
-    startServer(o: ServerOptions): Promise<ServerHandle>;
-  };
+/** Starts a tree's server (its own launcher, bench/server-process.ts), or the floor, and warms it up. */
+async function prepare(tree: Runner): Promise<Prepared> {
   const root = await mkdtemp(join(tmpdir(), `warren-compare-${tree}-`));
-  const server = await mod.startServer({ stateRoot: root, llmUrl: fake.url, pin, env: tree === 'current' ? envCurrent : undefined });
+  let server: ServerHandle;
+  if (tree === 'floor') server = await startFloor({ dir: root, llmUrl: fake.url, pin, shape: floorShape });
+  else {
+    const mod = (await import(pathToFileURL(join(trees[tree], 'bench/server-process.ts')).href)) as {
+      startServer(o: ServerOptions): Promise<ServerHandle>;
+    };
+    server = await mod.startServer({ stateRoot: root, llmUrl: fake.url, pin, env: tree === 'current' ? envCurrent : undefined });
+  }
   const client = new WarrenClient(server.url, c);
   let fanout: SseFanout | null = null;
   const close = async () => {
@@ -198,7 +216,7 @@ async function prepare(tree: Tree): Promise<Prepared> {
   }
 }
 
-async function measureTree(tree: Tree): Promise<Sample> {
+async function measureTree(tree: Runner): Promise<Sample> {
   const p = await prepare(tree);
   try {
     return await p.measure();
@@ -207,14 +225,35 @@ async function measureTree(tree: Tree): Promise<Sample> {
   }
 }
 
-/** Both trees in the same window: started and warmed up together, then measured together. */
-async function measureTogether(): Promise<Record<Tree, Sample>> {
-  const [b, cur] = await Promise.all([prepare('base'), prepare('current')]);
+/** Every runner in the same window: started and warmed up together, then measured together. */
+async function measureTogether(runners: Runner[]): Promise<Map<Runner, Sample>> {
+  const prepared = await Promise.allSettled(runners.map((r) => prepare(r)));
+  const ready = prepared.flatMap((p) => (p.status === 'fulfilled' ? [p.value] : []));
   try {
-    const [base, current] = await Promise.all([b.measure(), cur.measure()]);
-    return { base, current };
+    for (const p of prepared) if (p.status === 'rejected') throw p.reason;
+    const measures = await Promise.all(ready.map((p) => p.measure()));
+    return new Map(runners.map((r, i) => [r, measures[i]]));
   } finally {
-    await Promise.all([b.close(), cur.close()]);
+    await Promise.all(ready.map((p) => p.close()));
+  }
+}
+
+/** The current tree's provider request without its messages: what the floor sends beside its history. */
+async function captureShape(): Promise<Record<string, unknown>> {
+  const root = await mkdtemp(join(tmpdir(), 'warren-compare-shape-'));
+  const mod = (await import(pathToFileURL(join(trees.current, 'bench/server-process.ts')).href)) as {
+    startServer(o: ServerOptions): Promise<ServerHandle>;
+  };
+  const server = await mod.startServer({ stateRoot: root, llmUrl: fake.url, pin });
+  const client = new WarrenClient(server.url, 1);
+  try {
+    await client.create('shape', wire);
+    const { messages: _, ...shape } = JSON.parse(fake.stats.lastBody) as Record<string, unknown>;
+    return shape;
+  } finally {
+    await client.close();
+    await server.stop();
+    await rm(root, { recursive: true, force: true });
   }
 }
 
@@ -226,20 +265,22 @@ const load = (): number => Number(execFileSync('cat', ['/proc/loadavg'], { encod
 
 const startedAt = new Date();
 const loads: number[] = [load()];
+const runners: Runner[] = withFloor ? ['base', 'current', 'floor'] : ['base', 'current'];
 try {
-  const report1 = (r: number, tree: Tree, s: Sample) =>
+  if (withFloor) floorShape = await captureShape();
+  const report1 = (r: number, tree: Runner, s: Sample) =>
     log(
       `round ${r + 1}/${rounds} ${tree.padEnd(7)} ${op} c=${c}: ${round(s.cpuMsPerTurn)} ms CPU/turn, ${round(s.turnsPerSec)} turns/s, p50 ${round(s.p50)} ms (load ${load()})`,
     );
   for (let r = 0; r < rounds; r++) {
     if (together) {
-      const both = await measureTogether();
-      for (const tree of ['base', 'current'] as const) {
-        samples[tree].push(both[tree]);
-        report1(r, tree, both[tree]);
+      const all = await measureTogether(runners);
+      for (const tree of runners) {
+        samples[tree].push(all.get(tree)!);
+        report1(r, tree, all.get(tree)!);
       }
     } else {
-      const order: Tree[] = r % 2 === 0 ? ['base', 'current'] : ['current', 'base'];
+      const order: Runner[] = r % 2 === 0 ? runners : [...runners].reverse();
       for (const tree of order) {
         const s = await measureTree(tree);
         samples[tree].push(s);
@@ -252,8 +293,8 @@ try {
   await fake.close();
 }
 
-const summary = (tree: Tree) => ({
-  commit: commitOf(trees[tree]),
+const summary = (tree: Runner) => ({
+  commit: tree === 'floor' ? 'floor' : commitOf(trees[tree]),
   cpuMsPerTurn: round(median(samples[tree].map((s) => s.cpuMsPerTurn))),
   turnsPerSec: round(median(samples[tree].map((s) => s.turnsPerSec))),
   p50: round(median(samples[tree].map((s) => s.p50))),
@@ -261,8 +302,11 @@ const summary = (tree: Tree) => ({
 });
 const base = summary('base');
 const current = summary('current');
+const floor = withFloor ? summary('floor') : null;
 /** Median over rounds of current ÷ base within the round (each round's pair ran back to back, or at once). */
-const pairedRatio = (f: (s: Sample) => number): number => round(median(samples.current.map((s, r) => f(s) / f(samples.base[r]))));
+const pairedRatio = (f: (s: Sample) => number, of: Runner = 'current', to: Runner = 'base'): number =>
+  round(median(samples[of].map((s, r) => f(s) / f(samples[to][r]))));
+const cpuOf = (s: Sample): number => s.cpuMsPerTurn;
 const report = {
   date: startedAt.toISOString(),
   op,
@@ -282,6 +326,9 @@ const report = {
   loadAverages: loads,
   base,
   current,
+  floor,
+  // Each tree's CPU per turn over the floor's, median of the per-round ratios (null without --floor).
+  floorRatios: withFloor ? { base: pairedRatio(cpuOf, 'base', 'floor'), current: pairedRatio(cpuOf, 'current', 'floor') } : null,
   ratios: {
     cpu: round(current.cpuMsPerTurn / base.cpuMsPerTurn),
     throughput: round(current.turnsPerSec / base.turnsPerSec),
@@ -292,7 +339,7 @@ const report = {
 const md = [
   `# Turn cost: current vs base (${startedAt.toISOString()})`,
   '',
-  `- ${op}+turn closed loop, c=${c} per server, ${rounds} rounds (${together ? 'both servers at once, sharing the server core' : 'order alternating'}), ${durationMs} ms windows after ${warmupMs} ms warm-up, ${provider} wire, ${tokens} tokens/reply${tokenDelayMs ? ` ${tokenDelayMs} ms apart` : ' in one write'}, lmdb, uWS${sse ? ', one SSE subscriber per session of the pool' : ''}.`,
+  `- ${op}+turn closed loop, c=${c} per server, ${rounds} rounds (${together ? `${withFloor ? 'both servers and the floor' : 'both servers'} at once, sharing the server core` : 'order alternating'}), ${durationMs} ms windows after ${warmupMs} ms warm-up, ${provider} wire, ${tokens} tokens/reply${tokenDelayMs ? ` ${tokenDelayMs} ms apart` : ' in one write'}, lmdb, uWS${sse ? ', one SSE subscriber per session of the pool' : ''}.`,
   `- Pinning: ${pin ? 'server core 0, load generator + fake LLM core 1' : 'off'}; 1-minute load averages: ${loads.join(', ')}.`,
   ...(patchCurrent ? [`- Config patch on the current tree only: \`${patchCurrent}\`.`] : []),
   `- Servers run ${values.built ? 'compiled (bench/build-server.ts), as npm start runs' : 'from source through tsx'}.`,
@@ -300,19 +347,24 @@ const md = [
   '',
   '| tree | commit | CPU ms/turn (median) | turns/s (median) | p50 ms (median) | CPU per round |',
   '|---|---|---|---|---|---|',
-  ...(['base', 'current'] as const).map((t) => {
-    const s = t === 'base' ? base : current;
+  ...runners.map((t) => {
+    const s = t === 'base' ? base : t === 'current' ? current : floor!;
     return `| ${t} | \`${s.commit}\` | ${s.cpuMsPerTurn} | ${s.turnsPerSec} | ${s.p50} | ${s.samples.map((x) => round(x.cpuMsPerTurn)).join(', ')} |`;
   }),
   '',
   `Current ÷ base, of the medians: CPU ${report.ratios.cpu}×, throughput ${report.ratios.throughput}×, p50 ${report.ratios.p50}×.`,
   `Current ÷ base, median of the per-round ratios: CPU ${report.pairedRatios.cpu}×, throughput ${report.pairedRatios.throughput}×, p50 ${report.pairedRatios.p50}× (per round: ${samples.current.map((s, r) => round(s.cpuMsPerTurn / samples.base[r].cpuMsPerTurn)).join(', ')}).`,
+  ...(report.floorRatios
+    ? [
+        `CPU per turn × floor, median of the per-round ratios: base ${report.floorRatios.base}×, current ${report.floorRatios.current}× (current per round: ${samples.current.map((s, r) => round(s.cpuMsPerTurn / samples.floor[r].cpuMsPerTurn)).join(', ')}).`,
+      ]
+    : []),
   '',
 ].join('\n');
 await mkdir(outDir, { recursive: true });
 const stem = join(
   outDir,
-  `${startedAt.toISOString().slice(0, 10)}-compare-${op}-c${c}${tokenDelayMs ? `-paced${tokenDelayMs}` : ''}${sse ? '-sse' : ''}${together ? '-together' : ''}`,
+  `${startedAt.toISOString().slice(0, 10)}-compare-${op}-c${c}${tokenDelayMs ? `-paced${tokenDelayMs}` : ''}${sse ? '-sse' : ''}${together ? '-together' : ''}${withFloor ? '-floor' : ''}`,
 );
 await writeFile(`${stem}.json`, `${JSON.stringify(report, null, 2)}\n`);
 await writeFile(`${stem}.md`, md);
