@@ -84,6 +84,8 @@ export interface RuntimeDeps {
   cluster?: {
     report(): ClusterReport;
     route?(sessionId: string): Promise<{ local: true } | { local: false; nodeId: string; url: string }>;
+    /** The rev of this node's lease on a resource while it holds it well within its term, else undefined. */
+    leaseRev?(kind: string, id: string): number | undefined;
   };
   /** On a cluster node: event streams of sessions hosted elsewhere, tailed from the shared ledger. */
   ledgerTails?: LedgerTails;

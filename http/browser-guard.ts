@@ -55,13 +55,25 @@ function hostName(hostHeader: string): string | null {
 }
 
 /**
+ * `Host` header values already found to name loopback, as sent (`127.0.0.1:8080`): a client sends the same
+ * one on every request, and whether it is loopback does not depend on the policy. Bounded; starts over when full.
+ */
+const loopbackHosts = new Set<string>();
+const LOOPBACK_HOSTS_MAX = 256;
+
+/**
  * True when `hostHeader` names loopback or one of the policy's allowed hosts (entries with a port must match
  * it exactly). The list is built only for a name that is not loopback (the usual request never needs it).
  */
 function hostAllowed(hostHeader: string, policy: BrowserGuardPolicy): boolean {
+  if (loopbackHosts.has(hostHeader)) return true;
   const name = hostName(hostHeader);
   if (name === null) return false;
-  if (LOOPBACK_NAMES.has(name) || /^127\.\d{1,3}\.\d{1,3}\.\d{1,3}$/.test(name)) return true;
+  if (LOOPBACK_NAMES.has(name) || /^127\.\d{1,3}\.\d{1,3}\.\d{1,3}$/.test(name)) {
+    if (loopbackHosts.size >= LOOPBACK_HOSTS_MAX) loopbackHosts.clear();
+    loopbackHosts.add(hostHeader);
+    return true;
+  }
   const full = hostHeader.trim().toLowerCase();
   for (const entry of policy.allowedHosts()) {
     const e = entry.trim().toLowerCase();

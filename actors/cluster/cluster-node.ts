@@ -199,6 +199,10 @@ export class ClusterNode implements ActorOwnership {
   }
 
   /** Where a request for `id` (a session by default) is served: here, or on the live node holding its lease. */
+  leaseRev(kind: string, id: string): number | undefined {
+    return this.leases.trustedRev(kind, id);
+  }
+
   async route(id: string, kind = 'session'): Promise<Route> {
     if (this.leases.holds(kind, id)) return { local: true };
     const lease = await this.leases.read(kind, id);

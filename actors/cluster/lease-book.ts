@@ -40,7 +40,7 @@ export interface LeaseBookOptions {
 const keyOf = (kind: string, id: string): string => `${kind}:${id}`;
 
 /** The leased resource one write belongs to. */
-export interface LeaseRef {
+interface LeaseRef {
   kind: string;
   id: string;
 }
@@ -90,6 +90,12 @@ export class LeaseBook {
   holds(kind: string, id: string): boolean {
     const h = this.held.get(keyOf(kind, id));
     return h !== undefined && h.trustUntil > Date.now();
+  }
+
+  /** The rev of this node's lease while it holds it well within its term (as holds()), else undefined. */
+  trustedRev(kind: string, id: string): number | undefined {
+    const h = this.held.get(keyOf(kind, id));
+    return h !== undefined && h.trustUntil > Date.now() ? h.rev : undefined;
   }
 
   async read(kind: string, id: string): Promise<LeaseValue | undefined> {
@@ -200,31 +206,40 @@ export class LeaseBook {
     this.o.onLost(key.slice(0, at), key.slice(at + 1));
   }
 
-  /** Ops that make a commit fail unless this node still holds the leases it writes under. */
-  fenceOps(ops: readonly StoreOp[]): StoreOp[] {
+  /** Ops that make a commit fail unless this node still holds the leases it writes under (of leasesOf(ops)). */
+  fenceOps(leases: readonly KeyedLease[]): StoreOp[] {
     const fences: StoreOp[] = [];
-    const seen = new Set<string>();
-    for (const op of ops) {
-      const ref = leaseOf(op);
-      if (!ref) continue;
-      const key = keyOf(ref.kind, ref.id);
-      if (seen.has(key)) continue;
-      seen.add(key);
-      const h = this.held.get(key);
-      if (h) fences.push({ op: 'checkRecord', ns: LEASE_NS, key, rev: h.rev });
+    for (const l of leases) {
+      const h = this.held.get(l.key);
+      if (h) fences.push({ op: 'checkRecord', ns: LEASE_NS, key: l.key, rev: h.rev });
     }
     return fences;
   }
 
-  /** The leased resources a batch writes that this node holds no lease for. */
-  unleased(ops: readonly StoreOp[]): LeaseRef[] {
-    const out = new Map<string, LeaseRef>();
-    for (const op of ops) {
-      const ref = leaseOf(op);
-      if (ref && !this.held.has(keyOf(ref.kind, ref.id))) out.set(keyOf(ref.kind, ref.id), ref);
-    }
-    return [...out.values()];
+  /** The leased resources of leasesOf(ops) this node holds no lease for. */
+  unleased(leases: readonly KeyedLease[]): KeyedLease[] {
+    return leases.filter((l) => !this.held.has(l.key));
   }
+}
+
+/** A leased resource with its lease's record key. */
+type KeyedLease = LeaseRef & { key: string };
+
+/**
+ * The distinct leases a batch writes under. One pass; a run of ops under the same resource (a turn's rows,
+ * ledger entries and record, or a streamed delta's one entry) costs one comparison per op after the first.
+ */
+function leasesOf(ops: readonly StoreOp[]): KeyedLease[] {
+  const out: KeyedLease[] = [];
+  let last: LeaseRef | undefined;
+  for (const op of ops) {
+    const ref = leaseOf(op);
+    if (!ref || (last !== undefined && ref.id === last.id && ref.kind === last.kind)) continue;
+    last = ref;
+    const key = keyOf(ref.kind, ref.id);
+    if (!out.some((l) => l.key === key)) out.push({ kind: ref.kind, id: ref.id, key });
+  }
+  return out;
 }
 
 /**
@@ -248,13 +263,15 @@ export function fencedStore(inner: Store, book: LeaseBook): Store {
     close: inner.close.bind(inner),
     async commit(ops: StoreOp[]): Promise<void> {
       if (!Array.isArray(ops)) return inner.commit(ops);
+      const leases = leasesOf(ops);
       // Resources this node writes without holding their lease: first try claiming them in the same commit.
-      const fresh = book.unleased(ops).map((r) => book.freshClaim(r.kind, r.id));
+      const fresh = book.unleased(leases).map((r) => book.freshClaim(r.kind, r.id));
       try {
         await commitFenced(
           inner,
           book,
           ops,
+          leases,
           fresh.flatMap((f) => f.ops),
         );
         for (const f of fresh) f.landed();
@@ -264,7 +281,7 @@ export function fencedStore(inner: Store, book: LeaseBook): Store {
         if (!failed || !fresh.some((f) => f.key === failed.key && failed.expected === null)) throw err;
       }
       // A lease was there already (taken by another node, or ours from before): claim it the usual way.
-      for (const { kind, id } of book.unleased(ops)) {
+      for (const { kind, id } of book.unleased(leases)) {
         const claim = await book.claim(kind, id);
         if (!claim.ok) {
           const ids = kind === 'session' ? { session_id: id } : { kind, id };
@@ -274,7 +291,7 @@ export function fencedStore(inner: Store, book: LeaseBook): Store {
           });
         }
       }
-      await commitFenced(inner, book, ops, []);
+      await commitFenced(inner, book, ops, leases, []);
     },
   });
 }
@@ -288,11 +305,16 @@ function leaseConflict(err: unknown): { key: string; expected: number | null } |
 }
 
 /** Commits `ops` behind `claims` and a fence on every held lease they write under; a failed fence drops its lease. */
-async function commitFenced(inner: Store, book: LeaseBook, ops: StoreOp[], claims: StoreOp[]): Promise<void> {
-  const fences = book.fenceOps(ops);
-  const guards = [...claims, ...fences];
+async function commitFenced(
+  inner: Store,
+  book: LeaseBook,
+  ops: StoreOp[],
+  leases: readonly KeyedLease[],
+  claims: StoreOp[],
+): Promise<void> {
+  const guards = claims.length ? [...claims, ...book.fenceOps(leases)] : book.fenceOps(leases);
   try {
-    await inner.commit(guards.length ? [...guards, ...ops] : ops);
+    await inner.commit(guards.length ? guards.concat(ops) : ops);
   } catch (err) {
     const failed = leaseConflict(err);
     // A stale lease must not be trusted any longer: the actor leaves this node.

@@ -59,7 +59,7 @@ export class CommsHost implements SessionExtension {
     this.inboxes = new Inboxes(opts.sessions.deps.store, {
       capacity: () => opts.config().comms.inbox_capacity,
       now: opts.now,
-      soleWriter: !opts.sessions.deps.cluster,
+      writerEpoch: opts.sessions.deps.cluster ? (id) => opts.sessions.deps.cluster?.leaseRev?.('session', id) : () => 0,
       onSettled: (id) => void this.wake(id).catch((err) => this.log.error({ err, sessionId: id }, 'keep-alive wake failed')),
     });
     this.agents = registerAgents({ sessions: opts.sessions, inboxes: this.inboxes, now: opts.now, log: opts.log });

@@ -53,10 +53,12 @@ export class Inboxes {
   private readonly boxes = new Map<string, SessionInbox>();
   /**
    * Sessions whose inbox this process read empty and has admitted nothing to since, so a turn does not
-   * list an empty namespace (most turns of most sessions). Only where this process is the inbox's one
-   * writer: on a cluster node another node may have admitted meanwhile (a lease moves), so it is off there.
+   * list an empty namespace (most turns of most sessions), each with the writer epoch it was read under
+   * (opts.writerEpoch). On a cluster node only the node holding a session's lease admits to its inbox, so
+   * the memo holds while that lease stays this node's: a lease that moved away and back has a higher rev,
+   * and another node may have admitted meanwhile.
    */
-  private readonly knownEmpty = new Set<string>();
+  private readonly knownEmpty = new Map<string, number>();
   /** Bumped by every admission: a list read that began before one never marks its session empty. */
   private admissions = 0;
   private lastMs = 0;
@@ -68,8 +70,12 @@ export class Inboxes {
       capacity(): number;
       now(): number;
       onSettled(sessionId: string): void;
-      /** This process is the only writer of the inboxes it serves (not a cluster node). */
-      soleWriter: boolean;
+      /**
+       * A number that stays the same while this process remains the only writer of a session's inbox (a
+       * sole process: always 0; a cluster node: the rev of its lease on the session), or undefined when it
+       * cannot say (a cluster node not holding the lease): an inbox read empty is remembered only under it.
+       */
+      writerEpoch(sessionId: string): number | undefined;
     },
   ) {}
 
@@ -133,13 +139,14 @@ export class Inboxes {
 
   /** Unclaimed entries, oldest first (read through their record kind; a malformed one is logged as refused and skipped). */
   async pending(sessionId: string): Promise<Array<{ key: string; entry: InboxEntry }>> {
-    if (this.knownEmpty.has(sessionId)) return [];
+    const epoch = this.opts.writerEpoch(sessionId);
+    if (epoch !== undefined && this.knownEmpty.get(sessionId) === epoch) return [];
     const before = this.admissions;
     // A malformed entry is logged as refused (storage/record-kinds.ts) and skipped: it never reaches a turn.
     const rows = await readValidRecords<InboxEntry>(this.store, INBOX_ENTRY_KIND, sessionId);
-    if (rows.length === 0 && this.opts.soleWriter && before === this.admissions) {
+    if (rows.length === 0 && epoch !== undefined && before === this.admissions) {
       if (this.knownEmpty.size >= KNOWN_EMPTY_MAX) this.knownEmpty.clear();
-      this.knownEmpty.add(sessionId);
+      this.knownEmpty.set(sessionId, epoch);
     }
     const claimed = this.boxes.get(sessionId)?.claimed;
     const out: Array<{ key: string; entry: InboxEntry }> = [];

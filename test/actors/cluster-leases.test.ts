@@ -15,6 +15,8 @@ import { hostname } from 'node:os';
 import assert from 'node:assert/strict';
 import pino from 'pino';
 import { ClusterNode } from '../../actors/cluster/cluster-node.ts';
+import { Inboxes } from '../../actors/comms/inbox.ts';
+import type { InboxEntry } from '../../contracts/comms.ts';
 import { LEASE_NS, type LeaseValue } from '../../actors/cluster/lease-book.ts';
 import { isServiceError } from '../../contracts/errors.ts';
 import { NamespaceActor } from '../../actors/workgraph/wg-namespace.ts';
@@ -188,6 +190,47 @@ for (const backend of BACKENDS) {
       await a.claim('session', 's');
       assert.equal((await sa.getRecord<LeaseValue>(LEASE_NS, 'session:s'))?.rev, 3);
       assert.equal(a.leases.takeovers, 0, 'claiming a released lease is no takeover');
+    });
+
+    it("remembers a session's inbox read empty only while the session's lease stays the node's own", async (t) => {
+      const { sa, a, b, wa, wb } = await twoNodes(t);
+      const inboxes = (node: ClusterNode, store: Store) =>
+        new Inboxes(store, {
+          capacity: () => 10,
+          now: Date.now,
+          onSettled: () => undefined,
+          writerEpoch: (id) => node.leaseRev('session', id),
+        });
+      const entry = (text: string): InboxEntry => ({
+        v: 1,
+        id: text,
+        kind: 'external_event',
+        wake: false,
+        handling_mode: 'queue',
+        text,
+        admitted_at_ms: Date.now(),
+      });
+      const [onA, onB] = [inboxes(a, wa), inboxes(b, wb)];
+      await wa.commit([{ op: 'putSession', session: sessionRecord('s', 1) }]);
+      assert.equal(a.leaseRev('session', 's'), 1);
+      assert.equal(b.leaseRev('session', 's'), undefined, 'b holds no lease on s');
+      assert.deepEqual(await onA.pending('s'), []);
+      // Read empty under A's lease: remembered, so A's next turns do not list the namespace again (an entry
+      // planted behind the inbox's back, which no node's admission would do while A holds the lease, is not seen).
+      await sa.commit([{ op: 'putRecord', ns: 'inbox:s', key: '0-planted', value: entry('planted') }]);
+      assert.deepEqual(await onA.pending('s'), []);
+      // B takes the lease over, admits an entry and releases; A claims the session again, under a higher rev.
+      await claimAfterExpiry(b, 'session', 's');
+      assert.equal(a.leaseRev('session', 's'), undefined, 'a no longer trusts its expired lease');
+      await onB.admit('s', entry('from b'), onB.nextKey());
+      await b.release('session', 's');
+      await a.claim('session', 's');
+      assert.equal(a.leaseRev('session', 's'), 3);
+      assert.deepEqual(
+        (await onA.pending('s')).map((p) => p.entry.text).sort(),
+        ['from b', 'planted'],
+        'a lease that moved away and back reads the inbox again',
+      );
     });
 
     it(
