@@ -38,8 +38,11 @@ export interface ClusterBackend {
   nodes(forgetMs: number): Promise<NodeRow[]>;
   /** Removes this node's row (clean shutdown). */
   leave(nodeId: string): Promise<void>;
-  /** Extends the listed leases `nodeId` still holds with unchanged tokens; answers the keys renewed. */
-  renew(nodeId: string, leases: ReadonlyArray<{ key: string; rev: number }>, leaseMs: number): Promise<Set<string>>;
+  /**
+   * Extends the listed leases `nodeId` still holds with unchanged tokens; answers the keys renewed. `url` is
+   * the node's advertised URL, for a backend that writes the whole lease value.
+   */
+  renew(nodeId: string, leases: ReadonlyArray<{ key: string; rev: number }>, leaseMs: number, url: string): Promise<Set<string>>;
   /** Held (non-tombstone) leases of the given kinds whose term ran out unrenewed, as [kind, id] pairs. */
   expiredLeases(kinds: readonly string[], limit: number): Promise<Array<[string, string]>>;
   /** For each session: newest ledger seq and archived flag (null when absent), for the ledger tails; optional. */

@@ -74,7 +74,7 @@ type Write =
   | { op: 'truncateRows'; sessionId: string; length: number }
   | { op: 'appendLedger'; sessionId: string; entries: Array<{ seq: number; value: Encoded }> }
   | { op: 'dropLedger'; sessionId: string; ranges: Array<[number, number]> }
-  | { op: 'putRecord'; key: [string, string]; value: Encoded }
+  | { op: 'putRecord'; key: [string, string]; value: Encoded; rev: unknown }
   | { op: 'deleteRecord'; key: [string, string] }
   | { op: 'checkRecord'; ns: string; key: string; rev: number | null };
 
@@ -308,7 +308,12 @@ class LmdbStore implements Store {
         case 'dropLedger':
           return op;
         case 'putRecord':
-          return { op: 'putRecord', key: [op.ns, op.key], value: enc.records.encode(op.value) };
+          return {
+            op: 'putRecord',
+            key: [op.ns, op.key],
+            value: enc.records.encode(op.value),
+            rev: typeof op.value === 'object' && op.value !== null ? (op.value as { rev?: unknown }).rev : undefined,
+          };
         case 'deleteRecord':
           return { op: 'deleteRecord', key: [op.ns, op.key] };
         case 'checkRecord':
@@ -363,6 +368,7 @@ class LmdbStore implements Store {
           break;
         case 'putRecord':
           putEncoded(db.records, w.key, w.value);
+          this.#conditionWritten(w.key, w.value, w.rev);
           break;
         case 'deleteRecord':
           db.records.removeSync(w.key);
@@ -408,6 +414,18 @@ class LmdbStore implements Store {
   }
 
   readonly #conditionCache = new Map<string, Map<string, ConditionEntry>>();
+
+  /**
+   * A record this process writes that #conditionRead remembers (a lease this node renews or claims): its
+   * entry takes the written bytes, so the next condition on it compares bytes instead of decoding them
+   * again. Only a hint: #conditionRead still compares it with the stored bytes (a transaction that never
+   * committed leaves them different, and the record is decoded as before).
+   */
+  #conditionWritten([ns, key]: [string, string], value: Encoded, rev: unknown): void {
+    const byKey = this.#conditionCache.get(ns);
+    if (!byKey?.has(key)) return;
+    byKey.set(key, { bytes: Buffer.from(value.buffer, value.byteOffset, value.byteLength).toString('latin1'), rev });
+  }
 
   /** Moves a session's creation-order index keys from its stored record's to `key`. */
   #reindex(db: Dbs, id: string, key: CreatedKey, archived: boolean): void {

@@ -90,23 +90,24 @@ export class RecordCluster implements ClusterBackend {
     await this.store.commit([{ op: 'deleteRecord', ns: NODES_NS, key: nodeId }]);
   }
 
-  /** One compare-and-set commit for every lease; when one was taken over meanwhile, one commit per lease. */
-  async renew(nodeId: string, leases: ReadonlyArray<{ key: string; rev: number }>, leaseMs: number): Promise<Set<string>> {
+  /**
+   * One compare-and-set commit for every lease; when one was taken over meanwhile, one commit per lease.
+   * Nothing is read first: the check on the lease's rev is the test (a rev is only ever this node's while
+   * the node holds it: a claim by any other node raises it), and the renewed value is this node's own.
+   */
+  async renew(nodeId: string, leases: ReadonlyArray<{ key: string; rev: number }>, leaseMs: number, url: string): Promise<Set<string>> {
     const renewed = new Set<string>();
-    const ops: Array<{ key: string; ops: StoreOp[] }> = [];
     const expires = Date.now() + leaseMs;
-    for (const { key, rev } of leases) {
-      // A corrupt lease is logged as refused and not renewed: the node gives it up as lost.
-      const current = await readValidRecord<LeaseValue>(this.store, LEASE_KIND, key);
-      if (!current || current.node_id !== nodeId || current.rev !== rev) continue;
-      ops.push({
+    const ops = leases.map(({ key, rev }) => {
+      const value: LeaseValue = { v: 1, rev, node_id: nodeId, url, expires_at_ms: expires, ...this.stamp };
+      return {
         key,
         ops: [
           { op: 'checkRecord', ns: LEASE_NS, key, rev },
-          { op: 'putRecord', ns: LEASE_NS, key, value: { ...current, expires_at_ms: expires } },
-        ],
-      });
-    }
+          { op: 'putRecord', ns: LEASE_NS, key, value },
+        ] satisfies StoreOp[],
+      };
+    });
     if (ops.length === 0) return renewed;
     try {
       await this.store.commit(ops.flatMap((o) => o.ops));

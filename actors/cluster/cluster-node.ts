@@ -42,6 +42,8 @@ export interface ClusterOptions {
   nodeId?: string;
   /** Where peers reach this node; default: the listening URL (set once the server listens). */
   advertiseUrl?: string;
+  /** Leases renewed per commit (LeaseBookOptions.renewChunk). */
+  renewChunk?: number;
 }
 
 /** Where a session request goes. */
@@ -76,6 +78,7 @@ export class ClusterNode implements ActorOwnership {
       leaseMs: o.leaseMs,
       now: () => this.now(),
       onLost: (kind, id) => this.#onLost(kind, id),
+      renewChunk: o.renewChunk,
     });
   }
 

@@ -35,9 +35,14 @@ export interface LeaseBookOptions {
   now(): number;
   /** Called when a held lease turned out to be taken over (renewal or fenced commit failed). */
   onLost(kind: string, id: string): void;
+  /** Leases renewed per commit (renewAll); default RENEW_CHUNK. */
+  renewChunk?: number;
 }
 
 const keyOf = (kind: string, id: string): string => `${kind}:${id}`;
+
+/** Leases renewed per commit (renewAll). */
+const RENEW_CHUNK = 500;
 
 /** The leased resource one write belongs to. */
 interface LeaseRef {
@@ -78,6 +83,8 @@ function leaseOf(op: StoreOp): LeaseRef | undefined {
 
 export class LeaseBook {
   readonly held = new Map<string, Held>();
+  /** The renewal in flight (settled, never rejecting), which a release waits for. */
+  #renewing: Promise<void> = Promise.resolve();
   takeovers = 0;
   lost = 0;
   constructor(private readonly o: LeaseBookOptions) {}
@@ -175,6 +182,8 @@ export class LeaseBook {
     const h = this.held.get(key);
     if (!h) return;
     this.held.delete(key);
+    // A renewal in flight may rewrite this lease (its check is on the same rev): the tombstone goes after it.
+    await this.#renewing;
     const tombstone: LeaseValue = { v: 1, rev: h.rev, node_id: '', url: '', expires_at_ms: 0 };
     await this.o.store
       .commit([
@@ -184,17 +193,34 @@ export class LeaseBook {
       .catch(() => undefined);
   }
 
-  /** Extends every held lease; a lease no longer ours is dropped and reported through onLost. */
+  /**
+   * Extends every held lease; a lease no longer ours is dropped and reported through onLost. In commits of
+   * at most RENEW_CHUNK leases, one after another, so a node holding many leases never blocks its event
+   * loop for the whole set at once (each commit's checks and writes run synchronously in the transaction).
+   */
   async renewAll(): Promise<void> {
     if (this.held.size === 0) return;
-    const started = Date.now();
-    const batch = [...this.held].map(([key, h]) => ({ key, rev: h.rev }));
-    const renewed = await this.o.sql.renew(this.o.nodeId, batch, this.o.leaseMs);
-    for (const { key, rev } of batch) {
-      const h = this.held.get(key);
-      if (!h || h.rev !== rev) continue;
-      if (renewed.has(key)) h.trustUntil = started + this.o.leaseMs * 0.8;
-      else this.drop(key);
+    const all = [...this.held].map(([key, h]) => ({ key, rev: h.rev }));
+    const chunk = this.o.renewChunk ?? RENEW_CHUNK;
+    for (let at = 0; at < all.length; at += chunk) {
+      // Still held as listed: a lease released (or lost) while earlier chunks were renewed is left alone,
+      // since its check is on a rev its tombstone keeps. Filtered just before the commit is issued; a release
+      // after that waits for this chunk (#renewing).
+      const batch = all.slice(at, at + chunk).filter(({ key, rev }) => this.held.get(key)?.rev === rev);
+      if (batch.length === 0) continue;
+      const started = Date.now();
+      const renewing = this.o.sql.renew(this.o.nodeId, batch, this.o.leaseMs, this.o.url());
+      this.#renewing = renewing.then(
+        () => undefined,
+        () => undefined,
+      );
+      const renewed = await renewing;
+      for (const { key, rev } of batch) {
+        const h = this.held.get(key);
+        if (!h || h.rev !== rev) continue;
+        if (renewed.has(key)) h.trustUntil = started + this.o.leaseMs * 0.8;
+        else this.drop(key);
+      }
     }
   }
 

@@ -233,6 +233,39 @@ for (const backend of BACKENDS) {
       );
     });
 
+    it('renews in chunks and never revives a lease released during a renewal', async (t) => {
+      const [sa] = await backend.open(t);
+      const a = new ClusterNode({
+        sql: backend.sql(sa),
+        store: sa,
+        log: silent,
+        leaseMs: LEASE,
+        nodeId: 'a',
+        advertiseUrl: 'http://a',
+        renewChunk: 1,
+      });
+      const wa = a.fence(sa);
+      for (const id of ['s1', 's2', 's3']) await wa.commit([{ op: 'putSession', session: sessionRecord(id, 1) }]);
+      const before = await sa.getRecord<LeaseValue>(LEASE_NS, 'session:s1');
+      // Released while the renewal works through its chunks (one lease each): s3's chunk comes last.
+      const renewal = a.leases.renewAll();
+      await a.release('session', 's3');
+      await renewal;
+      const s3 = await sa.getRecord<LeaseValue>(LEASE_NS, 'session:s3');
+      assert.equal(s3?.node_id, '', 'the released lease stays a tombstone');
+      assert.equal(s3?.rev, 1);
+      // The others were renewed in place: same token and value, a later expiry.
+      for (const id of ['s1', 's2']) {
+        const lease = await sa.getRecord<LeaseValue>(LEASE_NS, `session:${id}`);
+        assert.equal(lease?.node_id, 'a');
+        assert.equal(lease?.url, 'http://a');
+        assert.equal(lease?.rev, 1);
+        assert.ok(lease!.expires_at_ms >= before!.expires_at_ms, `${id} renewed`);
+      }
+      assert.equal(a.leaseRev('session', 's1'), 1);
+      assert.equal(a.leaseRev('session', 's3'), undefined);
+    });
+
     it(
       'frees at once a lease whose owner process is gone from this host',
       { skip: backend.name === 'postgres' ? 'postgres nodes may run on other hosts: leases end with their term' : undefined },
