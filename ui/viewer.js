@@ -34,6 +34,7 @@ const view = {
   recent: [],
   stream: null, // AbortController of the open inspection stream
   livePoll: null, // timer refreshing a running session's detail
+  transitions: 0, // transitions of the selected actor received so far (a detail fetched before the last is stale)
 };
 
 /** Runs a promise for its effect: a missing key is the prompt's business, anything else goes to the console. */
@@ -190,6 +191,7 @@ async function refreshDetail() {
   if (!view.selected) return;
   const { kind, id } = view.selected;
   clearTimeout(view.livePoll);
+  const transitions = view.transitions;
   let d;
   try {
     d = await api(`/inspect/actors/${encodeURIComponent(kind)}/${encodeURIComponent(id)}`);
@@ -201,6 +203,9 @@ async function refreshDetail() {
     return;
   }
   if (!view.selected || view.selected.kind !== kind || view.selected.id !== id) return;
+  // A transition arrived while this was fetched: the answer may predate it (it would move the highlight back).
+  // That transition scheduled a fresh fetch of its own (onTransition), which renders instead.
+  if (view.transitions !== transitions) return;
   noteServerClock(d.now_ms);
   const a = d.actor;
   const dl = el('dl');
@@ -348,6 +353,7 @@ function onTransition(t) {
     safely(refreshList());
   }, 250);
   if (!view.selected || view.selected.kind !== t.kind || view.selected.id !== t.id) return;
+  view.transitions++;
   view.recent.push(t);
   if (view.recent.length > 50) view.recent.shift();
   renderRecent();

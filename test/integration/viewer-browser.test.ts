@@ -109,11 +109,28 @@ describe('actor viewer in Chromium', { skip: chromiumSkipReason }, () => {
     assert.ok((await stat(shotPath)).size > 10_000, 'a real screenshot');
     // The README's picture: written when missing, or refreshed on request (keeps `npm test` from dirtying the tree).
     if (!existsSync(SCREENSHOT) || process.env.WARREN_UPDATE_SCREENSHOT === '1') await copyFile(shotPath, SCREENSHOT);
+    // A detail read while the turn runs, answered only after the turn ended (a slow answer on a busy
+    // server): it describes the running state, and must not move the highlight back from idle.
+    const staleRead = deferred('a detail read of the running session (the page polls it while it runs)');
+    const release = deferred();
+    let held = false;
+    await page.route(`**/inspect/actors/session/${id}`, async (route) => {
+      if (held) return route.continue();
+      held = true;
+      const response = await route.fetch();
+      staleRead.resolve();
+      await release.promise;
+      await route.fulfill({ response });
+    });
+    await staleRead.promise;
     gate.resolve();
     assert.equal((await turn).text, 'thinking about it');
     await page.waitForFunction(
       () => document.querySelector('#chart .node[data-active="true"]')?.getAttribute('data-state-id') === 'session.idle',
     );
+    const stale = page.waitForResponse((r) => r.url().endsWith(`/inspect/actors/session/${id}`));
+    release.resolve();
+    await stale;
     const log = await page.evaluate(() => (window as unknown as { activeLog: string[] }).activeLog);
     const running = log.indexOf('session.running.calling_model');
     assert.ok(running >= 0, `highlight went through running: ${log.join(' > ')}`);
@@ -125,6 +142,15 @@ describe('actor viewer in Chromium', { skip: chromiumSkipReason }, () => {
     await page.waitForFunction(() => document.querySelector('#turn-box')?.hasAttribute('hidden'));
     await page.fill('#f-label', 'demo=viewer');
     await page.waitForFunction(() => document.querySelectorAll('#actors tbody tr').length === 1);
+    // By now the stale answer has long been read: the highlight never went back to a running state.
+    const after = await page.evaluate(() => (window as unknown as { activeLog: string[] }).activeLog);
+    const idleAt = after.indexOf('session.idle', running);
+    assert.deepEqual(
+      after.slice(idleAt).filter((s) => s.startsWith('session.running')),
+      [],
+      `no running state after idle: ${after.join(' > ')}`,
+    );
+    assert.equal(await active(), 'session.idle');
     assert.deepEqual(pageErrors, []);
     // The browser goes first: a server's close otherwise waits for the connections it holds.
     await browser.close();
