@@ -13,6 +13,17 @@ const INTERNAL_BODY = '{"error":"internal error","code":"INTERNAL_ERROR"}';
 const JSON_HEADERS: Record<string, string> = { 'content-type': 'application/json' };
 const EMPTY = Buffer.alloc(0);
 
+/**
+ * Keep-alive: clients are told `Keep-Alive: timeout=5`, but an idle connection is only closed after
+ * IDLE_CLOSE_MS (node:http adds 1 s). The server's idle clock starts when its last byte went to the kernel;
+ * a client's starts when it has read and handled the response, which for a large body on a slow link or a
+ * loaded machine is seconds later, and a client whose event loop is busy meanwhile sends its next request
+ * on the socket before it sees the close. With node's own 5 s (closing at 6 s) such a request was cut off
+ * ("other side closed"); the wide margin keeps every client that honours the hint clear of the close.
+ */
+const ADVERTISED_KEEP_ALIVE = 'timeout=5';
+const IDLE_CLOSE_MS = 30_000;
+
 class NodeResponder implements HttpResponder {
   aborted = false;
   done = false;
@@ -54,6 +65,7 @@ class NodeResponder implements HttpResponder {
     if (this.done || this.streaming) return;
     // An explicit length: HTTP/1.1 clients get no chunked framing, HTTP/1.0 clients a delimited body.
     const sized = 'content-length' in headers ? headers : { ...headers, 'content-length': String(Buffer.byteLength(body)) };
+    this.advertiseKeepAlive();
     this.res.writeHead(status, sized); // throws on an invalid header: fail() can still answer 500
     this.done = true;
     this.res.end(body);
@@ -62,8 +74,14 @@ class NodeResponder implements HttpResponder {
   startStream(status: number, headers: Record<string, string>): void {
     if (this.done || this.streaming) return;
     this.streaming = true;
+    this.advertiseKeepAlive();
     this.res.writeHead(status, headers);
     this.res.flushHeaders();
+  }
+
+  /** The advertised hint, shorter than the real idle close (a header set here replaces node's own). */
+  private advertiseKeepAlive(): void {
+    if (this.res.shouldKeepAlive) this.res.setHeader('keep-alive', ADVERTISED_KEEP_ALIVE);
   }
 
   write(chunk: string): boolean {
@@ -207,7 +225,7 @@ export function createNodeServer(opts: HttpServerOptions): HttpServer {
     });
   };
 
-  const server = createServer({ noDelay: true }, onRequest);
+  const server = createServer({ noDelay: true, keepAliveTimeout: IDLE_CLOSE_MS }, onRequest);
   const wss = opts.websockets?.length ? serveWebSockets(server, opts.websockets, max, opts.guard) : undefined;
   server.on('clientError', (err: NodeJS.ErrnoException, socket: Socket) => {
     // A reset leaves nothing to answer.
