@@ -29,7 +29,7 @@ if (Number.isFinite(perTestMs) && perTestMs > 0) {
 
 // CPU accounting (scripts/test.sh sets WARREN_TEST_CPU_DIR): at exit each test process writes the CPU time
 // it used and the CPU time of the children it waited for (servers, CLIs, browsers), read from
-// /proc/self/stat; scripts/slowest-files.mjs prints the files that cost most.
+// /proc/self/stat, and its wall time; scripts/slowest-files.mjs prints the files that cost most.
 const cpuDir = process.env.WARREN_TEST_CPU_DIR;
 if (cpuDir && process.env.NODE_TEST_CONTEXT && process.argv[1]) {
   const { readFileSync, writeFileSync } = await import('node:fs');
@@ -39,7 +39,13 @@ if (cpuDir && process.env.NODE_TEST_CONTEXT && process.argv[1]) {
       const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
       // After the command: state is field 3, so utime..cstime (fields 14-17) are f[11..14], in 1/100 s.
       const [utime, stime, cutime, cstime] = f.slice(11, 15).map(Number);
-      const line = { file: process.argv[1], self_s: (utime + stime) / 100, children_s: (cutime + cstime) / 100 };
+      const line = {
+        file: process.argv[1],
+        self_s: (utime + stime) / 100,
+        children_s: (cutime + cstime) / 100,
+        // How long the process lived, start-up included: the measured order of scripts/build-tests.mjs FIRST.
+        wall_s: Math.round(process.uptime() * 10) / 10,
+      };
       writeFileSync(`${cpuDir}/${process.pid}.json`, JSON.stringify(line));
     } catch {
       // not Linux, or the directory is gone: no accounting

@@ -39,6 +39,7 @@ function* cpuReport(cwd) {
   const top = rows.sort((a, b) => b.self_s + b.children_s - (a.self_s + a.children_s)).slice(0, 10);
   for (const r of top) {
     const name = (r.file.startsWith(cwd) ? r.file.slice(cwd.length) : r.file).replace(/^\.test-build\/[^/]+\/(.*)\.js$/, '$1.ts');
-    yield `${(r.self_s + r.children_s).toFixed(1).padStart(8)} s  ${name} (children ${r.children_s.toFixed(1)} s)\n`;
+    const wall = r.wall_s === undefined ? '' : `, wall ${r.wall_s.toFixed(1)} s`;
+    yield `${(r.self_s + r.children_s).toFixed(1).padStart(8)} s  ${name} (children ${r.children_s.toFixed(1)} s${wall})\n`;
   }
 }

@@ -7,8 +7,10 @@
 // Each backend runs a fixed seed set plus one random seed (each seed's test names it); a seed fixes the script and
 // the kill plan, the OS still decides the interleaving. Reproduce one with WARREN_KILL_SEED=<seed> (that seed
 // alone); WARREN_KILL_LMDB / _SQLITE / _JSONL change the number of kills of the fixed (or pinned) seed.
-// `npm test` runs a short campaign (5 / 3 / 2 kills of the fixed seed); WARREN_LONG_CAMPAIGNS=1 a long one
-// (16 / 8 / 6).
+// A campaign's kills take the three kill points in turn (mid-turn, on a durable event, between turns; the
+// seed draws which comes first), so three kills cover every kill point on a backend. `npm test` runs a short
+// campaign (3 / 3 / 3 kills of the fixed seed on lmdb / sqlite / jsonl: each kill point on each backend);
+// WARREN_LONG_CAMPAIGNS=1 a long one (16 / 8 / 6).
 import { describe, it, type TestContext } from 'node:test';
 import assert from 'node:assert/strict';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -20,12 +22,14 @@ import type { Rng, TurnRec, SessRec, Mode, Stats, Reply } from '../helpers/durab
 /** Fixed seeds (kept: every run replays their kill plans) and one random seed; WARREN_KILL_SEED pins one. */
 const SEEDS = killSeeds('WARREN_KILL_SEED', [0x5eed0001]);
 const LONG = process.env.WARREN_LONG_CAMPAIGNS === '1';
-const LMDB_KILLS = envInt('WARREN_KILL_LMDB') ?? (LONG ? 16 : 5);
-const JSONL_KILLS = envInt('WARREN_KILL_JSONL') ?? (LONG ? 6 : 2);
+const LMDB_KILLS = envInt('WARREN_KILL_LMDB') ?? (LONG ? 16 : 3);
+const JSONL_KILLS = envInt('WARREN_KILL_JSONL') ?? (LONG ? 6 : 3);
 const SQLITE_KILLS = envInt('WARREN_KILL_SQLITE') ?? (LONG ? 8 : 3);
 /** Concurrent client loops, each driving one session at a time. */
 const WORKERS = 3;
 const HOLD_CLASSES = new Set(['tail_held_for_recovery', 'recovery_refused', 'evidence_quarantined']);
+/** The kill points, taken in turn by a campaign's kills. */
+const KILL_POINTS: readonly Mode[] = ['mid', 'phase', 'between'];
 
 interface Campaign {
   t: TestContext;
@@ -64,12 +68,14 @@ async function runCampaign({ t, backend, kills, seed }: Campaign): Promise<Stats
     return server;
   };
 
+  const firstPoint = intIn(rng, 0, KILL_POINTS.length - 1);
   let server = await start();
   for (let iteration = 0; iteration <= kills; iteration++) {
     const final = iteration === kills;
     await verify(server, sessions, stats, where(iteration), { probeAll: final });
     if (final) break;
-    await driveUntilKill(server, sessions, stats, rng, iteration, where(iteration));
+    const mode = KILL_POINTS[(firstPoint + iteration) % KILL_POINTS.length];
+    await driveUntilKill(server, sessions, stats, rng, { iteration, mode }, where(iteration));
     server = await start();
   }
   await server.kill('SIGKILL');
@@ -132,21 +138,19 @@ async function watchEvents(url: string, id: string, kind: string, onHit: () => v
 }
 
 /**
- * Drives WORKERS client loops of create/continue turns and SIGKILLs the server at a random moment: 2-60 ms
- * after some turn starts (mid), when a chosen event of a running turn becomes durable (phase), or with
- * every turn answered (between).
+ * Drives WORKERS client loops of create/continue turns and SIGKILLs the server at the kill point `mode`, at
+ * a random moment: 2-60 ms after some turn starts (mid), when a chosen event of a running turn becomes
+ * durable (phase), or with every turn answered (between).
  */
 async function driveUntilKill(
   server: ServerProcess,
   sessions: SessRec[],
   stats: Stats,
   rng: Rng,
-  iteration: number,
+  { iteration, mode }: { iteration: number; mode: Mode },
   where: string,
 ): Promise<void> {
-  const roll = rng();
-  let mode: Mode = roll < 0.2 ? 'between' : roll < 0.6 ? 'phase' : 'mid';
-  const trigger = intIn(rng, 1, 7);
+  let trigger = intIn(rng, 1, 7);
   const delayMs = intIn(rng, 2, 60);
   const target = TARGET_EVENTS[intIn(rng, 0, TARGET_EVENTS.length - 1)];
   const phaseSlackMs = intIn(rng, 0, 2);
@@ -183,8 +187,12 @@ async function driveUntilKill(
       }
       sess.busy = true;
       sess.touched = true;
-      const isTrigger = ++started === trigger;
-      if (isTrigger && mode === 'phase' && create) mode = 'mid'; // a create has no stream to follow yet
+      let isTrigger = ++started === trigger;
+      if (isTrigger && mode === 'phase' && create) {
+        // A create has no stream to follow yet: the next turn is the one followed.
+        trigger++;
+        isTrigger = false;
+      }
       if (isTrigger && mode === 'phase') watcher = await watchEvents(server.url, sess.id!, target, () => killAfter(phaseSlackMs));
       if (killedByUs) return;
       const turn: TurnRec = { prompt: `${sess.key}#${sess.turns.length}`, outcome: 'unknown', iteration };

@@ -4,7 +4,7 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
-import { mkdir, writeFile, readdir } from 'node:fs/promises';
+import { mkdir, writeFile, readdir, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { build } from 'esbuild';
 import { REPO } from '../helpers/child-entry.ts';
@@ -126,6 +126,19 @@ describe('scripts/coverage-report.mjs', () => {
     assert.deepEqual(notRun(out, 'tools/half.ts'), []);
     const half = row(out, 'tools/half.ts');
     assert.equal(half.hit, half.lines);
+    assert.match(out, /2 V8 coverage files/);
+  });
+
+  it('maps through the source maps the coverage files carry, once the build is gone', async (t) => {
+    // The report parses a file's source-map-cache only while one of its bundles is not mapped yet: the
+    // first file's cache maps the bundle, the second file's ranges are merged without its cache.
+    const { root, run } = await fixture(t);
+    run('1');
+    run('2', 'both');
+    await rm(join(root, '.build'), { recursive: true });
+    const { code, out, err } = report(root, '--show', 'tools/half.ts');
+    assert.equal(code, 0, err);
+    assert.deepEqual(notRun(out, 'tools/half.ts'), []);
     assert.match(out, /2 V8 coverage files/);
   });
 
