@@ -96,25 +96,21 @@ const OWN_PROCESS = new Set([
 const PER_INTEGRATION_PROCESS = 3;
 
 /**
- * Started first, longest first, so that no long process starts last and leaves a core idle at the end: the
- * order of the processes' wall times measured in a whole run on the 2-core machine (the CPU listing at the
- * end of `npm test` prints each one's wall). A test file named here runs in its own process; a unit-test
- * folder's shared process is named by its `_shared-process` path. The rest keep their place in the given order.
+ * Started first, longest first, so that no long file starts last and leaves a core idle at the end
+ * (measured on a 2-core machine; a file not named here keeps its place in the given order).
  */
 const FIRST = [
   'test/integration/events-backpressure.test.ts',
   'test/integration/durability-kill.test.ts',
+  'test/integration/realm-cluster-sqlite.test.ts',
   'test/integration/realm-cluster-lmdb.test.ts',
   'test/integration/realm-cluster-postgres.test.ts',
-  'test/integration/realm-cluster-sqlite.test.ts',
-  'test/integration/work-bindings-kill.test.ts',
+  'test/integration/full-disk.test.ts',
   'test/integration/schedules-kill.test.ts',
-  'test/storage/_shared-process.ts',
-  'test/integration/client-package.test.ts',
-  'test/integration/viewer-replay-browser.test.ts',
+  'test/integration/work-bindings-kill.test.ts',
   'test/integration/viewer-browser.test.ts',
   'test/integration/cluster-mobs.test.ts',
-  'test/integration/full-disk.test.ts',
+  'test/integration/client-package.test.ts',
 ];
 
 const js = (f) => join(values.outdir, f.replace(/\.ts$/, '.js'));
