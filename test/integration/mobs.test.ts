@@ -330,7 +330,7 @@ describe('mobs', () => {
     const destroyed = await live.untilEvent('mob_destroyed');
     assert.equal(Number(destroyed.id), sub.snapshot.cursor + 1, 'the first live event follows the snapshot');
     await sse.untilEvent('done');
-    await sse.closed;
+    await sse.until((c) => c.ended, "the stream's body to end after done");
   });
 
   it('member sessions get the mob tools: delegate to another member returns a bounded answer', async (t) => {
