@@ -107,7 +107,7 @@ async function claimAfterExpiry(b: ClusterNode, kind: Parameters<ClusterNode['cl
 
 for (const backend of BACKENDS) {
   /** Nodes a and b on one fresh store, each with its own handle, its fenced store and a's lost leases. */
-  async function twoNodes(t: TestContext) {
+  async function twoNodes(t: TestContext, aOptions: { renewChunk?: number } = {}) {
     const [sa, sb] = await backend.open(t);
     const a = new ClusterNode({
       sql: backend.sql(sa),
@@ -116,6 +116,7 @@ for (const backend of BACKENDS) {
       leaseMs: LEASE,
       nodeId: 'a',
       advertiseUrl: 'http://a',
+      ...aOptions,
     });
     const b = new ClusterNode({
       sql: backend.sql(sb),
@@ -234,17 +235,7 @@ for (const backend of BACKENDS) {
     });
 
     it('renews in chunks and never revives a lease released during a renewal', async (t) => {
-      const [sa] = await backend.open(t);
-      const a = new ClusterNode({
-        sql: backend.sql(sa),
-        store: sa,
-        log: silent,
-        leaseMs: LEASE,
-        nodeId: 'a',
-        advertiseUrl: 'http://a',
-        renewChunk: 1,
-      });
-      const wa = a.fence(sa);
+      const { sa, a, wa } = await twoNodes(t, { renewChunk: 1 });
       for (const id of ['s1', 's2', 's3']) await wa.commit([{ op: 'putSession', session: sessionRecord(id, 1) }]);
       const before = await sa.getRecord<LeaseValue>(LEASE_NS, 'session:s1');
       // Released while the renewal works through its chunks (one lease each): s3's chunk comes last.
