@@ -29,7 +29,7 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { execFileSync } from 'node:child_process';
 import { fileURLToPath, pathToFileURL } from 'node:url';
-import { parseLine, wantsHelp } from '../config/cli-args.ts';
+import { parseLine, requirePositiveIntegers, wantsHelp } from '../config/cli-args.ts';
 import { startFakeLlm } from './fake-llm.ts';
 import { closedLoop, measured, WarrenClient, type TurnOptions } from './load.ts';
 import { openFanout, type SseFanout } from './sse-clients.ts';
@@ -113,18 +113,7 @@ if (withFloor && values.provider !== 'anthropic') {
   process.exit(1);
 }
 const outDir = resolve(values.out ?? join(here, 'bench/results'));
-for (const [k, v] of [
-  ['rounds', rounds],
-  ['c', c],
-  ['duration', durationMs],
-  ['warmup', warmupMs],
-  ['tokens', tokens],
-] as const) {
-  if (!Number.isInteger(v) || v < 1) {
-    process.stderr.write(`--${k} must be a positive integer\n`);
-    process.exit(1);
-  }
-}
+requirePositiveIntegers('bench/compare.ts', { rounds, c, duration: durationMs, warmup: warmupMs, tokens });
 const log = (s: string): void => void process.stderr.write(`${s}\n`);
 const commitOf = (dir: string): string => {
   try {

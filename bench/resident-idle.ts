@@ -9,7 +9,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { parseProgramLine } from '../config/cli-args.ts';
+import { parseProgramLine, requirePositiveIntegers } from '../config/cli-args.ts';
 import { startFakeLlm } from './fake-llm.ts';
 import { WarrenClient } from './load.ts';
 import type { ServerHandle, ServerOptions } from './server-process.ts';
@@ -27,25 +27,16 @@ const { values } = parseProgramLine(
 const sessions = Number(values.sessions);
 const settleMs = Number(values['settle-ms']);
 const windowMs = Number(values['window-ms']);
-for (const [k, v] of [
-  ['sessions', sessions],
-  ['settle-ms', settleMs],
-  ['window-ms', windowMs],
-] as const) {
-  if (!Number.isInteger(v) || v < 1) {
-    process.stderr.write(`bench/resident-idle.ts: --${k} must be a positive integer\n`);
-    process.exit(1);
-  }
-}
+requirePositiveIntegers('bench/resident-idle.ts', { sessions, 'settle-ms': settleMs, 'window-ms': windowMs });
 const tree = resolve(values.tree ?? '.');
-const { startServer } = (await import(pathToFileURL(join(tree, 'bench/server-process.ts')).href)) as {
+const launcher = (await import(pathToFileURL(join(tree, 'bench/server-process.ts')).href)) as {
   startServer(o: ServerOptions): Promise<ServerHandle>;
 };
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const fake = await startFakeLlm({ tokens: 5 });
 const root = await mkdtemp(join(tmpdir(), 'warren-resident-idle-'));
-const server = await startServer({ stateRoot: root, llmUrl: fake.url, pin: false });
+const server = await launcher.startServer({ stateRoot: root, llmUrl: fake.url, pin: false });
 const client = new WarrenClient(server.url, 32);
 try {
   let made = 0;

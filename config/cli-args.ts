@@ -88,3 +88,16 @@ export function parseProgramLine<const O extends CliOptions>(
     process.exit(2);
   }
 }
+
+/**
+ * Checks numeric options already read (`{ rounds: 5, c: 10 }`): one that is not a positive integer prints
+ * `<program>: --<name> must be a positive integer` and exits 1.
+ */
+export function requirePositiveIntegers(program: string, values: Readonly<Record<string, number>>): void {
+  for (const [name, v] of Object.entries(values)) {
+    if (Number.isInteger(v) && v >= 1) continue;
+    process.stderr.write(`${program}: --${name} must be a positive integer
+`);
+    process.exit(1);
+  }
+}

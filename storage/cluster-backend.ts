@@ -39,10 +39,15 @@ export interface ClusterBackend {
   /** Removes this node's row (clean shutdown). */
   leave(nodeId: string): Promise<void>;
   /**
-   * Extends the listed leases `nodeId` still holds with unchanged tokens; answers the keys renewed. `url` is
-   * the node's advertised URL, for a backend that writes the whole lease value.
+   * Extends the listed leases `nodeId` still holds with unchanged tokens; answers the keys renewed. `fresh`
+   * is the node's lease value under a rev with a new term, for a backend that writes the whole value.
    */
-  renew(nodeId: string, leases: ReadonlyArray<{ key: string; rev: number }>, leaseMs: number, url: string): Promise<Set<string>>;
+  renew(
+    nodeId: string,
+    leases: ReadonlyArray<{ key: string; rev: number }>,
+    leaseMs: number,
+    fresh: (rev: number) => LeaseValue,
+  ): Promise<Set<string>>;
   /** Held (non-tombstone) leases of the given kinds whose term ran out unrenewed, as [kind, id] pairs. */
   expiredLeases(kinds: readonly string[], limit: number): Promise<Array<[string, string]>>;
   /** For each session: newest ledger seq and archived flag (null when absent), for the ledger tails; optional. */

@@ -49,6 +49,16 @@ function sameBytes(a: string, b: Uint8Array, size: number): boolean {
   return true;
 }
 
+/** The first `size` bytes of `b` as a one-byte string (what a condition cache entry keeps). */
+function latin1Of(b: Uint8Array, size: number): string {
+  return Buffer.from(b.buffer, b.byteOffset, size).toString('latin1');
+}
+
+/** A record value's `rev` (what checkConditions compares), or undefined. */
+function revOf(value: unknown): unknown {
+  return typeof value === 'object' && value !== null ? (value as { rev?: unknown }).rev : undefined;
+}
+
 /** What #conditionRead remembers of a record: its stored bytes, and the `rev` checkConditions compares. */
 interface ConditionEntry {
   bytes: string;
@@ -312,7 +322,7 @@ class LmdbStore implements Store {
             op: 'putRecord',
             key: [op.ns, op.key],
             value: enc.records.encode(op.value),
-            rev: typeof op.value === 'object' && op.value !== null ? (op.value as { rev?: unknown }).rev : undefined,
+            rev: revOf(op.value),
           };
         case 'deleteRecord':
           return { op: 'deleteRecord', key: [op.ns, op.key] };
@@ -401,12 +411,8 @@ class LmdbStore implements Store {
     const hit = byKey?.get(key);
     if (hit && sameBytes(hit.bytes, raw, size)) return hit;
     // Taken before the decoding read, which reuses the shared buffer.
-    const bytes = Buffer.from(raw.buffer, raw.byteOffset, size).toString('latin1');
-    const value: unknown = db.records.get([ns, key]);
-    const entry: ConditionEntry = {
-      bytes,
-      rev: typeof value === 'object' && value !== null ? (value as { rev?: unknown }).rev : undefined,
-    };
+    const bytes = latin1Of(raw, size);
+    const entry: ConditionEntry = { bytes, rev: revOf(db.records.get([ns, key])) };
     if (!byKey) this.#conditionCache.set(ns, (byKey = new Map()));
     else if (byKey.size >= CONDITION_CACHE_MAX) byKey.clear();
     byKey.set(key, entry);
@@ -424,7 +430,7 @@ class LmdbStore implements Store {
   #conditionWritten([ns, key]: [string, string], value: Encoded, rev: unknown): void {
     const byKey = this.#conditionCache.get(ns);
     if (!byKey?.has(key)) return;
-    byKey.set(key, { bytes: Buffer.from(value.buffer, value.byteOffset, value.byteLength).toString('latin1'), rev });
+    byKey.set(key, { bytes: latin1Of(value, value.byteLength), rev });
   }
 
   /** Moves a session's creation-order index keys from its stored record's to `key`. */

@@ -7,7 +7,7 @@ import { hostname } from 'node:os';
 import { isServiceError } from '../contracts/errors.ts';
 import type { StoredClusterNode as NodeValue } from '../contracts/stored-records.ts';
 import { LEASE_NS, type ClusterBackend, type LeaseValue, type NodeRow } from './cluster-backend.ts';
-import { CLUSTER_NODE_KIND, LEASE_KIND, namespaceOf, readValidRecord, readValidRecords } from './record-kinds.ts';
+import { CLUSTER_NODE_KIND, LEASE_KIND, namespaceOf, readValidRecords } from './record-kinds.ts';
 import type { Store, StoreOp } from './store.ts';
 
 /** The records namespace of node rows: key node id (read through CLUSTER_NODE_KIND). */
@@ -95,19 +95,20 @@ export class RecordCluster implements ClusterBackend {
    * Nothing is read first: the check on the lease's rev is the test (a rev is only ever this node's while
    * the node holds it: a claim by any other node raises it), and the renewed value is this node's own.
    */
-  async renew(nodeId: string, leases: ReadonlyArray<{ key: string; rev: number }>, leaseMs: number, url: string): Promise<Set<string>> {
+  async renew(
+    _nodeId: string,
+    leases: ReadonlyArray<{ key: string; rev: number }>,
+    _leaseMs: number,
+    fresh: (rev: number) => LeaseValue,
+  ): Promise<Set<string>> {
     const renewed = new Set<string>();
-    const expires = Date.now() + leaseMs;
-    const ops = leases.map(({ key, rev }) => {
-      const value: LeaseValue = { v: 1, rev, node_id: nodeId, url, expires_at_ms: expires, ...this.stamp };
-      return {
-        key,
-        ops: [
-          { op: 'checkRecord', ns: LEASE_NS, key, rev },
-          { op: 'putRecord', ns: LEASE_NS, key, value },
-        ] satisfies StoreOp[],
-      };
-    });
+    const ops = leases.map(({ key, rev }) => ({
+      key,
+      ops: [
+        { op: 'checkRecord', ns: LEASE_NS, key, rev },
+        { op: 'putRecord', ns: LEASE_NS, key, value: fresh(rev) },
+      ] satisfies StoreOp[],
+    }));
     if (ops.length === 0) return renewed;
     try {
       await this.store.commit(ops.flatMap((o) => o.ops));

@@ -201,11 +201,12 @@ export class ClusterNode implements ActorOwnership {
     await this.leases.release(kind, id).catch(() => undefined);
   }
 
-  /** Where a request for `id` (a session by default) is served: here, or on the live node holding its lease. */
+  /** The rev of this node's lease on a resource while it holds it well within its term, else undefined. */
   leaseRev(kind: string, id: string): number | undefined {
     return this.leases.trustedRev(kind, id);
   }
 
+  /** Where a request for `id` (a session by default) is served: here, or on the live node holding its lease. */
   async route(id: string, kind = 'session'): Promise<Route> {
     if (this.leases.holds(kind, id)) return { local: true };
     const lease = await this.leases.read(kind, id);

@@ -95,11 +95,10 @@ export class LeaseBook {
 
   /** True while this node holds the lease and it is well within its term. */
   holds(kind: string, id: string): boolean {
-    const h = this.held.get(keyOf(kind, id));
-    return h !== undefined && h.trustUntil > Date.now();
+    return this.trustedRev(kind, id) !== undefined;
   }
 
-  /** The rev of this node's lease while it holds it well within its term (as holds()), else undefined. */
+  /** The rev of this node's lease while it holds it well within its term, else undefined. */
   trustedRev(kind: string, id: string): number | undefined {
     const h = this.held.get(keyOf(kind, id));
     return h !== undefined && h.trustUntil > Date.now() ? h.rev : undefined;
@@ -209,7 +208,7 @@ export class LeaseBook {
       const batch = all.slice(at, at + chunk).filter(({ key, rev }) => this.held.get(key)?.rev === rev);
       if (batch.length === 0) continue;
       const started = Date.now();
-      const renewing = this.o.sql.renew(this.o.nodeId, batch, this.o.leaseMs, this.o.url());
+      const renewing = this.o.sql.renew(this.o.nodeId, batch, this.o.leaseMs, (rev) => this.#value(rev));
       this.#renewing = renewing.then(
         () => undefined,
         () => undefined,
